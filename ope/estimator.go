@@ -1,0 +1,34 @@
+package ope
+
+import (
+	"fmt"
+
+	"github.com/ihope-ope/ihope/dataset"
+)
+
+// Estimator estimates the normalised value of the target policy whose
+// log-probabilities are recorded in a dataset.
+type Estimator interface {
+	// Name is the estimator's name in output, e.g. "wis-stepwise".
+	Name() string
+	// Estimate returns the estimate of R^T_pi for discount gamma in (0, 1].
+	Estimate(d *dataset.Dataset, gamma float64) (Result, error)
+}
+
+// Result is an estimate with the weights behind it.
+type Result struct {
+	Value float64
+	// Weights are the final, non-negative weights the estimate places on
+	// its units (episodes for trajectory-wise estimators, steps for the
+	// others), for diagnostics such as the effective sample size. Nil for
+	// estimators that do not weight data (model-based, on-policy).
+	Weights []float64
+}
+
+// checkGamma returns an error unless 0 < gamma <= 1.
+func checkGamma(gamma float64) error {
+	if !(gamma > 0 && gamma <= 1) {
+		return fmt.Errorf("ope: discount %v outside (0, 1]", gamma)
+	}
+	return nil
+}
