@@ -1,0 +1,293 @@
+package dataset
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// maxID bounds step indices, state ids and action ids: 2^31 - 1.
+const maxID = math.MaxInt32
+
+// rec is one parsed row, kept compact until all rows are read and sorted.
+type rec struct {
+	reward, lb, lt float64
+	t, state       int32 // state is -1 for vector states
+	action         int32 // -1 for vector actions
+	// next is the next-state id, or for vector states the index of the
+	// next-state vector in builder.nobs; -1 if the row gives none.
+	next int32
+	ep   int32 // episode index, in order of first appearance
+	row  int32 // row number for error messages
+	idx  int32 // position in the file (index of its vectors in obs, act)
+}
+
+// builder collects validated rows from a reader and assembles a Dataset.
+// Readers check every value as they parse it (see the check functions
+// below); finish checks what needs all rows: the steps of each episode
+// and the next states.
+type builder struct {
+	file string
+	lay  *layout
+
+	recs []rec
+	obs  []float64 // state vectors, stateDim per row in file order
+	act  []float64 // action vectors, actionDim per row in file order
+	nobs []float64 // next-state vectors given in the log, stateDim each
+
+	ids     []string         // episode ids by index
+	idIndex map[string]int32 // id -> index
+	last    []byte           // id of the previous row
+	lastEp  int32
+
+	// inOrder stays true while the rows come episode after episode with
+	// t = 0, 1, 2, ...; then finish need not sort.
+	inOrder bool
+}
+
+func newBuilder(file string, lay *layout) *builder {
+	return &builder{file: file, lay: lay, idIndex: map[string]int32{}, lastEp: -1, inOrder: true}
+}
+
+// episode returns the index of the episode with the given id, creating
+// it if new. Consecutive rows of one episode cost a bytes comparison.
+func (b *builder) episode(id []byte) int32 {
+	if b.lastEp >= 0 && bytes.Equal(id, b.last) {
+		return b.lastEp
+	}
+	ep, ok := b.idIndex[string(id)]
+	if !ok {
+		ep = int32(len(b.ids))
+		s := string(id)
+		b.ids = append(b.ids, s)
+		b.idIndex[s] = ep
+	}
+	b.last = append(b.last[:0], id...)
+	b.lastEp = ep
+	return ep
+}
+
+// add appends a row whose fields have been checked one by one. It tracks
+// whether the rows are still in episode order.
+func (b *builder) add(r rec) error {
+	if len(b.recs) >= math.MaxInt32 {
+		return &FormatError{File: b.file, Row: int(r.row), Msg: "too many rows (at most 2^31 - 1)"}
+	}
+	if b.inOrder && len(b.recs) > 0 {
+		p := &b.recs[len(b.recs)-1]
+		switch {
+		case r.ep == p.ep:
+			b.inOrder = r.t == p.t+1
+		case int(r.ep) == len(b.ids)-1 && r.ep > p.ep:
+			b.inOrder = r.t == 0
+		default:
+			b.inOrder = false
+		}
+	} else if len(b.recs) == 0 {
+		b.inOrder = r.t == 0
+	}
+	r.idx = int32(len(b.recs))
+	b.recs = append(b.recs, r)
+	return nil
+}
+
+func (b *builder) fail(row int32, col, format string, args ...any) error {
+	return &FormatError{File: b.file, Row: int(row), Column: col, Msg: fmt.Sprintf(format, args...)}
+}
+
+// finish sorts the rows by (episode, t), checks that every episode's t runs
+// 0, 1, 2, ... and that next states given on inner rows agree with the
+// following row, and builds the Dataset.
+func (b *builder) finish() (*Dataset, error) {
+	recs := b.recs
+	if len(recs) == 0 {
+		return nil, &FormatError{File: b.file, Msg: "no data rows after the header"}
+	}
+	if !b.inOrder {
+		slices.SortStableFunc(recs, func(x, y rec) int {
+			if c := cmp.Compare(x.ep, y.ep); c != 0 {
+				return c
+			}
+			return cmp.Compare(x.t, y.t)
+		})
+		for i := range recs {
+			r := &recs[i]
+			if i == 0 || r.ep != recs[i-1].ep {
+				if r.t != 0 {
+					return nil, b.fail(r.row, "t", "episode %q starts at t = %d; t must start at 0", b.ids[r.ep], r.t)
+				}
+				continue
+			}
+			p := &recs[i-1]
+			switch {
+			case r.t == p.t:
+				return nil, b.fail(r.row, "t", "duplicate step: episode %q has t = %d on row %d too", b.ids[r.ep], r.t, p.row)
+			case r.t > p.t+1:
+				if r.t == p.t+2 {
+					return nil, b.fail(r.row, "t", "gap in episode %q: t jumps from %d to %d (t = %d is missing)", b.ids[r.ep], p.t, r.t, p.t+1)
+				}
+				return nil, b.fail(r.row, "t", "gap in episode %q: t jumps from %d to %d (t = %d ... %d are missing)", b.ids[r.ep], p.t, r.t, p.t+1, r.t-1)
+			}
+		}
+	}
+
+	lay := b.lay
+	sd, ad := lay.stateDim, lay.actionDim
+	d := &Dataset{StateDim: sd, Episodes: make([]Episode, 0, len(b.ids))}
+	steps := make([]Step, len(recs))
+	maxState, maxAction := int32(-1), int32(-1)
+	start := 0
+	for i := range recs {
+		r := &recs[i]
+		s := &steps[i]
+		s.Reward, s.LogBehavior, s.LogTarget = r.reward, r.lb, r.lt
+		s.State, s.Action = int(r.state), int(r.action)
+		maxState, maxAction = max(maxState, r.state), max(maxAction, r.action)
+		if sd > 0 {
+			s.Obs = b.obs[int(r.idx)*sd : int(r.idx+1)*sd : int(r.idx+1)*sd]
+		}
+		if ad > 0 {
+			s.ActionVec = b.act[int(r.idx)*ad : int(r.idx+1)*ad : int(r.idx+1)*ad]
+		}
+		last := i == len(recs)-1 || recs[i+1].ep != r.ep
+		s.NextState = -1
+		switch {
+		case !last:
+			nx := &recs[i+1]
+			s.HasNext = true
+			if sd == 0 {
+				s.NextState = int(nx.state)
+				if r.next >= 0 && r.next != nx.state {
+					return nil, b.fail(r.row, "next_state", "next_state %d differs from the state %d of the next step of episode %q (row %d)",
+						r.next, nx.state, b.ids[r.ep], nx.row)
+				}
+			} else {
+				s.NextObs = b.obs[int(nx.idx)*sd : int(nx.idx+1)*sd : int(nx.idx+1)*sd]
+				if r.next >= 0 {
+					given := b.nobs[int(r.next)*sd : int(r.next+1)*sd]
+					for k, v := range given {
+						if v != s.NextObs[k] {
+							return nil, b.fail(r.row, fmt.Sprintf("next_state_%d", k), "%s differs from state_%d = %s of the next step of episode %q (row %d)",
+								num(v), k, num(s.NextObs[k]), b.ids[r.ep], nx.row)
+						}
+					}
+				}
+			}
+		case r.next >= 0:
+			s.HasNext = true
+			if sd == 0 {
+				s.NextState = int(r.next)
+				maxState = max(maxState, r.next)
+			} else {
+				s.NextObs = b.nobs[int(r.next)*sd : int(r.next+1)*sd : int(r.next+1)*sd]
+			}
+		}
+		if last {
+			d.Episodes = append(d.Episodes, Episode{ID: b.ids[r.ep], Steps: steps[start : i+1 : i+1]})
+			start = i + 1
+		}
+	}
+	if sd == 0 {
+		d.NumStates = int(maxState) + 1
+	}
+	if ad == 0 {
+		d.NumActions = int(maxAction) + 1
+	}
+	return d, nil
+}
+
+// The check functions below hold the value rules of the log contract, so
+// that the CSV and Parquet readers agree. Each returns "" for a good value
+// or a message for a FormatError.
+
+// checkReal checks a reward or a state or action vector component.
+func checkReal(v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "NaN is not allowed"
+	case math.IsInf(v, 1):
+		return "+Inf is not allowed"
+	case math.IsInf(v, -1):
+		return "-Inf is not allowed"
+	}
+	return ""
+}
+
+// checkIndex checks a step index or an id: an integer in [0, 2^31 - 1].
+// noun names it in the message ("a state id").
+func checkIndex(v int64, noun string) string {
+	switch {
+	case v < 0:
+		return fmt.Sprintf("%d is negative; %s is a non-negative integer", v, noun)
+	case v > maxID:
+		return fmt.Sprintf("%d is too large; %s is at most %d", v, noun, maxID)
+	}
+	return ""
+}
+
+// floatIndex converts a float holding an integer (3 or 3.0, as some tools
+// write integer columns) to an index.
+func floatIndex(v float64, noun string) (int32, string) {
+	if msg := checkReal(v); msg != "" {
+		return 0, msg
+	}
+	if v != math.Trunc(v) {
+		return 0, fmt.Sprintf("%s is not an integer; %s is a non-negative integer", num(v), noun)
+	}
+	if v < 0 {
+		return 0, fmt.Sprintf("%s is negative; %s is a non-negative integer", num(v), noun)
+	}
+	if v > maxID {
+		return 0, fmt.Sprintf("%s is too large; %s is at most %d", num(v), noun, maxID)
+	}
+	return int32(v), ""
+}
+
+// nouns for checkIndex, by role.
+var indexNoun = [numRoles]string{
+	roleT:      "the step index t",
+	roleState:  "a state id",
+	roleAction: "an action id",
+	roleNext:   "a state id",
+}
+
+// logProb converts the value of a probability column (role roleBehavior,
+// roleBehaviorLn, roleTarget or roleTargetLn) to a log-probability and
+// checks it. With discrete actions the values are probabilities of the
+// logged action; with vector actions they are densities, which may exceed
+// 1. A target probability of 0 is allowed and gives -Inf: the target
+// policy never takes that action.
+func logProb(v float64, r role, discrete bool) (float64, string) {
+	if math.IsNaN(v) {
+		return 0, "NaN is not allowed"
+	}
+	switch r {
+	case roleBehavior, roleTarget:
+		if math.IsInf(v, 0) {
+			return 0, checkReal(v)
+		}
+		switch {
+		case r == roleBehavior && discrete && !(v > 0 && v <= 1):
+			return 0, num(v) + " is outside (0, 1]"
+		case r == roleBehavior && !discrete && !(v > 0):
+			return 0, num(v) + " is not a positive density"
+		case r == roleTarget && discrete && !(v >= 0 && v <= 1):
+			return 0, num(v) + " is outside [0, 1]"
+		case r == roleTarget && !discrete && !(v >= 0):
+			return 0, num(v) + " is a negative density"
+		}
+		return math.Log(v), ""
+	default: // log-probabilities
+		switch {
+		case math.IsInf(v, 1):
+			return 0, "+Inf is not allowed"
+		case math.IsInf(v, -1) && r == roleBehaviorLn:
+			return 0, "-Inf is not allowed: the behavior policy must give every logged action a positive probability"
+		case discrete && v > 0:
+			return 0, num(v) + " is above 0, but a probability is at most 1"
+		}
+		return v, ""
+	}
+}

@@ -1,0 +1,277 @@
+package dataset
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// role is what a log column holds.
+type role uint8
+
+const (
+	roleEpisode role = iota
+	roleT
+	roleState      // state id
+	roleStateK     // state_k
+	roleAction     // action id
+	roleActionK    // action_k
+	roleReward     // reward
+	roleBehavior   // behavior_prob
+	roleBehaviorLn // behavior_logprob
+	roleTarget     // target_prob
+	roleTargetLn   // target_logprob
+	roleNext       // next_state id
+	roleNextK      // next_state_k
+	numRoles
+)
+
+// scalarNames are the column names without a vector index, indexed by role
+// ("" for the vector roles).
+var scalarNames = [numRoles]string{
+	roleEpisode:    "episode",
+	roleT:          "t",
+	roleState:      "state",
+	roleAction:     "action",
+	roleReward:     "reward",
+	roleBehavior:   "behavior_prob",
+	roleBehaviorLn: "behavior_logprob",
+	roleTarget:     "target_prob",
+	roleTargetLn:   "target_logprob",
+	roleNext:       "next_state",
+}
+
+// vectorPrefixes maps the vector roles to their name prefixes.
+var vectorPrefixes = [...]struct {
+	prefix string
+	role   role
+}{
+	{"state_", roleStateK},
+	{"action_", roleActionK},
+	{"next_state_", roleNextK},
+}
+
+// maxVectorDim bounds the index k of a vector column name (state_k, ...).
+const maxVectorDim = 1 << 16
+
+// classify returns the role of a column name and, for a vector column,
+// its index k. Indices are written in decimal without leading zeros.
+func classify(name string) (r role, k int, ok bool) {
+	for r, s := range scalarNames {
+		if s != "" && s == name {
+			return role(r), -1, true
+		}
+	}
+	for _, v := range vectorPrefixes {
+		rest, found := strings.CutPrefix(name, v.prefix)
+		if !found || rest == "" || len(rest) > 6 || (rest[0] == '0' && len(rest) > 1) {
+			continue
+		}
+		k, err := strconv.Atoi(rest)
+		if err != nil || k < 0 || k >= maxVectorDim || rest[0] == '+' || rest[0] == '-' {
+			continue
+		}
+		return v.role, k, true
+	}
+	return 0, 0, false
+}
+
+// column is one column of a log.
+type column struct {
+	name string
+	role role
+	k    int // vector index, -1 for scalar columns
+}
+
+// layout is a validated header: which column holds what.
+type layout struct {
+	cols []column
+
+	// at[r] is the position of the scalar column of role r, -1 if absent.
+	at [numRoles]int
+
+	// stateDim, actionDim are the vector lengths, 0 for ids.
+	stateDim, actionDim int
+	// next reports whether next-state columns are present.
+	next bool
+	// behaviorLn, targetLn report that the log-probability columns are
+	// used instead of the probability columns.
+	behaviorLn, targetLn bool
+}
+
+// discreteActions reports whether actions are ids (so that probabilities
+// are probabilities, not densities).
+func (l *layout) discreteActions() bool { return l.actionDim == 0 }
+
+// newLayout checks a header (the column names in file order) against the
+// log contract. row is the row number of the header (1 for CSV, 0 for
+// Parquet, which has none).
+func newLayout(file string, names []string, row int) (*layout, error) {
+	fail := func(col, format string, args ...any) error {
+		return &FormatError{File: file, Row: row, Column: col, Msg: fmt.Sprintf(format, args...)}
+	}
+	l := &layout{cols: make([]column, len(names))}
+	for r := range l.at {
+		l.at[r] = -1
+	}
+	seen := make(map[string]int, len(names))
+	// Vector columns by role: index -> position in the file.
+	vec := map[role]map[int]int{roleStateK: {}, roleActionK: {}, roleNextK: {}}
+	first := map[role]int{} // first position of each role
+	for j, name := range names {
+		if name == "" {
+			return nil, fail("", "column %d has no name", j+1)
+		}
+		if p, dup := seen[name]; dup {
+			return nil, fail(name, "duplicate column (columns %d and %d have this name)", p+1, j+1)
+		}
+		seen[name] = j
+		r, k, ok := classify(name)
+		if !ok {
+			if s := suggest(name); s != "" {
+				return nil, fail(name, "unknown column (did you mean %q?)", s)
+			}
+			return nil, fail(name, "unknown column; the columns are %s", contractColumns)
+		}
+		l.cols[j] = column{name: name, role: r, k: k}
+		if k >= 0 {
+			vec[r][k] = j
+		} else {
+			l.at[r] = j
+		}
+		if _, ok := first[r]; !ok {
+			first[r] = j
+		}
+	}
+
+	// Alternatives that exclude each other; name the one that comes later.
+	for _, pair := range [...][2]role{
+		{roleState, roleStateK}, {roleAction, roleActionK},
+		{roleBehavior, roleBehaviorLn}, {roleTarget, roleTargetLn},
+		{roleNext, roleNextK},
+	} {
+		a, okA := first[pair[0]]
+		b, okB := first[pair[1]]
+		if okA && okB {
+			later := names[max(a, b)]
+			return nil, fail(later, "both %q and %q are given; use one of them", names[min(a, b)], later)
+		}
+	}
+
+	// Required columns, in the order of the contract.
+	for _, req := range [...]struct {
+		r, alt role
+		msg    string
+	}{
+		{roleEpisode, roleEpisode, ""},
+		{roleT, roleT, ""},
+		{roleState, roleStateK, ` (give "state" for a state id or "state_0", "state_1", ... for a state vector)`},
+		{roleAction, roleActionK, ` (give "action" for an action id or "action_0", "action_1", ... for an action vector)`},
+		{roleReward, roleReward, ""},
+		{roleBehavior, roleBehaviorLn, ` (give "behavior_prob" or "behavior_logprob")`},
+		{roleTarget, roleTargetLn, ` (give "target_prob" or "target_logprob")`},
+	} {
+		_, ok1 := first[req.r]
+		_, ok2 := first[req.alt]
+		if !ok1 && !ok2 {
+			return nil, fail(scalarNames[req.r], "required column is missing%s", req.msg)
+		}
+	}
+
+	// Vector columns must be numbered 0, 1, ..., d-1.
+	dims := map[role]int{}
+	for _, v := range vectorPrefixes {
+		cols := vec[v.role]
+		d := 0
+		for k := range cols {
+			d = max(d, k+1)
+		}
+		for k := 0; k < d; k++ {
+			if _, ok := cols[k]; !ok {
+				return nil, fail(v.prefix+strconv.Itoa(k),
+					"column is missing: vector columns must be numbered %s0, %s1, ... without gaps, and %s%d is present",
+					v.prefix, v.prefix, v.prefix, d-1)
+			}
+		}
+		dims[v.role] = d
+	}
+	l.stateDim, l.actionDim = dims[roleStateK], dims[roleActionK]
+
+	// Next-state columns must match the state columns.
+	if p, ok := first[roleNext]; ok && l.stateDim > 0 {
+		return nil, fail(names[p], "is a state id but the states are vectors (%s); use %s", span("state", l.stateDim), span("next_state", l.stateDim))
+	}
+	if p, ok := first[roleNextK]; ok {
+		nd := dims[roleNextK]
+		switch {
+		case l.stateDim == 0:
+			return nil, fail(names[p], `is a state vector component but the states are ids (column "state"); use next_state`)
+		case nd > l.stateDim:
+			return nil, fail(fmt.Sprintf("next_state_%d", l.stateDim), "the state has only %d components (%s)", l.stateDim, span("state", l.stateDim))
+		case nd < l.stateDim:
+			return nil, fail(fmt.Sprintf("next_state_%d", nd), "column is missing: the state has %d components (%s)", l.stateDim, span("state", l.stateDim))
+		}
+	}
+	_, hasNext := first[roleNext]
+	_, hasNextK := first[roleNextK]
+	l.next = hasNext || hasNextK
+	_, l.behaviorLn = first[roleBehaviorLn]
+	_, l.targetLn = first[roleTargetLn]
+	return l, nil
+}
+
+const contractColumns = "episode, t, state (or state_0, state_1, ...), action (or action_0, ...), reward, " +
+	"behavior_prob or behavior_logprob, target_prob or target_logprob, and optionally next_state (or next_state_0, ...)"
+
+// span names the vector columns name_0 ... name_{d-1}.
+func span(name string, d int) string {
+	if d == 1 {
+		return name + "_0"
+	}
+	return fmt.Sprintf("%s_0 ... %s_%d", name, name, d-1)
+}
+
+// suggest returns the column name that a mistyped name probably meant, or
+// "".
+func suggest(name string) string {
+	canon := strings.ToLower(strings.TrimSpace(name))
+	canon = strings.NewReplacer("-", "_", " ", "_", ".", "_").Replace(canon)
+	if _, _, ok := classify(canon); ok {
+		return canon
+	}
+	best, bestD := "", 3
+	for _, s := range scalarNames {
+		if s == "" {
+			continue
+		}
+		if d := editDistance(canon, s); d < bestD {
+			best, bestD = s, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b (bytes), capped
+// for long inputs so that a pathological header stays cheap.
+func editDistance(a, b string) int {
+	if len(a) > 64 || len(b) > 64 {
+		return 1 << 20
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			c := prev[j-1]
+			if a[i-1] != b[j-1] {
+				c++
+			}
+			cur[j] = min(c, prev[j]+1, cur[j-1]+1)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

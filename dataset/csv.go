@@ -1,0 +1,530 @@
+package dataset
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+)
+
+// ReadCSV reads a log in the CSV form of the log contract (see the package
+// documentation) from r; name is used in error messages, usually the path.
+//
+// The input is read once, streaming; fields may be quoted as in RFC 4180.
+// A bad log is refused with one *FormatError; a failing reader gives its
+// own error, wrapped with the name.
+func ReadCSV(r io.Reader, name string) (*Dataset, error) {
+	sc := newCSVScanner(r)
+	header, err := sc.next()
+	if errors.Is(err, io.EOF) {
+		return nil, &FormatError{File: name, Msg: "empty file: want a header row and data rows"}
+	}
+	if err != nil {
+		return nil, sc.wrap(err, name, nil)
+	}
+	if sc.blank {
+		return nil, &FormatError{File: name, Row: 1, Msg: "the header row is empty"}
+	}
+	names := make([]string, len(header))
+	for j, h := range header {
+		names[j] = string(h)
+	}
+	lay, err := newLayout(name, names, 1)
+	if err != nil {
+		return nil, err
+	}
+	b := newBuilder(name, lay)
+	p := csvRowParser{b: b, lay: lay, names: names, nextVec: make([]float64, lay.stateDim)}
+	blankRow := 0 // first empty line after the last data row
+	for {
+		fields, err := sc.next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, sc.wrap(err, name, names)
+		}
+		if sc.blank {
+			if blankRow == 0 {
+				blankRow = sc.row
+			}
+			continue
+		}
+		if blankRow != 0 {
+			return nil, &FormatError{File: name, Row: blankRow, Msg: "empty line between data rows"}
+		}
+		if len(fields) != len(names) {
+			if !sc.newline && len(fields) < len(names) {
+				return nil, &FormatError{File: name, Row: sc.row,
+					Msg: fmt.Sprintf("truncated last line: %d of %d fields and no line end (is the file complete?)", len(fields), len(names))}
+			}
+			return nil, &FormatError{File: name, Row: sc.row,
+				Msg: fmt.Sprintf("%d fields, but the header has %d", len(fields), len(names))}
+		}
+		if sc.row > math.MaxInt32 {
+			return nil, &FormatError{File: name, Row: sc.row, Msg: "too many rows"}
+		}
+		if err := p.parse(fields, int32(sc.row)); err != nil {
+			return nil, err
+		}
+	}
+	return b.finish()
+}
+
+// csvRowParser checks and converts the fields of one data row.
+type csvRowParser struct {
+	b       *builder
+	lay     *layout
+	names   []string
+	nextVec []float64 // next-state vector of the current row
+}
+
+func (p *csvRowParser) parse(fields [][]byte, row int32) error {
+	b, lay := p.b, p.lay
+	r := rec{state: -1, action: -1, next: -1, row: row}
+	nextGiven, firstEmpty := 0, -1 // next-state vector components given
+	obsBase, actBase := len(b.obs), len(b.act)
+	if lay.stateDim > 0 {
+		b.obs = append(b.obs, make([]float64, lay.stateDim)...)
+	}
+	if lay.actionDim > 0 {
+		b.act = append(b.act, make([]float64, lay.actionDim)...)
+	}
+	discrete := lay.discreteActions()
+	for j, f := range fields {
+		c := &lay.cols[j]
+		var msg string
+		switch c.role {
+		case roleEpisode:
+			if len(f) == 0 {
+				msg = "empty value"
+				break
+			}
+			r.ep = b.episode(f)
+		case roleT, roleState, roleAction:
+			var v int32
+			v, msg = parseIndex(f, indexNoun[c.role])
+			switch c.role {
+			case roleT:
+				r.t = v
+			case roleState:
+				r.state = v
+			default:
+				r.action = v
+			}
+		case roleNext:
+			if len(f) > 0 {
+				r.next, msg = parseIndex(f, indexNoun[c.role])
+			}
+		case roleStateK, roleActionK, roleReward:
+			var v float64
+			v, msg = parseReal(f)
+			if msg == "" {
+				msg = checkReal(v)
+			}
+			switch c.role {
+			case roleStateK:
+				b.obs[obsBase+c.k] = v
+			case roleActionK:
+				b.act[actBase+c.k] = v
+			default:
+				r.reward = v
+			}
+		case roleNextK:
+			if len(f) == 0 {
+				if firstEmpty < 0 {
+					firstEmpty = c.k
+				}
+				break
+			}
+			nextGiven++
+			p.nextVec[c.k], msg = parseReal(f)
+			if msg == "" {
+				msg = checkReal(p.nextVec[c.k])
+			}
+		case roleBehavior, roleBehaviorLn, roleTarget, roleTargetLn:
+			var v float64
+			v, msg = parseReal(f)
+			if msg == "" {
+				v, msg = logProb(v, c.role, discrete)
+			}
+			if c.role == roleBehavior || c.role == roleBehaviorLn {
+				r.lb = v
+			} else {
+				r.lt = v
+			}
+		}
+		if msg != "" {
+			return &FormatError{File: b.file, Row: int(row), Column: c.name, Msg: msg}
+		}
+	}
+	if nextGiven > 0 {
+		if nextGiven < lay.stateDim {
+			return &FormatError{File: b.file, Row: int(row), Column: fmt.Sprintf("next_state_%d", firstEmpty),
+				Msg: "empty value, but other next_state columns of this row are given; give all or none"}
+		}
+		r.next = int32(len(b.nobs) / lay.stateDim)
+		b.nobs = append(b.nobs, p.nextVec...)
+	}
+	return b.add(r)
+}
+
+// parseReal parses a float field. NaN and infinities parse (the callers
+// refuse them with a clearer message).
+func parseReal(f []byte) (float64, string) {
+	if len(f) == 0 {
+		return 0, "empty value"
+	}
+	// string(f) does not escape, so for short fields Go converts it on the
+	// stack: no allocation per field.
+	v, err := strconv.ParseFloat(string(f), 64)
+	if err != nil {
+		if errors.Is(err, strconv.ErrRange) {
+			return 0, quote(f) + " is out of the range of a float64"
+		}
+		return 0, quote(f) + " is not a number"
+	}
+	return v, ""
+}
+
+// parseIndex parses a non-negative integer field: digits, or any number
+// that is a whole number ("3.0", "3e2").
+func parseIndex(f []byte, noun string) (int32, string) {
+	if len(f) == 0 {
+		return 0, "empty value"
+	}
+	if len(f) <= 10 {
+		v := int64(0)
+		ok := true
+		for _, c := range f {
+			if c < '0' || c > '9' {
+				ok = false
+				break
+			}
+			v = v*10 + int64(c-'0')
+		}
+		if ok {
+			if msg := checkIndex(v, noun); msg != "" {
+				return 0, msg
+			}
+			return int32(v), ""
+		}
+	}
+	v, msg := parseReal(f)
+	if msg != "" {
+		return 0, msg
+	}
+	return floatIndex(v, noun)
+}
+
+// csvScanner splits CSV input into records. Unquoted records (the usual
+// case) are returned as slices of the read buffer without copying; records
+// with quotes are unescaped into a buffer of the scanner. The returned
+// fields are valid until the next call.
+type csvScanner struct {
+	r      *bufio.Reader
+	fields [][]byte
+	long   []byte // a line longer than the read buffer
+	out    []byte // unescaped fields of a quoted record
+	ends   []int
+
+	row     int  // row number of the last record (the header is row 1)
+	newline bool // whether the last record ended with a line end
+	blank   bool // whether the last record was an empty line
+}
+
+// scanError is a quoting error in field col (0-based) of a record.
+type scanError struct {
+	row, col int
+	msg      string
+}
+
+func (e *scanError) Error() string { return e.msg }
+
+func newCSVScanner(r io.Reader) *csvScanner {
+	return &csvScanner{r: bufio.NewReaderSize(r, 256<<10)}
+}
+
+// wrap turns a scanning error into a FormatError (names may be nil while
+// reading the header) or wraps a read error with the file name.
+func (sc *csvScanner) wrap(err error, file string, names []string) error {
+	var se *scanError
+	if errors.As(err, &se) {
+		col := ""
+		if se.col < len(names) {
+			col = names[se.col]
+		}
+		return &FormatError{File: file, Row: se.row, Column: col, Msg: se.msg}
+	}
+	return fmt.Errorf("%s: %w", file, err)
+}
+
+// line returns the next raw line including its '\n', if any.
+func (sc *csvScanner) line() ([]byte, error) {
+	line, err := sc.r.ReadSlice('\n')
+	if !errors.Is(err, bufio.ErrBufferFull) {
+		return line, err
+	}
+	sc.long = append(sc.long[:0], line...)
+	for errors.Is(err, bufio.ErrBufferFull) {
+		line, err = sc.r.ReadSlice('\n')
+		sc.long = append(sc.long, line...)
+	}
+	return sc.long, err
+}
+
+// next returns the fields of the next record, or io.EOF.
+func (sc *csvScanner) next() ([][]byte, error) {
+	line, err := sc.line()
+	if len(line) == 0 {
+		if err == nil || errors.Is(err, io.EOF) {
+			return nil, io.EOF
+		}
+		return nil, err
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	sc.row++
+	if sc.row == 1 {
+		line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf")) // a UTF-8 byte-order mark
+		if len(line) == 0 {
+			return nil, io.EOF
+		}
+	}
+	if bytes.IndexByte(line, '"') >= 0 {
+		return sc.quoted(line)
+	}
+	sc.newline = line[len(line)-1] == '\n'
+	if sc.newline {
+		line = line[:len(line)-1]
+		if len(line) > 0 && line[len(line)-1] == '\r' {
+			line = line[:len(line)-1]
+		}
+	}
+	sc.blank = len(line) == 0
+	sc.fields = sc.fields[:0]
+	for {
+		i := bytes.IndexByte(line, ',')
+		if i < 0 {
+			sc.fields = append(sc.fields, line)
+			return sc.fields, nil
+		}
+		sc.fields = append(sc.fields, line[:i])
+		line = line[i+1:]
+	}
+}
+
+// quoted parses a record that holds a double quote, reading more lines if
+// a quoted field spans them.
+func (sc *csvScanner) quoted(line []byte) ([][]byte, error) {
+	sc.out, sc.ends = sc.out[:0], sc.ends[:0]
+	sc.blank = false
+	startRow := sc.row
+	// atEnd reports whether line[i:] is a line end or nothing.
+	atEnd := func(line []byte, i int) bool {
+		rest := line[i:]
+		return len(rest) == 0 || string(rest) == "\n" || string(rest) == "\r\n"
+	}
+	i := 0
+	for col := 0; ; col++ {
+		if i < len(line) && line[i] == '"' {
+			i++
+			for {
+				q := bytes.IndexByte(line[i:], '"')
+				if q < 0 {
+					// The field goes on in the next line.
+					sc.out = append(sc.out, line[i:]...)
+					var err error
+					line, err = sc.line()
+					i = 0
+					if len(line) == 0 {
+						if err == nil || errors.Is(err, io.EOF) {
+							return nil, &scanError{startRow, col, "unterminated quoted field (is the file complete?)"}
+						}
+						return nil, err
+					}
+					if err != nil && !errors.Is(err, io.EOF) {
+						return nil, err
+					}
+					continue
+				}
+				sc.out = append(sc.out, line[i:i+q]...)
+				i += q + 1
+				if i < len(line) && line[i] == '"' { // "" is an escaped quote
+					sc.out = append(sc.out, '"')
+					i++
+					continue
+				}
+				break
+			}
+			sc.ends = append(sc.ends, len(sc.out))
+			switch {
+			case i < len(line) && line[i] == ',':
+				i++
+				continue
+			case atEnd(line, i):
+				sc.newline = i < len(line)
+				return sc.split(), nil
+			default:
+				return nil, &scanError{sc.row, col, fmt.Sprintf("unexpected %q after a closing quote", line[i])}
+			}
+		}
+		// An unquoted field.
+		j := bytes.IndexByte(line[i:], ',')
+		end := len(line)
+		if j >= 0 {
+			end = i + j
+		} else {
+			sc.newline = end > 0 && line[end-1] == '\n'
+			if sc.newline {
+				end--
+				if end > i && line[end-1] == '\r' {
+					end--
+				}
+			}
+		}
+		f := line[i:end]
+		if bytes.IndexByte(f, '"') >= 0 {
+			return nil, &scanError{sc.row, col, `a double quote in an unquoted field; quote the field and double the quote ("")`}
+		}
+		sc.out = append(sc.out, f...)
+		sc.ends = append(sc.ends, len(sc.out))
+		if j < 0 {
+			return sc.split(), nil
+		}
+		i = end + 1
+	}
+}
+
+// split returns the fields of sc.out delimited by sc.ends.
+func (sc *csvScanner) split() [][]byte {
+	sc.fields = sc.fields[:0]
+	start := 0
+	for _, e := range sc.ends {
+		sc.fields = append(sc.fields, sc.out[start:e:e])
+		start = e
+	}
+	return sc.fields
+}
+
+// WriteCSV writes d in the CSV form of the log contract: columns episode,
+// t, state (or state_0 ...), action (or action_0 ...), reward,
+// behavior_logprob, target_logprob and next_state (or next_state_0 ...),
+// which is filled on the last row of each episode that has a next state
+// and empty elsewhere. Numbers are written in the shortest form that reads
+// back exactly; a target log-probability of -Inf is written "-Inf".
+//
+// WriteCSV first checks d with Validate, so that whatever it writes,
+// ReadCSV reads back as the same dataset.
+func WriteCSV(w io.Writer, d *Dataset) error {
+	if err := d.Validate(); err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	sd, ad := d.StateDim, actionDim(d)
+	buf := make([]byte, 0, 256)
+	buf = append(buf, "episode,t"...)
+	buf = appendNames(buf, "state", sd)
+	buf = appendNames(buf, "action", ad)
+	buf = append(buf, ",reward,behavior_logprob,target_logprob"...)
+	buf = appendNames(buf, "next_state", sd)
+	buf = append(buf, '\n')
+	for _, ep := range d.Episodes {
+		id := appendField(nil, ep.ID)
+		for t := range ep.Steps {
+			s := &ep.Steps[t]
+			buf = append(buf, id...)
+			buf = append(buf, ',')
+			buf = strconv.AppendInt(buf, int64(t), 10)
+			buf = appendState(buf, s.State, s.Obs, sd)
+			buf = appendState(buf, s.Action, s.ActionVec, ad)
+			buf = append(buf, ',')
+			buf = strconv.AppendFloat(buf, s.Reward, 'g', -1, 64)
+			buf = append(buf, ',')
+			buf = strconv.AppendFloat(buf, s.LogBehavior, 'g', -1, 64)
+			buf = append(buf, ',')
+			buf = strconv.AppendFloat(buf, s.LogTarget, 'g', -1, 64)
+			switch {
+			case t == len(ep.Steps)-1 && s.HasNext:
+				buf = appendState(buf, s.NextState, s.NextObs, sd)
+			case sd == 0:
+				buf = append(buf, ',')
+			default:
+				for range sd {
+					buf = append(buf, ',')
+				}
+			}
+			buf = append(buf, '\n')
+			if len(buf) > 32<<10 {
+				if _, err := bw.Write(buf); err != nil {
+					return err
+				}
+				buf = buf[:0]
+			}
+		}
+	}
+	if _, err := bw.Write(buf); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// actionDim returns the length of the action vectors of d, 0 for ids.
+func actionDim(d *Dataset) int {
+	for _, ep := range d.Episodes {
+		if len(ep.Steps) > 0 {
+			return len(ep.Steps[0].ActionVec)
+		}
+	}
+	return 0
+}
+
+// appendNames appends ",name" for an id or ",name_0,...,name_{n-1}".
+func appendNames(buf []byte, name string, n int) []byte {
+	if n == 0 {
+		return append(append(buf, ','), name...)
+	}
+	for k := range n {
+		buf = append(append(buf, ','), name...)
+		buf = append(buf, '_')
+		buf = strconv.AppendInt(buf, int64(k), 10)
+	}
+	return buf
+}
+
+// appendState appends ",id" or the n components of vec.
+func appendState(buf []byte, id int, vec []float64, n int) []byte {
+	if n == 0 {
+		return strconv.AppendInt(append(buf, ','), int64(id), 10)
+	}
+	for _, v := range vec {
+		buf = strconv.AppendFloat(append(buf, ','), v, 'g', -1, 64)
+	}
+	return buf
+}
+
+// appendField appends s as a CSV field, quoted if it must be.
+func appendField(buf []byte, s string) []byte {
+	needs := false
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == ',' || c == '"' || c == '\n' || c == '\r' {
+			needs = true
+			break
+		}
+	}
+	if !needs {
+		return append(buf, s...)
+	}
+	buf = append(buf, '"')
+	for i := 0; i < len(s); i++ {
+		if s[i] == '"' {
+			buf = append(buf, '"')
+		}
+		buf = append(buf, s[i])
+	}
+	return append(buf, '"')
+}

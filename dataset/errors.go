@@ -1,0 +1,57 @@
+package dataset
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// FormatError reports a log that breaks the log contract (see the package
+// documentation). Every reader in this package refuses a bad log with
+// exactly one *FormatError, for the first problem it finds.
+//
+// Row is counted as a spreadsheet shows a CSV file: the header is row 1 and
+// the first data row is row 2. In a Parquet file, which has no header row,
+// the first record is row 1. Row is 0 when the problem is not tied to a row
+// (an empty file, a Parquet schema) and Column is "" when it is not tied to
+// a column (a row with the wrong number of fields).
+type FormatError struct {
+	File   string // the name given to the reader, usually the path
+	Row    int    // 1-based row, 0 if not applicable
+	Column string // column name, "" if not applicable
+	Msg    string // what is wrong, readable on its own
+}
+
+// Error formats the error as, for example,
+//
+//	logs.csv: row 7, column "behavior_prob": 0 is outside (0, 1]
+func (e *FormatError) Error() string {
+	var b strings.Builder
+	if e.File != "" {
+		b.WriteString(e.File)
+		b.WriteString(": ")
+	}
+	switch {
+	case e.Row > 0 && e.Column != "":
+		fmt.Fprintf(&b, "row %d, column %q: ", e.Row, e.Column)
+	case e.Row > 0:
+		fmt.Fprintf(&b, "row %d: ", e.Row)
+	case e.Column != "":
+		fmt.Fprintf(&b, "column %q: ", e.Column)
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// quote returns a field's text quoted for an error message, shortened if
+// it is long so that one bad field cannot flood a terminal.
+func quote(b []byte) string {
+	const max = 40
+	if len(b) > max {
+		return strconv.Quote(string(b[:max])) + "…"
+	}
+	return strconv.Quote(string(b))
+}
+
+// num formats a float for an error message (shortest exact form).
+func num(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }

@@ -1,0 +1,241 @@
+package dataset_test
+
+import (
+	"bytes"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/env"
+	"github.com/ihope-ope/ihope/policy"
+)
+
+// tiny is a 4-state, 3-action MDP: action a moves s to (s+a) mod 4 with
+// probability 0.7 and to (s+1) mod 4 otherwise.
+type tiny struct{ out [4][3][]env.Outcome }
+
+func newTiny() *tiny {
+	m := &tiny{}
+	for s := range 4 {
+		for a := range 3 {
+			m.out[s][a] = []env.Outcome{
+				{Next: (s + a) % 4, Prob: 0.7, Reward: 0.5*float64(s) - 0.25*float64(a) + 0.1},
+				{Next: (s + 1) % 4, Prob: 0.3, Reward: -1.3},
+			}
+		}
+	}
+	return m
+}
+
+func (m *tiny) NumStates() int                  { return 4 }
+func (m *tiny) NumActions() int                 { return 3 }
+func (m *tiny) Initial() []float64              { return []float64{0.25, 0.25, 0.25, 0.25} }
+func (m *tiny) Outcomes(s, a int) []env.Outcome { return m.out[s][a] }
+
+// sampled returns 20 episodes of 15 steps from tiny. The target policy
+// gives probability 0 to some logged actions (LogTarget = -Inf).
+func sampled(t testing.TB, n, T int) *dataset.Dataset {
+	t.Helper()
+	b, err := policy.NewTabular([][]float64{{0.2, 0.3, 0.5}, {1.0 / 3, 1.0 / 3, 1.0 / 3}, {0.6, 0.3, 0.1}, {0.25, 0.25, 0.5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := policy.NewTabular([][]float64{{0.5, 0.5, 0}, {0.1, 0.2, 0.7}, {0, 0, 1}, {0.4, 0.4, 0.2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := dataset.Sample(rand.New(rand.NewPCG(1, 0)), env.NewSampler(newTiny()), b, p, n, T)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// continuous returns a dataset with 3-dimensional states and 2-dimensional
+// actions (densities above 1 included); the last step of every other
+// episode has no next state.
+func continuous(t testing.TB) *dataset.Dataset {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(2, 0))
+	d := &dataset.Dataset{StateDim: 3}
+	special := []float64{0, 1e-300, -2.5e300, 0.1 + 0.2, 1.0 / 3, math.SmallestNonzeroFloat64, -7}
+	for e := range 5 {
+		T := 3 + e
+		obs := make([][]float64, T+1)
+		for t := range obs {
+			obs[t] = []float64{rng.NormFloat64(), special[(e+t)%len(special)], float64(t)}
+		}
+		ep := dataset.Episode{ID: []string{"a", "b,c", `say "hi"`, "line\nbreak", "  spaced "}[e]}
+		for t := range T {
+			ep.Steps = append(ep.Steps, dataset.Step{
+				State: -1, Obs: obs[t], Action: -1,
+				ActionVec:   []float64{rng.NormFloat64(), rng.Float64()},
+				Reward:      rng.NormFloat64() * 10,
+				HasNext:     t < T-1 || e%2 == 0,
+				NextState:   -1,
+				NextObs:     obs[t+1],
+				LogBehavior: rng.NormFloat64() + 1, // a density may exceed 1
+				LogTarget:   rng.NormFloat64(),
+			})
+		}
+		if e%2 == 1 {
+			ep.Steps[T-1].NextObs = nil
+		}
+		ep.Steps[0].LogTarget = math.Inf(-1)
+		d.Episodes = append(d.Episodes, ep)
+	}
+	return d
+}
+
+func writeCSV(t testing.TB, d *dataset.Dataset) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := dataset.WriteCSV(&buf, d); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func writeParquet(t testing.TB, d *dataset.Dataset) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := dataset.WriteParquet(&buf, d); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func readCSV(t testing.TB, b []byte) *dataset.Dataset {
+	t.Helper()
+	d, err := dataset.ReadCSV(bytes.NewReader(b), "test.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func readParquet(t testing.TB, b []byte) *dataset.Dataset {
+	t.Helper()
+	d, err := dataset.ReadParquet(bytes.NewReader(b), int64(len(b)), "test.parquet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func TestRoundTrip(t *testing.T) {
+	disc := sampled(t, 20, 15)
+	if disc.NumStates != 4 || disc.NumActions != 3 {
+		t.Fatalf("sampled: %d states, %d actions", disc.NumStates, disc.NumActions)
+	}
+	neginf := 0
+	for _, ep := range disc.Episodes {
+		for _, s := range ep.Steps {
+			if math.IsInf(s.LogTarget, -1) {
+				neginf++
+			}
+		}
+	}
+	if neginf == 0 {
+		t.Fatal("sampled data has no step with target probability 0")
+	}
+	cont := continuous(t)
+	for _, c := range []struct {
+		name string
+		d    *dataset.Dataset
+	}{{"discrete", disc}, {"continuous", cont}} {
+		if err := c.d.Validate(); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got := readCSV(t, writeCSV(t, c.d)); !reflect.DeepEqual(got, c.d) {
+			t.Errorf("%s: CSV round trip differs:\n got %+v\nwant %+v", c.name, got.Episodes[0], c.d.Episodes[0])
+		}
+		if got := readParquet(t, writeParquet(t, c.d)); !reflect.DeepEqual(got, c.d) {
+			t.Errorf("%s: Parquet round trip differs:\n got %+v\nwant %+v", c.name, got.Episodes[0], c.d.Episodes[0])
+		}
+	}
+}
+
+func TestWriteCSVFormat(t *testing.T) {
+	d := &dataset.Dataset{NumStates: 3, NumActions: 2, Episodes: []dataset.Episode{
+		{ID: "x,y", Steps: []dataset.Step{
+			{State: 0, Action: 1, Reward: 0.1, HasNext: true, NextState: 2, LogBehavior: math.Log(0.5), LogTarget: math.Inf(-1)},
+			{State: 2, Action: 0, Reward: -3, HasNext: true, NextState: 1, LogBehavior: 0, LogTarget: -1e-20},
+		}},
+		{ID: "e2", Steps: []dataset.Step{
+			{State: 1, Action: 0, Reward: 1e300, NextState: -1, LogBehavior: -2, LogTarget: -3},
+		}},
+	}}
+	want := "episode,t,state,action,reward,behavior_logprob,target_logprob,next_state\n" +
+		"\"x,y\",0,0,1,0.1,-0.6931471805599453,-Inf,\n" +
+		"\"x,y\",1,2,0,-3,0,-1e-20,1\n" +
+		"e2,0,1,0,1e+300,-2,-3,\n"
+	if got := string(writeCSV(t, d)); got != want {
+		t.Errorf("WriteCSV:\n%s\nwant\n%s", got, want)
+	}
+	if got := readCSV(t, []byte(want)); !reflect.DeepEqual(got, d) {
+		t.Errorf("read back %+v, want %+v", got, d)
+	}
+}
+
+func TestShuffledRows(t *testing.T) {
+	d := sampled(t, 10, 8)
+	lines := strings.SplitAfter(string(writeCSV(t, d)), "\n")
+	lines = lines[:len(lines)-1] // the empty string after the last '\n'
+	rows := lines[1:]
+	rand.New(rand.NewPCG(3, 0)).Shuffle(len(rows), func(i, j int) { rows[i], rows[j] = rows[j], rows[i] })
+	got := readCSV(t, []byte(strings.Join(lines, "")))
+	// Episodes come in order of first appearance in the shuffled file.
+	byID := map[string]dataset.Episode{}
+	for _, ep := range got.Episodes {
+		byID[ep.ID] = ep
+	}
+	if len(byID) != len(d.Episodes) || got.NumStates != d.NumStates || got.NumActions != d.NumActions {
+		t.Fatalf("got %d episodes, %d states, %d actions", len(byID), got.NumStates, got.NumActions)
+	}
+	for _, ep := range d.Episodes {
+		if !reflect.DeepEqual(byID[ep.ID], ep) {
+			t.Errorf("episode %s differs after shuffling", ep.ID)
+		}
+	}
+	first := strings.SplitN(rows[0], ",", 2)[0]
+	if got.Episodes[0].ID != first {
+		t.Errorf("first episode %q, want %q (first in the file)", got.Episodes[0].ID, first)
+	}
+}
+
+func TestReadWriteFile(t *testing.T) {
+	d := sampled(t, 3, 4)
+	dir := t.TempDir()
+	for _, name := range []string{"log.csv", "log.parquet", "LOG.CSV"} {
+		path := filepath.Join(dir, name)
+		if err := dataset.WriteFile(path, d); err != nil {
+			t.Fatal(err)
+		}
+		got, err := dataset.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, d) {
+			t.Errorf("%s: read back differs", name)
+		}
+	}
+	path := filepath.Join(dir, "log.json")
+	if err := dataset.WriteFile(path, d); err == nil {
+		t.Error("WriteFile .json: no error")
+	}
+	if err := os.WriteFile(path, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dataset.ReadFile(path); err == nil || !strings.Contains(err.Error(), ".json") {
+		t.Errorf("ReadFile .json: %v", err)
+	}
+	if _, err := dataset.ReadFile(filepath.Join(dir, "missing.csv")); err == nil {
+		t.Error("ReadFile of a missing file: no error")
+	}
+}

@@ -1,0 +1,464 @@
+package dataset
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"reflect"
+	"strconv"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
+)
+
+// ReadParquet reads a log in the Parquet form of the log contract (see the
+// package documentation) from r, which holds size bytes; name is used in
+// error messages, usually the path.
+//
+// Columns are flat (no groups or lists) and named as in the CSV form.
+// Integer columns (t, state, action, next_state) may be INT32 or INT64, or
+// FLOAT or DOUBLE holding whole numbers; real columns may be any of these
+// four; episode may be a string (BYTE_ARRAY) or an integer. Columns may be
+// optional, but a null counts as an empty value: it is refused everywhere
+// except in next_state. Row numbers in errors count records from 1.
+// Columns are read in batches, so memory beyond the dataset stays small.
+func ReadParquet(r io.ReaderAt, size int64, name string) (*Dataset, error) {
+	f, err := parquet.OpenFile(r, size, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
+	if err != nil {
+		return nil, &FormatError{File: name, Msg: "not a readable Parquet file: " + err.Error()}
+	}
+	top := f.Root().Columns()
+	names := make([]string, len(top))
+	for j, c := range top {
+		names[j] = c.Name()
+		if !c.Leaf() {
+			return nil, &FormatError{File: name, Column: c.Name(), Msg: "nested column (a group); the log contract has flat columns"}
+		}
+		if c.Repeated() {
+			return nil, &FormatError{File: name, Column: c.Name(), Msg: "repeated column (a list); the log contract has one value per row"}
+		}
+	}
+	lay, err := newLayout(name, names, 0)
+	if err != nil {
+		return nil, err
+	}
+	cols := make([]*pqColumn, len(top))
+	for j, c := range top {
+		pc, msg := newPQColumn(&lay.cols[j], c.Type())
+		if msg != "" {
+			return nil, &FormatError{File: name, Column: names[j], Msg: msg}
+		}
+		cols[j] = pc
+	}
+
+	b := newBuilder(name, lay)
+	p := pqRowParser{b: b, lay: lay, nextVec: make([]float64, lay.stateDim)}
+	base := int64(0) // rows in earlier row groups
+	for _, rg := range f.RowGroups() {
+		chunks := rg.ColumnChunks()
+		for j, c := range cols {
+			c.vr = parquet.NewColumnChunkValueReader(chunks[j])
+		}
+		n := rg.NumRows()
+		for off := int64(0); off < n; off += pqBatch {
+			m := int(min(pqBatch, n-off))
+			for _, c := range cols {
+				if err := c.fill(m); err != nil {
+					closeAll(cols)
+					return nil, &FormatError{File: name, Column: c.col.name, Msg: "cannot read the column: " + err.Error()}
+				}
+			}
+			for i := range m {
+				row := base + off + int64(i) + 1
+				if row > math.MaxInt32 {
+					closeAll(cols)
+					return nil, &FormatError{File: name, Row: int(row), Msg: "too many rows"}
+				}
+				if err := p.parse(cols, i, int32(row)); err != nil {
+					closeAll(cols)
+					return nil, err
+				}
+			}
+		}
+		closeAll(cols)
+		base += n
+	}
+	return b.finish()
+}
+
+// pqBatch is the number of rows converted at a time.
+const pqBatch = 4096
+
+func closeAll(cols []*pqColumn) {
+	for _, c := range cols {
+		if c.vr != nil {
+			c.vr.Close()
+			c.vr = nil
+		}
+	}
+}
+
+// pqColumn reads one column in batches and converts its values.
+type pqColumn struct {
+	col      *column
+	kind     parquet.Kind
+	unsigned bool
+	vr       parquet.ColumnChunkValueReader
+	vals     []parquet.Value
+
+	null []bool
+	i    []int64   // integer kinds
+	f    []float64 // float kinds
+	text []byte    // episode ids, ends[k] is the end of the k-th
+	ends []int
+}
+
+// newPQColumn checks that a column's type suits its role.
+func newPQColumn(col *column, t parquet.Type) (*pqColumn, string) {
+	c := &pqColumn{col: col, kind: t.Kind(), vals: make([]parquet.Value, pqBatch), null: make([]bool, pqBatch)}
+	plainNumber := true
+	if lt := t.LogicalType(); lt != nil && lt.Value != nil {
+		it, isInt := lt.Value.(*format.IntType)
+		plainNumber = isInt
+		c.unsigned = isInt && !it.IsSigned
+	}
+	switch {
+	case col.role == roleEpisode && c.kind == parquet.ByteArray:
+	case (c.kind == parquet.Int32 || c.kind == parquet.Int64) && plainNumber:
+		c.i = make([]int64, pqBatch)
+	case (c.kind == parquet.Float || c.kind == parquet.Double) && plainNumber && col.role != roleEpisode:
+		c.f = make([]float64, pqBatch)
+	default:
+		want := "a number (INT32, INT64, FLOAT or DOUBLE)"
+		switch col.role {
+		case roleEpisode:
+			want = "a string or an integer"
+		case roleT, roleState, roleAction, roleNext:
+			want = "an integer (INT32 or INT64, or FLOAT or DOUBLE holding whole numbers)"
+		}
+		return nil, fmt.Sprintf("has type %s, want %s", typeName(t), want)
+	}
+	return c, ""
+}
+
+// typeName describes a Parquet type for an error message.
+func typeName(t parquet.Type) string {
+	s := t.Kind().String()
+	if lt := t.LogicalType(); lt != nil {
+		if ls := lt.String(); ls != "" {
+			s += " (" + ls + ")"
+		}
+	}
+	return s
+}
+
+// fill reads the next n values of the column.
+func (c *pqColumn) fill(n int) error {
+	c.text, c.ends = c.text[:0], c.ends[:0]
+	for got := 0; got < n; {
+		k, err := c.vr.ReadValues(c.vals[got:n])
+		// Convert at once: byte arrays point into the page, which the
+		// next read may release.
+		for i := got; i < got+k; i++ {
+			c.convert(i)
+		}
+		got += k
+		if got < n && err != nil {
+			if errors.Is(err, io.EOF) {
+				return fmt.Errorf("%d values missing", n-got)
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *pqColumn) convert(i int) {
+	v := &c.vals[i]
+	c.null[i] = v.IsNull()
+	if c.null[i] {
+		if c.col.role == roleEpisode {
+			c.ends = append(c.ends, len(c.text))
+		}
+		return
+	}
+	switch c.kind {
+	case parquet.Int32:
+		if c.unsigned {
+			c.i[i] = int64(uint32(v.Int32()))
+		} else {
+			c.i[i] = int64(v.Int32())
+		}
+	case parquet.Int64:
+		c.i[i] = v.Int64()
+		if c.unsigned && c.i[i] < 0 {
+			c.i[i] = math.MaxInt64 // above 2^63 - 1: too large for any use here
+		}
+	case parquet.Float:
+		c.f[i] = float64(v.Float())
+	case parquet.Double:
+		c.f[i] = v.Double()
+	}
+	if c.col.role == roleEpisode {
+		if c.kind == parquet.ByteArray {
+			c.text = append(c.text, v.ByteArray()...)
+		} else {
+			c.text = strconv.AppendInt(c.text, c.i[i], 10)
+		}
+		c.ends = append(c.ends, len(c.text))
+	}
+}
+
+// real returns value i as a float64.
+func (c *pqColumn) real(i int) float64 {
+	if c.i != nil {
+		return float64(c.i[i])
+	}
+	return c.f[i]
+}
+
+// index returns value i as an index.
+func (c *pqColumn) index(i int, noun string) (int32, string) {
+	if c.i != nil {
+		if msg := checkIndex(c.i[i], noun); msg != "" {
+			return 0, msg
+		}
+		return int32(c.i[i]), ""
+	}
+	return floatIndex(c.f[i], noun)
+}
+
+// pqRowParser checks and converts one row of a batch.
+type pqRowParser struct {
+	b       *builder
+	lay     *layout
+	nextVec []float64
+}
+
+func (p *pqRowParser) parse(cols []*pqColumn, i int, row int32) error {
+	b, lay := p.b, p.lay
+	r := rec{state: -1, action: -1, next: -1, row: row}
+	nextGiven, firstNull := 0, -1
+	obsBase, actBase := len(b.obs), len(b.act)
+	if lay.stateDim > 0 {
+		b.obs = append(b.obs, make([]float64, lay.stateDim)...)
+	}
+	if lay.actionDim > 0 {
+		b.act = append(b.act, make([]float64, lay.actionDim)...)
+	}
+	discrete := lay.discreteActions()
+	for _, c := range cols {
+		col := c.col
+		var msg string
+		if c.null[i] {
+			switch col.role {
+			case roleNext:
+			case roleNextK:
+				if firstNull < 0 {
+					firstNull = col.k
+				}
+			default:
+				msg = "empty value (null)"
+			}
+			if msg != "" {
+				return &FormatError{File: b.file, Row: int(row), Column: col.name, Msg: msg}
+			}
+			continue
+		}
+		switch col.role {
+		case roleEpisode:
+			start := 0
+			if i > 0 {
+				start = c.ends[i-1]
+			}
+			id := c.text[start:c.ends[i]]
+			if len(id) == 0 {
+				msg = "empty value"
+				break
+			}
+			r.ep = b.episode(id)
+		case roleT:
+			r.t, msg = c.index(i, indexNoun[col.role])
+		case roleState:
+			r.state, msg = c.index(i, indexNoun[col.role])
+		case roleAction:
+			r.action, msg = c.index(i, indexNoun[col.role])
+		case roleNext:
+			r.next, msg = c.index(i, indexNoun[col.role])
+		case roleStateK:
+			b.obs[obsBase+col.k] = c.real(i)
+			msg = checkReal(c.real(i))
+		case roleActionK:
+			b.act[actBase+col.k] = c.real(i)
+			msg = checkReal(c.real(i))
+		case roleReward:
+			r.reward = c.real(i)
+			msg = checkReal(r.reward)
+		case roleNextK:
+			nextGiven++
+			p.nextVec[col.k] = c.real(i)
+			msg = checkReal(c.real(i))
+		case roleBehavior, roleBehaviorLn:
+			r.lb, msg = logProb(c.real(i), col.role, discrete)
+		case roleTarget, roleTargetLn:
+			r.lt, msg = logProb(c.real(i), col.role, discrete)
+		}
+		if msg != "" {
+			return &FormatError{File: b.file, Row: int(row), Column: col.name, Msg: msg}
+		}
+	}
+	if nextGiven > 0 {
+		if nextGiven < lay.stateDim {
+			return &FormatError{File: b.file, Row: int(row), Column: fmt.Sprintf("next_state_%d", firstNull),
+				Msg: "empty value (null), but other next_state columns of this row are given; give all or none"}
+		}
+		r.next = int32(len(b.nobs) / lay.stateDim)
+		b.nobs = append(b.nobs, p.nextVec...)
+	}
+	return b.add(r)
+}
+
+// WriteParquet writes d in the Parquet form of the log contract, with the
+// columns of WriteCSV in the same order: episode (string), t, state and
+// action ids (INT64) or their vector components (DOUBLE), reward,
+// behavior_logprob and target_logprob (DOUBLE), and an optional (nullable)
+// next_state (or next_state_0 ...) that is set on the last row of each
+// episode that has a next state and null elsewhere. Pages are compressed
+// with Snappy.
+//
+// WriteParquet first checks d with Validate, so that whatever it writes,
+// ReadParquet reads back as the same dataset.
+func WriteParquet(w io.Writer, d *Dataset) error {
+	if err := d.Validate(); err != nil {
+		return err
+	}
+	sd, ad := d.StateDim, actionDim(d)
+	var g orderedGroup
+	id := func(name string) { g.add(name, parquet.Int(64)) }
+	real := func(name string) { g.add(name, parquet.Leaf(parquet.DoubleType)) }
+	g.add("episode", parquet.String())
+	id("t")
+	vectorNode(&g, "state", sd, false)
+	vectorNode(&g, "action", ad, false)
+	real("reward")
+	real("behavior_logprob")
+	real("target_logprob")
+	nextCol := vectorNode(&g, "next_state", sd, true)
+
+	pw := parquet.NewWriter(w, parquet.NewSchema("ihope", &g), parquet.Compression(&parquet.Snappy))
+	const batch = 1024
+	rows := make([]parquet.Row, 0, batch)
+	width := len(g.fields)
+	store := make([]parquet.Value, batch*width)
+	flush := func() error {
+		if _, err := pw.WriteRows(rows); err != nil {
+			return err
+		}
+		rows = rows[:0]
+		return nil
+	}
+	for _, ep := range d.Episodes {
+		idBytes := []byte(ep.ID)
+		for t := range ep.Steps {
+			s := &ep.Steps[t]
+			k := len(rows)
+			row := store[k*width : k*width : (k+1)*width]
+			col := 0
+			put := func(v parquet.Value, def int) {
+				row = append(row, v.Level(0, def, col))
+				col++
+			}
+			put(parquet.ByteArrayValue(idBytes), 0)
+			put(parquet.Int64Value(int64(t)), 0)
+			if sd == 0 {
+				put(parquet.Int64Value(int64(s.State)), 0)
+			} else {
+				for _, v := range s.Obs {
+					put(parquet.DoubleValue(v), 0)
+				}
+			}
+			if ad == 0 {
+				put(parquet.Int64Value(int64(s.Action)), 0)
+			} else {
+				for _, v := range s.ActionVec {
+					put(parquet.DoubleValue(v), 0)
+				}
+			}
+			put(parquet.DoubleValue(s.Reward), 0)
+			put(parquet.DoubleValue(s.LogBehavior), 0)
+			put(parquet.DoubleValue(s.LogTarget), 0)
+			hasNext := t == len(ep.Steps)-1 && s.HasNext
+			for k := range nextCol {
+				switch {
+				case !hasNext:
+					put(parquet.NullValue(), 0)
+				case sd == 0:
+					put(parquet.Int64Value(int64(s.NextState)), 1)
+				default:
+					put(parquet.DoubleValue(s.NextObs[k]), 1)
+				}
+			}
+			rows = append(rows, row)
+			if len(rows) == batch {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	return pw.Close()
+}
+
+// vectorNode adds the column name (an INT64 id) or name_0 ... name_{n-1}
+// (DOUBLE), optional if asked, and returns their names.
+func vectorNode(g *orderedGroup, name string, n int, optional bool) []string {
+	wrap := func(node parquet.Node) parquet.Node {
+		if optional {
+			return parquet.Optional(node)
+		}
+		return node
+	}
+	if n == 0 {
+		g.add(name, wrap(parquet.Int(64)))
+		return []string{name}
+	}
+	names := make([]string, n)
+	for k := range n {
+		names[k] = name + "_" + strconv.Itoa(k)
+		g.add(names[k], wrap(parquet.Leaf(parquet.DoubleType)))
+	}
+	return names
+}
+
+// orderedGroup is a Parquet group whose columns keep the order in which
+// they were added (parquet.Group sorts them by name).
+type orderedGroup struct {
+	parquet.Group
+	fields []parquet.Field
+}
+
+func (g *orderedGroup) add(name string, node parquet.Node) {
+	if g.Group == nil {
+		g.Group = parquet.Group{}
+	}
+	g.Group[name] = node
+	g.fields = append(g.fields, namedField{Node: node, name: name})
+}
+
+// Fields returns the columns in the order they were added.
+func (g *orderedGroup) Fields() []parquet.Field { return g.fields }
+
+// namedField is a field of an orderedGroup.
+type namedField struct {
+	parquet.Node
+	name string
+}
+
+func (f namedField) Name() string { return f.name }
+
+// Value is used only when writing Go structs, which WriteParquet does not.
+func (f namedField) Value(base reflect.Value) reflect.Value { return reflect.Value{} }

@@ -1,0 +1,320 @@
+package experiment
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// fakeExperiment is a cheap grid for testing the runner: panel "n" has
+// settings n = 1..4 whose estimators average n normal draws (truth 0);
+// panel "metric" repeats n = 2 and n = 4 with the same Keys, so they are
+// computed once per seed. runs counts computations, truths the calls of
+// the memoised truth.
+func fakeExperiment(runs, truths *atomic.Int64) *Experiment {
+	cell := func(n int) func(context.Context, *Cell) (*Outcome, error) {
+		return func(ctx context.Context, c *Cell) (*Outcome, error) {
+			runs.Add(1)
+			v, err := c.Memo("truth", func() (any, error) {
+				truths.Add(1)
+				return 0.0, nil
+			})
+			if err != nil {
+				return nil, err
+			}
+			rng := c.Rand("data") // no n in the stream: common random numbers
+			sum, first := 0.0, 0.0
+			for i := range n {
+				x := rng.NormFloat64()
+				if i == 0 {
+					first = x
+				}
+				sum += x
+			}
+			out := &Outcome{Truth: v.(float64), TruthMethod: "exact",
+				Records: []Record{
+					{Estimator: "naive", Estimate: Float(sum / float64(n))},
+					{Estimator: "wis-stepwise", Estimate: Float(first)},
+					{Estimator: "model-based", Error: "no model"},
+				},
+				Metrics: map[string]float64{"n": float64(n), "inf": math.Inf(1)},
+				Vectors: map[string][]float64{"v": {first, math.NaN()}},
+			}
+			return out, nil
+		}
+	}
+	return &Experiment{
+		Name: "fake", Description: "a test grid", Seeds: 5, QuickSeeds: 2,
+		Panels: func(quick bool) ([]Panel, error) {
+			var n, m Panel
+			n = Panel{Name: "n", XName: "n", Kind: KindMSE}
+			m = Panel{Name: "metric", XName: "n", Kind: KindMetric, Metric: "n", KeepVectors: true}
+			for k := 1; k <= 4; k++ {
+				key := fmt.Sprintf("n=%d", k)
+				n.Settings = append(n.Settings, Setting{ID: key, X: float64(k), Key: key, Run: cell(k)})
+				if k%2 == 0 {
+					m.Settings = append(m.Settings, Setting{ID: key, X: float64(k), Key: key, Run: cell(k)})
+				}
+			}
+			return []Panel{n, m}, nil
+		},
+	}
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestRunnerDeterministicAcrossWorkers(t *testing.T) {
+	var files [][]byte
+	for _, workers := range []int{1, 3} {
+		var runs, truths atomic.Int64
+		dir := t.TempDir()
+		r := &Runner{Dir: dir, Workers: workers}
+		sum, err := r.Run(context.Background(), fakeExperiment(&runs, &truths))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// 5 seeds x (4 + 2) cells, but the metric panel shares its Keys.
+		if sum.Ran != 30 || sum.Found != 0 || len(sum.Lines) != 30 {
+			t.Errorf("workers %d: ran %d, found %d, lines %d; want 30, 0, 30", workers, sum.Ran, sum.Found, len(sum.Lines))
+		}
+		if got := runs.Load(); got != 20 {
+			t.Errorf("workers %d: %d computations, want 20 (4 settings x 5 seeds)", workers, got)
+		}
+		if got := truths.Load(); got != 1 {
+			t.Errorf("workers %d: memoised truth computed %d times, want 1", workers, got)
+		}
+		files = append(files, readFile(t, sum.File))
+	}
+	if !bytes.Equal(files[0], files[1]) {
+		t.Error("results differ between 1 and 3 workers")
+	}
+}
+
+func TestRunnerLines(t *testing.T) {
+	var runs, truths atomic.Int64
+	dir := t.TempDir()
+	sum, err := (&Runner{Dir: dir, Seeds: 2, Workers: 2}).Run(context.Background(), fakeExperiment(&runs, &truths))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(dir, "fake.jsonl"); sum.File != want {
+		t.Errorf("file %s, want %s", sum.File, want)
+	}
+	// Canonical order: panel n settings 1..4 then panel metric 2, 4; seeds
+	// inside each setting.
+	var keys []string
+	for _, l := range sum.Lines {
+		keys = append(keys, l.Key())
+	}
+	want := "n/n=1/0 n/n=1/1 n/n=2/0 n/n=2/1 n/n=3/0 n/n=3/1 n/n=4/0 n/n=4/1 metric/n=2/0 metric/n=2/1 metric/n=4/0 metric/n=4/1"
+	if got := strings.Join(keys, " "); got != want {
+		t.Errorf("order\n got %s\nwant %s", got, want)
+	}
+	// Common random numbers: the first draw of seed 0 is the same at every
+	// n, and the n = 1 naive estimate equals it.
+	first := float64(sum.Lines[0].Records[1].Estimate)
+	for _, l := range sum.Lines {
+		if l.Panel != "n" || l.Seed != 0 {
+			continue
+		}
+		if got := float64(l.Records[1].Estimate); got != first {
+			t.Errorf("%s: first draw %v, want %v", l.Key(), got, first)
+		}
+		if got, want := float64(l.Records[1].SqError), first*first; got != want {
+			t.Errorf("%s: sq_error %v, want %v", l.Key(), got, want)
+		}
+		if !math.IsNaN(float64(l.Records[2].Estimate)) || l.Records[2].Error != "no model" {
+			t.Errorf("%s: failed estimator recorded as %+v", l.Key(), l.Records[2])
+		}
+		if l.Vectors != nil {
+			t.Errorf("%s: vectors kept in a panel that does not draw them", l.Key())
+		}
+	}
+	if got := float64(sum.Lines[0].Records[0].Estimate); got != first {
+		t.Errorf("n=1 naive %v, want the first draw %v", got, first)
+	}
+	m := sum.Lines[8]
+	if m.Records != nil || len(m.Vectors["v"]) != 2 || !math.IsInf(m.Metric("inf"), 1) || m.Metric("n") != 2 {
+		t.Errorf("metric line %s: %+v", m.Key(), m)
+	}
+}
+
+// TestRunnerResume interrupts a run after k cells (context cancellation),
+// tears its last line as a kill would, resumes it, and checks that the
+// results file is byte for byte the file of an uninterrupted run.
+func TestRunnerResume(t *testing.T) {
+	var runs, truths atomic.Int64
+	exp := fakeExperiment(&runs, &truths)
+	ref, err := (&Runner{Dir: t.TempDir(), Workers: 2}).Run(context.Background(), exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := readFile(t, ref.File)
+
+	for _, k := range []int{1, 7, 20} {
+		dir := t.TempDir()
+		ctx, cancel := context.WithCancel(context.Background())
+		r := &Runner{Dir: dir, Workers: 2, Progress: func(done, total int) {
+			if done >= k {
+				cancel()
+			}
+		}}
+		sum, err := r.Run(ctx, exp)
+		cancel()
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("k=%d: interrupted run returned %v, want context.Canceled", k, err)
+		}
+		if sum.Ran < k || sum.Ran >= 30 {
+			t.Fatalf("k=%d: interrupted run wrote %d cells", k, sum.Ran)
+		}
+		// A kill in the middle of a write leaves a torn last line.
+		f, err := os.OpenFile(sum.File, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString(`{"experiment":"fake","panel":"n","sett`)
+		f.Close()
+		lines, repaired, err := ReadResults(sum.File)
+		if err != nil || !repaired || len(lines) != sum.Ran {
+			t.Fatalf("k=%d: ReadResults: %d lines, repaired %v, err %v; want %d, true, nil", k, len(lines), repaired, err, sum.Ran)
+		}
+
+		r.Progress = nil
+		res, err := r.Run(context.Background(), exp)
+		if err != nil {
+			t.Fatalf("k=%d: resume: %v", k, err)
+		}
+		if !res.Repaired || res.Found != sum.Ran || res.Found+res.Ran != 30 {
+			t.Errorf("k=%d: resume found %d, ran %d, repaired %v; want %d, %d, true", k, res.Found, res.Ran, res.Repaired, sum.Ran, 30-sum.Ran)
+		}
+		if got := readFile(t, res.File); !bytes.Equal(got, want) {
+			t.Errorf("k=%d: resumed results differ from an uninterrupted run", k)
+		}
+		// A third run has nothing to do and changes nothing.
+		again, err := r.Run(context.Background(), exp)
+		if err != nil || again.Ran != 0 || again.Found != 30 {
+			t.Errorf("k=%d: rerun ran %d, found %d, err %v", k, again.Ran, again.Found, err)
+		}
+		if got := readFile(t, res.File); !bytes.Equal(got, want) {
+			t.Errorf("k=%d: a rerun changed the results file", k)
+		}
+	}
+}
+
+func TestRunnerErrors(t *testing.T) {
+	var runs, truths atomic.Int64
+	exp := fakeExperiment(&runs, &truths)
+	dir := t.TempDir()
+	path := ResultsFile(dir, "fake", false)
+	good := `{"experiment":"fake","panel":"n","setting":"n=1","x_name":"n","x":1,"seed":0,"truth":0,"truth_se":0}` + "\n"
+	cases := []struct {
+		content string
+		want    string
+	}{
+		{good + "not json\n" + good, "fake.jsonl:2: not a results line"},
+		{`{"experiment":"other","panel":"n","setting":"n=1","x_name":"n","x":1,"seed":0,"truth":0,"truth_se":0}` + "\n", `results of experiment "other"`},
+		{good + `{"experiment":"fake","panel":"n","setting":"n=1","bogus":1}` + "\n" + good, `fake.jsonl:2: not a results line: json: unknown field "bogus"`},
+	}
+	for i, c := range cases {
+		if err := os.WriteFile(path, []byte(c.content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := (&Runner{Dir: dir, Workers: 1}).Run(context.Background(), exp)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("case %d: error %v, want it to contain %q", i, err, c.want)
+		}
+	}
+
+	// A failing cell stops the run and names the cell.
+	bad := &Experiment{Name: "bad", Panels: func(bool) ([]Panel, error) {
+		return []Panel{{Name: "p", Kind: KindMSE, Settings: []Setting{{ID: "s", Run: func(context.Context, *Cell) (*Outcome, error) {
+			return nil, errors.New("boom")
+		}}}}}, nil
+	}}
+	_, err := (&Runner{Dir: dir, Seeds: 3}).Run(context.Background(), bad)
+	if err == nil || err.Error() != "experiment bad, panel p, setting s, seed 0: boom" &&
+		!strings.HasPrefix(err.Error(), "experiment bad, panel p, setting s, seed ") {
+		t.Errorf("failing cell: %v", err)
+	}
+	dup := &Experiment{Name: "dup", Panels: func(bool) ([]Panel, error) {
+		return []Panel{{Name: "p", Kind: KindMSE}, {Name: "p", Kind: KindMSE}}, nil
+	}}
+	if _, err := (&Runner{Dir: dir}).Run(context.Background(), dup); err == nil || err.Error() != `experiment dup: panel "p" twice` {
+		t.Errorf("duplicate panel: %v", err)
+	}
+}
+
+func TestFloatJSON(t *testing.T) {
+	cases := []struct {
+		v    float64
+		json string
+	}{
+		{1.5, `1.5`},
+		{0, `0`},
+		{1e-300, `1e-300`},
+		{math.Inf(1), `"+Inf"`},
+		{math.Inf(-1), `"-Inf"`},
+		{math.NaN(), `"NaN"`},
+	}
+	for i, c := range cases {
+		b, err := json.Marshal(Float(c.v))
+		if err != nil || string(b) != c.json {
+			t.Errorf("case %d: marshal %v = %s, %v; want %s", i, c.v, b, err, c.json)
+		}
+		var f Float
+		if err := json.Unmarshal(b, &f); err != nil {
+			t.Errorf("case %d: unmarshal %s: %v", i, b, err)
+		}
+		if got := float64(f); got != c.v && !(math.IsNaN(got) && math.IsNaN(c.v)) {
+			t.Errorf("case %d: round trip %v, want %v", i, got, c.v)
+		}
+	}
+	var f Float
+	if err := json.Unmarshal([]byte(`"abc"`), &f); err == nil {
+		t.Error(`"abc" decoded as a Float`)
+	}
+}
+
+func TestCellRand(t *testing.T) {
+	a := (&Cell{Experiment: "x", Seed: 3}).Rand("data").Uint64()
+	b := newRand("x", "data", 3).Uint64()
+	c := (&Cell{Experiment: "x", Seed: 4}).Rand("data").Uint64()
+	d := (&Cell{Experiment: "x", Seed: 3}).Rand("truth").Uint64()
+	e := (&Cell{Experiment: "y", Seed: 3}).Rand("data").Uint64()
+	if a != b {
+		t.Errorf("same experiment, stream and seed: %d != %d", a, b)
+	}
+	if a == c || a == d || a == e {
+		t.Errorf("different seed, stream or experiment gave the same first number %d", a)
+	}
+}
+
+func TestMonteCarlo(t *testing.T) {
+	i := 0
+	alt := func(*rand.Rand) float64 { i++; return float64(i % 2) } // 1, 0, 1, 0
+	m, se := MonteCarlo(nil, 4, alt)
+	// mean 1/2, s^2 = 1/3, se = sqrt(1/3/4)
+	if m != 0.5 || math.Abs(se-math.Sqrt(1.0/12)) > 1e-15 {
+		t.Errorf("MonteCarlo = %v, %v; want 0.5, %v", m, se, math.Sqrt(1.0/12))
+	}
+	m, se = MonteCarlo(nil, 10, func(*rand.Rand) float64 { return 3 })
+	if m != 3 || se != 0 {
+		t.Errorf("constant: %v, %v; want 3, 0", m, se)
+	}
+}

@@ -1,0 +1,483 @@
+package figure
+
+import (
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/ihope-ope/ihope/experiment"
+)
+
+// Size of every figure, legend included, and the resolution of PNGs.
+const (
+	Width  = 8 * vg.Inch
+	Height = 4 * vg.Inch
+	DPI    = 120
+)
+
+// floorRatio bounds the span of a log axis: values below
+// floorRatio x (largest value) are drawn at that floor and noted.
+const floorRatio = 1e-10
+
+// Figure is one panel drawn: a plot and a legend placed to its right.
+type Figure struct {
+	Plot   *plot.Plot
+	Legend plot.Legend
+	// Notes say what the figure could not show (failed estimators,
+	// values off the axis); the CLI prints them.
+	Notes []string
+}
+
+// Draw builds the figure of one panel from the results lines.
+func Draw(p experiment.Panel, lines []experiment.Line) (*Figure, error) {
+	var own []experiment.Line
+	for _, l := range lines {
+		if l.Panel == p.Name {
+			own = append(own, l)
+		}
+	}
+	if len(own) == 0 {
+		return nil, fmt.Errorf("figure: panel %s has no results", p.Name)
+	}
+	f := &Figure{Plot: plot.New(), Legend: plot.NewLegend()}
+	f.Legend.TextStyle.Font.Size = vg.Points(10)
+	f.Legend.Top, f.Legend.Left = true, true
+	pl := f.Plot
+	pl.Title.Text = p.Title
+	if pl.Title.Text == "" {
+		pl.Title.Text = own[0].Experiment + ": " + p.Name
+	}
+	pl.Title.TextStyle.Font.Size = vg.Points(11)
+	pl.X.Label.Text = p.XLabel
+	if pl.X.Label.Text == "" {
+		pl.X.Label.Text = own[0].XName
+	}
+	pl.Y.Label.Text = p.YLabel
+	var err error
+	switch p.Kind {
+	case experiment.KindMSE:
+		err = f.drawMSE(p, own)
+	case experiment.KindMetric:
+		err = f.drawMetric(p, own)
+	case experiment.KindScatter:
+		err = f.drawScatter(p, own)
+	default:
+		err = fmt.Errorf("figure: panel %s has unknown kind %q", p.Name, p.Kind)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// drawMSE draws one line per estimator: the MSE over seeds against x on a
+// log axis, with the bootstrap 5-95% band.
+func (f *Figure) drawMSE(p experiment.Panel, lines []experiment.Line) error {
+	series := experiment.SummarizeMSE(p, lines)
+	seeds := 0
+	var all []float64
+	for _, s := range series {
+		for _, pt := range s.Points {
+			seeds = max(seeds, pt.Seeds+pt.Failed)
+			all = append(all, pt.Mean, pt.Lo, pt.Hi)
+		}
+	}
+	if f.Plot.Y.Label.Text == "" {
+		f.Plot.Y.Label.Text = fmt.Sprintf("mean squared error over %d seeds (log)", seeds)
+	}
+	lo, hi, floor, ok := logRange(all)
+	if !ok {
+		return fmt.Errorf("figure: panel %s has no finite positive MSE to draw", p.Name)
+	}
+	setLogY(f.Plot, lo, hi)
+	f.setX(p, lines)
+	for _, s := range series {
+		st := EstimatorStyle(s.Name)
+		label := st.Label
+		var failed, clamped, off []string
+		var pts, band plotter.XYs
+		for _, pt := range s.Points {
+			if pt.Failed > 0 {
+				failed = append(failed, fmt.Sprintf("%d of %d seeds at %s", pt.Failed, pt.Failed+pt.Seeds, pt.Setting))
+			}
+			if math.IsNaN(pt.Mean) || math.IsInf(pt.Mean, 0) {
+				if !math.IsNaN(pt.Mean) {
+					off = append(off, pt.Setting)
+				}
+				continue
+			}
+			y := pt.Mean
+			if y < floor {
+				clamped = append(clamped, pt.Setting)
+				y = floor
+			}
+			pts = append(pts, plotter.XY{X: pt.X, Y: y})
+			band = append(band, plotter.XY{X: pt.X, Y: clampLog(pt.Lo, floor, hi)})
+		}
+		for i := len(s.Points) - 1; i >= 0; i-- {
+			pt := s.Points[i]
+			if math.IsNaN(pt.Mean) || math.IsInf(pt.Mean, 0) {
+				continue
+			}
+			band = append(band, plotter.XY{X: pt.X, Y: clampLog(pt.Hi, floor, hi)})
+		}
+		if len(failed) > 0 {
+			f.Notes = append(f.Notes, fmt.Sprintf("%s: %s failed %s; the MSE there averages the other seeds", p.Name, s.Name, strings.Join(failed, ", ")))
+			label += " (some seeds failed)"
+		}
+		if len(off) > 0 {
+			f.Notes = append(f.Notes, fmt.Sprintf("%s: %s has an infinite MSE (overflow) at %s, not drawn", p.Name, s.Name, strings.Join(off, ", ")))
+		}
+		if len(clamped) > 0 {
+			f.Notes = append(f.Notes, fmt.Sprintf("%s: %s has MSE below %.3g (%.0e x the largest) at %s, drawn at the axis floor", p.Name, s.Name, floor, floorRatio, strings.Join(clamped, ", ")))
+		}
+		if len(pts) == 0 {
+			f.Notes = append(f.Notes, fmt.Sprintf("%s: %s has nothing to draw", p.Name, s.Name))
+			continue
+		}
+		if len(pts) > 1 {
+			poly, err := plotter.NewPolygon(band)
+			if err != nil {
+				return err
+			}
+			poly.Color = translucent(st.Color, 45)
+			poly.LineStyle.Width = 0
+			f.Plot.Add(poly)
+		}
+		l, sc, err := plotter.NewLinePoints(pts)
+		if err != nil {
+			return err
+		}
+		l.Color, sc.Color, sc.Shape = st.Color, st.Color, st.Glyph
+		l.Width = vg.Points(1.5)
+		if st.Dashed {
+			l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+		}
+		sc.Radius = vg.Points(3)
+		f.Plot.Add(l, sc)
+		f.Legend.Add(label, l, sc)
+	}
+	bandKey, _ := plotter.NewPolygon(plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 0}, {X: 1, Y: 1}})
+	bandKey.Color = color.NRGBA{100, 100, 100, 70}
+	bandKey.LineStyle.Width = 0
+	f.Legend.Add("band: 5-95% bootstrap range over seeds", bandKey)
+	return nil
+}
+
+// drawMetric draws a metric's mean over seeds with its band and, if the
+// panel has one, an exact reference curve.
+func (f *Figure) drawMetric(p experiment.Panel, lines []experiment.Line) error {
+	s := experiment.SummarizeMetric(p, lines, p.Metric)
+	var ref experiment.Series
+	if p.Reference != "" {
+		ref = experiment.SummarizeMetric(p, lines, p.Reference)
+	}
+	var all []float64
+	seeds := 0
+	for _, pt := range s.Points {
+		all = append(all, pt.Mean, pt.Lo, pt.Hi)
+		seeds = max(seeds, pt.Seeds)
+	}
+	for _, pt := range ref.Points {
+		all = append(all, pt.Mean)
+	}
+	if len(s.Points) == 0 {
+		return fmt.Errorf("figure: panel %s has no values of %q", p.Name, p.Metric)
+	}
+	logY := !p.LinearY
+	for _, v := range all {
+		if !(v > 0) || math.IsInf(v, 0) {
+			logY = false
+		}
+	}
+	if f.Plot.Y.Label.Text == "" {
+		f.Plot.Y.Label.Text = p.MetricLabel
+	}
+	if logY {
+		lo, hi, _, _ := logRange(all)
+		setLogY(f.Plot, lo, hi)
+		f.Plot.Y.Label.Text += " (log)"
+	}
+	f.setX(p, lines)
+
+	st := EstimatorStyle(p.Estimator)
+	if p.Estimator == "" {
+		st = Style{Color: color.NRGBA{0, 90, 160, 255}, Glyph: draw.CircleGlyph{}}
+	}
+	if r := ref.Points; len(r) > 0 {
+		xy := make(plotter.XYs, len(r))
+		for i, pt := range r {
+			xy[i] = plotter.XY{X: pt.X, Y: pt.Mean}
+		}
+		l, err := plotter.NewLine(xy)
+		if err != nil {
+			return err
+		}
+		l.Color = color.Black
+		l.Width = vg.Points(1.5)
+		l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+		f.Plot.Add(l)
+		f.Legend.Add(p.ReferenceLabel, l)
+	}
+	var pts, band plotter.XYs
+	for _, pt := range s.Points {
+		pts = append(pts, plotter.XY{X: pt.X, Y: pt.Mean})
+		band = append(band, plotter.XY{X: pt.X, Y: pt.Lo})
+	}
+	for i := len(s.Points) - 1; i >= 0; i-- {
+		band = append(band, plotter.XY{X: s.Points[i].X, Y: s.Points[i].Hi})
+	}
+	if len(pts) > 1 {
+		poly, err := plotter.NewPolygon(band)
+		if err != nil {
+			return err
+		}
+		poly.Color = translucent(st.Color, 60)
+		poly.LineStyle.Width = 0
+		f.Plot.Add(poly)
+	}
+	l, sc, err := plotter.NewLinePoints(pts)
+	if err != nil {
+		return err
+	}
+	l.Color, sc.Color, sc.Shape = st.Color, st.Color, st.Glyph
+	l.Width = vg.Points(1.5)
+	sc.Radius = vg.Points(3)
+	f.Plot.Add(l, sc)
+	label := p.MetricLabel
+	if label == "" {
+		label = p.Metric
+	}
+	f.Legend.Add(fmt.Sprintf("%s, mean over %d seeds", label, seeds), l, sc)
+	bandKey, _ := plotter.NewPolygon(plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 0}, {X: 1, Y: 1}})
+	bandKey.Color = translucent(st.Color, 60)
+	bandKey.LineStyle.Width = 0
+	f.Legend.Add("band: 5-95% bootstrap range over seeds", bandKey)
+	return nil
+}
+
+// drawScatter draws the pairs of two vectors of the first seed's cell
+// and the diagonal y = x.
+func (f *Figure) drawScatter(p experiment.Panel, lines []experiment.Line) error {
+	var cell *experiment.Line
+	for i := range lines {
+		if cell == nil || lines[i].Seed < cell.Seed {
+			cell = &lines[i]
+		}
+	}
+	xs, ys := cell.Vector(p.ScatterX), cell.Vector(p.ScatterY)
+	if len(xs) == 0 || len(xs) != len(ys) {
+		return fmt.Errorf("figure: panel %s: vectors %q and %q missing or of different lengths (%d, %d)", p.Name, p.ScatterX, p.ScatterY, len(xs), len(ys))
+	}
+	var pts plotter.XYs
+	top := 0.0
+	for i := range xs {
+		if math.IsNaN(xs[i]) || math.IsNaN(ys[i]) || math.IsInf(xs[i], 0) || math.IsInf(ys[i], 0) {
+			continue
+		}
+		pts = append(pts, plotter.XY{X: xs[i], Y: ys[i]})
+		top = math.Max(top, math.Max(xs[i], ys[i]))
+	}
+	if len(pts) == 0 {
+		return fmt.Errorf("figure: panel %s has no finite pairs", p.Name)
+	}
+	if f.Plot.Y.Label.Text == "" {
+		f.Plot.Y.Label.Text = p.ScatterY
+	}
+	top *= 1.05
+	diag, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}, {X: top, Y: top}})
+	if err != nil {
+		return err
+	}
+	diag.Color = color.Black
+	diag.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+	sc, err := plotter.NewScatter(pts)
+	if err != nil {
+		return err
+	}
+	st := EstimatorStyle(p.Estimator)
+	sc.Color = translucent(st.Color, 150)
+	sc.Shape = draw.CircleGlyph{}
+	sc.Radius = vg.Points(1.8)
+	f.Plot.Add(diag, sc)
+	f.Plot.X.Min, f.Plot.Y.Min, f.Plot.X.Max, f.Plot.Y.Max = 0, 0, top, top
+	label := "one point per state"
+	if p.MetricLabel != "" {
+		label = p.MetricLabel
+	}
+	f.Legend.Add(fmt.Sprintf("%s (seed %d)", label, cell.Seed), sc)
+	f.Legend.Add("diagonal: exact estimate", diag)
+	return nil
+}
+
+// setX sets the x axis: ticks at the settings, labelled by their tick
+// text on a categorical axis, log scale if the panel asks.
+func (f *Figure) setX(p experiment.Panel, lines []experiment.Line) {
+	type tick struct {
+		x    float64
+		text string
+	}
+	var ticks []tick
+	seen := map[float64]bool{}
+	add := func(x float64, text string) {
+		if !seen[x] {
+			seen[x] = true
+			ticks = append(ticks, tick{x, text})
+		}
+	}
+	if len(p.Settings) > 0 {
+		for _, s := range p.Settings {
+			add(s.X, s.Tick)
+		}
+	} else {
+		for _, l := range lines {
+			add(float64(l.X), l.Tick)
+		}
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	var ct plot.ConstantTicks
+	for _, t := range ticks {
+		lo, hi = math.Min(lo, t.x), math.Max(hi, t.x)
+		label := t.text
+		if label == "" {
+			label = strconv.FormatFloat(t.x, 'g', -1, 64)
+		}
+		ct = append(ct, plot.Tick{Value: t.x, Label: label})
+	}
+	ax := &f.Plot.X
+	ax.Tick.Marker = ct
+	if p.LogX && lo > 0 {
+		ax.Scale = plot.LogScale{}
+		ax.Min, ax.Max = lo/1.15, hi*1.15
+		return
+	}
+	pad := 0.05 * (hi - lo)
+	if pad == 0 {
+		pad = 0.5
+	}
+	if ticks[0].text != "" { // categorical: half a slot each side
+		pad = 0.5
+	}
+	ax.Min, ax.Max = lo-pad, hi+pad
+}
+
+// logRange returns decade-aligned axis limits for the finite positive
+// values of v and the floor below which values are clamped.
+func logRange(v []float64) (lo, hi, floor float64, ok bool) {
+	minPos, maxV := math.Inf(1), 0.0
+	for _, x := range v {
+		if x > 0 && !math.IsInf(x, 0) {
+			minPos = math.Min(minPos, x)
+			maxV = math.Max(maxV, x)
+		}
+	}
+	if maxV == 0 {
+		return 0, 0, 0, false
+	}
+	floor = math.Max(minPos, maxV*floorRatio)
+	lo = math.Pow(10, math.Floor(math.Log10(floor)))
+	hi = math.Pow(10, math.Ceil(math.Log10(maxV)))
+	if lo == hi {
+		lo /= 10
+	}
+	return lo, hi, floor, true
+}
+
+func setLogY(p *plot.Plot, lo, hi float64) {
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Y.Min, p.Y.Max = lo, hi
+}
+
+// clampLog keeps a band edge inside the log axis.
+func clampLog(v, floor, hi float64) float64 {
+	if math.IsNaN(v) || v < floor {
+		return floor
+	}
+	return math.Min(v, hi)
+}
+
+// Save writes the figure to path; the extension (.png, .svg, .pdf)
+// picks the format. The legend is drawn to the right of the plot.
+func (f *Figure) Save(path string) (err error) {
+	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
+	wt, err := f.render(format)
+	if err != nil {
+		return fmt.Errorf("figure %s: %w", path, err)
+	}
+	out, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if e := out.Close(); err == nil {
+			err = e
+		}
+	}()
+	_, err = wt.WriteTo(out)
+	return err
+}
+
+func (f *Figure) render(format string) (io.WriterTo, error) {
+	var c vg.CanvasWriterTo
+	if format == "png" {
+		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(Width, Height), vgimg.UseDPI(DPI))}
+	} else {
+		var err error
+		if c, err = draw.NewFormattedCanvas(Width, Height, format); err != nil {
+			return nil, err
+		}
+	}
+	dc := draw.New(c)
+	dc.SetColor(color.White)
+	dc.Fill(dc.Rectangle.Path())
+	pad := vg.Points(8)
+	legW := f.Legend.Rectangle(dc).Size().X + 2*pad
+	f.Plot.Draw(draw.Crop(dc, 0, -legW, 0, 0))
+	top := f.Plot.Title.TextStyle.Height(f.Plot.Title.Text) + 2*pad
+	f.Legend.Draw(draw.Crop(dc, Width-legW+pad, 0, 0, -top))
+	return c, nil
+}
+
+// WriteAll draws every panel that has results and saves each as
+// base-PANEL.png and base-PANEL.svg. It returns the files written and the
+// notes of all figures. A panel without results is skipped with a note.
+func WriteAll(base string, panels []experiment.Panel, lines []experiment.Line) (files, notes []string, err error) {
+	for _, p := range panels {
+		has := false
+		for i := range lines {
+			if lines[i].Panel == p.Name {
+				has = true
+				break
+			}
+		}
+		if !has {
+			notes = append(notes, fmt.Sprintf("%s: no results yet, no figure", p.Name))
+			continue
+		}
+		fig, err := Draw(p, lines)
+		if err != nil {
+			return files, notes, err
+		}
+		notes = append(notes, fig.Notes...)
+		for _, ext := range []string{".png", ".svg"} {
+			path := base + "-" + p.Name + ext
+			if err := fig.Save(path); err != nil {
+				return files, notes, err
+			}
+			files = append(files, path)
+		}
+	}
+	return files, notes, nil
+}

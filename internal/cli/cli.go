@@ -1,0 +1,90 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/alecthomas/kong"
+)
+
+// Exit codes.
+const (
+	ExitOK    = 0
+	ExitError = 1 // bad data, failed computation
+	ExitUsage = 2 // bad flags or arguments
+)
+
+// app is the command tree.
+type app struct {
+	Demo     demoCmd     `cmd:"" help:"Compare every estimator on a built-in world against the exact truth."`
+	Estimate estimateCmd `cmd:"" help:"Estimate a target policy's value from your own logs (CSV or Parquet)."`
+	Sample   sampleCmd   `cmd:"" help:"Write logs sampled from a built-in world in the log contract."`
+}
+
+// runEnv carries the streams a command writes to.
+type runEnv struct {
+	stdout, stderr io.Writer
+}
+
+// Run parses args, runs the chosen verb and returns the exit code.
+func Run(args []string, stdout, stderr io.Writer) int {
+	var a app
+	exit := -1
+	parser, err := kong.New(&a,
+		kong.Name("ihope"),
+		kong.Description("Infinite-horizon off-policy estimation: how good would a target policy be, from logs of another?"),
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(code int) { exit = code }),
+		kong.UsageOnError(),
+		kong.Vars{"estimators": strings.Join(logEstimators, ", ")},
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+	)
+	if err != nil {
+		fmt.Fprintln(stderr, "ihope:", err)
+		return ExitError
+	}
+	ctx, err := parser.Parse(args)
+	if exit >= 0 { // --help
+		return exit
+	}
+	if err != nil {
+		var pe *kong.ParseError
+		if errors.As(err, &pe) {
+			fmt.Fprintln(stderr, "ihope:", err)
+			pe.Context.PrintUsage(true)
+			return ExitUsage
+		}
+		fmt.Fprintln(stderr, "ihope:", err)
+		return ExitUsage
+	}
+	if err := ctx.Run(&runEnv{stdout: stdout, stderr: stderr}); err != nil {
+		var ue usageError
+		if errors.As(err, &ue) {
+			fmt.Fprintln(stderr, "ihope:", err)
+			return ExitUsage
+		}
+		fmt.Fprintln(stderr, "ihope:", err)
+		return ExitError
+	}
+	return ExitOK
+}
+
+// usageError marks a mistake in flags that kong cannot see (e.g. an
+// unknown estimator name).
+type usageError struct{ error }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+// isTerminal reports whether w is a terminal, so progress is drawn only
+// for a person watching and never into a pipe or file.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,132 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"text/tabwriter"
+	"time"
+
+	"github.com/ihope-ope/ihope/exact"
+	"github.com/ihope-ope/ihope/ope"
+)
+
+type demoCmd struct {
+	worldFlags `embed:""`
+	N          int     `short:"n" default:"200" help:"Number of logged episodes."`
+	T          int     `short:"T" default:"400" help:"Steps per episode (the truncation length)."`
+	Gamma      float64 `default:"1" help:"Discount: 1 for the average reward per step, below 1 for the normalised discounted reward."`
+	Seed       uint64  `default:"1" help:"Seed of the logged data (the on-policy oracle uses seed+1)."`
+	JSON       bool    `name:"json" help:"Print one JSON object instead of a table."`
+}
+
+// demoRow is one estimator's line of the demo.
+type demoRow struct {
+	Estimator string  `json:"estimator"`
+	Estimate  float64 `json:"estimate"`
+	Error     float64 `json:"error"`
+	ESS       float64 `json:"ess,omitempty"`
+	Seconds   float64 `json:"seconds"`
+}
+
+type demoReport struct {
+	World    string    `json:"world"`
+	Episodes int       `json:"episodes"`
+	Steps    int       `json:"steps_per_episode"`
+	Gamma    float64   `json:"gamma"`
+	Seed     uint64    `json:"seed"`
+	Truth    float64   `json:"truth"`
+	Rows     []demoRow `json:"estimates"`
+	Seconds  float64   `json:"seconds"`
+}
+
+func (c *demoCmd) Run(e *runEnv) error {
+	if c.N <= 0 || c.T <= 0 {
+		return usagef("-n and -T must be positive")
+	}
+	if !(c.Gamma > 0 && c.Gamma <= 1) {
+		return usagef("--gamma %v is outside (0, 1]", c.Gamma)
+	}
+	start := time.Now()
+	w, err := c.build()
+	if err != nil {
+		return err
+	}
+	rep, err := runDemo(w, c.N, c.T, c.Gamma, c.Seed)
+	if err != nil {
+		return err
+	}
+	rep.Seconds = time.Since(start).Seconds()
+	if c.JSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	printDemo(e.stdout, rep)
+	return nil
+}
+
+// demoEstimators returns every estimator that applies to a tabular world
+// whose target policy and simulator are known, in the order of the table.
+func demoEstimators(w *world, seed uint64) []ope.Estimator {
+	return []ope.Estimator{
+		&ope.Naive{},
+		&ope.TrajectoryIS{},
+		&ope.TrajectoryWIS{},
+		&ope.StepwiseIS{},
+		&ope.StepwiseWIS{},
+		&ope.ModelBased{Target: w.target},
+		&ope.DensityRatioTabular{},
+		&ope.OnPolicy{Env: w.sim, Target: w.target, Seed: seed},
+	}
+}
+
+func runDemo(w *world, n, T int, gamma float64, seed uint64) (*demoReport, error) {
+	d, err := sampleWorld(w, n, T, seed)
+	if err != nil {
+		return nil, err
+	}
+	rep := &demoReport{World: w.desc, Episodes: n, Steps: T, Gamma: gamma, Seed: seed}
+	rep.Truth = exact.Value(w.table, w.target, nil, T, gamma)
+	for _, est := range demoEstimators(w, seed+1) {
+		t0 := time.Now()
+		res, err := est.Estimate(d, gamma)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", est.Name(), err)
+		}
+		rep.Rows = append(rep.Rows, demoRow{
+			Estimator: est.Name(),
+			Estimate:  res.Value,
+			Error:     res.Value - rep.Truth,
+			ESS:       ope.KishESS(res.Weights),
+			Seconds:   time.Since(t0).Seconds(),
+		})
+	}
+	return rep, nil
+}
+
+func printDemo(out io.Writer, r *demoReport) {
+	quantity := "average reward per step"
+	if r.Gamma < 1 {
+		quantity = fmt.Sprintf("normalised discounted reward, gamma = %g", r.Gamma)
+	}
+	fmt.Fprintf(out, "%s\n%d episodes x %d steps logged (seed %d); quantity: %s\n\n", r.World, r.Episodes, r.Steps, r.Seed, quantity)
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "estimator\testimate\terror\t|error|/truth\tESS\ttime\t")
+	fmt.Fprintf(tw, "truth (exact)\t%.6f\t\t\t\t\t\n", r.Truth)
+	for _, row := range r.Rows {
+		ess := ""
+		if row.ESS > 0 {
+			ess = fmt.Sprintf("%.1f", row.ESS)
+		}
+		fmt.Fprintf(tw, "%s\t%.6f\t%+.6f\t%.2f%%\t%s\t%s\t\n", row.Estimator, row.Estimate, row.Error,
+			100*math.Abs(row.Error/r.Truth), ess, fmtDuration(row.Seconds))
+	}
+	tw.Flush()
+	fmt.Fprintf(out, "\ntotal time %s\n", fmtDuration(r.Seconds))
+}
+
+func fmtDuration(sec float64) string {
+	return time.Duration(sec * float64(time.Second)).Round(10 * time.Microsecond).String()
+}

@@ -1,0 +1,354 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/ope"
+)
+
+type estimateCmd struct {
+	Data        string   `required:"" placeholder:"FILE" help:"Logs in the log contract (.csv or .parquet)."`
+	Gamma       float64  `default:"1" help:"Discount: 1 for the average reward per step, below 1 for the normalised discounted reward."`
+	Estimators  []string `sep:"," placeholder:"LIST" help:"Comma-separated estimators to run (default: every one that applies): ${estimators}."`
+	Bootstrap   int      `default:"200" help:"Bootstrap resamples for the intervals; 0 turns intervals off."`
+	Alpha       float64  `default:"0.05" help:"Intervals have coverage 1-alpha."`
+	Seed        uint64   `default:"1" help:"Seed of the bootstrap."`
+	BlockLength int      `help:"Block length of the block bootstrap used for a single long episode (default: cube root of its length)."`
+	Workers     int      `help:"Goroutines for the bootstrap (default: the number of CPUs)."`
+	JSON        bool     `name:"json" help:"Print exactly one JSON object on stdout."`
+}
+
+// logEstimators lists, in output order, the estimators that work from
+// logged probabilities alone. The model-based estimator needs the target's
+// full action distribution and the on-policy oracle a simulator, so they
+// run only in demo and experiments.
+var logEstimators = []string{"naive", "is-trajectory", "wis-trajectory", "is-stepwise", "wis-stepwise", "bch-tabular"}
+
+// newLogEstimator returns a fresh estimator by name.
+func newLogEstimator(name string) ope.Estimator {
+	switch name {
+	case "naive":
+		return &ope.Naive{}
+	case "is-trajectory":
+		return &ope.TrajectoryIS{}
+	case "wis-trajectory":
+		return &ope.TrajectoryWIS{}
+	case "is-stepwise":
+		return &ope.StepwiseIS{}
+	case "wis-stepwise":
+		return &ope.StepwiseWIS{}
+	case "bch-tabular":
+		return &ope.DensityRatioTabular{}
+	}
+	return nil
+}
+
+// applies reports whether an estimator can run on d, and why not.
+func applies(name string, d *dataset.Dataset) (bool, string) {
+	switch name {
+	case "bch-tabular":
+		if !d.Discrete() {
+			return false, "bch-tabular needs a discrete state column"
+		}
+	}
+	return true, ""
+}
+
+// estimateRow is one estimator's result; the JSON names are a contract.
+type estimateRow struct {
+	Estimator         string   `json:"estimator"`
+	Estimate          float64  `json:"estimate"`
+	CILow             *float64 `json:"ci_low"`
+	CIHigh            *float64 `json:"ci_high"`
+	ESS               float64  `json:"ess"`
+	Units             int      `json:"weight_units"`
+	Unit              string   `json:"weight_unit"`
+	MaxWeightShare    float64  `json:"max_weight_share"`
+	BootstrapFailures int      `json:"bootstrap_failures,omitempty"`
+	Seconds           float64  `json:"seconds"`
+}
+
+type dataSummary struct {
+	File        string  `json:"file"`
+	Episodes    int     `json:"episodes"`
+	Steps       int     `json:"steps"`
+	MinLength   int     `json:"min_episode_length"`
+	MaxLength   int     `json:"max_episode_length"`
+	StateKind   string  `json:"state"`
+	StateDim    int     `json:"state_dim,omitempty"`
+	StatesSeen  int     `json:"states_seen,omitempty"`
+	ActionsSeen int     `json:"actions_seen,omitempty"`
+	MeanReward  float64 `json:"mean_reward"`
+	ZeroTarget  int     `json:"steps_target_prob_zero"`
+	LargeRatio  int     `json:"steps_ratio_over_1e6"`
+	MaxLogRatio float64 `json:"max_log_ratio"`
+	OpenEndings int     `json:"episodes_without_next_state"`
+	Gamma       float64 `json:"gamma"`
+}
+
+type bootstrapInfo struct {
+	Resamples   int     `json:"resamples"`
+	Alpha       float64 `json:"alpha"`
+	Method      string  `json:"method"`
+	BlockLength int     `json:"block_length,omitempty"`
+	Seed        uint64  `json:"seed"`
+}
+
+type estimateReport struct {
+	Estimates []estimateRow  `json:"estimates"`
+	Data      dataSummary    `json:"data"`
+	Bootstrap *bootstrapInfo `json:"bootstrap"`
+	Warnings  []string       `json:"warnings"`
+}
+
+func (c *estimateCmd) Run(e *runEnv) error {
+	if !(c.Gamma > 0 && c.Gamma <= 1) {
+		return usagef("--gamma %v is outside (0, 1]", c.Gamma)
+	}
+	if c.Bootstrap < 0 {
+		return usagef("--bootstrap %d is negative", c.Bootstrap)
+	}
+	if !(c.Alpha > 0 && c.Alpha < 1) {
+		return usagef("--alpha %v is outside (0, 1)", c.Alpha)
+	}
+	for _, name := range c.Estimators {
+		if !slices.Contains(logEstimators, name) {
+			return usagef("unknown estimator %q: choose from %s", name, strings.Join(logEstimators, ", "))
+		}
+	}
+	d, err := dataset.ReadFile(c.Data)
+	if err != nil {
+		return err
+	}
+	rep, err := c.estimate(d, e.stderr)
+	if err != nil {
+		return err
+	}
+	rep.Data.File = c.Data
+	if c.JSON {
+		return json.NewEncoder(e.stdout).Encode(rep)
+	}
+	printEstimate(e.stdout, rep)
+	return nil
+}
+
+// estimate runs the chosen estimators and the bootstrap on d.
+func (c *estimateCmd) estimate(d *dataset.Dataset, stderr io.Writer) (*estimateReport, error) {
+	rep := &estimateReport{Warnings: []string{}}
+	rep.Data, rep.Warnings = summarize(d, c.Gamma)
+
+	names := c.Estimators
+	explicit := len(names) > 0
+	if !explicit {
+		names = logEstimators
+	}
+	var run []string
+	for _, name := range names {
+		if ok, why := applies(name, d); !ok {
+			if explicit {
+				return nil, fmt.Errorf("%s", why)
+			}
+			continue
+		}
+		run = append(run, name)
+	}
+	fresh := func() []ope.Estimator {
+		ests := make([]ope.Estimator, len(run))
+		for i, n := range run {
+			ests[i] = newLogEstimator(n)
+		}
+		return ests
+	}
+	for _, est := range fresh() {
+		t0 := time.Now()
+		res, err := est.Estimate(d, c.Gamma)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", est.Name(), err)
+		}
+		row := estimateRow{
+			Estimator:      est.Name(),
+			Estimate:       res.Value,
+			ESS:            ope.KishESS(res.Weights),
+			Units:          len(res.Weights),
+			Unit:           weightUnit(est.Name()),
+			MaxWeightShare: ope.MaxShare(res.Weights),
+			Seconds:        time.Since(t0).Seconds(),
+		}
+		rep.Warnings = append(rep.Warnings, weightWarnings(row)...)
+		rep.Estimates = append(rep.Estimates, row)
+	}
+	if c.Bootstrap == 0 {
+		return rep, nil
+	}
+	workers := c.Workers
+	if workers <= 0 {
+		workers = runtime.NumCPU()
+	}
+	bs := &ope.Bootstrap{Resamples: c.Bootstrap, Alpha: c.Alpha, Seed: c.Seed, BlockLength: c.BlockLength, Workers: workers}
+	method, L := bs.Method(d)
+	rep.Bootstrap = &bootstrapInfo{Resamples: c.Bootstrap, Alpha: c.Alpha, Method: method, BlockLength: L, Seed: c.Seed}
+	if method == "blocks" {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf(
+			"one episode only: intervals come from a moving-block bootstrap with blocks of %d steps; they assume steps further apart than that are nearly independent", L))
+	}
+	if isTerminal(stderr) {
+		bar := progressbar.NewOptions(c.Bootstrap, progressbar.OptionSetWriter(stderr),
+			progressbar.OptionSetDescription("bootstrap"), progressbar.OptionShowCount(),
+			progressbar.OptionSetElapsedTime(true), progressbar.OptionSetPredictTime(true),
+			progressbar.OptionClearOnFinish())
+		bs.Progress = func(int) { bar.Add(1) }
+		defer bar.Finish()
+	}
+	ivs, err := bs.Run(d, c.Gamma, fresh)
+	if err != nil {
+		return nil, err
+	}
+	for k := range rep.Estimates {
+		row := &rep.Estimates[k]
+		iv := ivs[k]
+		if len(iv.Estimates) > 0 {
+			row.CILow, row.CIHigh = &iv.Low, &iv.High
+		}
+		row.BootstrapFailures = iv.Failures
+		if iv.Failures > 0 {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: failed on %d of %d bootstrap resamples (first: %v); the interval uses the others",
+				row.Estimator, iv.Failures, c.Bootstrap, iv.FirstFailure))
+		}
+	}
+	return rep, nil
+}
+
+func weightUnit(name string) string {
+	switch name {
+	case "is-trajectory", "wis-trajectory":
+		return "episode"
+	case "naive":
+		return ""
+	}
+	return "step"
+}
+
+// weightWarnings says in plain words when an estimator's weights collapse.
+func weightWarnings(r estimateRow) []string {
+	if r.Units < 2 || r.Unit == "" {
+		return nil
+	}
+	var w []string
+	if r.ESS < math.Max(2, 0.01*float64(r.Units)) || r.MaxWeightShare > 0.5 {
+		w = append(w, fmt.Sprintf("%s: the weights collapse onto a few %ss (effective sample size %.1f of %d; the largest weight carries %.0f%% of the total); its estimate rests on very little data",
+			r.Estimator, r.Unit, r.ESS, r.Units, 100*r.MaxWeightShare))
+	}
+	return w
+}
+
+// summarize describes the data and checks the behavior policy's support.
+func summarize(d *dataset.Dataset, gamma float64) (dataSummary, []string) {
+	s := dataSummary{Episodes: len(d.Episodes), Steps: d.NumSteps(), Gamma: gamma, MinLength: math.MaxInt, MaxLogRatio: math.Inf(-1)}
+	warnings := []string{}
+	states := map[int]bool{}
+	actions := map[int]bool{}
+	var firstLarge string
+	var sumR float64
+	for i := range d.Episodes {
+		ep := &d.Episodes[i]
+		s.MinLength = min(s.MinLength, len(ep.Steps))
+		s.MaxLength = max(s.MaxLength, len(ep.Steps))
+		if n := len(ep.Steps); n > 0 && !ep.Steps[n-1].HasNext {
+			s.OpenEndings++
+		}
+		for t := range ep.Steps {
+			st := &ep.Steps[t]
+			sumR += st.Reward
+			if d.Discrete() {
+				states[st.State] = true
+			}
+			if d.NumActions > 0 {
+				actions[st.Action] = true
+			}
+			lr := st.LogRatio()
+			if math.IsInf(st.LogTarget, -1) {
+				s.ZeroTarget++
+				continue
+			}
+			s.MaxLogRatio = math.Max(s.MaxLogRatio, lr)
+			if lr > math.Log(1e6) {
+				if s.LargeRatio == 0 {
+					firstLarge = fmt.Sprintf("episode %q, t = %d, ratio %.3g", ep.ID, t, math.Exp(lr))
+				}
+				s.LargeRatio++
+			}
+		}
+	}
+	if s.Steps > 0 {
+		s.MeanReward = sumR / float64(s.Steps)
+	}
+	if d.Discrete() {
+		s.StateKind = "discrete"
+		s.StatesSeen = len(states)
+	} else {
+		s.StateKind = "real"
+		s.StateDim = d.StateDim
+	}
+	s.ActionsSeen = len(actions)
+	if s.LargeRatio > 0 {
+		warnings = append(warnings, fmt.Sprintf("support: %d logged steps have pi/pi0 > 1e6 (first: %s): the behavior policy hardly ever takes actions the target favours there, so every importance-weighted estimate is fragile",
+			s.LargeRatio, firstLarge))
+	}
+	if s.OpenEndings > 0 {
+		warnings = append(warnings, fmt.Sprintf("%d episodes end without next_state: their last step is used for rewards but not as a transition by the density-ratio estimators", s.OpenEndings))
+	}
+	return s, warnings
+}
+
+func printEstimate(out io.Writer, r *estimateReport) {
+	d := r.Data
+	quantity := "average reward per step"
+	if d.Gamma < 1 {
+		quantity = fmt.Sprintf("normalised discounted reward, gamma = %g", d.Gamma)
+	}
+	fmt.Fprintf(out, "%s: %d episodes, %d steps (lengths %d..%d), %s states", d.File, d.Episodes, d.Steps, d.MinLength, d.MaxLength, d.StateKind)
+	if d.StateKind == "discrete" {
+		fmt.Fprintf(out, " (%d seen), %d actions seen", d.StatesSeen, d.ActionsSeen)
+	}
+	fmt.Fprintf(out, "\nquantity: %s; mean logged reward %.6g\n", quantity, d.MeanReward)
+	if b := r.Bootstrap; b != nil {
+		fmt.Fprintf(out, "intervals: %g%% percentile bootstrap, %d resamples over %s", 100*(1-b.Alpha), b.Resamples, b.Method)
+		if b.Method == "blocks" {
+			fmt.Fprintf(out, " of %d steps", b.BlockLength)
+		}
+		fmt.Fprintf(out, ", seed %d\n", b.Seed)
+	}
+	fmt.Fprintln(out)
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "estimator\testimate\tinterval\tESS\tmax share\ttime\t")
+	for _, row := range r.Estimates {
+		ci := "-"
+		if row.CILow != nil {
+			ci = fmt.Sprintf("[%.6g, %.6g]", *row.CILow, *row.CIHigh)
+		}
+		ess, share := "-", "-"
+		if row.Unit != "" {
+			ess = fmt.Sprintf("%.1f/%d %ss", row.ESS, row.Units, row.Unit)
+			share = fmt.Sprintf("%.1f%%", 100*row.MaxWeightShare)
+		}
+		fmt.Fprintf(tw, "%s\t%.6g\t%s\t%s\t%s\t%s\t\n", row.Estimator, row.Estimate, ci, ess, share, fmtDuration(row.Seconds))
+	}
+	tw.Flush()
+	if len(r.Warnings) > 0 {
+		fmt.Fprintln(out, "\nwarnings:")
+		for _, w := range r.Warnings {
+			fmt.Fprintln(out, "  -", w)
+		}
+	}
+}

@@ -1,0 +1,198 @@
+package ope
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sync"
+
+	"github.com/ihope-ope/ihope/dataset"
+)
+
+// Bootstrap computes percentile bootstrap intervals for estimators.
+//
+// With two or more episodes it resamples whole episodes with replacement
+// (episodes are independent under the behavior policy). With a single
+// long episode — a continuing task, the case the paper is about — it uses
+// the moving-block bootstrap: the episode is rebuilt from contiguous blocks
+// of BlockLength steps drawn with replacement, which keeps the dependence
+// between neighbouring steps inside each block. Every step keeps its own
+// logged transition (s, a, r, s'), so the density-ratio estimators see only
+// real transitions; only the position t of a step changes.
+//
+// Each resample refits the estimator from scratch (for bch-tabular this
+// includes solving for w), so the interval reflects the ratio's estimation
+// error too.
+type Bootstrap struct {
+	// Resamples is the number of bootstrap resamples B (> 0).
+	Resamples int
+	// Alpha gives (1 - Alpha) intervals; 0 means 0.05.
+	Alpha float64
+	// Seed seeds the resampling; resample b uses its own stream derived
+	// from Seed and b, so results do not depend on Workers.
+	Seed uint64
+	// BlockLength is the block length of the block bootstrap; 0 means
+	// round(M^(1/3)) for an episode of M steps (at least 1).
+	BlockLength int
+	// Workers is the number of goroutines; 0 means 1.
+	Workers int
+	// Progress, if not nil, is called after each finished resample.
+	Progress func(done int)
+}
+
+// Interval is a bootstrap interval of one estimator.
+type Interval struct {
+	Low, High float64
+	// Estimates are the resample estimates that succeeded, in resample
+	// order.
+	Estimates []float64
+	// Failures counts resamples on which the estimator returned an error
+	// (e.g. every weight zero); they are excluded from the percentiles and
+	// reported, never silently dropped.
+	Failures int
+	// FirstFailure is the error of the first failed resample.
+	FirstFailure error
+}
+
+// Method returns "episodes" or "blocks" for d, and the block length used.
+func (b *Bootstrap) Method(d *dataset.Dataset) (string, int) {
+	if len(d.Episodes) > 1 {
+		return "episodes", 0
+	}
+	return "blocks", b.blockLength(d.NumSteps())
+}
+
+func (b *Bootstrap) blockLength(m int) int {
+	if b.BlockLength > 0 {
+		return min(b.BlockLength, m)
+	}
+	return max(1, int(math.Round(math.Cbrt(float64(m)))))
+}
+
+// Run computes intervals for every estimator that newEstimators returns.
+// newEstimators is called once per worker so that estimators holding
+// state are never shared between goroutines; it must return them in the
+// same order every time. The returned slice is in that order.
+func (b *Bootstrap) Run(d *dataset.Dataset, gamma float64, newEstimators func() []Estimator) ([]Interval, error) {
+	if b.Resamples <= 0 {
+		return nil, fmt.Errorf("bootstrap: %d resamples", b.Resamples)
+	}
+	if len(d.Episodes) == 0 {
+		return nil, fmt.Errorf("bootstrap: no episodes")
+	}
+	alpha := b.Alpha
+	if alpha == 0 {
+		alpha = 0.05
+	}
+	if !(alpha > 0 && alpha < 1) {
+		return nil, fmt.Errorf("bootstrap: alpha %v outside (0, 1)", alpha)
+	}
+	workers := max(1, b.Workers)
+	nEst := len(newEstimators())
+	values := make([][]float64, nEst) // [estimator][resample], NaN on failure
+	errs := make([][]error, nEst)
+	for k := range values {
+		values[k] = make([]float64, b.Resamples)
+		errs[k] = make([]error, b.Resamples)
+	}
+	var (
+		mu   sync.Mutex
+		done int
+		wg   sync.WaitGroup
+		next = make(chan int)
+	)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ests := newEstimators()
+			for r := range next {
+				rng := rand.New(rand.NewPCG(b.Seed, uint64(r)+1))
+				rd := b.resample(rng, d)
+				for k, est := range ests {
+					res, err := est.Estimate(rd, gamma)
+					if err != nil {
+						values[k][r], errs[k][r] = math.NaN(), err
+						continue
+					}
+					values[k][r] = res.Value
+				}
+				if b.Progress != nil {
+					mu.Lock()
+					done++
+					b.Progress(done)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for r := range b.Resamples {
+		next <- r
+	}
+	close(next)
+	wg.Wait()
+
+	out := make([]Interval, nEst)
+	for k := range out {
+		iv := &out[k]
+		for r, v := range values[k] {
+			if errs[k][r] != nil {
+				if iv.Failures == 0 {
+					iv.FirstFailure = errs[k][r]
+				}
+				iv.Failures++
+				continue
+			}
+			iv.Estimates = append(iv.Estimates, v)
+		}
+		if len(iv.Estimates) == 0 {
+			iv.Low, iv.High = math.NaN(), math.NaN()
+			continue
+		}
+		sorted := slices.Clone(iv.Estimates)
+		slices.Sort(sorted)
+		iv.Low = Quantile(sorted, alpha/2)
+		iv.High = Quantile(sorted, 1-alpha/2)
+	}
+	return out, nil
+}
+
+// resample draws one bootstrap dataset.
+func (b *Bootstrap) resample(rng *rand.Rand, d *dataset.Dataset) *dataset.Dataset {
+	if len(d.Episodes) > 1 {
+		idx := make([]int, len(d.Episodes))
+		for i := range idx {
+			idx[i] = rng.IntN(len(d.Episodes))
+		}
+		return d.Subset(idx)
+	}
+	src := d.Episodes[0].Steps
+	m := len(src)
+	L := b.blockLength(m)
+	steps := make([]dataset.Step, 0, m)
+	for len(steps) < m {
+		start := rng.IntN(m - L + 1)
+		n := min(L, m-len(steps))
+		steps = append(steps, src[start:start+n]...)
+	}
+	out := *d
+	out.Episodes = []dataset.Episode{{ID: d.Episodes[0].ID, Steps: steps}}
+	return &out
+}
+
+// Quantile returns the p-quantile of sorted data by linear interpolation
+// between order statistics (type 7 of Hyndman and Fan, the default of R
+// and NumPy).
+func Quantile(sorted []float64, p float64) float64 {
+	n := len(sorted)
+	if n == 1 {
+		return sorted[0]
+	}
+	h := p * float64(n-1)
+	lo := int(math.Floor(h))
+	if lo >= n-1 {
+		return sorted[n-1]
+	}
+	return sorted[lo] + (h-float64(lo))*(sorted[lo+1]-sorted[lo])
+}

@@ -1,0 +1,218 @@
+package ope
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/env"
+	"github.com/ihope-ope/ihope/exact"
+	"github.com/ihope-ope/ihope/policy"
+)
+
+// sar is a logged (s, a, r, s') step; next < 0 means no next state.
+func sarStep(s, a int, r float64, next int) dataset.Step {
+	st := dataset.Step{State: s, Action: a, Reward: r, NextState: next, HasNext: next >= 0}
+	if next < 0 {
+		st.NextState = -1
+	}
+	return st
+}
+
+// countData has 3 states and 3 actions:
+//
+//	ep a: (0,0,1 -> 1) (1,0,0 -> 0) (0,0,3 -> 0)
+//	ep b: (0,1,2 -> 1) (1,0,2 -> 2)
+//	ep c: (1,1,5, no next state)
+//
+// State 2 is never left; action 2 is never taken; (1,1) has a reward but
+// no transition.
+func countData() *dataset.Dataset {
+	return &dataset.Dataset{NumStates: 3, NumActions: 3, Episodes: []dataset.Episode{
+		{ID: "a", Steps: []dataset.Step{sarStep(0, 0, 1, 1), sarStep(1, 0, 0, 0), sarStep(0, 0, 3, 0)}},
+		{ID: "b", Steps: []dataset.Step{sarStep(0, 1, 2, 1), sarStep(1, 0, 2, 2)}},
+		{ID: "c", Steps: []dataset.Step{sarStep(1, 1, 5, -1)}},
+	}}
+}
+
+func TestCountModel(t *testing.T) {
+	m, err := FitCountModel(countData())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Check(m); err != nil {
+		t.Fatalf("fitted model is not a valid table: %v", err)
+	}
+	// Start states: a and b start in 0, c in 1.
+	wantInit := []float64{2. / 3, 1. / 3, 0}
+	for s, p := range wantInit {
+		if math.Abs(m.Initial()[s]-p) > 1e-15 {
+			t.Errorf("Initial()[%d] = %v, want %v", s, m.Initial()[s], p)
+		}
+	}
+	const global = 13. / 6 // (1+0+3+2+2+5)/6
+	cases := []struct {
+		s, a   int
+		visits int
+		want   []env.Outcome
+	}{
+		// Seen: next states 1 and 0 once each, rewards 1 and 3.
+		{0, 0, 2, []env.Outcome{{Next: 0, Prob: 0.5, Reward: 2}, {Next: 1, Prob: 0.5, Reward: 2}}},
+		{0, 1, 1, []env.Outcome{{Next: 1, Prob: 1, Reward: 2}}},
+		// Unseen action 2 in state 0: pooled next states {1, 0, 1}, state
+		// mean reward (1+3+2)/3.
+		{0, 2, 0, []env.Outcome{{Next: 0, Prob: 1. / 3, Reward: 2}, {Next: 1, Prob: 2. / 3, Reward: 2}}},
+		{1, 0, 2, []env.Outcome{{Next: 0, Prob: 0.5, Reward: 1}, {Next: 2, Prob: 0.5, Reward: 1}}},
+		// Reward seen (5) but no transition: pooled next states of state 1.
+		{1, 1, 0, []env.Outcome{{Next: 0, Prob: 0.5, Reward: 5}, {Next: 2, Prob: 0.5, Reward: 5}}},
+		// Nothing seen: pooled next states, state-1 mean reward (0+2+5)/3.
+		{1, 2, 0, []env.Outcome{{Next: 0, Prob: 0.5, Reward: 7. / 3}, {Next: 2, Prob: 0.5, Reward: 7. / 3}}},
+		// State 2 is never left: self-loop with the data mean.
+		{2, 0, 0, []env.Outcome{{Next: 2, Prob: 1, Reward: global}}},
+		{2, 2, 0, []env.Outcome{{Next: 2, Prob: 1, Reward: global}}},
+	}
+	for _, c := range cases {
+		if v := m.Visits(c.s, c.a); v != c.visits {
+			t.Errorf("Visits(%d, %d) = %d, want %d", c.s, c.a, v, c.visits)
+		}
+		got := m.Outcomes(c.s, c.a)
+		if len(got) != len(c.want) {
+			t.Errorf("Outcomes(%d, %d) = %v, want %v", c.s, c.a, got, c.want)
+			continue
+		}
+		for i := range got {
+			if got[i].Next != c.want[i].Next || math.Abs(got[i].Prob-c.want[i].Prob) > 1e-15 ||
+				math.Abs(got[i].Reward-c.want[i].Reward) > 1e-15 {
+				t.Errorf("Outcomes(%d, %d) = %v, want %v", c.s, c.a, got, c.want)
+				break
+			}
+		}
+	}
+}
+
+func TestModelBasedHand(t *testing.T) {
+	// Target: always action 0. In the model of countData,
+	//	d_0 = (2/3, 1/3, 0); E r_0 = 2/3 * r(0,0) + 1/3 * r(1,0) = 4/3 + 1/3 = 5/3;
+	//	d_1 = 2/3 (1/2, 1/2, 0) + 1/3 (1/2, 0, 1/2) = (1/2, 1/3, 1/6);
+	//	E r_1 = 1/2 * 2 + 1/3 * 1 + 1/6 * 13/6 = 61/36.
+	// T = 2: gamma = 1 gives (5/3 + 61/36)/2 = 121/72; gamma = 1/2 gives
+	// 2/3 * 5/3 + 1/3 * 61/36 = 181/108.
+	target := tabularPolicy(t, [][]float64{{1, 0, 0}, {1, 0, 0}, {1, 0, 0}})
+	for _, c := range []struct {
+		gamma, want float64
+	}{{1, 121. / 72}, {0.5, 181. / 108}} {
+		res, err := (&ModelBased{Target: target, Horizon: 2}).Estimate(countData(), c.gamma)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(res.Value-c.want) > 1e-12 {
+			t.Errorf("gamma %v: %.17g, want %.17g", c.gamma, res.Value, c.want)
+		}
+	}
+	// Horizon 0 means the longest episode (3 steps).
+	def, err1 := (&ModelBased{Target: target}).Estimate(countData(), 0.9)
+	three, err2 := (&ModelBased{Target: target, Horizon: 3}).Estimate(countData(), 0.9)
+	two, err3 := (&ModelBased{Target: target, Horizon: 2}).Estimate(countData(), 0.9)
+	if err1 != nil || err2 != nil || err3 != nil {
+		t.Fatal(err1, err2, err3)
+	}
+	if def.Value != three.Value || def.Value == two.Value {
+		t.Errorf("horizon 0: %v; horizon 3: %v; horizon 2: %v", def.Value, three.Value, two.Value)
+	}
+}
+
+// detMDP is a deterministic 3-state, 2-action MDP with integer rewards.
+type detMDP struct{}
+
+func (detMDP) NumStates() int     { return 3 }
+func (detMDP) NumActions() int    { return 2 }
+func (detMDP) Initial() []float64 { return []float64{0.5, 0.25, 0.25} }
+func (detMDP) Outcomes(s, a int) []env.Outcome {
+	next := []int{(s + 1) % 3, (s * 2) % 3}[a]
+	return []env.Outcome{{Next: next, Prob: 1, Reward: float64(2*s - a)}}
+}
+
+// TestModelBasedKnownModel: with deterministic dynamics and every pair
+// visited, the count model is the true model, so the estimate equals the
+// exact value from the empirical start distribution.
+func TestModelBasedKnownModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 0))
+	target := tabularPolicy(t, [][]float64{{0.3, 0.7}, {0.8, 0.2}, {0.5, 0.5}})
+	d, err := dataset.Sample(rng, env.NewSampler(detMDP{}), policy.Uniform(3, 2), target, 20, 15)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := FitCountModel(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s := range 3 {
+		for a := range 2 {
+			if m.Visits(s, a) == 0 {
+				t.Fatalf("pair (%d, %d) not visited; pick another seed", s, a)
+			}
+		}
+	}
+	d0 := make([]float64, 3)
+	for _, ep := range d.Episodes {
+		d0[ep.Steps[0].State] += 1.0 / float64(len(d.Episodes))
+	}
+	for _, gamma := range []float64{1, 0.9} {
+		for _, T := range []int{0, 1, 40} {
+			res, err := (&ModelBased{Target: target, Horizon: T}).Estimate(d, gamma)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := T
+			if h == 0 {
+				h = 15
+			}
+			want := exact.Value(detMDP{}, target, d0, h, gamma)
+			if math.Abs(res.Value-want) > 1e-12 {
+				t.Errorf("gamma %v, T %d: %.17g, exact %.17g", gamma, T, res.Value, want)
+			}
+		}
+	}
+}
+
+func TestModelBasedErrors(t *testing.T) {
+	target := tabularPolicy(t, [][]float64{{1, 0, 0}, {1, 0, 0}, {1, 0, 0}})
+	continuous := &dataset.Dataset{StateDim: 2, Episodes: []dataset.Episode{{ID: "x", Steps: []dataset.Step{{State: -1, Obs: []float64{0, 1}}}}}}
+	badState := countData()
+	badState.Episodes[1].Steps[1].NextState = 3
+	badAction := countData()
+	badAction.Episodes[0].Steps[2].Action = -1
+	cases := []struct {
+		name string
+		e    *ModelBased
+		d    *dataset.Dataset
+		text string
+	}{
+		{"continuous", &ModelBased{Target: target}, continuous, "discrete"},
+		{"no target", &ModelBased{}, countData(), "target"},
+		{"wrong shape", &ModelBased{Target: policy.Uniform(3, 2)}, countData(), "3x2"},
+		{"next state", &ModelBased{Target: target}, badState, `episode "b" step 1: next state 3`},
+		{"action", &ModelBased{Target: target}, badAction, `episode "a" step 2: action -1`},
+		{"horizon", &ModelBased{Target: target, Horizon: -1}, countData(), "horizon"},
+	}
+	for _, c := range cases {
+		_, err := c.e.Estimate(c.d, 1)
+		if err == nil || !strings.Contains(err.Error(), c.text) {
+			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.text)
+		}
+	}
+}
+
+func BenchmarkModelBased(b *testing.B) {
+	d, target := benchData(b)
+	e := &ModelBased{Target: target}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := e.Estimate(d, 0.99); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

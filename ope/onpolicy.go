@@ -1,0 +1,103 @@
+package ope
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/env"
+	"github.com/ihope-ope/ihope/policy"
+)
+
+// onPolicyStream is the second word of the PCG state of OnPolicy's
+// generator ("on-polic" in ASCII). It keeps the oracle's rollouts on a
+// stream of their own, so that an experiment may reuse the seed that drew
+// the logged data without correlating the two.
+const onPolicyStream = 0x6f6e2d706f6c6963
+
+// OnPolicy is the on-policy oracle, "on-policy": it ignores the logged
+// data except for its shape and rolls out the target policy in the
+// environment instead,
+//
+//	R = (1/n) sum_i sum_{t<T_i} gamma^i_t r^i_t,   trajectories drawn under pi,
+//
+// with gamma^i_t normalised over each rollout's length T_i as for every
+// other estimator. It is the Monte Carlo reference the paper's Section 5
+// compares against: an estimate from as much on-policy data as the
+// off-policy estimators see, not the exact value.
+//
+// By default it draws one rollout per logged episode, each as long as that
+// episode. Episodes > 0 sets the number of rollouts and Horizon > 0 the
+// length of every rollout; when Episodes exceeds the number of logged
+// episodes and Horizon is 0, the logged lengths are reused cyclically.
+// With both set, the dataset may be nil or empty.
+//
+// Randomness comes from rand.New(rand.NewPCG(Seed, s)) with a fixed stream
+// constant s, created afresh in each call, so equal seeds give equal
+// estimates.
+//
+// Result.Weights is nil.
+type OnPolicy struct {
+	// Env is the environment the target is rolled out in.
+	Env env.Discrete
+	// Target is the policy being evaluated.
+	Target policy.Discrete
+	// Seed seeds the rollouts.
+	Seed uint64
+	// Episodes is the number of rollouts; 0 means one per logged episode.
+	Episodes int
+	// Horizon is the length of every rollout; 0 means the length of the
+	// corresponding logged episode.
+	Horizon int
+}
+
+var _ Estimator = (*OnPolicy)(nil)
+
+// Name returns "on-policy".
+func (*OnPolicy) Name() string { return "on-policy" }
+
+// Estimate rolls out the target and returns its average normalised reward.
+func (e *OnPolicy) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
+	const name = "on-policy"
+	if err := checkGamma(gamma); err != nil {
+		return Result{}, fmt.Errorf("%s: %w", name, err)
+	}
+	if e.Env == nil || e.Target == nil {
+		return Result{}, fmt.Errorf("%s: needs an environment and a target policy", name)
+	}
+	if e.Target.NumActions() != e.Env.NumActions() {
+		return Result{}, fmt.Errorf("%s: target policy has %d actions, environment %d",
+			name, e.Target.NumActions(), e.Env.NumActions())
+	}
+	if e.Episodes < 0 || e.Horizon < 0 {
+		return Result{}, fmt.Errorf("%s: %d episodes of horizon %d", name, e.Episodes, e.Horizon)
+	}
+	n := e.Episodes
+	if n == 0 || e.Horizon == 0 {
+		if err := checkEpisodes(name, d); err != nil {
+			return Result{}, err
+		}
+		if n == 0 {
+			n = len(d.Episodes)
+		}
+	}
+	rng := rand.New(rand.NewPCG(e.Seed, onPolicyStream))
+	sum := 0.0
+	for i := range n {
+		T := e.Horizon
+		if T == 0 {
+			T = len(d.Episodes[i%len(d.Episodes)].Steps)
+		}
+		g, _ := discountStart(gamma, T)
+		v := 0.0
+		s := e.Env.Reset(rng)
+		for range T {
+			next, r := e.Env.Step(rng, s, e.Target.Sample(rng, s))
+			v += g * r
+			g *= gamma
+			s = next
+		}
+		sum += v
+	}
+	return Result{Value: sum / float64(n)}, nil
+}

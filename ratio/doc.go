@@ -1,0 +1,31 @@
+// Package ratio learns the stationary density ratio
+//
+//	w(s) = d_pi(s) / d_pi0(s)
+//
+// between the state visitation of a target policy pi and that of the
+// behavior policy pi0 that logged the data, by minimising the paper's
+// mini-max (kernel) loss
+//
+//	D(w) = E[ Delta_i Delta_j k(s'_i, s'_j) ],   Delta_i = w(s_i) beta_i - w(s'_i),
+//
+// with beta_i = pi(a_i|s_i) / pi0(a_i|s_i) and w normalised by its mean
+// over the logged states (Theorems 1 and 2). The discounted case adds,
+// before every episode, a dummy transition into its first state whose
+// Delta is 1 - w(s_0), and weighs step t by gamma^(t+1) (Theorem 3,
+// Algorithm 2, Appendix "Algorithm Details").
+//
+// Tabular handles discrete states. With the delta kernel the paper uses
+// there, D(w) is a quadratic form in the vector w, so the minimiser under
+// the normalisation is the solution of a sparse linear system, found
+// exactly (to a relative residual of 1e-10) by projected conjugate
+// gradients instead of stochastic gradient descent. The neural learner
+// for real-valued states lives beside it in this package.
+//
+// A learned ratio is consumed by the density-ratio estimator of package
+// ope, R = sum_i v_i r_i / sum_i v_i with v_i = gamma^t_i w(s_i) beta_i.
+//
+// References:
+//
+//	Q. Liu, L. Li, Z. Tang, D. Zhou. Breaking the Curse of Horizon:
+//	Infinite-Horizon Off-Policy Estimation. NeurIPS 2018.
+package ratio
