@@ -17,13 +17,13 @@ import (
 	"github.com/ihope-ope/ihope/policy"
 )
 
-// step returns a logged step with behavior probability pb, target
+// loggedStep returns a logged step with behavior probability pb, target
 // probability pt and reward r (state and action 0).
 func loggedStep(pb, pt, r float64) dataset.Step {
 	return dataset.Step{Reward: r, HasNext: true, LogBehavior: math.Log(pb), LogTarget: math.Log(pt)}
 }
 
-// episodes returns a discrete dataset made of the given step lists.
+// loggedData returns a discrete dataset made of the given step lists.
 func loggedData(eps ...[]dataset.Step) *dataset.Dataset {
 	d := &dataset.Dataset{NumStates: 1, NumActions: 1}
 	for i, s := range eps {
@@ -240,7 +240,7 @@ func TestErrors(t *testing.T) {
 	}
 }
 
-// ringData samples n episodes of T steps on the 5-state ring with
+// ringLogs samples n episodes of T steps on the 5-state ring with
 // behavior P(R) = pb and target P(R) = pt.
 func ringLogs(t testing.TB, seed uint64, pb, pt float64, n, T int) *dataset.Dataset {
 	t.Helper()
@@ -369,7 +369,7 @@ func (chain3) NumStates() int     { return 3 }
 func (chain3) NumActions() int    { return 2 }
 func (chain3) Initial() []float64 { return []float64{0.5, 0.3, 0.2} }
 func (chain3) Outcomes(s, a int) []env.Outcome {
-	r := float64(s) + 0.5*float64(a) // r(s, a)
+	r := float64(s) + 2*float64(a) // r(s, a)
 	if a == 0 {
 		return []env.Outcome{{Next: s, Prob: 0.6, Reward: r}, {Next: (s + 1) % 3, Prob: 0.4, Reward: r}}
 	}

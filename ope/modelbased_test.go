@@ -12,7 +12,7 @@ import (
 	"github.com/ihope-ope/ihope/policy"
 )
 
-// sar is a logged (s, a, r, s') step; next < 0 means no next state.
+// sarStep is a logged (s, a, r, s') step; next < 0 means no next state.
 func sarStep(s, a int, r float64, next int) dataset.Step {
 	st := dataset.Step{State: s, Action: a, Reward: r, NextState: next, HasNext: next >= 0}
 	if next < 0 {

@@ -1,0 +1,95 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// run calls the CLI as main does and returns stdout, stderr and the code.
+func run(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := Run(args, &out, &errOut)
+	return out.String(), errOut.String(), code
+}
+
+func TestDemoDefaults(t *testing.T) {
+	out, errOut, code := run(t, "demo", "--json")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rep demoReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	// The issue's check value: pi19, T = 400, gamma = 1.
+	if got := rep.Truth; got < -0.1411805 || got > -0.1411795 {
+		t.Errorf("truth %.7f, want -0.141180", got)
+	}
+	want := []string{"naive", "is-trajectory", "wis-trajectory", "is-stepwise", "wis-stepwise", "model-based", "bch-tabular", "on-policy"}
+	if len(rep.Rows) != len(want) {
+		t.Fatalf("%d estimators, want %d", len(rep.Rows), len(want))
+	}
+	for i, row := range rep.Rows {
+		if row.Estimator != want[i] {
+			t.Errorf("row %d: %s, want %s", i, row.Estimator, want[i])
+		}
+	}
+	// bch-tabular on the default data is within 5% of the truth, and
+	// closer than every IS-type estimator and naive (the paper's claim,
+	// on this seed).
+	errOf := map[string]float64{}
+	for _, r := range rep.Rows {
+		errOf[r.Estimator] = abs(r.Error)
+	}
+	if errOf["bch-tabular"] > 0.05*abs(rep.Truth) {
+		t.Errorf("bch-tabular error %.4f", errOf["bch-tabular"])
+	}
+	for _, n := range []string{"naive", "is-trajectory", "wis-trajectory", "is-stepwise", "wis-stepwise"} {
+		if errOf[n] <= errOf["bch-tabular"] {
+			t.Errorf("%s error %.4f is not above bch-tabular's %.4f", n, errOf[n], errOf["bch-tabular"])
+		}
+	}
+}
+
+func TestDemoTable(t *testing.T) {
+	out, errOut, code := run(t, "demo", "-n", "20", "-T", "50", "--env", "ring", "--rho", "0.3")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	// Ring truth: the target picks R with 0.7, so the value is 0.7.
+	if !regexp.MustCompile(`truth \(exact\)\s+0\.700000`).MatchString(out) {
+		t.Errorf("no ring truth 0.7 in:\n%s", out)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	for i, args := range [][]string{
+		{"demo", "--gamma", "0"},
+		{"demo", "--alpha", "2"},
+		{"demo", "--env", "maze"},
+		{"demo", "--policy", "pi99"},
+		{"demo", "-n", "0"},
+		{"nosuchverb"},
+		{"estimate"},
+		{"estimate", "--data", "x.csv", "--estimators", "magic"},
+	} {
+		_, errOut, code := run(t, args...)
+		if code != ExitUsage {
+			t.Errorf("%d %v: exit %d, want %d (%s)", i, args, code, ExitUsage, errOut)
+		}
+		if !strings.Contains(errOut, "ihope:") {
+			t.Errorf("%d %v: no message: %q", i, args, errOut)
+		}
+	}
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
