@@ -17,7 +17,7 @@
 // Tabular handles discrete states. With the delta kernel the paper uses
 // there, D(w) is a quadratic form in the vector w, so the minimiser under
 // the normalisation is the solution of a sparse linear system, found
-// exactly (to a relative residual of 1e-10) by projected conjugate
+// exactly (to a relative residual of 1e-12) by projected conjugate
 // gradients instead of stochastic gradient descent. The neural learner
 // for real-valued states lives beside it in this package.
 //

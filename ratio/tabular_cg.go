@@ -49,7 +49,7 @@ type system struct {
 
 func newSystem(c *Counts, ridge float64) (*system, error) {
 	nS := c.NumStates
-	if nS <= 0 {
+	if nS <= 0 || nS > math.MaxInt32 {
 		return nil, fmt.Errorf("ratio: %d states", nS)
 	}
 	if len(c.Norm) != nS {
@@ -363,8 +363,9 @@ func (sys *system) loss(y []float64) float64 {
 // feasible point, solve on the free unknowns; if the solution leaves the
 // orthant, step to the boundary and hold the blocking unknowns at 0;
 // otherwise release the held unknowns whose Lagrange multipliers are
-// negative, or stop when none is. Every accepted step lowers the loss, so
-// no active set repeats.
+// negative (below -100 Tol in the units of the residual), or stop when none
+// is. The loss never increases and strictly decreases at every release, so
+// the method ends; maxSolves caps it all the same.
 func (sys *system) activeSet(y []float64, tol float64, maxIter, maxSolves int, model *TabularModel) error {
 	neg := false
 	for _, v := range y {

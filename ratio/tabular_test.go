@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
+	"sync"
 	"testing"
 
 	"gonum.org/v1/gonum/floats/scalar"
+	"gonum.org/v1/gonum/mat"
 
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/env"
@@ -142,7 +145,7 @@ func TestAggregate(t *testing.T) {
 				t.Errorf("case %d: edge %d = %+v, want %+v", i, k, e, w)
 			}
 		}
-		if fmt.Sprint(c.Restart) != fmt.Sprint(tc.restart) && !(c.Restart == nil && tc.restart == nil) {
+		if fmt.Sprint(c.Restart) != fmt.Sprint(tc.restart) || (c.Restart == nil) != (tc.restart == nil) {
 			t.Errorf("case %d: restart %v, want %v", i, c.Restart, tc.restart)
 		}
 		if fmt.Sprint(c.Norm) != fmt.Sprint(tc.norm) {
@@ -246,17 +249,50 @@ func TestPopulationRing(t *testing.T) {
 	}
 }
 
-// TestPopulationTaxi: with population weights the solver returns
-// exact.Ratio on Taxi (pi19 target, pi18 behavior).
+// taxiVisitation returns exact.Visitation of pi (target) and pi0
+// (behavior) on Taxi, cached: each is a dense LU of the 2000 states.
+func taxiVisitation(t *testing.T, gamma float64) (dPi, dPi0 []float64) {
+	t.Helper()
+	visitMu.Lock()
+	defer visitMu.Unlock()
+	if v, ok := visitCache[gamma]; ok {
+		return v[0], v[1]
+	}
+	m := taxi.New()
+	pi, pi0 := taxiPolicies(t)
+	dPi, err := exact.Visitation(m, pi, gamma)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dPi0, err = exact.Visitation(m, pi0, gamma)
+	if err != nil {
+		t.Fatal(err)
+	}
+	visitCache[gamma] = [2][]float64{dPi, dPi0}
+	return dPi, dPi0
+}
+
+var (
+	visitMu    sync.Mutex
+	visitCache = map[float64][2][]float64{}
+)
+
+// TestPopulationTaxi: with population weights the solver returns the true
+// ratio d_pi/d_pi0 on Taxi (pi19 target, pi18 behavior), as exact.Ratio
+// defines it.
 func TestPopulationTaxi(t *testing.T) {
 	m := taxi.New()
 	pi, pi0 := taxiPolicies(t)
 	for _, gamma := range []float64{1, 0.99} {
-		want, err := exact.Ratio(m, pi, pi0, gamma)
-		if err != nil {
-			t.Fatal(err)
+		dPi, dPi0 := taxiVisitation(t, gamma)
+		want := make([]float64, len(dPi)) // exact.Ratio, from the cached visitations
+		for s := range want {
+			if dPi0[s] > 0 {
+				want[s] = dPi[s] / dPi0[s]
+			}
 		}
-		mod, err := Tabular{}.Solve(population(t, m, pi, pi0, gamma))
+		c := population(t, m, pi, pi0, gamma)
+		mod, err := Tabular{}.Solve(c)
 		if err != nil {
 			t.Fatalf("gamma %v: %v", gamma, err)
 		}
@@ -266,8 +302,82 @@ func TestPopulationTaxi(t *testing.T) {
 		if diff > 1e-9 {
 			t.Errorf("gamma %v: max |w - exact.Ratio| = %v, want <= 1e-9", gamma, diff)
 		}
-		if mod.Negative != 0 {
-			t.Errorf("gamma %v: %d negative entries", gamma, mod.Negative)
+		if mod.Negative != 0 || mod.Loss > 1e-24 {
+			t.Errorf("gamma %v: %d negative entries, loss %v", gamma, mod.Negative, mod.Loss)
+		}
+		if tv := TV(mod.W, dPi0, dPi); tv > 1e-10 {
+			t.Errorf("gamma %v: TV %v, want ~0", gamma, tv)
+		}
+	}
+}
+
+// TestSampledTaxi: on logged Taxi data (T = 400 steps, pi18 logging, pi19
+// target) the estimate w d_pi0 approaches d_pi in total variation as the
+// number of episodes grows. The episodes are nested (the first 50 of the
+// 200, the first 200 of the 800).
+func TestSampledTaxi(t *testing.T) {
+	m := taxi.New()
+	pi, pi0 := taxiPolicies(t)
+	d := sample(t, 1, m, pi0, pi, 800, 400)
+	for _, gamma := range []float64{1, 0.99} {
+		dPi, dPi0 := taxiVisitation(t, gamma)
+		prev := math.Inf(1)
+		for _, n := range []int{50, 200, 800} {
+			idx := make([]int, n)
+			for i := range idx {
+				idx[i] = i
+			}
+			mod, err := Tabular{}.Fit(d.Subset(idx), gamma)
+			if err != nil {
+				t.Fatalf("gamma %v n %d: %v", gamma, n, err)
+			}
+			tv := TV(mod.W, dPi0, dPi)
+			t.Logf("gamma %v n %d: TV %.4f, %d unknowns, %d iterations, %d negative, loss %.3g",
+				gamma, n, tv, mod.Unknowns, mod.Iterations, mod.Negative, mod.Loss)
+			if !(tv < prev) {
+				t.Errorf("gamma %v n %d: TV %v, not below %v", gamma, n, tv, prev)
+			}
+			prev = tv
+		}
+		if prev > 0.01 {
+			t.Errorf("gamma %v: TV %v at n = 800, want < 0.01", gamma, prev)
+		}
+	}
+}
+
+// TestSampledRing: on the ring the true ratio is 1 (see
+// TestPopulationRing); with logged data max |w - 1| shrinks as the number
+// of episodes grows.
+func TestSampledRing(t *testing.T) {
+	const n, T = 5, 50
+	m, err := ring.New(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := sample(t, 2, m, ring.Policy(n, 0.3), ring.Policy(n, 0.7), 1000, T)
+	for _, gamma := range []float64{1, 0.9} {
+		prev := math.Inf(1)
+		for _, k := range []int{10, 100, 1000} {
+			idx := make([]int, k)
+			for i := range idx {
+				idx[i] = i
+			}
+			mod, err := Tabular{}.Fit(d.Subset(idx), gamma)
+			if err != nil {
+				t.Fatalf("gamma %v, %d episodes: %v", gamma, k, err)
+			}
+			dev := 0.0
+			for _, w := range mod.W {
+				dev = math.Max(dev, math.Abs(w-1))
+			}
+			t.Logf("gamma %v, %d episodes: max |w - 1| = %.4f", gamma, k, dev)
+			if !(dev < prev) {
+				t.Errorf("gamma %v, %d episodes: max |w - 1| = %v, not below %v", gamma, k, dev, prev)
+			}
+			prev = dev
+		}
+		if prev > 0.05 {
+			t.Errorf("gamma %v: max |w - 1| = %v with 1000 episodes, want < 0.05", gamma, prev)
 		}
 	}
 }
@@ -278,4 +388,356 @@ func maxOf(x []float64) float64 {
 		m = math.Max(m, v)
 	}
 	return m
+}
+
+// denseSolve is the reference solve, independent of system: it forms A and
+// b densely from c (rows and columns by state id), drops the all-zero
+// columns and the states held at zero (fixed, may be nil), and solves the
+// KKT system of min ||A w - b||^2 + lambda ||w||^2 s.t. c^T w = 1,
+//
+//	[ A^T A + lambda I   c ] [ w  ]   [ A^T b ]
+//	[ c^T                0 ] [ mu ] = [ 1     ],
+//
+// by LU with partial pivoting (gonum mat), after a symmetric Jacobi
+// scaling. lambda is ridge times the mean of diag(A^T A) over the kept
+// columns, as in Tabular. It returns w by state and the multipliers
+// g(s) - mu c(s) of every column (g the half-gradient), which the
+// optimality of a non-negative solution needs to be >= 0 where w = 0.
+func denseSolve(t *testing.T, c *Counts, ridge float64, fixed []bool) (w, nu []float64) {
+	t.Helper()
+	nS := c.NumStates
+	total, normSum := 0.0, 0.0
+	A := mat.NewDense(nS, nS, nil)
+	b := make([]float64, nS)
+	for _, e := range c.Edges {
+		total += e.Weight
+		A.Set(e.To, e.From, A.At(e.To, e.From)+e.RatioWeight)
+		A.Set(e.To, e.To, A.At(e.To, e.To)-e.Weight)
+	}
+	for s := 0; s < nS; s++ {
+		normSum += c.Norm[s]
+		if c.Restart != nil {
+			total += c.Restart[s]
+			A.Set(s, s, A.At(s, s)-c.Restart[s])
+			b[s] = -c.Restart[s]
+		}
+	}
+	A.Scale(1/total, A)
+	for s := range b {
+		b[s] /= total
+	}
+	var keep []int
+	for s := 0; s < nS; s++ {
+		if mat.Norm(A.ColView(s), 2) > 0 && (fixed == nil || !fixed[s]) {
+			keep = append(keep, s)
+		}
+	}
+	k := len(keep)
+	Ak := mat.NewDense(nS, k, nil)
+	for j, s := range keep {
+		for i := 0; i < nS; i++ {
+			Ak.Set(i, j, A.At(i, s))
+		}
+	}
+	var AtA mat.SymDense
+	AtA.SymOuterK(1, Ak.T())
+	lambda := 0.0
+	for j := 0; j < k; j++ {
+		lambda += AtA.At(j, j)
+	}
+	lambda *= ridge / float64(k)
+	scale := make([]float64, k+1) // Jacobi scaling of the KKT matrix
+	for j := 0; j < k; j++ {
+		scale[j] = 1 / math.Sqrt(AtA.At(j, j)+lambda)
+	}
+	scale[k] = 1
+	K := mat.NewDense(k+1, k+1, nil)
+	rhs := mat.NewVecDense(k+1, nil)
+	bv := mat.NewVecDense(nS, b)
+	var atb mat.VecDense
+	atb.MulVec(Ak.T(), bv)
+	for i := 0; i < k; i++ {
+		for j := 0; j < k; j++ {
+			v := AtA.At(i, j)
+			if i == j {
+				v += lambda
+			}
+			K.Set(i, j, scale[i]*v*scale[j])
+		}
+		ci := c.Norm[keep[i]] / normSum
+		K.Set(i, k, scale[i]*ci)
+		K.Set(k, i, scale[i]*ci)
+		rhs.SetVec(i, scale[i]*atb.AtVec(i))
+	}
+	rhs.SetVec(k, 1)
+	var x mat.VecDense
+	if err := x.SolveVec(K, rhs); err != nil {
+		t.Fatalf("dense KKT solve: %v", err)
+	}
+	w = make([]float64, nS)
+	for j, s := range keep {
+		w[s] = x.AtVec(j) * scale[j]
+	}
+	// Multipliers: g = A^T (A w - b) + lambda w; on the kept columns
+	// g = mu c with mu = x[k]; nu = g - mu c.
+	mu := x.AtVec(k)
+	var r, g mat.VecDense
+	r.MulVec(A, mat.NewVecDense(nS, w))
+	r.SubVec(&r, bv)
+	g.MulVec(A.T(), &r)
+	nu = make([]float64, nS)
+	for s := 0; s < nS; s++ {
+		nu[s] = g.AtVec(s) + lambda*w[s] - mu*c.Norm[s]/normSum
+	}
+	return w, nu
+}
+
+// TestDenseAgreement: the conjugate-gradient solve agrees with the dense
+// reference to 1e-8, with and without a ridge, on data with and without
+// negative entries.
+func TestDenseAgreement(t *testing.T) {
+	m := taxi.New()
+	pi, pi0 := taxiPolicies(t)
+	taxiData := sample(t, 3, m, pi0, pi, 50, 400)
+	rm, err := ring.New(7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ringData := sample(t, 4, rm, ring.Policy(7, 0.25), ring.Policy(7, 0.8), 20, 30)
+	for i, tc := range []struct {
+		name  string
+		d     *dataset.Dataset
+		gamma float64
+		ridge float64
+	}{
+		{"ring", ringData, 1, 0},
+		{"ring", ringData, 0.8, 1e-3},
+		{"taxi", taxiData, 1, 0},
+		{"taxi", taxiData, 0.99, 0},
+		{"taxi", taxiData, 0.99, 1e-6},
+	} {
+		c, err := Aggregate(tc.d, tc.gamma)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mod, err := Tabular{Ridge: tc.ridge}.Solve(c)
+		if err != nil {
+			t.Fatalf("case %d: %v", i, err)
+		}
+		want, _ := denseSolve(t, c, tc.ridge, nil)
+		diff := maxAbsDiff(mod.W, want)
+		t.Logf("case %d (%s, gamma %v, ridge %v): %d unknowns, %d iterations, %d negative, max |w_cg - w_dense| = %.2g",
+			i, tc.name, tc.gamma, tc.ridge, mod.Unknowns, mod.Iterations, mod.Negative, diff)
+		if diff > 1e-8 {
+			t.Errorf("case %d: max |w_cg - w_dense| = %v, want <= 1e-8", i, diff)
+		}
+	}
+}
+
+// TestNonNegative checks the KKT conditions of the non-negative solve on
+// Taxi data whose exact minimiser has negative entries: w >= 0, w equal to
+// the dense reference solved on its own support, and the multipliers of
+// the states held at zero non-negative.
+func TestNonNegative(t *testing.T) {
+	m := taxi.New()
+	pi, pi0 := taxiPolicies(t)
+	for i, tc := range []struct {
+		seed  uint64
+		gamma float64
+	}{
+		{3, 1},
+		{1, 0.99},
+	} {
+		d := sample(t, tc.seed, m, pi0, pi, 50, 400)
+		c, err := Aggregate(d, tc.gamma)
+		if err != nil {
+			t.Fatal(err)
+		}
+		free, err := Tabular{}.Solve(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if free.Negative == 0 {
+			t.Fatalf("case %d: the exact minimiser has no negative entry: the test data must change", i)
+		}
+		mod, err := Tabular{NonNegative: true}.Solve(c)
+		if err != nil {
+			t.Fatalf("case %d: %v", i, err)
+		}
+		fixed := make([]bool, len(mod.W))
+		zeros := 0
+		for s, w := range mod.W {
+			if w < 0 {
+				t.Fatalf("case %d: w(%d) = %v < 0", i, s, w)
+			}
+			if w == 0 {
+				fixed[s] = true
+				zeros++
+			}
+		}
+		held := zeros - (len(mod.W) - mod.Unknowns) // unknowns held at 0
+		t.Logf("case %d: %d negative entries without the constraint; with it %d solves, %d iterations, %d unknowns of %d held at 0, loss %.6g vs %.6g",
+			i, free.Negative, mod.Solves, mod.Iterations, held, mod.Unknowns, mod.Loss, free.Loss)
+		if mod.Negative != 0 || held < 1 || mod.Loss < free.Loss {
+			t.Errorf("case %d: %d negative, %d held at 0, loss %v (unconstrained %v)", i, mod.Negative, held, mod.Loss, free.Loss)
+		}
+		want, nu := denseSolve(t, c, 0, fixed)
+		if diff := maxAbsDiff(mod.W, want); diff > 1e-8 {
+			t.Errorf("case %d: max |w - dense solve on the support| = %v, want <= 1e-8", i, diff)
+		}
+		// The multipliers of the held states must be >= 0. They are small
+		// differences of larger terms, so the check allows 1e-4 of their
+		// largest magnitude, and the most negative one is checked again
+		// exactly: releasing its state must not make it positive.
+		scale, worst := 0.0, -1
+		for s, v := range nu {
+			scale = math.Max(scale, math.Abs(v))
+			if fixed[s] && (worst < 0 || v < nu[worst]) && mod.W[s] == 0 && want[s] == 0 && free.W[s] != 0 {
+				worst = s
+			}
+		}
+		for s, v := range nu {
+			if fixed[s] && v < -1e-4*scale {
+				t.Errorf("case %d: state %d held at 0 has multiplier %v < 0 (scale %v)", i, s, v, scale)
+			}
+		}
+		if worst < 0 {
+			continue // reported above: no unknown held at 0
+		}
+		fixed[worst] = false
+		if w, _ := denseSolve(t, c, 0, fixed); w[worst] > 1e-9 {
+			t.Errorf("case %d: releasing state %d (multiplier %v) gives it w = %v > 0", i, worst, nu[worst], w[worst])
+		}
+	}
+}
+
+// TestMinimumNorm: two closed 2-cycles, each exactly balanced, leave the
+// loss flat along w = (a, a, b, b). The normalisation (2a + 4b)/6 = 1 leaves
+// one free direction; the solve returns the least-norm point (columns of
+// equal norm), a = 3/5 and b = 6/5. (A ridge would pick a nearby point:
+// it trades loss for norm.)
+func TestMinimumNorm(t *testing.T) {
+	c := &Counts{NumStates: 4,
+		Edges: []Edge{
+			{From: 0, To: 1, Weight: 1, RatioWeight: 1}, {From: 1, To: 0, Weight: 1, RatioWeight: 1},
+			{From: 2, To: 3, Weight: 1, RatioWeight: 1}, {From: 3, To: 2, Weight: 1, RatioWeight: 1},
+		},
+		Norm: []float64{1, 1, 1, 3}}
+	want := []float64{0.6, 0.6, 1.2, 1.2}
+	mod, err := Tabular{}.Solve(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := maxAbsDiff(mod.W, want); d > 1e-12 || mod.Loss > 1e-30 {
+		t.Errorf("w = %v, loss %v, want %v, 0", mod.W, mod.Loss, want)
+	}
+}
+
+func TestTV(t *testing.T) {
+	for i, tc := range []struct {
+		w, dPi0, dPi []float64
+		want         float64
+	}{
+		{[]float64{1, 1}, []float64{0.5, 0.5}, []float64{0.5, 0.5}, 0},
+		{[]float64{2, 0}, []float64{0.5, 0.5}, []float64{0.25, 0.75}, 0.75},
+		{[]float64{0.5, 1.5, 1}, []float64{0.2, 0.4, 0.4}, []float64{0.2, 0.4, 0.4}, 0.15},
+	} {
+		if got := TV(tc.w, tc.dPi0, tc.dPi); !scalar.EqualWithinAbs(got, tc.want, 1e-15) {
+			t.Errorf("case %d: TV = %v, want %v", i, got, tc.want)
+		}
+	}
+}
+
+func TestErrors(t *testing.T) {
+	good := func() *dataset.Dataset {
+		return &dataset.Dataset{NumStates: 2, NumActions: 2, Episodes: []dataset.Episode{
+			{ID: "e", Steps: []dataset.Step{step(0, 0, 1, 0.5, 0.5), step(1, 1, 0, 0.5, 0.5)}},
+		}}
+	}
+	for i, tc := range []struct {
+		edit  func(d *dataset.Dataset)
+		gamma float64
+		want  string
+	}{
+		{func(*dataset.Dataset) {}, 0, "discount"},
+		{func(*dataset.Dataset) {}, 1.5, "discount"},
+		{func(*dataset.Dataset) {}, math.NaN(), "discount"},
+		{func(d *dataset.Dataset) { d.StateDim = 3 }, 1, "discrete"},
+		{func(d *dataset.Dataset) { d.NumStates = 0 }, 1, "discrete"},
+		{func(d *dataset.Dataset) { d.Episodes[0].Steps[1].State = 2 }, 1, `episode "e" step 1: state 2`},
+		{func(d *dataset.Dataset) { d.Episodes[0].Steps[0].State = -1 }, 0.5, `episode "e" step 0: state -1`},
+		{func(d *dataset.Dataset) { d.Episodes[0].Steps[0].NextState = 5 }, 1, "next state 5"},
+		{func(d *dataset.Dataset) { d.Episodes[0].Steps[0].LogBehavior = math.Inf(-1) }, 1, "no finite ratio"},
+		{func(d *dataset.Dataset) { d.Episodes[0].Steps[1].LogTarget = math.NaN() }, 1, "no finite ratio"},
+		{func(d *dataset.Dataset) { d.Episodes[0].Steps[1].LogBehavior = -800 }, 1, "no finite ratio"},
+	} {
+		d := good()
+		tc.edit(d)
+		_, err := Tabular{}.Fit(d, tc.gamma)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("dataset case %d: error %v, want one containing %q", i, err, tc.want)
+		}
+	}
+	if _, err := (Tabular{}).Fit(good(), 1); err != nil {
+		t.Fatalf("good dataset: %v", err)
+	}
+
+	goodCounts := func() *Counts {
+		return &Counts{NumStates: 2,
+			Edges: []Edge{{From: 0, To: 1, Weight: 1, RatioWeight: 2}, {From: 1, To: 0, Weight: 1, RatioWeight: 0.5}},
+			Norm:  []float64{1, 1}}
+	}
+	for i, tc := range []struct {
+		l    Tabular
+		edit func(c *Counts)
+		want string
+	}{
+		{Tabular{Ridge: -1}, func(*Counts) {}, "ridge"},
+		{Tabular{Ridge: math.Inf(1)}, func(*Counts) {}, "ridge"},
+		{Tabular{Tol: math.NaN()}, func(*Counts) {}, "tolerance"},
+		{Tabular{MaxIter: -1}, func(*Counts) {}, "iteration caps"},
+		{Tabular{}, func(c *Counts) { c.NumStates = 0 }, "0 states"},
+		{Tabular{}, func(c *Counts) { c.Norm = c.Norm[:1] }, "normalisation weights for 1 states"},
+		{Tabular{}, func(c *Counts) { c.Restart = []float64{1} }, "restart weights for 1 states"},
+		{Tabular{}, func(c *Counts) { c.Edges[1].To = 2 }, "edge 1 from 1 to 2"},
+		{Tabular{}, func(c *Counts) { c.Edges[0].Weight = -1 }, "edge 0 from 0 to 1: weights -1"},
+		{Tabular{}, func(c *Counts) { c.Edges[0].RatioWeight = math.NaN() }, "weights 1, NaN"},
+		{Tabular{}, func(c *Counts) { c.Norm[1] = math.Inf(1) }, "state 1: normalisation weight +Inf"},
+		{Tabular{}, func(c *Counts) { c.Restart = []float64{0, -2} }, "state 1: restart weight -2"},
+		{Tabular{}, func(c *Counts) { c.Edges[0].Weight, c.Edges[1].Weight = 0, 0 }, "total transition weight 0"},
+		{Tabular{}, func(c *Counts) { c.Norm = []float64{0, 0} }, "normalisation weights sum to 0"},
+		// A self-loop with ratio 1 is a zero column: nothing is left.
+		{Tabular{}, func(c *Counts) { c.Edges = []Edge{{From: 0, To: 0, Weight: 1, RatioWeight: 1}} }, "no transition constrains"},
+		// Only state 0 is logged, and its column is zero.
+		{Tabular{}, func(c *Counts) {
+			c.NumStates = 3
+			c.Edges = []Edge{{From: 0, To: 0, Weight: 1, RatioWeight: 1}, {From: 1, To: 2, Weight: 1, RatioWeight: 1}}
+			c.Norm = []float64{1, 0, 0}
+		}, "normalisation cannot be met"},
+	} {
+		c := goodCounts()
+		tc.edit(c)
+		_, err := tc.l.Solve(c)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("counts case %d: error %v, want one containing %q", i, err, tc.want)
+		}
+	}
+}
+
+// TestNoConvergence: a solve stopped by MaxIter is an error, never a
+// silent approximation.
+func TestNoConvergence(t *testing.T) {
+	m := taxi.New()
+	pi, pi0 := taxiPolicies(t)
+	d := sample(t, 5, m, pi0, pi, 20, 100)
+	for _, l := range []Tabular{{MaxIter: 5}, {MaxIter: 5, NonNegative: true}} {
+		_, err := l.Fit(d, 1)
+		if err == nil || !strings.Contains(err.Error(), "did not converge") {
+			t.Errorf("%+v: error %v, want non-convergence", l, err)
+		}
+	}
+	// The same data converges without the cap.
+	if _, err := (Tabular{}).Fit(d, 1); err != nil {
+		t.Error(err)
+	}
 }
