@@ -32,10 +32,10 @@ type builder struct {
 	file string
 	lay  *layout
 
-	recs []rec
-	obs  []float64 // state vectors, stateDim per row in file order
-	act  []float64 // action vectors, actionDim per row in file order
-	nobs []float64 // next-state vectors given in the log, stateDim each
+	recs chunks[rec]     // rows in file order
+	obs  chunks[float64] // state vectors, one per row in file order
+	act  chunks[float64] // action vectors, one per row in file order
+	nobs chunks[float64] // next-state vectors given in the log
 
 	ids     []string         // episode ids by index
 	idIndex map[string]int32 // id -> index
@@ -48,7 +48,45 @@ type builder struct {
 }
 
 func newBuilder(file string, lay *layout) *builder {
-	return &builder{file: file, lay: lay, idIndex: map[string]int32{}, lastEp: -1, inOrder: true}
+	return &builder{file: file, lay: lay, idIndex: map[string]int32{}, lastEp: -1, inOrder: true,
+		recs: chunks[rec]{w: 1}, obs: chunks[float64]{w: lay.stateDim},
+		act: chunks[float64]{w: lay.actionDim}, nobs: chunks[float64]{w: lay.stateDim}}
+}
+
+// chunkBits sets the size of the chunks that hold rows: 2^16 rows.
+const chunkBits = 16
+
+// chunks stores rows of w values in chunks of 2^chunkBits rows, so that a
+// growing log is never copied to a larger array (which would need twice
+// the memory). The first chunk grows as needed so that small logs stay
+// small; the others are allocated at full size.
+type chunks[T any] struct {
+	w int
+	c [][]T
+	n int // number of rows
+}
+
+// add appends a zero row and returns it.
+func (s *chunks[T]) add() []T {
+	ci := s.n >> chunkBits
+	if ci == len(s.c) {
+		var c []T
+		if ci > 0 {
+			c = make([]T, 0, s.w<<chunkBits)
+		}
+		s.c = append(s.c, c)
+	}
+	c := &s.c[ci]
+	*c = append(*c, make([]T, s.w)...)
+	s.n++
+	return (*c)[len(*c)-s.w : len(*c) : len(*c)]
+}
+
+// row returns row i.
+func (s *chunks[T]) row(i int) []T {
+	c := s.c[i>>chunkBits]
+	off := (i & (1<<chunkBits - 1)) * s.w
+	return c[off : off+s.w : off+s.w]
 }
 
 // episode returns the index of the episode with the given id, creating
@@ -69,14 +107,16 @@ func (b *builder) episode(id []byte) int32 {
 	return ep
 }
 
-// add appends a row whose fields have been checked one by one. It tracks
-// whether the rows are still in episode order.
+// add appends a row whose fields have been checked one by one; its
+// vectors are the last rows of b.obs and b.act. It tracks whether the rows
+// are still in episode order.
 func (b *builder) add(r rec) error {
-	if len(b.recs) >= math.MaxInt32 {
+	n := b.recs.n
+	if n >= math.MaxInt32 {
 		return &FormatError{File: b.file, Row: int(r.row), Msg: "too many rows (at most 2^31 - 1)"}
 	}
-	if b.inOrder && len(b.recs) > 0 {
-		p := &b.recs[len(b.recs)-1]
+	if b.inOrder && n > 0 {
+		p := &b.recs.row(n - 1)[0]
 		switch {
 		case r.ep == p.ep:
 			b.inOrder = r.t == p.t+1
@@ -85,11 +125,11 @@ func (b *builder) add(r rec) error {
 		default:
 			b.inOrder = false
 		}
-	} else if len(b.recs) == 0 {
+	} else if n == 0 {
 		b.inOrder = r.t == 0
 	}
-	r.idx = int32(len(b.recs))
-	b.recs = append(b.recs, r)
+	r.idx = int32(n)
+	b.recs.add()[0] = r
 	return nil
 }
 
@@ -101,11 +141,18 @@ func (b *builder) fail(row int32, col, format string, args ...any) error {
 // 0, 1, 2, ... and that next states given on inner rows agree with the
 // following row, and builds the Dataset.
 func (b *builder) finish() (*Dataset, error) {
-	recs := b.recs
-	if len(recs) == 0 {
-		return nil, &FormatError{File: b.file, Msg: "no data rows after the header"}
+	n := b.recs.n
+	if n == 0 {
+		return nil, &FormatError{File: b.file, Msg: "no data rows"}
 	}
+	at := func(i int) *rec { return &b.recs.row(i)[0] }
 	if !b.inOrder {
+		recs := make([]rec, 0, n)
+		for _, c := range b.recs.c {
+			recs = append(recs, c...)
+		}
+		b.recs = chunks[rec]{}
+		at = func(i int) *rec { return &recs[i] }
 		slices.SortStableFunc(recs, func(x, y rec) int {
 			if c := cmp.Compare(x.ep, y.ep); c != 0 {
 				return c
@@ -136,26 +183,33 @@ func (b *builder) finish() (*Dataset, error) {
 	lay := b.lay
 	sd, ad := lay.stateDim, lay.actionDim
 	d := &Dataset{StateDim: sd, Episodes: make([]Episode, 0, len(b.ids))}
-	steps := make([]Step, len(recs))
+	steps := make([]Step, n)
 	maxState, maxAction := int32(-1), int32(-1)
 	start := 0
-	for i := range recs {
-		r := &recs[i]
+	var nx *rec
+	for i := range n {
+		r := nx
+		if i == 0 {
+			r = at(0)
+		}
+		nx = nil
+		if i+1 < n {
+			nx = at(i + 1)
+		}
 		s := &steps[i]
 		s.Reward, s.LogBehavior, s.LogTarget = r.reward, r.lb, r.lt
 		s.State, s.Action = int(r.state), int(r.action)
 		maxState, maxAction = max(maxState, r.state), max(maxAction, r.action)
 		if sd > 0 {
-			s.Obs = b.obs[int(r.idx)*sd : int(r.idx+1)*sd : int(r.idx+1)*sd]
+			s.Obs = b.obs.row(int(r.idx))
 		}
 		if ad > 0 {
-			s.ActionVec = b.act[int(r.idx)*ad : int(r.idx+1)*ad : int(r.idx+1)*ad]
+			s.ActionVec = b.act.row(int(r.idx))
 		}
-		last := i == len(recs)-1 || recs[i+1].ep != r.ep
+		last := nx == nil || nx.ep != r.ep
 		s.NextState = -1
 		switch {
 		case !last:
-			nx := &recs[i+1]
 			s.HasNext = true
 			if sd == 0 {
 				s.NextState = int(nx.state)
@@ -164,9 +218,9 @@ func (b *builder) finish() (*Dataset, error) {
 						r.next, nx.state, b.ids[r.ep], nx.row)
 				}
 			} else {
-				s.NextObs = b.obs[int(nx.idx)*sd : int(nx.idx+1)*sd : int(nx.idx+1)*sd]
+				s.NextObs = b.obs.row(int(nx.idx))
 				if r.next >= 0 {
-					given := b.nobs[int(r.next)*sd : int(r.next+1)*sd]
+					given := b.nobs.row(int(r.next))
 					for k, v := range given {
 						if v != s.NextObs[k] {
 							return nil, b.fail(r.row, fmt.Sprintf("next_state_%d", k), "%s differs from state_%d = %s of the next step of episode %q (row %d)",
@@ -181,7 +235,7 @@ func (b *builder) finish() (*Dataset, error) {
 				s.NextState = int(r.next)
 				maxState = max(maxState, r.next)
 			} else {
-				s.NextObs = b.nobs[int(r.next)*sd : int(r.next+1)*sd : int(r.next+1)*sd]
+				s.NextObs = b.nobs.row(int(r.next))
 			}
 		}
 		if last {

@@ -120,7 +120,11 @@ func newLayout(file string, names []string, row int) (*layout, error) {
 	first := map[role]int{} // first position of each role
 	for j, name := range names {
 		if name == "" {
-			return nil, fail("", "column %d has no name", j+1)
+			hint := ""
+			if j == 0 {
+				hint = " (pandas writes its index this way; save with to_csv(index=False))"
+			}
+			return nil, fail("", "column %d has no name%s", j+1, hint)
 		}
 		if p, dup := seen[name]; dup {
 			return nil, fail(name, "duplicate column (columns %d and %d have this name)", p+1, j+1)
@@ -130,6 +134,9 @@ func newLayout(file string, names []string, row int) (*layout, error) {
 		if !ok {
 			if s := suggest(name); s != "" {
 				return nil, fail(name, "unknown column (did you mean %q?)", s)
+			}
+			if strings.HasPrefix(name, "__index_level_") {
+				return nil, fail(name, "unknown column (pandas writes its index this way; save with to_parquet(index=False))")
 			}
 			return nil, fail(name, "unknown column; the columns are %s", contractColumns)
 		}

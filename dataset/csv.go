@@ -71,6 +71,9 @@ func ReadCSV(r io.Reader, name string) (*Dataset, error) {
 			return nil, err
 		}
 	}
+	if b.recs.n == 0 {
+		return nil, &FormatError{File: name, Msg: "no data rows after the header"}
+	}
 	return b.finish()
 }
 
@@ -86,12 +89,12 @@ func (p *csvRowParser) parse(fields [][]byte, row int32) error {
 	b, lay := p.b, p.lay
 	r := rec{state: -1, action: -1, next: -1, row: row}
 	nextGiven, firstEmpty := 0, -1 // next-state vector components given
-	obsBase, actBase := len(b.obs), len(b.act)
+	var obs, act []float64
 	if lay.stateDim > 0 {
-		b.obs = append(b.obs, make([]float64, lay.stateDim)...)
+		obs = b.obs.add()
 	}
 	if lay.actionDim > 0 {
-		b.act = append(b.act, make([]float64, lay.actionDim)...)
+		act = b.act.add()
 	}
 	discrete := lay.discreteActions()
 	for j, f := range fields {
@@ -127,9 +130,9 @@ func (p *csvRowParser) parse(fields [][]byte, row int32) error {
 			}
 			switch c.role {
 			case roleStateK:
-				b.obs[obsBase+c.k] = v
+				obs[c.k] = v
 			case roleActionK:
-				b.act[actBase+c.k] = v
+				act[c.k] = v
 			default:
 				r.reward = v
 			}
@@ -166,8 +169,8 @@ func (p *csvRowParser) parse(fields [][]byte, row int32) error {
 			return &FormatError{File: b.file, Row: int(row), Column: fmt.Sprintf("next_state_%d", firstEmpty),
 				Msg: "empty value, but other next_state columns of this row are given; give all or none"}
 		}
-		r.next = int32(len(b.nobs) / lay.stateDim)
-		b.nobs = append(b.nobs, p.nextVec...)
+		r.next = int32(b.nobs.n)
+		copy(b.nobs.add(), p.nextVec)
 	}
 	return b.add(r)
 }

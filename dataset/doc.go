@@ -4,7 +4,100 @@
 // policy pi0 and the target policy pi.
 //
 // Every estimator in ihope consumes a *Dataset, whether it was sampled from
-// a built-in environment (Sample) or loaded from a user's logs. Probabilities
-// are stored as logarithms so that products over long horizons stay finite
-// (see ../shared/DESIGN.md, "Conventions").
+// a built-in environment (Sample) or loaded from a user's logs (ReadFile,
+// ReadCSV, ReadParquet). Probabilities are stored as logarithms so that
+// products over long horizons stay finite (see ../shared/DESIGN.md,
+// "Conventions").
+//
+// # The log contract
+//
+// A log is a CSV file with a header row, or a Parquet file with the same
+// column names, one row per step:
+//
+//	episode                          episode id, any non-empty string; a continuing task is one long episode
+//	t                                step index within the episode: 0, 1, 2, ... without gaps
+//	state | state_0 ... state_{d-1}  a discrete state id (integer >= 0), or a real state vector
+//	action | action_0 ...            a discrete action id (integer >= 0), or a real action vector
+//	reward                           the reward of the step
+//	behavior_prob | behavior_logprob pi0(a_t|s_t), or its logarithm
+//	target_prob | target_logprob     pi(a_t|s_t), or its logarithm
+//	next_state | next_state_0 ...    optional: the state after the step
+//
+// Rows may come in any order: they are sorted by episode, in the order of
+// each episode's first row, then by t. Episodes may have different lengths.
+// Columns may come in any order. Every other column is refused (a mistyped
+// name would otherwise be lost), and so is a column given twice or under
+// both of its names (state and state_0, behavior_prob and
+// behavior_logprob). Vector columns are numbered from 0 without gaps.
+//
+// Values:
+//
+//   - Ids and t are integers in [0, 2^31 - 1]; "3", "3.0" and "3e0" are the
+//     same id (some tools write integer columns as floats), "3.5" is
+//     refused.
+//   - Every number is finite: NaN and infinities, in any spelling that Go's
+//     strconv.ParseFloat accepts ("NaN", "nan", "Inf", "+Inf", "infinity"),
+//     are refused, with one exception: target_logprob may be -Inf.
+//   - With discrete actions, behavior_prob lies in (0, 1] and target_prob
+//     in [0, 1]; log-probabilities are at most 0. With vector actions they
+//     are densities: behavior_prob > 0 and target_prob >= 0, and their
+//     logarithms may be positive.
+//   - A target probability of 0 is valid: the target never takes that
+//     action. It is stored as LogTarget = math.Inf(-1), so the step's
+//     importance ratio is 0. A behavior probability of 0 is not: the
+//     logged action could not have been taken.
+//   - The next state of a step is the state of the following row of its
+//     episode. next_state is needed only on an episode's last row; there,
+//     an empty value (a null in Parquet) gives HasNext = false. On another
+//     row it may be empty, and if given it must equal the state of the
+//     following row. A next-state vector is given whole or not at all.
+//
+// The dataset read has, for discrete states, NumStates = 1 + the largest
+// state id in state and next_state, and NumActions = 1 + the largest action
+// id. For vector states StateDim = d, State = NextState = -1 and Obs,
+// NextObs are set (the NextObs of a step shares the Obs of the next step).
+// For vector actions Action = -1 and ActionVec is set. A last step without
+// a next state has NextState = -1 and NextObs = nil.
+//
+// # CSV details
+//
+// Fields may be quoted as in RFC 4180 (quoted fields may hold commas,
+// quotes written as "", and line breaks). Lines may end with LF or CRLF; a
+// UTF-8 byte-order mark is skipped. Numbers may not carry spaces. Empty
+// lines at the end of the file are ignored; an empty line between data
+// rows is refused. A last line without a line end and with too few fields
+// is reported as truncated.
+//
+// # Parquet details
+//
+// Columns are flat. Integer columns may be INT32 or INT64 (signed or
+// unsigned), or FLOAT or DOUBLE holding whole numbers; real columns any of
+// these four; episode a string (BYTE_ARRAY) or an integer. Decimal, date,
+// time and other annotated types are refused. Any column may be optional,
+// but a null counts as an empty value.
+//
+// # Errors
+//
+// A log that breaks the contract is refused, whole, with one *FormatError
+// for the first problem found; nothing is dropped, clipped or guessed. It
+// names the file, the row and the column:
+//
+//	logs.csv: row 7, column "behavior_prob": 0 is outside (0, 1]
+//
+// Rows count as a spreadsheet shows them: the CSV header is row 1, so the
+// first data row is row 2; a quoted field with line breaks does not add
+// rows. Parquet has no header row: its first record is row 1. Row is 0 for
+// problems of the whole file or of a Parquet schema, and Column is "" for
+// problems of a whole row. Problems in one field are found as the rows are
+// read; problems between rows (a duplicate or missing t, a next_state that
+// disagrees with the next row) after all rows are read, and are reported
+// at the row where they show: for a gap, the first row after it.
+//
+// # Writing
+//
+// WriteCSV, WriteParquet and WriteFile write behavior_logprob and
+// target_logprob (exact, in the shortest form that reads back to the same
+// float64) and next_state on the last row of each episode. They first check
+// the dataset with Dataset.Validate, so a dataset that is written reads back
+// identical.
 package dataset

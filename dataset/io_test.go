@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -237,5 +238,53 @@ func TestReadWriteFile(t *testing.T) {
 	}
 	if _, err := dataset.ReadFile(filepath.Join(dir, "missing.csv")); err == nil {
 		t.Error("ReadFile of a missing file: no error")
+	}
+}
+
+// TestManyRows reads more rows than one storage chunk (65,536), with
+// vector states and actions, in order and shuffled.
+func TestManyRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 0))
+	d := &dataset.Dataset{StateDim: 2}
+	for e := range 300 {
+		ep := dataset.Episode{ID: "ep" + strconv.Itoa(e)}
+		T := 200 + e%100
+		obs := make([]float64, 2*(T+1))
+		for k := range obs {
+			obs[k] = float64(rng.IntN(1000)) / 8
+		}
+		for t := range T {
+			ep.Steps = append(ep.Steps, dataset.Step{
+				State: -1, Obs: obs[2*t : 2*t+2 : 2*t+2], Action: -1, ActionVec: []float64{float64(t) / 4},
+				Reward: float64(e), HasNext: t < T-1 || e%3 > 0, NextState: -1, NextObs: obs[2*t+2 : 2*t+4 : 2*t+4],
+				LogBehavior: -1, LogTarget: -0.5,
+			})
+		}
+		if e%3 == 0 {
+			ep.Steps[T-1].NextObs = nil
+		}
+		d.Episodes = append(d.Episodes, ep)
+	}
+	if n := d.NumSteps(); n < 1<<16 {
+		t.Fatalf("only %d steps", n)
+	}
+	if got := readParquet(t, writeParquet(t, d)); !reflect.DeepEqual(got, d) {
+		t.Error("Parquet round trip differs")
+	}
+	in := writeCSV(t, d)
+	if got := readCSV(t, in); !reflect.DeepEqual(got, d) {
+		t.Error("CSV round trip differs")
+	}
+	lines := strings.SplitAfter(string(in), "\n")
+	rows := lines[1 : len(lines)-1]
+	// Reverse the rows: episodes then come in reverse order.
+	for i, j := 0, len(rows)-1; i < j; i, j = i+1, j-1 {
+		rows[i], rows[j] = rows[j], rows[i]
+	}
+	got := readCSV(t, []byte(strings.Join(lines, "")))
+	for i := range got.Episodes {
+		if want := d.Episodes[len(d.Episodes)-1-i]; !reflect.DeepEqual(got.Episodes[i], want) {
+			t.Fatalf("reversed rows: episode %d is %s, want %s", i, got.Episodes[i].ID, want.ID)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -23,7 +24,16 @@ import (
 // optional, but a null counts as an empty value: it is refused everywhere
 // except in next_state. Row numbers in errors count records from 1.
 // Columns are read in batches, so memory beyond the dataset stays small.
-func ReadParquet(r io.ReaderAt, size int64, name string) (*Dataset, error) {
+func ReadParquet(r io.ReaderAt, size int64, name string) (d *Dataset, err error) {
+	if msg := checkParquetFrame(r, size); msg != "" {
+		return nil, &FormatError{File: name, Msg: "not a readable Parquet file: " + msg}
+	}
+	// parquet-go may panic on a damaged file; report it as damaged.
+	defer func() {
+		if p := recover(); p != nil {
+			d, err = nil, &FormatError{File: name, Msg: fmt.Sprintf("damaged Parquet file: %v", p)}
+		}
+	}()
 	f, err := parquet.OpenFile(r, size, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
 	if err != nil {
 		return nil, &FormatError{File: name, Msg: "not a readable Parquet file: " + err.Error()}
@@ -33,10 +43,10 @@ func ReadParquet(r io.ReaderAt, size int64, name string) (*Dataset, error) {
 	for j, c := range top {
 		names[j] = c.Name()
 		if !c.Leaf() {
-			return nil, &FormatError{File: name, Column: c.Name(), Msg: "nested column (a group); the log contract has flat columns"}
+			return nil, &FormatError{File: name, Column: c.Name(), Msg: "nested column (a group, list or map); the log contract has flat columns, one value per row"}
 		}
 		if c.Repeated() {
-			return nil, &FormatError{File: name, Column: c.Name(), Msg: "repeated column (a list); the log contract has one value per row"}
+			return nil, &FormatError{File: name, Column: c.Name(), Msg: "repeated column; the log contract has flat columns, one value per row"}
 		}
 	}
 	lay, err := newLayout(name, names, 0)
@@ -85,6 +95,30 @@ func ReadParquet(r io.ReaderAt, size int64, name string) (*Dataset, error) {
 		base += n
 	}
 	return b.finish()
+}
+
+// checkParquetFrame checks the magic numbers and the footer length of a
+// Parquet file before parquet-go trusts the length and allocates it.
+func checkParquetFrame(r io.ReaderAt, size int64) string {
+	if size < 12 {
+		return fmt.Sprintf("%d bytes is too short", size)
+	}
+	var head [4]byte
+	var tail [8]byte
+	if _, err := r.ReadAt(head[:], 0); err != nil {
+		return err.Error()
+	}
+	if _, err := r.ReadAt(tail[:], size-8); err != nil && !errors.Is(err, io.EOF) {
+		return err.Error()
+	}
+	if string(head[:]) != "PAR1" || string(tail[4:]) != "PAR1" {
+		return "no PAR1 magic number at its start and end"
+	}
+	footer := int64(binary.LittleEndian.Uint32(tail[:4]))
+	if footer+12 > size {
+		return fmt.Sprintf("its footer claims %d bytes but the file has %d (truncated or damaged?)", footer, size)
+	}
+	return ""
 }
 
 // pqBatch is the number of rows converted at a time.
@@ -240,12 +274,12 @@ func (p *pqRowParser) parse(cols []*pqColumn, i int, row int32) error {
 	b, lay := p.b, p.lay
 	r := rec{state: -1, action: -1, next: -1, row: row}
 	nextGiven, firstNull := 0, -1
-	obsBase, actBase := len(b.obs), len(b.act)
+	var obs, act []float64
 	if lay.stateDim > 0 {
-		b.obs = append(b.obs, make([]float64, lay.stateDim)...)
+		obs = b.obs.add()
 	}
 	if lay.actionDim > 0 {
-		b.act = append(b.act, make([]float64, lay.actionDim)...)
+		act = b.act.add()
 	}
 	discrete := lay.discreteActions()
 	for _, c := range cols {
@@ -287,10 +321,10 @@ func (p *pqRowParser) parse(cols []*pqColumn, i int, row int32) error {
 		case roleNext:
 			r.next, msg = c.index(i, indexNoun[col.role])
 		case roleStateK:
-			b.obs[obsBase+col.k] = c.real(i)
+			obs[col.k] = c.real(i)
 			msg = checkReal(c.real(i))
 		case roleActionK:
-			b.act[actBase+col.k] = c.real(i)
+			act[col.k] = c.real(i)
 			msg = checkReal(c.real(i))
 		case roleReward:
 			r.reward = c.real(i)
@@ -313,8 +347,8 @@ func (p *pqRowParser) parse(cols []*pqColumn, i int, row int32) error {
 			return &FormatError{File: b.file, Row: int(row), Column: fmt.Sprintf("next_state_%d", firstNull),
 				Msg: "empty value (null), but other next_state columns of this row are given; give all or none"}
 		}
-		r.next = int32(len(b.nobs) / lay.stateDim)
-		b.nobs = append(b.nobs, p.nextVec...)
+		r.next = int32(b.nobs.n)
+		copy(b.nobs.add(), p.nextVec)
 	}
 	return b.add(r)
 }

@@ -113,7 +113,7 @@ func (p *TruncGaussian) checkAction(a []float64) {
 }
 
 // Sample draws an action from pi(.|obs); every component lies in its
-// bound.
+// bound. A NaN or infinite mean (a diverged network) gives NaN components.
 func (p *TruncGaussian) Sample(rng *rand.Rand, obs []float64) []float64 {
 	mu := p.Mean.Forward(obs)
 	return p.sampleAt(rng, mu)
@@ -140,13 +140,12 @@ func (p *TruncGaussian) sampleAt(rng *rand.Rand, mu []float64) []float64 {
 // REINFORCE (package train) follows.
 func (p *TruncGaussian) AddGradLogProb(obs, a, grad []float64) float64 {
 	p.checkAction(a)
-	mu := p.Mean.Forward(obs)
-	dmu := make([]float64, len(mu))
-	for i, m := range mu {
-		s := p.Std
-		dmu[i] = ((a[i]-m)/s - truncDLogZ(m, s, p.Low[i], p.High[i])) / s
-	}
-	p.Mean.AddGrad(obs, dmu, grad)
+	mu := p.Mean.AddGradOf(obs, grad, func(mu, dmu []float64) {
+		for i, m := range mu {
+			s := p.Std
+			dmu[i] = ((a[i]-m)/s - truncDLogZ(m, s, p.Low[i], p.High[i])) / s
+		}
+	})
 	return p.logProbAt(mu, a)
 }
 

@@ -181,6 +181,18 @@ func TestTruncGaussianSample(t *testing.T) {
 	}
 }
 
+// A broken mean must not hang the sampler.
+func TestTruncGaussianSampleBrokenMean(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	for _, mu := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		p := constMean(t, 0, 1)
+		p.Mean.Params[1] = mu
+		if got := p.Sample(rng, obs0)[0]; !math.IsNaN(got) {
+			t.Errorf("mean %v: sample %v, want NaN", mu, got)
+		}
+	}
+}
+
 // finite-difference check of the score through a hidden layer.
 func TestTruncGaussianGrad(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 3))

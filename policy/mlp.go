@@ -147,23 +147,34 @@ func (m *MLP) Forward(x []float64) []float64 {
 // back-propagation, and returns the output y(x). It panics on mismatched
 // lengths.
 func (m *MLP) AddGrad(x, dOut, grad []float64) []float64 {
-	if len(dOut) != m.Out() || len(grad) != len(m.Params) {
-		panic(fmt.Sprintf("policy: network gradient with dOut %d (want %d), grad %d (want %d)",
-			len(dOut), m.Out(), len(grad), len(m.Params)))
+	if len(dOut) != m.Out() {
+		panic(fmt.Sprintf("policy: network gradient with dOut of length %d, want %d", len(dOut), m.Out()))
+	}
+	return m.AddGradOf(x, grad, func(_, d []float64) { copy(d, dOut) })
+}
+
+// AddGradOf is AddGrad for an output weight that depends on the output:
+// it computes y = y(x), calls dOut(y, d) to fill d (length Out(), zeroed)
+// with dLoss/dy, adds J(x)^T d to grad and returns a copy of y. One
+// forward pass serves both the loss and the gradient, e.g. a squared error
+// (d = y - target) or a log-density whose mean is y.
+func (m *MLP) AddGradOf(x, grad []float64, dOut func(y, d []float64)) []float64 {
+	if len(grad) != len(m.Params) {
+		panic(fmt.Sprintf("policy: network gradient of length %d, want %d", len(grad), len(m.Params)))
 	}
 	width := m.width()
-	buf := make([]float64, width+2*maxSize(m.Sizes))
+	ms := maxSize(m.Sizes)
+	buf := make([]float64, width+2*ms)
 	act := buf[:width]
 	y := m.forward(x, act)
 	out := append([]float64(nil), y...)
 
 	// delta holds dLoss/d(pre-activation) of the current layer; the two
 	// scratch buffers alternate between layers.
-	ms := maxSize(m.Sizes)
 	bufA := buf[width : width+ms : width+ms]
 	bufB := buf[width+ms:]
-	delta := bufA[:len(dOut)]
-	copy(delta, dOut)
+	delta := bufA[:len(y)]
+	dOut(out, delta)
 	aEnd, pEnd := width-m.Out(), len(m.Params)
 	for k := len(m.Sizes) - 1; k >= 1; k-- {
 		in, o := m.Sizes[k-1], m.Sizes[k]
@@ -185,13 +196,19 @@ func (m *MLP) AddGrad(x, dOut, grad []float64) []float64 {
 		}
 		if k > 1 {
 			nd := bufB[:in]
-			for j := range nd {
-				s := 0.0
-				for i := 0; i < o; i++ {
-					s += w[i*in+j] * delta[i]
+			clear(nd)
+			for i := 0; i < o; i++ {
+				d := delta[i]
+				if d == 0 {
+					continue
 				}
-				h := prev[j]
-				nd[j] = s * (1 - h*h) // tanh' = 1 - tanh^2
+				row := w[i*in : (i+1)*in]
+				for j, v := range row {
+					nd[j] += v * d
+				}
+			}
+			for j, h := range prev {
+				nd[j] *= 1 - h*h // tanh' = 1 - tanh^2
 			}
 			delta = nd
 			bufA, bufB = bufB, bufA

@@ -168,6 +168,11 @@ func tailDLogZ(alpha, beta, width float64) float64 {
 //	Robert, C. P. (1995). Simulation of truncated normal variables.
 //	Statistics and Computing 5(2), 121-125.
 func truncStdRand(rng *rand.Rand, alpha, beta float64) float64 {
+	if !(alpha < beta) {
+		// A NaN or infinite mean: no distribution to draw from. NaN
+		// propagates to the caller instead of looping forever.
+		return math.NaN()
+	}
 	switch {
 	case beta <= 0:
 		return -truncStdRand(rng, -beta, -alpha)

@@ -17,7 +17,7 @@ const (
 	reinforceEpisodes     = 16
 	reinforceHorizon      = 200
 	reinforceGamma        = 0.99
-	reinforceLearningRate = 1e-3
+	reinforceLearningRate = 1e-2
 	reinforceValueRate    = 3e-3
 	reinforceValueHidden  = 32
 	reinforceValueSteps   = 5
@@ -68,7 +68,7 @@ type Reinforce struct {
 	Horizon int
 	// Gamma in (0, 1) discounts the returns; if it is 0, 0.99.
 	Gamma float64
-	// LearningRate is Adam's step size for the policy; if it is 0, 1e-3.
+	// LearningRate is Adam's step size for the policy; if it is 0, 1e-2.
 	LearningRate float64
 	// ValueLearningRate is Adam's step size for the baseline; if it is
 	// 0, 3e-3.
@@ -339,10 +339,9 @@ func (ro *rollout) policyGrad(pol *policy.TruncGaussian, mean, sd float64) {
 // the current baseline weights.
 func (ro *rollout) valueGrad(value *policy.MLP, c float64) {
 	ro.vgrad = resize(ro.vgrad, value.NumParams())
-	d := []float64{0}
 	for t, x := range ro.obs {
-		d[0] = value.Forward(x)[0] - c*ro.returns[t]
-		value.AddGrad(x, d, ro.vgrad)
+		target := c * ro.returns[t]
+		value.AddGradOf(x, ro.vgrad, func(y, d []float64) { d[0] = y[0] - target })
 	}
 }
 

@@ -33,17 +33,17 @@ type Reward struct {
 // with reward r(s_t, u_t) (Reward). The observation is the state itself.
 // Build it with NewSystem; it is safe for concurrent use.
 type System struct {
-	d, m     int
-	a, b     *mat.Dense
-	noise    *mat.SymDense
-	init     Gaussian
-	reward   Reward
-	aRow     []float64 // A row-major, for Step
-	bRow     []float64 // B row-major
-	noiseL   []float64 // lower Cholesky factor of Noise, row-major
-	initL    []float64 // lower Cholesky factor of InitCov
-	rssRow   []float64 // Reward.SS row-major or nil
-	ruuRow   []float64 // Reward.UU row-major or nil
+	d, m   int
+	a, b   *mat.Dense
+	noise  *mat.SymDense
+	init   Gaussian
+	reward Reward
+	aRow   []float64 // A row-major, for Step
+	bRow   []float64 // B row-major
+	noiseL []float64 // lower Cholesky factor of Noise, row-major
+	initL  []float64 // lower Cholesky factor of InitCov
+	rssRow []float64 // Reward.SS row-major or nil
+	ruuRow []float64 // Reward.UU row-major or nil
 }
 
 var _ env.Continuous = (*System)(nil)
@@ -194,7 +194,7 @@ func (s *System) Step(rng *rand.Rand, state, action []float64) ([]float64, float
 
 // RewardAt returns r(s, u).
 func (s *System) RewardAt(state, action []float64) float64 {
-	r := s.reward.Const + quad(s.rssRow, state) + quad(s.ruuRow, action)
+	r := s.reward.Const + quadRow(s.rssRow, state) + quadRow(s.ruuRow, action)
 	for i, v := range s.reward.S {
 		r += v * state[i]
 	}
@@ -204,8 +204,8 @@ func (s *System) RewardAt(state, action []float64) float64 {
 	return r
 }
 
-// quad returns x' Q x for row-major Q (zero if Q is nil).
-func quad(q, x []float64) float64 {
+// quadRow returns x' Q x for row-major Q (zero if Q is nil).
+func quadRow(q, x []float64) float64 {
 	if q == nil {
 		return 0
 	}

@@ -10,7 +10,8 @@
 //
 // computed on the state before the step, so rewards lie in
 // [-16.2736044, 0]. There is no termination; Gymnasium's 200-step time
-// limit is left to the caller.
+// limit is left to the caller. Gymnasium hands out float32 observations;
+// here every number is a float64.
 //
 // DefaultTarget and DefaultPlus are the paper's pi_* and pi_+: truncated
 // Gaussian policies whose mean is a 3-32-1 tanh network, trained by

@@ -42,17 +42,18 @@ func run() error {
 		out      = flag.String("out", ".", "directory for target.json and plus.json")
 		seed     = flag.Uint64("seed", 2018, "random seed")
 		iters    = flag.Int("iters", 1000, "REINFORCE iterations (pi_* is the last)")
-		plus     = flag.Int("plus", 150, "iteration of the pi_+ snapshot")
+		plus     = flag.Int("plus", 350, "iteration of the pi_+ snapshot")
 		extra    = flag.String("extra", "", "comma-separated further snapshots to evaluate (not written)")
 		episodes = flag.Int("episodes", 16, "episodes per iteration")
 		horizon  = flag.Int("horizon", 200, "steps per training episode")
-		lr       = flag.Float64("lr", 1e-3, "policy learning rate (Adam)")
+		lr       = flag.Float64("lr", 1e-2, "policy learning rate (Adam)")
 		std      = flag.Float64("std", pendulum.DefaultStd, "policy standard deviation")
 		hidden   = flag.Int("hidden", pendulum.DefaultHidden, "hidden width of the mean network")
 		workers  = flag.Int("workers", 2, "goroutines for rollouts")
 		evalN    = flag.Int("eval-n", 1000, "evaluation episodes per policy")
 		evalT    = flag.Int("eval-T", 1000, "evaluation episode length")
 		every    = flag.Int("every", 50, "print the learning curve every this many iterations")
+		dump     = flag.Bool("dump", false, "also write every -extra snapshot as snapshot-<iteration>.json")
 	)
 	flag.Parse()
 
@@ -99,6 +100,16 @@ func run() error {
 			return err
 		}
 		fmt.Printf("iteration %5d: average reward per step over %d x %d steps: %.4f +- %.4f (se)\n", k, *evalN, *evalT, m, se)
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return err
+	}
+	if *dump {
+		for i, k := range snaps[2:] {
+			if err := write(filepath.Join(*out, fmt.Sprintf("snapshot-%d.json", k)), res.Policies[i+2]); err != nil {
+				return err
+			}
+		}
 	}
 	if err := write(filepath.Join(*out, "target.json"), res.Policies[0]); err != nil {
 		return err

@@ -1,0 +1,65 @@
+package dataset_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/ihope-ope/ihope/dataset"
+)
+
+// benchFile writes 1,000 episodes of 1,000 discrete steps (1,000,000 rows)
+// to a file of the given extension and returns its path and size.
+func benchFile(b *testing.B, ext string) (string, int64) {
+	b.Helper()
+	d := sampled(b, 1000, 1000)
+	path := filepath.Join(b.TempDir(), "log"+ext)
+	if err := dataset.WriteFile(path, d); err != nil {
+		b.Fatal(err)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return path, st.Size()
+}
+
+func benchRead(b *testing.B, ext string) {
+	path, size := benchFile(b, ext)
+	b.SetBytes(size)
+	b.ReportAllocs()
+	for b.Loop() {
+		d, err := dataset.ReadFile(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if d.NumSteps() != 1_000_000 {
+			b.Fatalf("%d steps", d.NumSteps())
+		}
+	}
+}
+
+func BenchmarkReadCSV1M(b *testing.B)     { benchRead(b, ".csv") }
+func BenchmarkReadParquet1M(b *testing.B) { benchRead(b, ".parquet") }
+
+func benchWrite(b *testing.B, write func(*bytes.Buffer, *dataset.Dataset) error) {
+	d := sampled(b, 1000, 1000)
+	var buf bytes.Buffer
+	b.ReportAllocs()
+	for b.Loop() {
+		buf.Reset()
+		if err := write(&buf, d); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(int64(buf.Len()))
+}
+
+func BenchmarkWriteCSV1M(b *testing.B) {
+	benchWrite(b, func(w *bytes.Buffer, d *dataset.Dataset) error { return dataset.WriteCSV(w, d) })
+}
+
+func BenchmarkWriteParquet1M(b *testing.B) {
+	benchWrite(b, func(w *bytes.Buffer, d *dataset.Dataset) error { return dataset.WriteParquet(w, d) })
+}

@@ -1,0 +1,69 @@
+package dataset_test
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"strings"
+
+	"github.com/ihope-ope/ihope/dataset"
+)
+
+func ExampleReadCSV() {
+	const logs = `episode,t,state,action,reward,behavior_prob,target_prob,next_state
+u1,1,2,0,0,0.5,0.9,3
+u2,0,0,1,1,0.25,0,
+u1,0,0,1,1,0.5,0.1,
+`
+	d, err := dataset.ReadCSV(strings.NewReader(logs), "logs.csv")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%d states, %d actions\n", d.NumStates, d.NumActions)
+	for _, ep := range d.Episodes {
+		for t, s := range ep.Steps {
+			fmt.Printf("%s t=%d: s=%d a=%d r=%g next=%d (known %v) ratio=%.1f\n",
+				ep.ID, t, s.State, s.Action, s.Reward, s.NextState, s.HasNext, s.Ratio())
+		}
+	}
+	// Output:
+	// 4 states, 2 actions
+	// u1 t=0: s=0 a=1 r=1 next=2 (known true) ratio=0.2
+	// u1 t=1: s=2 a=0 r=0 next=3 (known true) ratio=1.8
+	// u2 t=0: s=0 a=1 r=1 next=-1 (known false) ratio=0.0
+}
+
+func ExampleFormatError() {
+	const logs = `episode,t,state,action,reward,behavior_prob,target_prob
+a,0,0,1,1,0.5,0.5
+a,1,2,0,0,0,0.5
+`
+	_, err := dataset.ReadCSV(strings.NewReader(logs), "logs.csv")
+	fmt.Println(err)
+	var fe *dataset.FormatError
+	if errors.As(err, &fe) {
+		fmt.Println(fe.Row, fe.Column)
+	}
+	// Output:
+	// logs.csv: row 3, column "behavior_prob": 0 is outside (0, 1]
+	// 3 behavior_prob
+}
+
+func ExampleWriteCSV() {
+	d := &dataset.Dataset{NumStates: 3, NumActions: 2, Episodes: []dataset.Episode{{
+		ID: "a",
+		Steps: []dataset.Step{
+			{State: 0, Action: 1, Reward: 1, HasNext: true, NextState: 2, LogBehavior: math.Log(0.5), LogTarget: math.Inf(-1)},
+			{State: 2, Action: 0, Reward: 0.5, HasNext: true, NextState: 1, LogBehavior: math.Log(0.25), LogTarget: 0},
+		},
+	}}}
+	if err := dataset.WriteCSV(os.Stdout, d); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// episode,t,state,action,reward,behavior_logprob,target_logprob,next_state
+	// a,0,0,1,1,-0.6931471805599453,-Inf,
+	// a,1,2,0,0.5,-1.3862943611198906,0,1
+}

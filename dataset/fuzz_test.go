@@ -1,0 +1,81 @@
+package dataset_test
+
+import (
+	"bytes"
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/ihope-ope/ihope/dataset"
+)
+
+// FuzzReadCSV checks that ReadCSV never panics, refuses bad input only with
+// a *FormatError, and that every log it accepts reads back identically
+// after WriteCSV. Run it with
+//
+//	go test ./dataset -run '^$' -fuzz FuzzReadCSV -fuzztime 60s
+func FuzzReadCSV(f *testing.F) {
+	for _, s := range []string{
+		hdr + ok,
+		hdr + ok + "a,1,2,1,-0.5,1,0\n",
+		"episode,t,state_0,state_1,action_0,reward,behavior_logprob,target_logprob,next_state_0,next_state_1\n" +
+			"\"x,\"\"y\"\"\",0,1.5,-2,0.25,3,1.5,-Inf,,\n\"x,\"\"y\"\"\",1,2,3,0.5,-1,-2,0,4,5\n",
+		"target_logprob,next_state,reward,action,state,t,episode,behavior_logprob\r\n-Inf,,1,0,0,0,e,-0.5\r\n-1,9,2,2,1,1,e,-1.5\r\n",
+		"\xef\xbb\xbf" + hdr + "b,1,1,0,1,0.5,0.5\nb,0,3.0,1e0,1,0.5,0.5",
+		"",
+		hdr,
+		hdr + "a,0,1,0,NaN,0.5,0.5\n",
+		hdr + ok + "a,1,1,0,0.",
+		hdr + ok + "\n" + ok,
+		hdr + "\"a\n,0,1,0,1,0.5,0.5\n",
+		"episode,t,state,action,reward,behavior_prob,target_prob,next_state\na,0,1,0,1,0.5,0.5,2\na,1,3,0,1,0.5,0.5,\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Add(writeCSV(f, sampled(f, 3, 4)))
+	f.Add(writeCSV(f, continuous(f)))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		d, err := dataset.ReadCSV(bytes.NewReader(in), "fuzz.csv")
+		if err != nil {
+			var fe *dataset.FormatError
+			if !errors.As(err, &fe) {
+				t.Fatalf("error %v is not a *FormatError", err)
+			}
+			return
+		}
+		if err := d.Validate(); err != nil {
+			t.Fatalf("accepted a dataset that does not validate: %v", err)
+		}
+		var buf bytes.Buffer
+		if err := dataset.WriteCSV(&buf, d); err != nil {
+			t.Fatalf("WriteCSV: %v", err)
+		}
+		again, err := dataset.ReadCSV(bytes.NewReader(buf.Bytes()), "again.csv")
+		if err != nil {
+			t.Fatalf("reading back %q: %v", buf.Bytes(), err)
+		}
+		if !reflect.DeepEqual(again, d) {
+			t.Fatalf("read back differs:\n%+v\n%+v", again, d)
+		}
+	})
+}
+
+// FuzzReadParquet checks that ReadParquet never panics on a damaged file
+// and that whatever it accepts is a valid dataset.
+func FuzzReadParquet(f *testing.F) {
+	f.Add(writeParquet(f, sampled(f, 2, 3)))
+	f.Add(writeParquet(f, continuous(f)))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		d, err := dataset.ReadParquet(bytes.NewReader(in), int64(len(in)), "fuzz.parquet")
+		if err != nil {
+			var fe *dataset.FormatError
+			if !errors.As(err, &fe) {
+				t.Fatalf("error %v is not a *FormatError", err)
+			}
+			return
+		}
+		if err := d.Validate(); err != nil {
+			t.Fatalf("accepted a dataset that does not validate: %v", err)
+		}
+	})
+}

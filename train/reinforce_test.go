@@ -1,0 +1,172 @@
+package train
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/ihope-ope/ihope/env/lineargauss"
+	"github.com/ihope-ope/ihope/env/pendulum"
+	"github.com/ihope-ope/ihope/policy"
+)
+
+func pendulumInit(t testing.TB, seed uint64) *policy.TruncGaussian {
+	t.Helper()
+	p, err := pendulum.NewPolicy(rand.New(rand.NewPCG(seed, 0)), 8, 0.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// The same seed gives bit-identical policies, whatever the number of
+// workers; snapshot 0 is the initial policy.
+func TestReinforceDeterministic(t *testing.T) {
+	init := pendulumInit(t, 1)
+	var runs [][]*policy.TruncGaussian
+	for _, workers := range []int{1, 3, 1} {
+		r := Reinforce{Episodes: 5, Horizon: 40, Workers: workers}
+		res, err := r.Run(rand.New(rand.NewPCG(7, 7)), pendulum.Pendulum{}, init, []int{3, 0, 6, 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.AvgReward) != 6 || len(res.Policies) != 4 {
+			t.Fatalf("%d rewards and %d policies, want 6 and 4", len(res.AvgReward), len(res.Policies))
+		}
+		runs = append(runs, res.Policies)
+	}
+	for k := range runs[0] {
+		for w := 1; w < len(runs); w++ {
+			if !slices.Equal(runs[0][k].Mean.Params, runs[w][k].Mean.Params) {
+				t.Errorf("snapshot %d differs between runs 0 and %d", k, w)
+			}
+		}
+	}
+	if !slices.Equal(runs[0][1].Mean.Params, init.Mean.Params) {
+		t.Error("snapshot at iteration 0 is not the initial policy")
+	}
+	if slices.Equal(runs[0][0].Mean.Params, init.Mean.Params) || !slices.Equal(runs[0][0].Mean.Params, runs[0][3].Mean.Params) {
+		t.Error("snapshots at iteration 3 wrong")
+	}
+	if slices.Equal(runs[0][0].Mean.Params, runs[0][2].Mean.Params) {
+		t.Error("iterations 3 and 6 gave the same policy")
+	}
+}
+
+// A bandit with a known optimum: states are i.i.d. N(0, 1) (A = B = 0) and
+// r = -(u - 1)^2 = -u^2 + 2u - 1, so the best truncated Gaussian with
+// std 0.3 on [-2, 2] has its mean at 1 (up to a few 1e-3: the truncation
+// 3.3 standard deviations above 1 moves it by less than that). REINFORCE
+// must move the mean there from 0 whatever the state.
+func TestReinforceBandit(t *testing.T) {
+	one := func(v float64) *mat.Dense { return mat.NewDense(1, 1, []float64{v}) }
+	var1 := func(v float64) *mat.SymDense { return mat.NewSymDense(1, []float64{v}) }
+	sys, err := lineargauss.NewSystem(one(0), one(0), var1(1), []float64{0}, var1(1),
+		lineargauss.Reward{UU: var1(-1), U: []float64{2}, Const: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &policy.MLP{Sizes: []int{1, 4, 1}, Params: make([]float64, 13)}
+	for i := range 4 {
+		m.Params[i] = 0.5 * float64(i-2) // hidden weights; output starts at 0
+	}
+	init, err := policy.NewTruncGaussian(m, 0.3, []float64{-2}, []float64{2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Reinforce{Iterations: 250, Episodes: 8, Horizon: 20, Gamma: 0.5, LearningRate: 0.02}
+	res, err := r.Run(rand.New(rand.NewPCG(1, 2)), sys, init, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := res.Policies[0]
+	for _, s := range []float64{-1.5, 0, 1.5} {
+		t.Logf("state %v: mean %.4f", s, p.MeanAction([]float64{s})[0])
+		if mu := p.MeanAction([]float64{s})[0]; math.Abs(mu-1) > 0.1 {
+			t.Errorf("state %v: learned mean %.3f, want 1 +- 0.1", s, mu)
+		}
+	}
+	// Optimal reward -Var(u) = -0.09; the start pays -(1 + 0.09).
+	if first, last := res.AvgReward[0], res.AvgReward[len(res.AvgReward)-1]; first > -0.9 || last < -0.2 {
+		t.Errorf("average reward went from %.3f to %.3f, want about -1.09 to -0.09", first, last)
+	}
+}
+
+func TestReinforceErrors(t *testing.T) {
+	init := pendulumInit(t, 1)
+	rng := rand.New(rand.NewPCG(1, 1))
+	for i, r := range []Reinforce{
+		{Gamma: 1}, {Gamma: -0.5}, {LearningRate: -1}, {Episodes: -1}, {ValueLearningRate: math.Inf(1)},
+	} {
+		if _, err := r.Run(rng, pendulum.Pendulum{}, init, []int{1}); err == nil {
+			t.Errorf("case %d: settings %+v accepted", i, r)
+		}
+	}
+	if _, err := (Reinforce{}).Run(rng, pendulum.Pendulum{}, init, []int{-1}); err == nil {
+		t.Error("negative snapshot accepted")
+	}
+	p := lineargauss.Problem2D()
+	if _, err := (Reinforce{}).Run(rng, p.System, init, []int{1}); err == nil {
+		t.Error("policy of 3 observations accepted on a 2-d system")
+	}
+}
+
+func TestEvaluateContinuous(t *testing.T) {
+	p := lineargauss.Problem1D()
+	rng := rand.New(rand.NewPCG(9, 9))
+	// Reset at the behavior's stationary law: every step's expected reward
+	// is the average reward, -0.64459 (lineargauss.Problem1D).
+	want, _ := p.System.AverageReward(p.Behavior)
+	m, se, err := EvaluateContinuous(rng, p.System, p.Behavior, 4000, 20, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(m-want) > 5*se || se > 0.01 {
+		t.Errorf("average reward %.4f +- %.4f, exact %.4f", m, se, want)
+	}
+	// Discounted: against the exact moment recursion.
+	want, _ = p.System.Value(p.Target, 0.8, 15)
+	m, se, err = EvaluateContinuous(rng, p.System, p.Target, 4000, 15, 0.8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(m-want) > 5*se || se > 0.01 {
+		t.Errorf("discounted value %.4f +- %.4f, exact %.4f", m, se, want)
+	}
+	if _, _, err := EvaluateContinuous(rng, p.System, p.Target, 0, 15, 0.8); err == nil {
+		t.Error("0 episodes accepted")
+	}
+	if _, _, err := EvaluateContinuous(rng, p.System, p.Target, 10, 15, 1.5); err == nil {
+		t.Error("discount 1.5 accepted")
+	}
+}
+
+func BenchmarkReinforceIteration(b *testing.B) {
+	init, err := pendulum.NewPolicy(rand.New(rand.NewPCG(1, 0)), 32, 0.5)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := Reinforce{Iterations: 1} // 16 episodes x 200 steps
+	rng := rand.New(rand.NewPCG(1, 1))
+	for b.Loop() {
+		if _, err := r.Run(rng, pendulum.Pendulum{}, init, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func ExampleEvaluateContinuous() {
+	// The 1-d linear-Gaussian problem starts at its behavior's stationary
+	// law, whose average reward is -0.64459 in closed form.
+	p := lineargauss.Problem1D()
+	exact, _ := p.System.AverageReward(p.Behavior)
+	rng := rand.New(rand.NewPCG(1, 1))
+	mean, se, _ := EvaluateContinuous(rng, p.System, p.Behavior, 2000, 50, 1)
+	fmt.Printf("exact %.3f, Monte Carlo within 4 standard errors: %v\n", exact, math.Abs(mean-exact) < 4*se)
+	// Output:
+	// exact -0.645, Monte Carlo within 4 standard errors: true
+}
