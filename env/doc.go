@@ -3,11 +3,21 @@
 // A Discrete environment is a simulator over state ids: Reset draws a
 // start state and Step draws the next state and reward. Unlike Gymnasium,
 // the transition function is pure (the state is passed in and returned), so
-// one environment value can serve many concurrent rollouts.
+// one environment value can serve many concurrent rollouts. There is no
+// termination: the paper's setting is the infinite-horizon one and
+// episodes are truncated by the caller.
 //
 // A Tabular environment also exposes its full transition table, like
 // Gymnasium's Taxi P[s][a], so that exact values, visitations and density
 // ratios can be computed (package exact). NewSampler turns any table into a
 // Discrete simulator, so sampling and exact computation share one source of
-// truth. The worlds themselves live in sub-packages (env/ring, env/taxi).
+// truth.
+//
+// A Continuous environment has a real state vector and real actions
+// (Pendulum); it separates the internal state from the observation that
+// policies and logs see.
+//
+// The worlds live in sub-packages: env/ring (Appendix B), env/taxi
+// (Section 5), env/pendulum (Section 5), env/lineargauss (a system with a
+// closed-form stationary ratio, for tests) and env/sumo (Appendix D).
 package env
