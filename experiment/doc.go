@@ -13,6 +13,41 @@
 // paper), and others (Pendulum, SUMO) are added by registering one more
 // Experiment value.
 //
+// # The registered experiments
+//
+// ring (Appendix B): a ring of RingStates = 5 states, behavior P(R) =
+// RingRho = 0.45, target P(R) = 0.55. Panel "variance": the variance of
+// the trajectory weight over L steps, Monte Carlo from RingMC = 20000
+// trajectories per seed (metrics var_mc, var_mc_se) against the exact
+// A_rho^L - 1 (var_analytic), L = 1..50. Panel "T": MSE vs T = 10..1000
+// of all eight estimators (the IS variants included) from n = 20
+// trajectories. rho = 0.45 keeps the Monte Carlo variance reliable up to
+// L = 50 (its relative standard error grows like 1.075^L / sqrt(M)).
+//
+// taxi-average (Figure 1, gamma = 1) and taxi-discounted (Figure 2,
+// gamma = 0.99): target pi19; panels "n" (n = 30..800), "behavior" (eight
+// behavior policies ordered by their divergence from the target: the
+// mixtures (1-alpha) pi19 + alpha pi18 for alpha = 0.25, 0.5, 0.75, then
+// pi18 = the paper's pi+, pi17, ..., pi14), "T" (T = 50..1500) and, for
+// the discounted case, "gamma" (0.95, 0.97, 0.99, 0.995). Fixed values:
+// behavior pi18, T = 400, n = 100 (average; the caption of Figure 1 fixes
+// n and not T) or n = 200 (discounted, the caption of Figure 2).
+// taxi-average adds "scatter" (estimated d_pi(s) = w(s) x the share of
+// logged steps in s against the exact stationary d_pi, one seed, n = 100)
+// and "tv" (the total-variation distance between the two, vs n: the
+// tabular solver minimises the loss exactly, by conjugate gradients run to
+// convergence rather than by the paper's stochastic training, so the
+// paper's curve along training iterations becomes a curve along n).
+// Estimators: the on-policy oracle, naive, trajectory-wise and step-wise
+// WIS, model-based and the tabular density ratio (bch-tabular). The truth
+// is exact (exact.Value from the reset distribution, T steps) everywhere.
+//
+// Within a seed the logged data are common random numbers: the stream
+// that draws them is named by T and the behavior only, so the n = 30 logs
+// are the first 30 trajectories of the n = 800 logs, and every gamma sees
+// the same logs. Each point is still an unbiased estimate of its MSE; the
+// curves are smoother than with independent data.
+//
 // # Randomness and reproducibility
 //
 // A cell draws every random number from Cell.Rand(stream), a PCG seeded by

@@ -26,10 +26,6 @@ const (
 	DPI    = 120
 )
 
-// floorRatio bounds the span of a log axis: values below
-// floorRatio x (largest value) are drawn at that floor and noted.
-const floorRatio = 1e-10
-
 // Figure is one panel drawn: a plot and a legend placed to its right.
 type Figure struct {
 	Plot   *plot.Plot
@@ -51,7 +47,7 @@ func Draw(p experiment.Panel, lines []experiment.Line) (*Figure, error) {
 		return nil, fmt.Errorf("figure: panel %s has no results", p.Name)
 	}
 	f := &Figure{Plot: plot.New(), Legend: plot.NewLegend()}
-	f.Legend.TextStyle.Font.Size = vg.Points(10)
+	f.Legend.TextStyle.Font.Size = vg.Points(9)
 	f.Legend.Top, f.Legend.Left = true, true
 	pl := f.Plot
 	pl.Title.Text = p.Title
@@ -86,67 +82,72 @@ func Draw(p experiment.Panel, lines []experiment.Line) (*Figure, error) {
 func (f *Figure) drawMSE(p experiment.Panel, lines []experiment.Line) error {
 	series := experiment.SummarizeMSE(p, lines)
 	seeds := 0
+	truth := 0.0
+	for _, l := range lines {
+		truth = math.Max(truth, math.Abs(float64(l.Truth)))
+	}
 	var all []float64
 	for _, s := range series {
 		for _, pt := range s.Points {
 			seeds = max(seeds, pt.Seeds+pt.Failed)
-			all = append(all, pt.Mean, pt.Lo, pt.Hi)
+			all = append(all, pt.Mean)
 		}
 	}
 	if f.Plot.Y.Label.Text == "" {
 		f.Plot.Y.Label.Text = fmt.Sprintf("mean squared error over %d seeds (log)", seeds)
 	}
-	lo, hi, floor, ok := logRange(all)
+	ax, ok := newLogAxis(all, zeroMSE*math.Max(1, truth*truth))
 	if !ok {
 		return fmt.Errorf("figure: panel %s has no finite positive MSE to draw", p.Name)
 	}
-	setLogY(f.Plot, lo, hi)
+	ax.set(f.Plot)
 	f.setX(p, lines)
 	for _, s := range series {
 		st := EstimatorStyle(s.Name)
 		label := st.Label
-		var failed, clamped, off []string
-		var pts, band plotter.XYs
+		var failed, zero, over, inf []string
+		var pts, lower, upper plotter.XYs
 		for _, pt := range s.Points {
 			if pt.Failed > 0 {
 				failed = append(failed, fmt.Sprintf("%d of %d seeds at %s", pt.Failed, pt.Failed+pt.Seeds, pt.Setting))
 			}
-			if math.IsNaN(pt.Mean) || math.IsInf(pt.Mean, 0) {
-				if !math.IsNaN(pt.Mean) {
-					off = append(off, pt.Setting)
-				}
+			switch {
+			case math.IsNaN(pt.Mean):
 				continue
-			}
-			y := pt.Mean
-			if y < floor {
-				clamped = append(clamped, pt.Setting)
-				y = floor
-			}
-			pts = append(pts, plotter.XY{X: pt.X, Y: y})
-			band = append(band, plotter.XY{X: pt.X, Y: clampLog(pt.Lo, floor, hi)})
-		}
-		for i := len(s.Points) - 1; i >= 0; i-- {
-			pt := s.Points[i]
-			if math.IsNaN(pt.Mean) || math.IsInf(pt.Mean, 0) {
+			case math.IsInf(pt.Mean, 0):
+				inf = append(inf, pt.Setting)
 				continue
+			case pt.Mean <= ax.zero:
+				zero = append(zero, pt.Setting)
+			case pt.Mean > ax.max:
+				over = append(over, pt.Setting)
 			}
-			band = append(band, plotter.XY{X: pt.X, Y: clampLog(pt.Hi, floor, hi)})
+			pts = append(pts, plotter.XY{X: pt.X, Y: ax.clamp(pt.Mean)})
+			lower = append(lower, plotter.XY{X: pt.X, Y: ax.clamp(pt.Lo)})
+			upper = append(upper, plotter.XY{X: pt.X, Y: ax.clamp(pt.Hi)})
 		}
 		if len(failed) > 0 {
 			f.Notes = append(f.Notes, fmt.Sprintf("%s: %s failed %s; the MSE there averages the other seeds", p.Name, s.Name, strings.Join(failed, ", ")))
 			label += " (some seeds failed)"
 		}
-		if len(off) > 0 {
-			f.Notes = append(f.Notes, fmt.Sprintf("%s: %s has an infinite MSE (overflow) at %s, not drawn", p.Name, s.Name, strings.Join(off, ", ")))
+		if len(inf) > 0 {
+			f.Notes = append(f.Notes, fmt.Sprintf("%s: %s has an infinite MSE (overflow) at %s, not drawn", p.Name, s.Name, strings.Join(inf, ", ")))
+			label += " (overflow: not drawn)"
 		}
-		if len(clamped) > 0 {
-			f.Notes = append(f.Notes, fmt.Sprintf("%s: %s has MSE below %.3g (%.0e x the largest) at %s, drawn at the axis floor", p.Name, s.Name, floor, floorRatio, strings.Join(clamped, ", ")))
+		if len(zero) > 0 {
+			f.Notes = append(f.Notes, fmt.Sprintf("%s: %s has MSE 0 up to rounding at %s, drawn on the bottom edge", p.Name, s.Name, strings.Join(zero, ", ")))
+			label += " (MSE 0: bottom edge)"
+		}
+		if len(over) > 0 {
+			f.Notes = append(f.Notes, fmt.Sprintf("%s: %s has MSE above %.3g at %s, drawn on the top edge", p.Name, s.Name, ax.max, strings.Join(over, ", ")))
+			label += " (off the top)"
 		}
 		if len(pts) == 0 {
 			f.Notes = append(f.Notes, fmt.Sprintf("%s: %s has nothing to draw", p.Name, s.Name))
 			continue
 		}
 		if len(pts) > 1 {
+			band := append(lower, reversed(upper)...)
 			poly, err := plotter.NewPolygon(band)
 			if err != nil {
 				return err
@@ -171,8 +172,16 @@ func (f *Figure) drawMSE(p experiment.Panel, lines []experiment.Line) error {
 	bandKey, _ := plotter.NewPolygon(plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 0}, {X: 1, Y: 1}})
 	bandKey.Color = color.NRGBA{100, 100, 100, 70}
 	bandKey.LineStyle.Width = 0
-	f.Legend.Add("band: 5-95% bootstrap range over seeds", bandKey)
+	f.Legend.Add("band: 5-95% bootstrap over seeds", bandKey)
 	return nil
+}
+
+func reversed(xy plotter.XYs) plotter.XYs {
+	out := make(plotter.XYs, len(xy))
+	for i := range xy {
+		out[len(xy)-1-i] = xy[i]
+	}
+	return out
 }
 
 // drawMetric draws a metric's mean over seeds with its band and, if the
@@ -205,8 +214,8 @@ func (f *Figure) drawMetric(p experiment.Panel, lines []experiment.Line) error {
 		f.Plot.Y.Label.Text = p.MetricLabel
 	}
 	if logY {
-		lo, hi, _, _ := logRange(all)
-		setLogY(f.Plot, lo, hi)
+		ax, _ := newLogAxis(all, 0)
+		ax.set(f.Plot)
 		f.Plot.Y.Label.Text += " (log)"
 	}
 	f.setX(p, lines)
@@ -214,21 +223,6 @@ func (f *Figure) drawMetric(p experiment.Panel, lines []experiment.Line) error {
 	st := EstimatorStyle(p.Estimator)
 	if p.Estimator == "" {
 		st = Style{Color: color.NRGBA{0, 90, 160, 255}, Glyph: draw.CircleGlyph{}}
-	}
-	if r := ref.Points; len(r) > 0 {
-		xy := make(plotter.XYs, len(r))
-		for i, pt := range r {
-			xy[i] = plotter.XY{X: pt.X, Y: pt.Mean}
-		}
-		l, err := plotter.NewLine(xy)
-		if err != nil {
-			return err
-		}
-		l.Color = color.Black
-		l.Width = vg.Points(1.5)
-		l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
-		f.Plot.Add(l)
-		f.Legend.Add(p.ReferenceLabel, l)
 	}
 	var pts, band plotter.XYs
 	for _, pt := range s.Points {
@@ -260,10 +254,26 @@ func (f *Figure) drawMetric(p experiment.Panel, lines []experiment.Line) error {
 		label = p.Metric
 	}
 	f.Legend.Add(fmt.Sprintf("%s, mean over %d seeds", label, seeds), l, sc)
+	if r := ref.Points; len(r) > 0 {
+		xy := make(plotter.XYs, len(r))
+		for i, pt := range r {
+			xy[i] = plotter.XY{X: pt.X, Y: pt.Mean}
+		}
+		l, err := plotter.NewLine(xy)
+		if err != nil {
+			return err
+		}
+		l.Color = color.Black
+		l.Width = vg.Points(1.5)
+		l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+		f.Plot.Add(l)
+		f.Legend.Add(p.ReferenceLabel, l)
+	}
+
 	bandKey, _ := plotter.NewPolygon(plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 0}, {X: 1, Y: 1}})
 	bandKey.Color = translucent(st.Color, 60)
 	bandKey.LineStyle.Width = 0
-	f.Legend.Add("band: 5-95% bootstrap range over seeds", bandKey)
+	f.Legend.Add("band: 5-95% bootstrap over seeds", bandKey)
 	return nil
 }
 
@@ -372,40 +382,99 @@ func (f *Figure) setX(p experiment.Panel, lines []experiment.Line) {
 	ax.Min, ax.Max = lo-pad, hi+pad
 }
 
-// logRange returns decade-aligned axis limits for the finite positive
-// values of v and the floor below which values are clamped.
-func logRange(v []float64) (lo, hi, floor float64, ok bool) {
+// zeroMSE is the MSE (relative to the squared truth, when that exceeds
+// 1) below which an estimate is exact up to rounding: such points are
+// drawn on the bottom edge. maxDecades bounds the span of a log axis;
+// larger values (importance sampling at long horizons) are drawn on the
+// top edge.
+const (
+	zeroMSE    = 1e-20
+	maxDecades = 12
+)
+
+// logAxis is the range of a log-scale y axis.
+type logAxis struct {
+	lo, hi float64 // decade-aligned axis limits
+	zero   float64 // values at or below it are drawn at lo
+	max    float64 // values above it (off the chart) are drawn at hi
+}
+
+// newLogAxis chooses the range for the finite values above zero in v:
+// from the decade below the smallest to the decade above the largest,
+// cut to maxDecades decades above the smallest.
+func newLogAxis(v []float64, zero float64) (logAxis, bool) {
 	minPos, maxV := math.Inf(1), 0.0
+	zeros := false
 	for _, x := range v {
-		if x > 0 && !math.IsInf(x, 0) {
+		switch {
+		case x > zero && !math.IsInf(x, 0):
 			minPos = math.Min(minPos, x)
 			maxV = math.Max(maxV, x)
+		case x >= 0 && x <= zero:
+			zeros = true
 		}
 	}
 	if maxV == 0 {
-		return 0, 0, 0, false
+		return logAxis{}, false
 	}
-	floor = math.Max(minPos, maxV*floorRatio)
-	lo = math.Pow(10, math.Floor(math.Log10(floor)))
-	hi = math.Pow(10, math.Ceil(math.Log10(maxV)))
-	if lo == hi {
-		lo /= 10
+	a := logAxis{zero: zero, max: math.Min(maxV, minPos*math.Pow(10, maxDecades))}
+	// The 1e-9 absorbs rounding in Log10 (Log10(0.1) is not exactly -1).
+	a.lo = math.Pow(10, math.Floor(math.Log10(minPos)+1e-9))
+	a.hi = math.Pow(10, math.Ceil(math.Log10(a.max)-1e-9))
+	// Keep the bottom edge below every value, and a decade below when
+	// zeros are drawn on it, so they stand apart from the smallest value.
+	if a.lo >= minPos || a.lo == a.hi || zeros {
+		a.lo /= 10
 	}
-	return lo, hi, floor, true
+	if a.hi < a.max { // rounding in Pow
+		a.hi *= 10
+	}
+	if a.max == maxV { // nothing cut: everything up to the top edge is drawn as is
+		a.max = a.hi
+	}
+	return a, true
 }
 
-func setLogY(p *plot.Plot, lo, hi float64) {
+// clamp keeps a value inside the axis.
+func (a logAxis) clamp(v float64) float64 {
+	switch {
+	case math.IsNaN(v) || v <= a.zero || v < a.lo:
+		return a.lo
+	case v > a.max || v > a.hi:
+		return a.hi
+	}
+	return v
+}
+
+func (a logAxis) set(p *plot.Plot) {
 	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
-	p.Y.Min, p.Y.Max = lo, hi
+	p.Y.Tick.Marker = decadeTicks{}
+	p.Y.Min, p.Y.Max = a.lo, a.hi
 }
 
-// clampLog keeps a band edge inside the log axis.
-func clampLog(v, floor, hi float64) float64 {
-	if math.IsNaN(v) || v < floor {
-		return floor
+// decadeTicks labels every power of ten in the axis range and marks 2..9
+// times it with minor ticks. (plot.LogTicks truncates log10 of the
+// minimum toward zero, which drops the lowest decade when log10 of the
+// minimum rounds to just above an integer.)
+type decadeTicks struct{}
+
+func (decadeTicks) Ticks(lo, hi float64) []plot.Tick {
+	var ticks []plot.Tick
+	for e := math.Floor(math.Log10(lo) + 1e-9); ; e++ {
+		v := math.Pow(10, e)
+		if v > hi*(1+1e-9) {
+			break
+		}
+		if v >= lo*(1-1e-9) {
+			ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', -1, 64)})
+		}
+		for k := 2; k < 10; k++ {
+			if m := float64(k) * v; m > lo && m < hi {
+				ticks = append(ticks, plot.Tick{Value: m})
+			}
+		}
 	}
-	return math.Min(v, hi)
+	return ticks
 }
 
 // Save writes the figure to path; the extension (.png, .svg, .pdf)

@@ -25,15 +25,15 @@ type Style struct {
 // (distinguishable with colour-blindness); the paper's estimator is the
 // strong red.
 var styles = map[string]Style{
-	"on-policy":      {Color: color.NRGBA{0, 0, 0, 255}, Glyph: draw.CrossGlyph{}, Label: "on-policy oracle (n rollouts of the target)", Dashed: true},
-	"naive":          {Color: color.NRGBA{128, 128, 128, 255}, Glyph: draw.PlusGlyph{}, Label: "naive (mean behavior reward)", Dashed: true},
+	"on-policy":      {Color: color.NRGBA{0, 0, 0, 255}, Glyph: draw.CrossGlyph{}, Label: "on-policy oracle (target rollouts)", Dashed: true},
+	"naive":          {Color: color.NRGBA{128, 128, 128, 255}, Glyph: draw.PlusGlyph{}, Label: "naive (mean logged reward)", Dashed: true},
 	"is-trajectory":  {Color: color.NRGBA{230, 159, 0, 255}, Glyph: draw.RingGlyph{}, Label: "trajectory-wise IS"},
 	"wis-trajectory": {Color: color.NRGBA{213, 94, 0, 255}, Glyph: draw.TriangleGlyph{}, Label: "trajectory-wise WIS"},
 	"is-stepwise":    {Color: color.NRGBA{86, 180, 233, 255}, Glyph: draw.BoxGlyph{}, Label: "step-wise IS"},
 	"wis-stepwise":   {Color: color.NRGBA{0, 114, 178, 255}, Glyph: draw.SquareGlyph{}, Label: "step-wise WIS"},
-	"model-based":    {Color: color.NRGBA{0, 158, 115, 255}, Glyph: draw.PyramidGlyph{}, Label: "model-based (fitted tabular MDP)"},
-	"bch-tabular":    {Color: color.NRGBA{200, 0, 40, 255}, Glyph: draw.CircleGlyph{}, Label: "density ratio, tabular (the paper)"},
-	"bch-neural":     {Color: color.NRGBA{204, 121, 167, 255}, Glyph: draw.CircleGlyph{}, Label: "density ratio, neural (the paper)"},
+	"model-based":    {Color: color.NRGBA{0, 158, 115, 255}, Glyph: draw.PyramidGlyph{}, Label: "model-based (fitted MDP)"},
+	"bch-tabular":    {Color: color.NRGBA{200, 0, 40, 255}, Glyph: draw.CircleGlyph{}, Label: "density ratio, tabular (paper)"},
+	"bch-neural":     {Color: color.NRGBA{204, 121, 167, 255}, Glyph: draw.CircleGlyph{}, Label: "density ratio, neural (paper)"},
 }
 
 // EstimatorStyle returns the fixed style of an estimator. Names without

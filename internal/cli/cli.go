@@ -19,9 +19,11 @@ const (
 
 // app is the command tree.
 type app struct {
-	Demo     demoCmd     `cmd:"" help:"Compare every estimator on a built-in world against the exact truth."`
-	Estimate estimateCmd `cmd:"" help:"Estimate a target policy's value from your own logs (CSV or Parquet)."`
-	Sample   sampleCmd   `cmd:"" help:"Write logs sampled from a built-in world in the log contract."`
+	Demo       demoCmd       `cmd:"" help:"Compare every estimator on a built-in world against the exact truth."`
+	Estimate   estimateCmd   `cmd:"" help:"Estimate a target policy's value from your own logs (CSV or Parquet)."`
+	Sample     sampleCmd     `cmd:"" help:"Write logs sampled from a built-in world in the log contract."`
+	Experiment experimentCmd `cmd:"" help:"Run one of the paper's experiments (a grid of settings x seeds), resumable, and draw its figures."`
+	Plot       plotCmd       `cmd:"" help:"Redraw the figures of the results files in a directory without rerunning."`
 }
 
 // runEnv carries the streams a command writes to.

@@ -1,0 +1,183 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/ihope-ope/ihope/experiment"
+	"github.com/ihope-ope/ihope/figure"
+)
+
+type experimentCmd struct {
+	Name    string `arg:"" help:"Experiment to run (see 'ihope experiment list'), or list."`
+	Seeds   int    `help:"Seeds per setting (default: the experiment's, 100 for the paper's figures, 2 with --quick)."`
+	Workers int    `help:"Cells computed at once (default: the number of CPUs)."`
+	Out     string `default:"out" placeholder:"DIR" help:"Directory of the results file and the figures (default: out)."`
+	Quick   bool   `help:"A tiny grid with few seeds (a smoke test in seconds); results go to NAME.quick.jsonl."`
+}
+
+func (c *experimentCmd) Run(e *runEnv) error {
+	if c.Name == "list" {
+		return listExperiments(e.stdout)
+	}
+	exp, ok := experiment.Lookup(c.Name)
+	if !ok {
+		return usagef("unknown experiment %q: choose from %s (or list)", c.Name, strings.Join(experiment.Names(), ", "))
+	}
+	if c.Seeds < 0 || c.Workers < 0 {
+		return usagef("--seeds and --workers must not be negative")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return runExperiment(ctx, e, exp, c)
+}
+
+// runExperiment runs the grid, then draws the figures and prints the
+// summary. Tests call it with their own context.
+func runExperiment(ctx context.Context, e *runEnv, exp *experiment.Experiment, c *experimentCmd) error {
+	start := time.Now()
+	r := &experiment.Runner{Dir: c.Out, Seeds: c.Seeds, Workers: c.Workers, Quick: c.Quick}
+	var bar *progressbar.ProgressBar
+	if isTerminal(e.stderr) {
+		r.Progress = func(done, total int) {
+			if bar == nil {
+				bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(e.stderr),
+					progressbar.OptionSetDescription(exp.Name), progressbar.OptionShowCount(),
+					progressbar.OptionSetElapsedTime(true), progressbar.OptionSetPredictTime(true),
+					progressbar.OptionClearOnFinish())
+			}
+			bar.Set(done)
+		}
+	}
+	sum, err := r.Run(ctx, exp)
+	if bar != nil {
+		bar.Finish()
+	}
+	if sum != nil && sum.Repaired {
+		fmt.Fprintf(e.stderr, "%s: dropped a torn last line left by an interrupted run\n", sum.File)
+	}
+	if err != nil {
+		if errors.Is(err, context.Canceled) && sum != nil {
+			return fmt.Errorf("interrupted: %d cells saved in %s; run the same command again to finish the rest", len(sum.Lines), sum.File)
+		}
+		return err
+	}
+	fmt.Fprintf(e.stderr, "%s: %d cells (%d computed now, %d found) in %s\n", sum.File, len(sum.Lines), sum.Ran, sum.Found,
+		time.Since(start).Round(100*time.Millisecond))
+	return drawResults(e, exp.Name, sum.File, sum.Panels, sum.Lines)
+}
+
+// drawResults draws the figures of one results file, prints the files,
+// the notes and warnings (stderr) and the MSE table (stdout).
+func drawResults(e *runEnv, name, file string, panels []experiment.Panel, lines []experiment.Line) error {
+	base := strings.TrimSuffix(file, ".jsonl")
+	files, notes, err := figure.WriteAll(base, panels, lines)
+	if err != nil {
+		return err
+	}
+	for _, n := range notes {
+		fmt.Fprintln(e.stderr, "note:", n)
+	}
+	for _, w := range experiment.CheckTruth(panels, lines) {
+		fmt.Fprintln(e.stderr, "warning:", w)
+	}
+	printSummary(e.stdout, name, panels, lines)
+	fmt.Fprintf(e.stdout, "figures: %s\n", strings.Join(files, " "))
+	return nil
+}
+
+// printSummary prints, for every panel, the log10 of each estimator's MSE
+// over seeds at each setting (metric panels: the metric's mean).
+func printSummary(out io.Writer, name string, panels []experiment.Panel, lines []experiment.Line) {
+	seeds := map[int]bool{}
+	for _, l := range lines {
+		seeds[l.Seed] = true
+	}
+	fmt.Fprintf(out, "%s: %d cells, %d seeds\n", name, len(lines), len(seeds))
+	for _, p := range panels {
+		var series []experiment.Series
+		what := "log10 MSE over seeds"
+		switch p.Kind {
+		case experiment.KindMSE:
+			series = experiment.SummarizeMSE(p, lines)
+		case experiment.KindMetric:
+			series = []experiment.Series{experiment.SummarizeMetric(p, lines, p.Metric)}
+			if p.Reference != "" {
+				series = append(series, experiment.SummarizeMetric(p, lines, p.Reference))
+			}
+			what = "mean over seeds"
+		default:
+			continue
+		}
+		if len(series) == 0 || len(series[0].Points) == 0 {
+			continue
+		}
+		label := p.XLabel
+		if label == "" {
+			label = p.XName
+		}
+		fmt.Fprintf(out, "\n[%s] %s, vs %s\n", p.Name, what, label)
+		tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprint(tw, "\t")
+		for _, pt := range series[0].Points {
+			fmt.Fprintf(tw, "%s\t", pt.Setting)
+		}
+		fmt.Fprintln(tw)
+		for _, s := range series {
+			fmt.Fprintf(tw, "%s\t", s.Name)
+			byID := map[string]experiment.Point{}
+			for _, pt := range s.Points {
+				byID[pt.Setting] = pt
+			}
+			for _, ref := range series[0].Points {
+				pt, ok := byID[ref.Setting]
+				switch {
+				case !ok || math.IsNaN(pt.Mean):
+					fmt.Fprint(tw, "-\t")
+				case p.Kind == experiment.KindMSE:
+					fmt.Fprintf(tw, "%.2f\t", math.Log10(pt.Mean))
+				default:
+					fmt.Fprintf(tw, "%.4g\t", pt.Mean)
+				}
+			}
+			fmt.Fprintln(tw)
+		}
+		tw.Flush()
+	}
+	fmt.Fprintln(out)
+}
+
+func listExperiments(out io.Writer) error {
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "experiment\tseeds\tcells\tpanels\tdescription")
+	for _, name := range experiment.Names() {
+		exp, _ := experiment.Lookup(name)
+		panels, err := exp.Panels(false)
+		if err != nil {
+			return fmt.Errorf("experiment %s: %w", name, err)
+		}
+		var names []string
+		cells := 0
+		for _, p := range panels {
+			names = append(names, p.Name)
+			k := exp.DefaultSeeds(false)
+			if p.MaxSeeds > 0 {
+				k = min(k, p.MaxSeeds)
+			}
+			cells += k * len(p.Settings)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", name, exp.DefaultSeeds(false), cells, strings.Join(names, ","), exp.Description)
+	}
+	return tw.Flush()
+}
