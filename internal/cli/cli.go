@@ -24,6 +24,7 @@ type app struct {
 	Sample     sampleCmd     `cmd:"" help:"Write logs sampled from a built-in world in the log contract."`
 	Experiment experimentCmd `cmd:"" help:"Run one of the paper's experiments (a grid of settings x seeds), resumable, and draw its figures."`
 	Plot       plotCmd       `cmd:"" help:"Redraw the figures of the results files in a directory without rerunning."`
+	Train      trainCmd      `cmd:"" help:"Train the policies of the built-in worlds."`
 }
 
 // runEnv carries the streams a command writes to.

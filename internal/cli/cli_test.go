@@ -93,3 +93,19 @@ func abs(x float64) float64 {
 	}
 	return x
 }
+
+// A trained policy file is usable as a demo policy.
+func TestTrainTaxiThenDemo(t *testing.T) {
+	dir := t.TempDir()
+	out, errOut, code := run(t, "train", "taxi", "--iterations", "3", "--out", dir, "--seed", "5")
+	if code != ExitOK {
+		t.Fatalf("train: exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "pi-3.csv") {
+		t.Fatalf("train output: %s", out)
+	}
+	_, errOut, code = run(t, "demo", "-n", "5", "-T", "20", "--behavior", dir+"/pi-3.csv")
+	if code != ExitOK {
+		t.Fatalf("demo with trained policy: exit %d: %s", code, errOut)
+	}
+}
