@@ -163,8 +163,8 @@ DATA c12<>+16(SB)/8, $0x3e21eed8eff8d898
 DATA c12<>+24(SB)/8, $0x3e21eed8eff8d898
 GLOBL c12<>(SB), RODATA|NOPTR, $32
 
-// func kern4x8(kk int, a *float64, sa, sq int, b *float64, ldb int, c *float64, ldc int)
-TEXT ·kern4x8(SB), NOSPLIT, $0-64
+// func kern4x8(kk int, a *float64, sa, sq int, b *float64, ldb int, c *float64, ldc int, bias *float64)
+TEXT ·kern4x8(SB), NOSPLIT, $0-72
 	MOVQ kk+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ sa+16(FP), R8
@@ -173,6 +173,7 @@ TEXT ·kern4x8(SB), NOSPLIT, $0-64
 	MOVQ ldb+40(FP), R10
 	MOVQ c+48(FP), DX
 	MOVQ ldc+56(FP), R11
+	MOVQ bias+64(FP), R13
 	SHLQ $3, R8
 	SHLQ $3, R9
 	SHLQ $3, R10
@@ -183,16 +184,27 @@ TEXT ·kern4x8(SB), NOSPLIT, $0-64
 	LEAQ (AX)(R8*1), BX
 	LEAQ (BX)(R8*1), R12
 
+	// Accumulators Y4..Y11 (row r in Y(4+2r), Y(5+2r)) start at the bias
+	// or at +0.
+	TESTQ   R13, R13
+	JZ      kzero
+	VMOVUPD (R13), Y4
+	VMOVUPD 32(R13), Y5
+	JMP     kinit
+
+kzero:
 	VXORPD Y4, Y4, Y4
 	VXORPD Y5, Y5, Y5
-	VXORPD Y6, Y6, Y6
-	VXORPD Y7, Y7, Y7
-	VXORPD Y8, Y8, Y8
-	VXORPD Y9, Y9, Y9
-	VXORPD Y10, Y10, Y10
-	VXORPD Y11, Y11, Y11
-	TESTQ CX, CX
-	JLE   kstore
+
+kinit:
+	VMOVAPD Y4, Y6
+	VMOVAPD Y5, Y7
+	VMOVAPD Y4, Y8
+	VMOVAPD Y5, Y9
+	VMOVAPD Y4, Y10
+	VMOVAPD Y5, Y11
+	TESTQ   CX, CX
+	JLE     kstore
 
 kloop:
 	VMOVUPD      (DI), Y0
@@ -331,5 +343,223 @@ tloop:
 	JNZ     tloop
 
 tdone:
+	VZEROUPPER
+	RET
+
+// func kern1x8(kk int, a *float64, sq int, b *float64, ldb int, c *float64, bias *float64)
+TEXT ·kern1x8(SB), NOSPLIT, $0-56
+	MOVQ kk+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ sq+16(FP), R9
+	MOVQ b+24(FP), DI
+	MOVQ ldb+32(FP), R10
+	MOVQ c+40(FP), DX
+	MOVQ bias+48(FP), R13
+	SHLQ $3, R9
+	SHLQ $3, R10
+	TESTQ   R13, R13
+	JZ      k1zero
+	VMOVUPD (R13), Y4
+	VMOVUPD 32(R13), Y5
+	JMP     k1init
+
+k1zero:
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+
+k1init:
+	TESTQ CX, CX
+	JLE   k1store
+
+k1loop:
+	VBROADCASTSD (SI), Y2
+	VFMADD231PD  (DI), Y2, Y4
+	VFMADD231PD  32(DI), Y2, Y5
+	ADDQ         R9, SI
+	ADDQ         R10, DI
+	DECQ         CX
+	JNZ          k1loop
+
+k1store:
+	VMOVUPD Y4, (DX)
+	VMOVUPD Y5, 32(DX)
+	VZEROUPPER
+	RET
+
+// func kern16x1(kk int, a *float64, sq int, b *float64, ldb int, c *float64)
+TEXT ·kern16x1(SB), NOSPLIT, $0-48
+	MOVQ kk+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ sq+16(FP), R9
+	MOVQ b+24(FP), DI
+	MOVQ ldb+32(FP), R10
+	MOVQ c+40(FP), DX
+	SHLQ $3, R9
+	SHLQ $3, R10
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+	TESTQ CX, CX
+	JLE   k16store
+
+k16loop:
+	VBROADCASTSD (DI), Y2
+	VFMADD231PD  (SI), Y2, Y4
+	VFMADD231PD  32(SI), Y2, Y5
+	VFMADD231PD  64(SI), Y2, Y6
+	VFMADD231PD  96(SI), Y2, Y7
+	ADDQ         R9, SI
+	ADDQ         R10, DI
+	DECQ         CX
+	JNZ          k16loop
+
+k16store:
+	VMOVUPD Y4, (DX)
+	VMOVUPD Y5, 32(DX)
+	VMOVUPD Y6, 64(DX)
+	VMOVUPD Y7, 96(DX)
+	VZEROUPPER
+	RET
+
+// func dot4x1(k4 int, a *float64, sa int, b *float64, lanes *[16]float64)
+TEXT ·dot4x1(SB), NOSPLIT, $0-40
+	MOVQ k4+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ sa+16(FP), R8
+	MOVQ b+24(FP), DI
+	MOVQ lanes+32(FP), DX
+	SHLQ $3, R8
+	LEAQ (SI)(R8*1), AX
+	LEAQ (AX)(R8*1), BX
+	LEAQ (BX)(R8*1), R12
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+	SHRQ   $2, CX
+	JZ     dstore
+
+dloop:
+	VMOVUPD     (DI), Y0
+	VFMADD231PD (SI), Y0, Y4
+	VFMADD231PD (AX), Y0, Y5
+	VFMADD231PD (BX), Y0, Y6
+	VFMADD231PD (R12), Y0, Y7
+	ADDQ        $32, SI
+	ADDQ        $32, AX
+	ADDQ        $32, BX
+	ADDQ        $32, R12
+	ADDQ        $32, DI
+	DECQ        CX
+	JNZ         dloop
+
+dstore:
+	VMOVUPD Y4, (DX)
+	VMOVUPD Y5, 32(DX)
+	VMOVUPD Y6, 64(DX)
+	VMOVUPD Y7, 96(DX)
+	VZEROUPPER
+	RET
+
+// func rbfRowAVX2(n4 int, x *float64, ld int, y *float64, d int, c float64, u *float64, v float64, acc *float64, lanes *[4]float64)
+TEXT ·rbfRowAVX2(SB), NOSPLIT, $0-80
+	MOVQ n4+0(FP), CX
+	MOVQ x+8(FP), SI
+	MOVQ ld+16(FP), R8
+	MOVQ y+24(FP), R9
+	MOVQ d+32(FP), R10
+	VBROADCASTSD c+40(FP), Y15
+	MOVQ u+48(FP), DI
+	VBROADCASTSD v+56(FP), Y14
+	MOVQ acc+64(FP), DX
+	MOVQ lanes+72(FP), R11
+	SHLQ $3, R8
+	VMOVUPD expLo<>(SB), Y12
+	VMOVUPD expHi<>(SB), Y13
+	VXORPD  Y11, Y11, Y11 // lane sums
+	SHRQ    $2, CX
+	JZ      rdone
+
+rloop:
+	// s = sum_t (x[t*ld + j] - y[t])^2
+	VXORPD Y1, Y1, Y1
+	MOVQ   SI, AX
+	MOVQ   R9, BX
+	MOVQ   R10, R12
+
+rdim:
+	VMOVUPD      (AX), Y0
+	VBROADCASTSD (BX), Y2
+	VSUBPD       Y2, Y0, Y0
+	VFMADD231PD  Y0, Y0, Y1
+	ADDQ         R8, AX
+	ADDQ         $8, BX
+	DECQ         R12
+	JNZ          rdim
+
+	VMULPD  Y15, Y1, Y0 // arg = s c
+	// k = exp(arg), as in expAVX2 (no NaN can occur here).
+	VMAXPD  Y0, Y12, Y1
+	VMINPD  Y1, Y13, Y1
+	VMOVUPD shifter<>(SB), Y2
+	VFMADD231PD log2e<>(SB), Y1, Y2
+	VSUBPD  shifter<>(SB), Y2, Y3
+	VFNMADD231PD ln2hi<>(SB), Y3, Y1
+	VFNMADD231PD ln2lo<>(SB), Y3, Y1
+	VMOVUPD c12<>(SB), Y4
+	VFMADD213PD c11<>(SB), Y1, Y4
+	VFMADD213PD c10<>(SB), Y1, Y4
+	VFMADD213PD c9<>(SB), Y1, Y4
+	VFMADD213PD c8<>(SB), Y1, Y4
+	VFMADD213PD c7<>(SB), Y1, Y4
+	VFMADD213PD c6<>(SB), Y1, Y4
+	VFMADD213PD c5<>(SB), Y1, Y4
+	VFMADD213PD c4<>(SB), Y1, Y4
+	VFMADD213PD c3<>(SB), Y1, Y4
+	VFMADD213PD c2<>(SB), Y1, Y4
+	VFMADD213PD one<>(SB), Y1, Y4
+	VFMADD213PD one<>(SB), Y1, Y4
+	VPSLLQ  $52, Y2, Y2
+	VPADDQ  Y2, Y4, Y4
+	VCMPPD  $1, Y12, Y0, Y5
+	VANDNPD Y4, Y5, Y4 // k
+
+	VFMADD231PD (DI), Y4, Y11 // lanes += k u
+	VMOVUPD     (DX), Y6
+	VFMADD231PD Y14, Y4, Y6 // acc += k v
+	VMOVUPD     Y6, (DX)
+	ADDQ        $32, SI
+	ADDQ        $32, DI
+	ADDQ        $32, DX
+	DECQ        CX
+	JNZ         rloop
+
+rdone:
+	VMOVUPD Y11, (R11)
+	VZEROUPPER
+	RET
+
+// func dtanhAVX2(d, a *float64, n int)
+TEXT ·dtanhAVX2(SB), NOSPLIT, $0-24
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $2, CX
+	JZ   dtdone
+	VMOVUPD one<>(SB), Y3
+
+dtloop:
+	VMOVUPD      (SI), Y0
+	VMOVAPD      Y3, Y1
+	VFNMADD231PD Y0, Y0, Y1 // 1 - a^2
+	VMULPD       (DI), Y1, Y1
+	VMOVUPD      Y1, (DI)
+	ADDQ         $32, SI
+	ADDQ         $32, DI
+	DECQ         CX
+	JNZ          dtloop
+
+dtdone:
 	VZEROUPPER
 	RET

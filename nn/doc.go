@@ -4,11 +4,18 @@
 // (the network w(s) of Algorithms 1 and 2 of Liu, Li, Tang and Zhou, 2018).
 //
 // Everything runs in float64 on caller-owned workspaces, so a training
-// loop allocates nothing after set-up. The matrix products and the
-// element-wise exp and tanh use AVX2/FMA assembly on amd64 processors that
-// have it and plain Go elsewhere (build tag purego forces plain Go); both
-// paths round every operation the same way (fused multiply-adds in the same
-// order), so they give bit-identical results.
+// loop allocates nothing after set-up. Forward and Backward only read the
+// parameters, so goroutines may run them concurrently on distinct
+// workspaces (package ratio runs the current and the next states of a
+// minibatch on two cores that way).
+//
+// The matrix products, the element-wise exp and tanh (ExpTo, TanhTo) and
+// the Gaussian-kernel row of the kernel loss (RBFRow) use AVX2/FMA
+// assembly on amd64 processors that have it and plain Go elsewhere (build
+// tag purego forces plain Go). Both paths perform the same floating-point
+// operations in the same order (fused multiply-adds where the assembly
+// fuses), so they give bit-identical results: on amd64, a model trained
+// with a given seed does not depend on whether the processor has AVX2.
 //
 // A network maps a row vector x in R^{n_0} through layers
 //

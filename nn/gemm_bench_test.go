@@ -22,7 +22,7 @@ func benchGemm(b *testing.B, rows, cols, kk int, trans bool) {
 	b.SetBytes(int64(8 * rows * cols * kk)) // "bytes" = multiply-adds x 8
 	b.ResetTimer()
 	for range b.N {
-		gemm(rows, cols, kk, a, sa, sq, bm, cols, c, cols)
+		gemm(rows, cols, kk, a, sa, sq, bm, cols, c, cols, nil)
 	}
 }
 

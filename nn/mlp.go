@@ -146,6 +146,7 @@ type Workspace struct {
 	z, a  [][]float64
 	dz    [2][]float64 // alternating gradients of pre-activations
 	wt    []float64    // a transposed weight matrix
+	ones  []float64    // maxRows ones, to sum rows by a product
 }
 
 // NewWorkspace returns a workspace for batches of up to maxRows rows.
@@ -165,6 +166,10 @@ func (m *MLP) NewWorkspace(maxRows int) *Workspace {
 	ws.dz[0] = make([]float64, maxRows*wide)
 	ws.dz[1] = make([]float64, maxRows*wide)
 	ws.wt = make([]float64, wt)
+	ws.ones = make([]float64, maxRows)
+	for i := range ws.ones {
+		ws.ones[i] = 1
+	}
 	return ws
 }
 
@@ -184,7 +189,7 @@ func (m *MLP) checkWorkspace(ws *Workspace, n int) {
 
 // Forward evaluates the network on the n rows of x (row-major, n x n_0)
 // and returns the n x n_L outputs, a view into ws valid until its next
-// use. It allocates nothing.
+// use. It keeps a reference to x for Backward. It allocates nothing.
 func (m *MLP) Forward(ws *Workspace, x []float64, n int) []float64 {
 	m.checkWorkspace(ws, n)
 	if len(x) < n*m.sizes[0] {
@@ -197,13 +202,7 @@ func (m *MLP) Forward(ws *Workspace, x []float64, n int) []float64 {
 		p, q := m.sizes[l-1], m.sizes[l]
 		w, b := m.Layer(l)
 		z, a := ws.z[l-1][:n*q], ws.a[l-1][:n*q]
-		gemm(n, q, p, in, p, 1, w, q, z, q)
-		for i := 0; i < n; i++ {
-			zi := z[i*q : i*q+q]
-			for j := range zi {
-				zi[j] += b[j]
-			}
-		}
+		gemm(n, q, p, in, p, 1, w, q, z, q, b)
 		f := m.hidden
 		if l == L {
 			f = m.output
@@ -255,8 +254,13 @@ func sigmoid(z float64) float64 {
 func scaleByDerivative(f Activation, d, z, a []float64) {
 	switch f {
 	case Tanh:
-		for i, v := range a {
-			d[i] *= 1 - v*v
+		n := 0
+		if useAVX2 && len(a) >= 4 {
+			n = len(a) &^ 3
+			dtanhAVX2(&d[0], &a[0], n)
+		}
+		for i := n; i < len(a); i++ {
+			d[i] *= math.FMA(-a[i], a[i], 1)
 		}
 	case ReLU:
 		for i, v := range z {
@@ -304,14 +308,9 @@ func (m *MLP) Backward(ws *Workspace, dy, grad []float64) {
 		}
 		// dW_l = in^T cur: A(i,q') = in[q'*p + i].
 		gw := grad[m.wOff[l-1] : m.wOff[l-1]+p*q]
-		gemm(p, q, n, in, 1, p, cur, q, gw, q)
-		gb := grad[m.bOff[l-1] : m.bOff[l-1]+q]
-		clear(gb)
-		for i := 0; i < n; i++ {
-			for j, v := range cur[i*q : i*q+q] {
-				gb[j] += v
-			}
-		}
+		gemm(p, q, n, in, 1, p, cur, q, gw, q, nil)
+		// db_l = 1^T cur.
+		gemm(1, q, n, ws.ones, 0, 1, cur, q, grad[m.bOff[l-1]:m.bOff[l-1]+q], q, nil)
 		if l == 1 {
 			break
 		}
@@ -324,7 +323,7 @@ func (m *MLP) Backward(ws *Workspace, dy, grad []float64) {
 			}
 		}
 		next := ws.dz[(L-l+1)%2][:n*p]
-		gemm(n, p, q, cur, q, 1, wt, p, next, p)
+		gemm(n, p, q, cur, q, 1, wt, p, next, p, nil)
 		scaleByDerivative(m.hidden, next, ws.z[l-2][:n*p], ws.a[l-2][:n*p])
 		cur = next
 	}
