@@ -18,22 +18,23 @@ import (
 )
 
 type estimateCmd struct {
-	Data        string   `required:"" placeholder:"FILE" help:"Logs in the log contract (.csv or .parquet)."`
-	Gamma       float64  `default:"1" help:"Discount: 1 for the average reward per step, below 1 for the normalised discounted reward."`
-	Estimators  []string `sep:"," placeholder:"LIST" help:"Comma-separated estimators to run (default: every one that applies): ${estimators}."`
-	Bootstrap   int      `default:"200" help:"Bootstrap resamples for the intervals; 0 turns intervals off."`
-	Alpha       float64  `default:"0.05" help:"Intervals have coverage 1-alpha."`
-	Seed        uint64   `default:"1" help:"Seed of the bootstrap."`
-	BlockLength int      `help:"Block length of the block bootstrap used for a single long episode (default: cube root of its length)."`
-	Workers     int      `help:"Goroutines for the bootstrap (default: the number of CPUs)."`
-	JSON        bool     `name:"json" help:"Print exactly one JSON object on stdout."`
+	Data            string   `required:"" placeholder:"FILE" help:"Logs in the log contract (.csv or .parquet)."`
+	Gamma           float64  `default:"1" help:"Discount: 1 for the average reward per step, below 1 for the normalised discounted reward."`
+	Estimators      []string `sep:"," placeholder:"LIST" help:"Comma-separated estimators to run (default: every one that applies): ${estimators}."`
+	Bootstrap       int      `default:"200" help:"Bootstrap resamples for the intervals; 0 turns intervals off."`
+	BootstrapNeural int      `default:"20" help:"Bootstrap resamples for bch-neural, which retrains its network on every resample (at most --bootstrap)."`
+	Alpha           float64  `default:"0.05" help:"Intervals have coverage 1-alpha."`
+	Seed            uint64   `default:"1" help:"Seed of the bootstrap."`
+	BlockLength     int      `help:"Block length of the block bootstrap used for a single long episode (default: cube root of its length)."`
+	Workers         int      `help:"Goroutines for the bootstrap (default: the number of CPUs)."`
+	JSON            bool     `name:"json" help:"Print exactly one JSON object on stdout."`
 }
 
 // logEstimators lists, in output order, the estimators that work from
 // logged probabilities alone. The model-based estimator needs the target's
 // full action distribution and the on-policy oracle a simulator, so they
 // run only in demo and experiments.
-var logEstimators = []string{"naive", "is-trajectory", "wis-trajectory", "is-stepwise", "wis-stepwise", "bch-tabular"}
+var logEstimators = []string{"naive", "is-trajectory", "wis-trajectory", "is-stepwise", "wis-stepwise", "bch-tabular", "bch-neural"}
 
 // newLogEstimator returns a fresh estimator by name.
 func newLogEstimator(name string) ope.Estimator {
@@ -50,6 +51,8 @@ func newLogEstimator(name string) ope.Estimator {
 		return &ope.StepwiseWIS{}
 	case "bch-tabular":
 		return &ope.DensityRatioTabular{}
+	case "bch-neural":
+		return &ope.DensityRatioNeural{}
 	}
 	return nil
 }
@@ -60,6 +63,10 @@ func applies(name string, d *dataset.Dataset) (bool, string) {
 	case "bch-tabular":
 		if !d.Discrete() {
 			return false, "bch-tabular needs a discrete state column"
+		}
+	case "bch-neural":
+		if d.Discrete() {
+			return false, "bch-neural needs real-valued state columns state_0, state_1, ..."
 		}
 	}
 	return true, ""
@@ -75,6 +82,7 @@ type estimateRow struct {
 	Units             int      `json:"weight_units"`
 	Unit              string   `json:"weight_unit"`
 	MaxWeightShare    float64  `json:"max_weight_share"`
+	Resamples         int      `json:"bootstrap_resamples"`
 	BootstrapFailures int      `json:"bootstrap_failures,omitempty"`
 	Seconds           float64  `json:"seconds"`
 }
@@ -98,11 +106,12 @@ type dataSummary struct {
 }
 
 type bootstrapInfo struct {
-	Resamples   int     `json:"resamples"`
-	Alpha       float64 `json:"alpha"`
-	Method      string  `json:"method"`
-	BlockLength int     `json:"block_length,omitempty"`
-	Seed        uint64  `json:"seed"`
+	Resamples       int     `json:"resamples"`
+	Alpha           float64 `json:"alpha"`
+	Method          string  `json:"method"`
+	BlockLength     int     `json:"block_length,omitempty"`
+	ResamplesNeural int     `json:"resamples_bch_neural,omitempty"`
+	Seed            uint64  `json:"seed"`
 }
 
 type estimateReport struct {
@@ -163,16 +172,25 @@ func (c *estimateCmd) estimate(d *dataset.Dataset, stderr io.Writer) (*estimateR
 		}
 		run = append(run, name)
 	}
-	fresh := func() []ope.Estimator {
-		ests := make([]ope.Estimator, len(run))
-		for i, n := range run {
-			ests[i] = newLogEstimator(n)
+	newEst := func(name string) ope.Estimator {
+		est := newLogEstimator(name)
+		if nn, ok := est.(*ope.DensityRatioNeural); ok {
+			nn.Seed = c.Seed
 		}
-		return ests
+		return est
 	}
-	for _, est := range fresh() {
+	for _, name := range run {
+		est := newEst(name)
+		if nn, ok := est.(*ope.DensityRatioNeural); ok && isTerminal(stderr) {
+			nn.Learner.Progress = func(iter int, loss, heldOut float64) {
+				fmt.Fprintf(stderr, "\rbch-neural: iteration %d, loss %.4g, held-out loss %.4g   ", iter, loss, heldOut)
+			}
+		}
 		t0 := time.Now()
 		res, err := est.Estimate(d, c.Gamma)
+		if _, ok := est.(*ope.DensityRatioNeural); ok && isTerminal(stderr) {
+			fmt.Fprint(stderr, "\r\033[K")
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", est.Name(), err)
 		}
@@ -195,35 +213,80 @@ func (c *estimateCmd) estimate(d *dataset.Dataset, stderr io.Writer) (*estimateR
 	if workers <= 0 {
 		workers = runtime.NumCPU()
 	}
-	bs := &ope.Bootstrap{Resamples: c.Bootstrap, Alpha: c.Alpha, Seed: c.Seed, BlockLength: c.BlockLength, Workers: workers}
-	method, L := bs.Method(d)
+	// bch-neural retrains a network per resample, so it gets its own,
+	// smaller number of resamples; the resamples it sees are the first
+	// ones the other estimators see (same seed, same streams).
+	var fast, slow []int // indices into run and rep.Estimates
+	for i, name := range run {
+		if name == "bch-neural" {
+			slow = append(slow, i)
+		} else {
+			fast = append(fast, i)
+		}
+	}
+	nSlow := min(c.BootstrapNeural, c.Bootstrap)
+	groups := []struct {
+		idx []int
+		B   int
+	}{{fast, c.Bootstrap}, {slow, nSlow}}
+	base := ope.Bootstrap{Alpha: c.Alpha, Seed: c.Seed, BlockLength: c.BlockLength, Workers: workers}
+	method, L := base.Method(d)
 	rep.Bootstrap = &bootstrapInfo{Resamples: c.Bootstrap, Alpha: c.Alpha, Method: method, BlockLength: L, Seed: c.Seed}
 	if method == "blocks" {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf(
 			"one episode only: intervals come from a moving-block bootstrap with blocks of %d steps; they assume steps further apart than that are nearly independent", L))
 	}
-	if isTerminal(stderr) {
-		bar := progressbar.NewOptions(c.Bootstrap, progressbar.OptionSetWriter(stderr),
+	if len(slow) > 0 {
+		rep.Bootstrap.ResamplesNeural = nSlow
+		if nSlow > 0 {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf(
+				"bch-neural retrains its network on every resample, so its interval uses only %d resamples (--bootstrap-neural): treat its ends as rough", nSlow))
+		}
+	}
+	total := 0
+	for _, g := range groups {
+		if len(g.idx) > 0 {
+			total += g.B
+		}
+	}
+	var progress func(int)
+	if isTerminal(stderr) && total > 0 {
+		bar := progressbar.NewOptions(total, progressbar.OptionSetWriter(stderr),
 			progressbar.OptionSetDescription("bootstrap"), progressbar.OptionShowCount(),
 			progressbar.OptionSetElapsedTime(true), progressbar.OptionSetPredictTime(true),
 			progressbar.OptionClearOnFinish())
-		bs.Progress = func(int) { bar.Add(1) }
+		progress = func(int) { bar.Add(1) }
 		defer bar.Finish()
 	}
-	ivs, err := bs.Run(d, c.Gamma, fresh)
-	if err != nil {
-		return nil, err
-	}
-	for k := range rep.Estimates {
-		row := &rep.Estimates[k]
-		iv := ivs[k]
-		if len(iv.Estimates) > 0 {
-			row.CILow, row.CIHigh = &iv.Low, &iv.High
+	for _, g := range groups {
+		if len(g.idx) == 0 || g.B == 0 {
+			continue
 		}
-		row.BootstrapFailures = iv.Failures
-		if iv.Failures > 0 {
-			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: failed on %d of %d bootstrap resamples (first: %v); the interval uses the others",
-				row.Estimator, iv.Failures, c.Bootstrap, iv.FirstFailure))
+		bs := base
+		bs.Resamples = g.B
+		bs.Progress = progress
+		ivs, err := bs.Run(d, c.Gamma, func() []ope.Estimator {
+			ests := make([]ope.Estimator, len(g.idx))
+			for k, i := range g.idx {
+				ests[k] = newEst(run[i])
+			}
+			return ests
+		})
+		if err != nil {
+			return nil, err
+		}
+		for k, i := range g.idx {
+			row := &rep.Estimates[i]
+			iv := ivs[k]
+			if len(iv.Estimates) > 0 {
+				row.CILow, row.CIHigh = &iv.Low, &iv.High
+			}
+			row.Resamples = g.B
+			row.BootstrapFailures = iv.Failures
+			if iv.Failures > 0 {
+				rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: failed on %d of %d bootstrap resamples (first: %v); the interval uses the others",
+					row.Estimator, iv.Failures, g.B, iv.FirstFailure))
+			}
 		}
 	}
 	return rep, nil
@@ -245,7 +308,7 @@ func weightWarnings(r estimateRow) []string {
 		return nil
 	}
 	var w []string
-	if r.ESS < math.Max(2, 0.01*float64(r.Units)) || r.MaxWeightShare > 0.5 {
+	if r.ESS < math.Max(2, 0.05*float64(r.Units)) || r.MaxWeightShare > 0.25 {
 		w = append(w, fmt.Sprintf("%s: the weights collapse onto a few %ss (effective sample size %.1f of %d; the largest weight carries %.0f%% of the total); its estimate rests on very little data",
 			r.Estimator, r.Unit, r.ESS, r.Units, 100*r.MaxWeightShare))
 	}
