@@ -257,7 +257,7 @@ func (sc *csvScanner) wrap(err error, file string, names []string) error {
 	var se *scanError
 	if errors.As(err, &se) {
 		col := ""
-		if se.col < len(names) {
+		if se.col >= 0 && se.col < len(names) {
 			col = names[se.col]
 		}
 		return &FormatError{File: file, Row: se.row, Column: col, Msg: se.msg}
@@ -273,11 +273,18 @@ func (sc *csvScanner) line() ([]byte, error) {
 	}
 	sc.long = append(sc.long[:0], line...)
 	for errors.Is(err, bufio.ErrBufferFull) {
+		if len(sc.long) > maxLine {
+			return nil, &scanError{sc.row + 1, -1, fmt.Sprintf("line longer than %d MiB; is this a CSV file?", maxLine>>20)}
+		}
 		line, err = sc.r.ReadSlice('\n')
 		sc.long = append(sc.long, line...)
 	}
 	return sc.long, err
 }
+
+// maxLine bounds the length of a line, so that a file without line ends
+// cannot exhaust memory.
+const maxLine = 64 << 20
 
 // next returns the fields of the next record, or io.EOF.
 func (sc *csvScanner) next() ([][]byte, error) {
@@ -341,6 +348,9 @@ func (sc *csvScanner) quoted(line []byte) ([][]byte, error) {
 				if q < 0 {
 					// The field goes on in the next line.
 					sc.out = append(sc.out, line[i:]...)
+					if len(sc.out) > maxLine {
+						return nil, &scanError{startRow, col, fmt.Sprintf("quoted field longer than %d MiB; is a closing quote missing?", maxLine>>20)}
+					}
 					var err error
 					line, err = sc.line()
 					i = 0

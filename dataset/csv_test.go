@@ -2,6 +2,7 @@ package dataset_test
 
 import (
 	"errors"
+	"io"
 	"math"
 	"reflect"
 	"strconv"
@@ -229,4 +230,28 @@ func (r *failingReader) Read(p []byte) (int, error) {
 	n := copy(p, r.data)
 	r.data = r.data[n:]
 	return n, nil
+}
+
+func TestReadCSVLongLine(t *testing.T) {
+	in := io.MultiReader(strings.NewReader(hdr+"a"), &zeros{n: 65<<20 + 1})
+	_, err := dataset.ReadCSV(in, "big.csv")
+	var fe *dataset.FormatError
+	if !errors.As(err, &fe) || fe.Row != 2 || fe.Column != "" || !strings.Contains(fe.Msg, "line longer than 64 MiB") {
+		t.Errorf("got %v", err)
+	}
+}
+
+// zeros reads n bytes '0'.
+type zeros struct{ n int }
+
+func (z *zeros) Read(p []byte) (int, error) {
+	if z.n == 0 {
+		return 0, io.EOF
+	}
+	k := min(len(p), z.n)
+	for i := range k {
+		p[i] = '0'
+	}
+	z.n -= k
+	return k, nil
 }

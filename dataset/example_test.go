@@ -1,10 +1,12 @@
 package dataset_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
 	"os"
+	"reflect"
 	"strings"
 
 	"github.com/ihope-ope/ihope/dataset"
@@ -66,4 +68,28 @@ func ExampleWriteCSV() {
 	// episode,t,state,action,reward,behavior_logprob,target_logprob,next_state
 	// a,0,0,1,1,-0.6931471805599453,-Inf,
 	// a,1,2,0,0.5,-1.3862943611198906,0,1
+}
+
+func ExampleWriteParquet() {
+	d := &dataset.Dataset{StateDim: 2, Episodes: []dataset.Episode{{
+		ID: "run-1",
+		Steps: []dataset.Step{{
+			State: -1, Obs: []float64{0.5, -1}, Action: -1, ActionVec: []float64{0.3},
+			Reward: 2, NextState: -1, LogBehavior: 0.2, LogTarget: -0.1,
+		}},
+	}}}
+	var buf bytes.Buffer
+	if err := dataset.WriteParquet(&buf, d); err != nil {
+		fmt.Println(err)
+		return
+	}
+	back, err := dataset.ReadParquet(bytes.NewReader(buf.Bytes()), int64(buf.Len()), "run.parquet")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	s := back.Episodes[0].Steps[0]
+	fmt.Println(back.StateDim, s.Obs, s.ActionVec, s.HasNext, reflect.DeepEqual(back, d))
+	// Output:
+	// 2 [0.5 -1] [0.3] false true
 }

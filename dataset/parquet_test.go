@@ -175,6 +175,12 @@ func TestReadParquetMalformed(t *testing.T) {
 		{"gap in t", pq(t, fs("a", 0, 1), fs("b", 0, 1), fs("a", 2, 1)), 3, "t", "t = 1 is missing"},
 		{"empty episode", pq(t, fs("", 0, 1)), 1, "episode", "empty value"},
 		{"null episode", pq(t, nullableEpisode{Episode: new("a"), Behavior: 0.5}, nullableEpisode{T: 1, Behavior: 0.5}), 2, "episode", "empty value (null)"},
+		{"no rows", pq[floatState](t), 0, "", "no data rows"},
+		{"huge footer length", func() []byte {
+			b := pq(t, fs("a", 0, 1))
+			copy(b[len(b)-8:], []byte{0xff, 0xff, 0xff, 0x7f})
+			return b
+		}(), 0, "", "its footer claims 2147483647 bytes"},
 		{"truncated file", func() []byte { b := pq(t, fs("a", 0, 1)); return b[:len(b)-20] }(), 0, "", "not a readable Parquet file"},
 		{"pandas index", pq(t, pandasIndex{Episode: "a", Behavior: 0.5}), 0, "__index_level_0__", "to_parquet(index=False)"},
 		{"boolean reward", pq(t, boolReward{Episode: "a", Behavior: 0.5}), 0, "reward", "has type BOOLEAN, want a number"},
