@@ -1,6 +1,7 @@
 package ope
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -102,6 +103,22 @@ func (b *Bootstrap) Run(d *dataset.Dataset, gamma float64, newEstimators func() 
 		wg   sync.WaitGroup
 		next = make(chan int)
 	)
+	// Estimators that implement Reweighter are prepared once and then
+	// evaluate each episode resample from multiplicities; the others (and
+	// block resamples) get the resampled dataset.
+	prepared := make([]func([]int) (float64, error), nEst)
+	if len(d.Episodes) > 1 {
+		for k, est := range newEstimators() {
+			if rw, ok := est.(Reweighter); ok {
+				f, err := rw.Prepare(d, gamma)
+				if err == nil {
+					prepared[k] = f
+				}
+				// On error the estimator fails on the full data too;
+				// Estimate reports it per resample.
+			}
+		}
+	}
 	for range workers {
 		wg.Add(1)
 		go func() {
@@ -109,8 +126,29 @@ func (b *Bootstrap) Run(d *dataset.Dataset, gamma float64, newEstimators func() 
 			ests := newEstimators()
 			for r := range next {
 				rng := rand.New(rand.NewPCG(b.Seed, uint64(r)+1))
-				rd := b.resample(rng, d)
+				idx, rd := b.draw(rng, d)
+				var mult []int
+				if idx != nil {
+					mult = make([]int, len(d.Episodes))
+					for _, i := range idx {
+						mult[i]++
+					}
+				}
 				for k, est := range ests {
+					if prepared[k] != nil && mult != nil {
+						v, err := prepared[k](mult)
+						if err == nil {
+							values[k][r] = v
+							continue
+						}
+						if !errors.Is(err, ErrReweight) {
+							values[k][r], errs[k][r] = math.NaN(), err
+							continue
+						}
+					}
+					if rd == nil {
+						rd = d.Subset(idx)
+					}
 					res, err := est.Estimate(rd, gamma)
 					if err != nil {
 						values[k][r], errs[k][r] = math.NaN(), err
@@ -158,14 +196,16 @@ func (b *Bootstrap) Run(d *dataset.Dataset, gamma float64, newEstimators func() 
 	return out, nil
 }
 
-// resample draws one bootstrap dataset.
-func (b *Bootstrap) resample(rng *rand.Rand, d *dataset.Dataset) *dataset.Dataset {
+// draw draws one bootstrap resample: for two or more episodes the indices
+// of the drawn episodes (the dataset is built only if needed), for one
+// episode the block-resampled dataset.
+func (b *Bootstrap) draw(rng *rand.Rand, d *dataset.Dataset) ([]int, *dataset.Dataset) {
 	if len(d.Episodes) > 1 {
 		idx := make([]int, len(d.Episodes))
 		for i := range idx {
 			idx[i] = rng.IntN(len(d.Episodes))
 		}
-		return d.Subset(idx)
+		return idx, nil
 	}
 	src := d.Episodes[0].Steps
 	m := len(src)
@@ -178,7 +218,7 @@ func (b *Bootstrap) resample(rng *rand.Rand, d *dataset.Dataset) *dataset.Datase
 	}
 	out := *d
 	out.Episodes = []dataset.Episode{{ID: d.Episodes[0].ID, Steps: steps}}
-	return &out
+	return nil, &out
 }
 
 // Quantile returns the p-quantile of sorted data by linear interpolation

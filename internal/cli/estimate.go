@@ -302,13 +302,20 @@ func weightUnit(name string) string {
 	return "step"
 }
 
-// weightWarnings says in plain words when an estimator's weights collapse.
+// weightWarnings says in plain words when an estimator's weights collapse:
+// a Kish effective sample size below 5% of the episodes (trajectory-wise
+// weights) or 0.5% of the steps (step weights), below 10, or one weight
+// carrying more than a quarter of the total.
 func weightWarnings(r estimateRow) []string {
 	if r.Units < 2 || r.Unit == "" {
 		return nil
 	}
+	frac := 0.05
+	if r.Unit == "step" {
+		frac = 0.005
+	}
 	var w []string
-	if r.ESS < math.Max(2, 0.05*float64(r.Units)) || r.MaxWeightShare > 0.25 {
+	if r.ESS < math.Max(10, frac*float64(r.Units)) || r.MaxWeightShare > 0.25 {
 		w = append(w, fmt.Sprintf("%s: the weights collapse onto a few %ss (effective sample size %.1f of %d; the largest weight carries %.0f%% of the total); its estimate rests on very little data",
 			r.Estimator, r.Unit, r.ESS, r.Units, 100*r.MaxWeightShare))
 	}

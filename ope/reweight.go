@@ -1,0 +1,309 @@
+package ope
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/ratio"
+)
+
+// Reweighter is implemented by estimators that can evaluate many
+// reweightings of one dataset's episodes quickly, as the episode bootstrap
+// needs. Prepare does the per-step work once (log-weights, exponentials,
+// transition indices) and returns a function that gives the estimate on
+// the dataset in which episode i appears mult[i] times; the function must
+// be safe for concurrent use.
+//
+// The function returns ErrReweight when it cannot evaluate a resample
+// accurately (for example when every weight of the resample underflows
+// relative to the whole dataset's largest); the caller then builds the
+// resample and calls Estimate.
+type Reweighter interface {
+	Prepare(d *dataset.Dataset, gamma float64) (func(mult []int) (float64, error), error)
+}
+
+// ErrReweight asks the caller to evaluate a resample with Estimate.
+var ErrReweight = errors.New("ope: resample needs a full evaluation")
+
+// underflowMargin is how far (in nats) a resample's largest log-weight may
+// fall below the dataset's before precomputed exponentials lose accuracy.
+const underflowMargin = 600
+
+var (
+	_ Reweighter = (*Naive)(nil)
+	_ Reweighter = (*TrajectoryIS)(nil)
+	_ Reweighter = (*TrajectoryWIS)(nil)
+	_ Reweighter = (*StepwiseIS)(nil)
+	_ Reweighter = (*StepwiseWIS)(nil)
+	_ Reweighter = (*DensityRatioTabular)(nil)
+)
+
+func sumMult(mult []int) int {
+	m := 0
+	for _, c := range mult {
+		m += c
+	}
+	return m
+}
+
+// Prepare implements Reweighter.
+func (e *Naive) Prepare(d *dataset.Dataset, gamma float64) (func([]int) (float64, error), error) {
+	if _, err := e.Estimate(d, gamma); err != nil {
+		return nil, err
+	}
+	vals := make([]float64, len(d.Episodes))
+	for i := range d.Episodes {
+		vals[i], _ = episodeValue(e.Name(), &d.Episodes[i], gamma)
+	}
+	return func(mult []int) (float64, error) {
+		s := 0.0
+		for i, c := range mult {
+			s += float64(c) * vals[i]
+		}
+		return s / float64(sumMult(mult)), nil
+	}, nil
+}
+
+// Prepare implements Reweighter.
+func (e *TrajectoryIS) Prepare(d *dataset.Dataset, gamma float64) (func([]int) (float64, error), error) {
+	return prepareTrajectory(e, d, gamma, false)
+}
+
+// Prepare implements Reweighter.
+func (e *TrajectoryWIS) Prepare(d *dataset.Dataset, gamma float64) (func([]int) (float64, error), error) {
+	return prepareTrajectory(e, d, gamma, true)
+}
+
+// prepareTrajectory keeps each episode's log-weight L_i and value V_i; a
+// resample's estimate is then O(episodes).
+func prepareTrajectory(e Estimator, d *dataset.Dataset, gamma float64, selfNormalised bool) (func([]int) (float64, error), error) {
+	if _, err := e.Estimate(d, gamma); err != nil {
+		return nil, err
+	}
+	m := len(d.Episodes)
+	logW := make([]float64, m)
+	vals := make([]float64, m)
+	maxW := math.Inf(-1)
+	for i := range d.Episodes {
+		logW[i], vals[i], _ = walkEpisode(e.Name(), &d.Episodes[i], gamma, nil)
+		maxW = math.Max(maxW, logW[i])
+	}
+	ew := make([]float64, m) // exp(L_i - maxW)
+	for i := range ew {
+		ew[i] = math.Exp(logW[i] - maxW)
+	}
+	return func(mult []int) (float64, error) {
+		top := math.Inf(-1)
+		var sw, swv float64
+		for i, c := range mult {
+			if c == 0 {
+				continue
+			}
+			top = math.Max(top, logW[i])
+			sw += float64(c) * ew[i]
+			swv += float64(c) * ew[i] * vals[i]
+		}
+		if math.IsInf(top, -1) || top < maxW-underflowMargin {
+			return 0, ErrReweight // all weights zero or underflowing: let Estimate decide
+		}
+		if selfNormalised {
+			return swv / sw, nil
+		}
+		return scaledMean(e.Name(), swv, maxW, sumMult(mult))
+	}, nil
+}
+
+// Prepare implements Reweighter.
+func (e *StepwiseIS) Prepare(d *dataset.Dataset, gamma float64) (func([]int) (float64, error), error) {
+	return prepareStepwise(e, d, gamma, false)
+}
+
+// Prepare implements Reweighter.
+func (e *StepwiseWIS) Prepare(d *dataset.Dataset, gamma float64) (func([]int) (float64, error), error) {
+	return prepareStepwise(e, d, gamma, true)
+}
+
+// prepareStepwise keeps, for every step, exp(log w_{0:t} - M_t) with M_t
+// the dataset's largest log-weight at step t, and gamma^i_t r^i_t.
+func prepareStepwise(e Estimator, d *dataset.Dataset, gamma float64, selfNormalised bool) (func([]int) (float64, error), error) {
+	if _, err := e.Estimate(d, gamma); err != nil {
+		return nil, err
+	}
+	name := e.Name()
+	m := len(d.Episodes)
+	n := d.NumSteps()
+	L := d.MaxLen()
+	cum := make([]float64, n)
+	start := make([]int, m+1)
+	k := 0
+	for i := range d.Episodes {
+		start[i] = k
+		T := len(d.Episodes[i].Steps)
+		walkEpisode(name, &d.Episodes[i], gamma, cum[k:k+T])
+		k += T
+	}
+	start[m] = n
+	maxT := make([]float64, L)
+	for t := range maxT {
+		maxT[t] = math.Inf(-1)
+	}
+	for i := range m {
+		for t, c := range cum[start[i]:start[i+1]] {
+			maxT[t] = math.Max(maxT[t], c)
+		}
+	}
+	ew := make([]float64, n) // exp(log w_{0:t} - maxT[t])
+	gr := make([]float64, n) // gamma^i_t, then gamma^i_t r_t
+	gt := make([]float64, n) // gamma^i_t
+	for i := range d.Episodes {
+		steps := d.Episodes[i].Steps
+		g, _ := discountStart(gamma, len(steps))
+		for t := range steps {
+			j := start[i] + t
+			ew[j] = math.Exp(cum[j] - maxT[t])
+			gt[j] = g
+			gr[j] = g * steps[t].Reward
+			g *= gamma
+		}
+	}
+	if !selfNormalised {
+		// (1/m) sum_i c_i sum_t exp(cum) gamma_t r_t with a common shift:
+		// shift by max over t of maxT[t].
+		top := math.Inf(-1)
+		for _, x := range maxT {
+			top = math.Max(top, x)
+		}
+		per := make([]float64, m)  // sum_t exp(cum - top) gamma_t r_t
+		peak := make([]float64, m) // max_t cum - top, -Inf for a zero-weight episode
+		for i := range m {
+			peak[i] = math.Inf(-1)
+			for t := range cum[start[i]:start[i+1]] {
+				j := start[i] + t
+				per[i] += math.Exp(cum[j]-top) * gr[j]
+				peak[i] = math.Max(peak[i], cum[j]-top)
+			}
+		}
+		return func(mult []int) (float64, error) {
+			s := 0.0
+			best := math.Inf(-1)
+			for i, c := range mult {
+				if c > 0 {
+					best = math.Max(best, peak[i])
+					s += float64(c) * per[i]
+				}
+			}
+			if !math.IsInf(best, -1) && best < -underflowMargin {
+				return 0, ErrReweight // every weight of the resample underflows
+			}
+			return scaledMean(name, s, top, sumMult(mult))
+		}, nil
+	}
+	return func(mult []int) (float64, error) {
+		scale := make([]float64, 2*L)
+		z, alive := scale[:L], scale[L:]
+		mm := 0
+		for i, c := range mult {
+			if c == 0 {
+				continue
+			}
+			mm += c
+			fc := float64(c)
+			for t, x := range ew[start[i]:start[i+1]] {
+				z[t] += fc * x
+				alive[t] += fc
+			}
+		}
+		for t := range z {
+			if alive[t] == 0 {
+				continue
+			}
+			if !(z[t] > 0) {
+				return 0, ErrReweight // zero or underflowed Z_t: let Estimate decide
+			}
+			z[t] = alive[t] / (float64(mm) * z[t])
+		}
+		v := 0.0
+		for i, c := range mult {
+			if c == 0 {
+				continue
+			}
+			s := 0.0
+			for t := range ew[start[i]:start[i+1]] {
+				j := start[i] + t
+				s += gr[j] * ew[j] * z[t]
+			}
+			v += float64(c) * s
+		}
+		return v, nil
+	}, nil
+}
+
+// Prepare implements Reweighter: the transitions are indexed once
+// (ratio.Reweighting), and every resample solves for its own w.
+func (e *DensityRatioTabular) Prepare(d *dataset.Dataset, gamma float64) (func([]int) (float64, error), error) {
+	if err := checkGamma(gamma); err != nil {
+		return nil, err
+	}
+	if !d.Discrete() || d.NumStates == 0 {
+		return nil, fmt.Errorf("bch-tabular: needs discrete states")
+	}
+	rw, err := ratio.NewReweighting(d, gamma)
+	if err != nil {
+		return nil, fmt.Errorf("bch-tabular: %w", err)
+	}
+	lg := math.Log(gamma)
+	maxLog := math.Inf(-1)
+	for i := range d.Episodes {
+		for t := range d.Episodes[i].Steps {
+			maxLog = math.Max(maxLog, d.Episodes[i].Steps[t].LogRatio()+float64(t)*lg)
+		}
+	}
+	n := d.NumSteps()
+	q := make([]float64, n) // gamma^t beta, scaled
+	state := make([]int32, n)
+	reward := make([]float64, n)
+	start := make([]int, len(d.Episodes)+1)
+	k := 0
+	for i := range d.Episodes {
+		start[i] = k
+		for t := range d.Episodes[i].Steps {
+			st := &d.Episodes[i].Steps[t]
+			q[k] = math.Exp(st.LogRatio() + float64(t)*lg - maxLog)
+			state[k] = int32(st.State)
+			reward[k] = st.Reward
+			k++
+		}
+	}
+	start[len(d.Episodes)] = n
+	learner := e.Learner
+	return func(mult []int) (float64, error) {
+		c, err := rw.Counts(mult)
+		if err != nil {
+			return 0, err
+		}
+		m, err := learner.Solve(c)
+		if err != nil {
+			return 0, fmt.Errorf("bch-tabular: %w", err)
+		}
+		var num, den float64
+		for i, cnt := range mult {
+			if cnt == 0 {
+				continue
+			}
+			var a, b float64
+			for j := start[i]; j < start[i+1]; j++ {
+				v := m.W[state[j]] * q[j]
+				a += v * reward[j]
+				b += v
+			}
+			num += float64(cnt) * a
+			den += float64(cnt) * b
+		}
+		if !(den > 0) {
+			return 0, ErrReweight
+		}
+		return num / den, nil
+	}, nil
+}
