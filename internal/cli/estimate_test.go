@@ -1,0 +1,145 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Logs sampled from Taxi, written as CSV and as Parquet, read back and
+// estimated, give exactly the estimates of the in-memory path (demo on
+// the same seed).
+func TestSampleEstimateRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	common := []string{"-n", "30", "-T", "60", "--seed", "3", "--alpha", "0.5"}
+	out, errOut, code := run(t, append([]string{"demo", "--json"}, common...)...)
+	if code != ExitOK {
+		t.Fatalf("demo: %s", errOut)
+	}
+	var demo demoReport
+	if err := json.Unmarshal([]byte(out), &demo); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{}
+	for _, r := range demo.Rows {
+		want[r.Estimator] = r.Estimate
+	}
+	for _, ext := range []string{"csv", "parquet"} {
+		path := filepath.Join(dir, "logs."+ext)
+		if _, errOut, code := run(t, append([]string{"sample", "--out", path}, common...)...); code != ExitOK {
+			t.Fatalf("sample %s: %s", ext, errOut)
+		}
+		out, errOut, code := run(t, "estimate", "--data", path, "--json", "--bootstrap", "0")
+		if code != ExitOK {
+			t.Fatalf("estimate %s: %s", ext, errOut)
+		}
+		var rep estimateReport
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("%s: not one JSON object: %v\n%s", ext, err, out)
+		}
+		if len(rep.Estimates) != 6 {
+			t.Errorf("%s: %d estimators, want 6", ext, len(rep.Estimates))
+		}
+		for _, r := range rep.Estimates {
+			if w, ok := want[r.Estimator]; !ok || w != r.Estimate {
+				t.Errorf("%s: %s = %.17g, demo %.17g", ext, r.Estimator, r.Estimate, w)
+			}
+			if r.CILow != nil {
+				t.Errorf("%s: interval with --bootstrap 0", ext)
+			}
+		}
+		if rep.Data.Episodes != 30 || rep.Data.Steps != 1800 || rep.Data.StateKind != "discrete" {
+			t.Errorf("%s: data summary %+v", ext, rep.Data)
+		}
+	}
+}
+
+// The JSON field names are a contract for scripts.
+func TestEstimateJSONContract(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "logs.csv")
+	if _, errOut, code := run(t, "sample", "-n", "20", "-T", "30", "--out", path); code != ExitOK {
+		t.Fatal(errOut)
+	}
+	out, errOut, code := run(t, "estimate", "--data", path, "--json", "--bootstrap", "30", "--alpha", "0.1", "--estimators", "naive,bch-tabular")
+	if code != ExitOK {
+		t.Fatal(errOut)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal([]byte(out), &raw); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"estimates", "data", "warnings"} {
+		if _, ok := raw[k]; !ok {
+			t.Errorf("no %q in %s", k, out)
+		}
+	}
+	ests := raw["estimates"].([]any)
+	if len(ests) != 2 {
+		t.Fatalf("%d estimates, want the 2 asked for", len(ests))
+	}
+	for _, e := range ests {
+		m := e.(map[string]any)
+		for _, k := range []string{"estimator", "estimate", "ci_low", "ci_high", "ess"} {
+			if _, ok := m[k]; !ok {
+				t.Errorf("estimate without %q: %v", k, m)
+			}
+		}
+		if !(m["ci_low"].(float64) <= m["estimate"].(float64)+0.05 && m["ci_low"].(float64) < m["ci_high"].(float64)) {
+			t.Errorf("odd interval: %v", m)
+		}
+	}
+	data := raw["data"].(map[string]any)
+	for _, k := range []string{"episodes", "steps", "states_seen", "actions_seen"} {
+		if _, ok := data[k]; !ok {
+			t.Errorf("data without %q", k)
+		}
+	}
+}
+
+// One long episode gets a block bootstrap, and the block length is stated.
+func TestEstimateSingleEpisode(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "long.parquet")
+	if _, errOut, code := run(t, "sample", "-n", "1", "-T", "3375", "--out", path); code != ExitOK {
+		t.Fatal(errOut)
+	}
+	out, errOut, code := run(t, "estimate", "--data", path, "--bootstrap", "20")
+	if code != ExitOK {
+		t.Fatal(errOut)
+	}
+	if !strings.Contains(out, "resamples over blocks of 15 steps") {
+		t.Errorf("no block length in:\n%s", out)
+	}
+}
+
+// Bad input: one line naming file, row and column, exit 1, nothing on
+// stdout.
+func TestEstimateBadInput(t *testing.T) {
+	dir := t.TempDir()
+	header := "episode,t,state,action,reward,behavior_prob,target_prob\n"
+	for i, c := range []struct{ body, want string }{
+		{header + "a,0,1,0,1,0.5,0.5\na,1,2,1,0,0,0.5\n", `row 3, column "behavior_prob"`},
+		{header + "a,0,1,0,1,0.5,0.5\na,2,2,1,0,0.5,0.5\n", `row 3, column "t"`},
+		{header + "a,0,x,0,1,0.5,0.5\n", `row 2, column "state"`},
+		{"episode,t,state,action,reward,behavior_prob\n", `column "target_prob"`},
+		{"", "empty"},
+	} {
+		path := filepath.Join(dir, "bad.csv")
+		if err := os.WriteFile(path, []byte(c.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, errOut, code := run(t, "estimate", "--data", path)
+		if code != ExitError {
+			t.Errorf("%d: exit %d, want %d", i, code, ExitError)
+		}
+		if out != "" {
+			t.Errorf("%d: stdout %q, want nothing", i, out)
+		}
+		if !strings.Contains(errOut, "bad.csv") || !strings.Contains(errOut, c.want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+			t.Errorf("%d: message %q, want one line naming the file and %q", i, errOut, c.want)
+		}
+	}
+}
