@@ -79,7 +79,7 @@ func TestExperimentErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"experiment", "nope"}, ExitUsage, `unknown experiment "nope": choose from ring, taxi-average, taxi-discounted (or list)`},
+		{[]string{"experiment", "nope"}, ExitUsage, `unknown experiment "nope": choose from ` + strings.Join(experiment.Names(), ", ") + ` (or list)`},
 		{[]string{"experiment", "ring", "--seeds=-1"}, ExitUsage, "--seeds and --workers must not be negative"},
 		{[]string{"experiment"}, ExitUsage, "expected \"<name>\""},
 		{[]string{"plot", empty}, ExitError, "no results files (*.jsonl) in " + empty},
