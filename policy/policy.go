@@ -26,8 +26,9 @@ var _ Discrete = (*Tabular)(nil)
 
 // NewTabular returns the policy whose row s is probs[s]. Every row must
 // have the same length, non-negative entries and sum to 1 within 1e-6
-// (the authors' CSV files carry about 17 digits); rows are renormalised to
-// sum to 1 exactly.
+// (the authors' CSV files carry about 17 digits). Rows are stored as given,
+// not renormalised, so a policy read from a file and written back is
+// bit-for-bit the same.
 func NewTabular(probs [][]float64) (*Tabular, error) {
 	if len(probs) == 0 || len(probs[0]) == 0 {
 		return nil, fmt.Errorf("policy: empty table")
@@ -48,9 +49,7 @@ func NewTabular(probs [][]float64) (*Tabular, error) {
 		if math.Abs(sum-1) > 1e-6 {
 			return nil, fmt.Errorf("policy: state %d: probabilities sum to %v, want 1", s, sum)
 		}
-		for a, v := range row {
-			t.p[s*nA+a] = v / sum
-		}
+		copy(t.p[s*nA:(s+1)*nA], row)
 	}
 	return t, nil
 }

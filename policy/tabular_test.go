@@ -1,0 +1,125 @@
+package policy
+
+import (
+	"bytes"
+	"math"
+	"math/rand/v2"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestNewTabularErrors(t *testing.T) {
+	for i, probs := range [][][]float64{
+		nil,
+		{{}},
+		{{0.5, 0.5}, {1}},
+		{{0.5, 0.6}},
+		{{-0.1, 1.1}},
+		{{math.NaN(), 1}},
+		{{math.Inf(1), 0}},
+	} {
+		if _, err := NewTabular(probs); err == nil {
+			t.Errorf("%d: %v accepted", i, probs)
+		}
+	}
+}
+
+func TestMixtureAndSoftmax(t *testing.T) {
+	a, _ := NewTabular([][]float64{{1, 0}, {0.5, 0.5}})
+	b, _ := NewTabular([][]float64{{0, 1}, {0.25, 0.75}})
+	m, err := Mixture(0.25, a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]float64{{0.75, 0.25}, {0.4375, 0.5625}}
+	for s := range want {
+		for act, w := range want[s] {
+			if got := m.Prob(s, act); math.Abs(got-w) > 1e-15 {
+				t.Errorf("mixture(%d,%d) = %v, want %v", s, act, got, w)
+			}
+		}
+	}
+	if _, err := Mixture(1.5, a, b); err == nil {
+		t.Error("alpha 1.5 accepted")
+	}
+	// exp(Q/temp): Q = (0, 2 ln 2) at temperature 2 gives (1/3, 2/3); a
+	// huge Q does not overflow.
+	sm, err := SoftmaxQ([][]float64{{0, 2 * math.Ln2}, {1e308, 1e308}}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sm.Row(0); math.Abs(got[0]-1.0/3) > 1e-15 || math.Abs(got[1]-2.0/3) > 1e-15 {
+		t.Errorf("softmax row 0 = %v", got)
+	}
+	if got := sm.Row(1); got[0] != 0.5 || got[1] != 0.5 {
+		t.Errorf("softmax row 1 = %v", got)
+	}
+	if _, err := SoftmaxQ([][]float64{{0}}, 0); err == nil {
+		t.Error("temperature 0 accepted")
+	}
+}
+
+// The authors' policy files round-trip exactly through ReadCSV/WriteCSV.
+func TestCSVRoundTrip(t *testing.T) {
+	raw, err := os.ReadFile("../env/taxi/policies/pi19.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := ReadCSV(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.NumStates() != 2000 || p.NumActions() != 6 {
+		t.Fatalf("%dx%d", p.NumStates(), p.NumActions())
+	}
+	if got := p.Prob(0, 0); math.Abs(got-0.1792821212272683) > 1e-16 {
+		t.Errorf("pi19(0|0) = %.17g", got)
+	}
+	var buf bytes.Buffer
+	if err := p.WriteCSV(&buf); err != nil {
+		t.Fatal(err)
+	}
+	q, err := ReadCSV(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(p, q) {
+		t.Error("round trip changed the policy")
+	}
+	for i, bad := range []string{
+		"",
+		"state,p1\n0,1\n",
+		"s,p0\n0,1\n",
+		"state,p0,p1\n1,0.5,0.5\n",
+		"state,p0,p1\n0,0.5,x\n",
+		"state,p0,p1\n0,0.5,0.6\n",
+	} {
+		if _, err := ReadCSV(strings.NewReader(bad)); err == nil {
+			t.Errorf("%d: %q accepted", i, bad)
+		}
+	}
+}
+
+// Sampling follows the row: frequencies within 5 standard errors, and
+// zero-probability actions never drawn.
+func TestSample(t *testing.T) {
+	p, _ := NewTabular([][]float64{{0.2, 0, 0.5, 0.3}})
+	rng := rand.New(rand.NewPCG(1, 2))
+	const n = 200000
+	counts := make([]int, 4)
+	for range n {
+		counts[p.Sample(rng, 0)]++
+	}
+	for a, c := range counts {
+		pa := p.Prob(0, a)
+		se := math.Sqrt(pa * (1 - pa) / n)
+		if math.Abs(float64(c)/n-pa) > 5*se+1e-12 {
+			t.Errorf("action %d: frequency %v, want %v", a, float64(c)/n, pa)
+		}
+	}
+	if counts[1] != 0 {
+		t.Error("drew a zero-probability action")
+	}
+}
