@@ -1,0 +1,223 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"runtime"
+
+	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/env/sumo"
+	"github.com/ihope-ope/ihope/nn"
+	"github.com/ihope-ope/ihope/ope"
+	"github.com/ihope-ope/ihope/ratio"
+)
+
+// The SUMO experiment's fixed settings (Section 5, caption of Figure 4):
+// n = SumoEpisodes logged trajectories of T = SumoT steps under behavior
+// policy SumoBehavior (the x-tick 2 of Figure 4(c)), average reward.
+const (
+	SumoEpisodes = 250
+	SumoT        = 400
+	SumoBehavior = 2
+	// SumoTruthRollouts is the number of target rollouts behind the
+	// Monte Carlo truth of a full run (of the longest T; shorter Ts use
+	// their first steps). Each costs a SUMO run, so the truth cannot be
+	// made as precise as Pendulum's: its standard error is about a third
+	// of the on-policy oracle's root-MSE at n = 250, and CheckTruth warns
+	// about the oracle's panels. The importance-sampling and density-ratio
+	// errors are an order of magnitude larger.
+	SumoTruthRollouts = 2000
+)
+
+// sumoExperiment is Figure 4: the single intersection, average reward,
+// MSE against the number of trajectories, the behavior policy and T.
+// Registering it (Register(sumoExperiment()) in an init function) makes
+// "ihope experiment sumo" run it; it needs SUMO installed.
+func sumoExperiment() *Experiment {
+	return &Experiment{
+		Name: "sumo",
+		Description: "Figure 4: SUMO traffic lights (single intersection), average reward; MSE vs n, vs behavior, vs T " +
+			"(needs SUMO: apt-get install -y sumo; long: about 1.9 million simulated 6-second steps per seed)",
+		Seeds:      10,
+		QuickSeeds: 2,
+		Panels:     sumoPanels,
+	}
+}
+
+// SumoLearner returns the neural density-ratio learner of the SUMO
+// experiment: ratio.Neural's defaults with an exponential output (as
+// Pendulum's) on the raw detector counts, one worker (the runner computes
+// one cell per CPU). quick shrinks the training to a smoke test.
+func SumoLearner(quick bool) ratio.Neural {
+	l := ratio.Neural{Output: nn.Exp, Workers: 1}
+	if quick {
+		l.MaxIter, l.BatchSize, l.EvalEvery, l.BandwidthSample = 60, 64, 20, 200
+	}
+	return l
+}
+
+type sumoParams struct {
+	n, T, behavior int
+}
+
+func (p sumoParams) key() string { return fmt.Sprintf("sumo/n=%d/T=%d/b=%d", p.n, p.T, p.behavior) }
+
+// withNetwork builds the single intersection in a temporary directory,
+// calls f and removes the directory. Building takes a tenth of a second,
+// so every cell has its own.
+func withNetwork(ctx context.Context, f func(*sumo.Network) error) error {
+	dir, err := os.MkdirTemp("", "ihope-sumo-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	net, err := sumo.Build(ctx, dir, sumo.Config{})
+	if err != nil {
+		return err
+	}
+	return f(net)
+}
+
+// sumoTruth is the Monte Carlo value of the target for every T of the
+// grid, from m rollouts of the longest.
+type sumoTruth struct {
+	m    int
+	maxT int
+}
+
+func (tr sumoTruth) key() string { return fmt.Sprintf("sumo/truth/M=%d/T=%d", tr.m, tr.maxT) }
+
+// compute rolls out the target m times for maxT steps (in parallel, one
+// SUMO per CPU) and returns, for every T <= maxT, the mean over rollouts
+// of the average reward of the first T steps, with its standard error.
+func (tr sumoTruth) compute(ctx context.Context, exp string) (map[int]mcValue, error) {
+	var rewards [][]float64
+	err := withNetwork(ctx, func(net *sumo.Network) error {
+		var err error
+		rewards, err = net.Rewards(ctx, newRand(exp, "truth", 0), sumo.Target(1), tr.m, tr.maxT, runtime.GOMAXPROCS(0))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int]mcValue, tr.maxT)
+	sums := make([]float64, tr.m)
+	for T := 1; T <= tr.maxT; T++ {
+		var m, m2 float64
+		for i, r := range rewards {
+			sums[i] += r[T-1]
+			x := sums[i] / float64(T)
+			d := x - m
+			m += d / float64(i+1)
+			m2 += d * (x - m)
+		}
+		out[T] = mcValue{mean: m, se: math.Sqrt(m2 / float64(tr.m-1) / float64(tr.m))}
+	}
+	return out, nil
+}
+
+// sumoOnPolicy is the on-policy oracle: it rolls the target out in SUMO
+// as many times, and for as long, as the logged episodes.
+type sumoOnPolicy struct {
+	ctx  context.Context
+	net  *sumo.Network
+	seed uint64
+}
+
+func (*sumoOnPolicy) Name() string { return "on-policy" }
+
+func (e *sumoOnPolicy) Estimate(d *dataset.Dataset, gamma float64) (ope.Result, error) {
+	if gamma != 1 {
+		return ope.Result{}, fmt.Errorf("on-policy: the SUMO oracle computes average rewards only (gamma = 1), not %v", gamma)
+	}
+	r, err := e.net.AverageReward(e.ctx, rand.New(rand.NewPCG(e.seed, 0)), sumo.Target(1), len(d.Episodes), d.MaxLen(), 1)
+	if err != nil {
+		return ope.Result{}, fmt.Errorf("on-policy: %w", err)
+	}
+	sum := 0.0
+	for _, v := range r {
+		sum += v
+	}
+	return ope.Result{Value: sum / float64(len(r))}, nil
+}
+
+// runSumo computes one cell: the truth (once per run), then the
+// estimators on n logged trajectories of T steps. The data stream is
+// named by T and the behavior only, so within a seed the n = 50 logs are
+// the first 50 episodes of the n = 500 logs.
+func runSumo(ctx context.Context, c *Cell, p sumoParams, tr sumoTruth, quick bool) (*Outcome, error) {
+	v, err := c.Memo(tr.key(), func() (any, error) { return tr.compute(ctx, c.Experiment) })
+	if err != nil {
+		return nil, err
+	}
+	truth, ok := v.(map[int]mcValue)[p.T]
+	if !ok {
+		return nil, fmt.Errorf("sumo: no truth for T=%d", p.T)
+	}
+	behavior, err := sumo.Behavior(p.behavior, 1)
+	if err != nil {
+		return nil, err
+	}
+	var out *Outcome
+	err = withNetwork(ctx, func(net *sumo.Network) error {
+		stream := fmt.Sprintf("T=%d/b=%d", p.T, p.behavior)
+		d, err := net.Sample(ctx, c.Rand("data/"+stream), behavior, sumo.Target(1), p.n, p.T, 1)
+		if err != nil {
+			return err
+		}
+		ests := []ope.Estimator{
+			&sumoOnPolicy{ctx: ctx, net: net, seed: c.Rand("oracle/" + stream).Uint64()},
+			&ope.Naive{},
+			&ope.TrajectoryWIS{},
+			&ope.StepwiseWIS{},
+			&ope.DensityRatioNeural{Learner: SumoLearner(quick), Seed: c.Rand("bch/" + stream).Uint64()},
+		}
+		recs := runEstimators(d, 1, ests)
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		out = &Outcome{Truth: truth.mean, TruthSE: truth.se, TruthMethod: "monte-carlo", Records: recs}
+		return nil
+	})
+	return out, err
+}
+
+func sumoPanels(quick bool) ([]Panel, error) {
+	ns := []int{50, 100, 250, 500}
+	Ts := []int{100, 200, 400, 800}
+	behaviors := []int{1, 2, 3, 4}
+	n0, T0, b0, M := SumoEpisodes, SumoT, SumoBehavior, SumoTruthRollouts
+	if quick {
+		ns, Ts, behaviors = []int{4, 8}, []int{15, 30}, []int{1, 4}
+		n0, T0, M = 4, 15, 20
+	}
+	tr := sumoTruth{m: M, maxT: max(T0, Ts[len(Ts)-1])}
+	title := func(fixed string) string {
+		return "SUMO single intersection, average reward, target π* (CEM iteration 10):\n" + fixed
+	}
+	setting := func(id string, x float64, tick string, p sumoParams) Setting {
+		return Setting{ID: id, X: x, Tick: tick, Key: p.key(), Run: func(ctx context.Context, c *Cell) (*Outcome, error) {
+			return runSumo(ctx, c, p, tr, quick)
+		}}
+	}
+	nPanel := Panel{Name: "n", XName: "n", XLabel: "number of logged trajectories n", LogX: true, Kind: KindMSE,
+		Title: title(fmt.Sprintf("behavior %d (CEM iteration %d), T = %d steps per trajectory", b0, 5+b0, T0))}
+	for _, n := range ns {
+		nPanel.Settings = append(nPanel.Settings, setting(fmt.Sprintf("n=%d", n), float64(n), "", sumoParams{n, T0, b0}))
+	}
+	bPanel := Panel{Name: "behavior", XName: "behavior", Kind: KindMSE,
+		XLabel: "behavior policy k = CEM iteration 5+k, closer to the target →",
+		Title:  title(fmt.Sprintf("n = %d trajectories of T = %d steps", n0, T0))}
+	for _, b := range behaviors {
+		bPanel.Settings = append(bPanel.Settings, setting(fmt.Sprintf("b=%d", b), float64(b), fmt.Sprint(b), sumoParams{n0, T0, b}))
+	}
+	TPanel := Panel{Name: "T", XName: "T", XLabel: "trajectory length T (steps of 6 s)", LogX: true, Kind: KindMSE,
+		Title: title(fmt.Sprintf("behavior %d, n = %d trajectories", b0, n0))}
+	for _, T := range Ts {
+		TPanel.Settings = append(TPanel.Settings, setting(fmt.Sprintf("T=%d", T), float64(T), "", sumoParams{n0, T, b0}))
+	}
+	return []Panel{nPanel, bPanel, TPanel}, nil
+}
