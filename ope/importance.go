@@ -84,26 +84,26 @@ type StepwiseIS struct{}
 //
 //	R = sum_{t<T} (1/Z_t) sum_i gamma_t w^i_{0:t} r^i_t,   Z_t = sum_i w^i_{0:t}.
 //
-// Episodes of different lengths: only the m_t episodes that reach step t
-// are normalised together, and each keeps its own gamma^i_t,
+// Episodes of different lengths: step t is normalised over the episodes
+// that reach it, each keeping its own normalised discount gamma^i_t, and
+// the step carries the share of discount mass those episodes carry:
 //
-//	R = (1/m) sum_i sum_{t<T_i} gamma^i_t w~^i_t r^i_t,
-//	w~^i_t = w^i_{0:t} / ((1/m_t) sum_{j: T_j > t} w^j_{0:t}),
+//	R = sum_t c_t (sum_i gamma^i_t w^i_{0:t} r^i_t) / (sum_i gamma^i_t w^i_{0:t}),
+//	c_t = (1/m) sum_{i: T_i > t} gamma^i_t,
 //
-// i.e. Z_t = (m/m_t) sum_{j: T_j > t} w^j_{0:t}. The self-normalised
-// weights w~ average 1 over the episodes alive at step t, as the true
-// weights do in expectation, so the estimate is StepwiseIS with w replaced
-// by w~ — the two differ only in normalisation — and with target =
-// behavior it equals Naive. (Normalising by the unscaled alive sum would
-// count late steps of long episodes m/m_t times too heavily.) This is also
-// the form of the authors' code, rho_i / mean(rho) per step.
+// the sums over i running over the episodes with T_i > t. With one length
+// T this is Appendix A's formula (c_t = gamma_t); the c_t sum to 1, so a
+// constant reward is estimated exactly, and with target = behavior the
+// estimate is Naive's. (Rescaling the weights to mean 1 per step and then
+// applying each episode's own gamma^i_t, an earlier version, does not
+// keep these properties when the gamma^i_t differ.)
 //
 // If at some step t every episode that reaches it has weight 0, Z_t is 0,
 // the step-t reward of the target is not identified and Estimate returns
 // an error naming t.
 //
-// Result.Weights are the per-step weights gamma^i_t w~^i_t / m divided by
-// their sum (which is 1 up to rounding when all episodes have one length),
+// Result.Weights are the per-step weights
+// c_t gamma^i_t w^i_{0:t} / sum_j gamma^j_t w^j_{0:t}, which sum to 1,
 // episode after episode in step order (length d.NumSteps()).
 //
 // References:
@@ -322,8 +322,6 @@ func stepwiseWIS(name string, d *dataset.Dataset, gamma float64, buf []float64) 
 	m := len(d.Episodes)
 	L := d.MaxLen()
 	maxT := make([]float64, L) // max over alive episodes of log w_{0:t}
-	alive := make([]int, L)    // m_t
-	scale := make([]float64, L)
 	for t := range maxT {
 		maxT[t] = math.Inf(-1)
 	}
@@ -333,7 +331,6 @@ func stepwiseWIS(name string, d *dataset.Dataset, gamma float64, buf []float64) 
 			if buf[k] > maxT[t] {
 				maxT[t] = buf[k]
 			}
-			alive[t]++
 			k++
 		}
 	}
@@ -342,38 +339,35 @@ func stepwiseWIS(name string, d *dataset.Dataset, gamma float64, buf []float64) 
 			return Result{}, fmt.Errorf("%s: every episode reaching step %d has weight 0 there (target probability 0 for a logged action); Z_%d = 0", name, t, t)
 		}
 	}
-	// scale[t] accumulates sum_j exp(log w^j_{0:t} - maxT[t]).
-	k = 0
-	for i := range d.Episodes {
-		for t := range d.Episodes[i].Steps {
-			e := math.Exp(buf[k] - maxT[t])
-			buf[k] = e
-			scale[t] += e
-			k++
-		}
-	}
-	// w~ = e * m_t / scale[t]; the step weight is gamma^i_t w~ / m.
-	for t := range scale {
-		scale[t] = float64(alive[t]) / (float64(m) * scale[t])
-	}
-	value, total := 0.0, 0.0
+	// buf becomes gamma^i_t exp(log w^i_{0:t} - maxT[t]); den[t] sums it
+	// and c[t] sums gamma^i_t over the episodes alive at t.
+	sums := make([]float64, 3*L)
+	den, num, c := sums[:L], sums[L:2*L], sums[2*L:]
 	k = 0
 	for i := range d.Episodes {
 		steps := d.Episodes[i].Steps
 		g, _ := discountStart(gamma, len(steps))
 		for t := range steps {
-			v := g * buf[k] * scale[t]
-			buf[k] = v
-			value += v * steps[t].Reward
-			total += v
+			e := g * math.Exp(buf[k]-maxT[t])
+			buf[k] = e
+			den[t] += e
+			num[t] += e * steps[t].Reward
+			c[t] += g
 			g *= gamma
 			k++
 		}
 	}
-	if total > 0 {
-		inv := 1 / total
-		for j := range buf {
-			buf[j] *= inv
+	value := 0.0
+	for t := range den {
+		c[t] /= float64(m)
+		value += c[t] * num[t] / den[t]
+		den[t] = c[t] / den[t] // the factor that turns buf into weights
+	}
+	k = 0
+	for i := range d.Episodes {
+		for t := range d.Episodes[i].Steps {
+			buf[k] *= den[t]
+			k++
 		}
 	}
 	return Result{Value: value, Weights: buf}, nil

@@ -157,6 +157,7 @@ func prepareStepwise(e Estimator, d *dataset.Dataset, gamma float64, selfNormali
 	ew := make([]float64, n) // exp(log w_{0:t} - maxT[t])
 	gr := make([]float64, n) // gamma^i_t, then gamma^i_t r_t
 	gt := make([]float64, n) // gamma^i_t
+	rew := make([]float64, n)
 	for i := range d.Episodes {
 		steps := d.Episodes[i].Steps
 		g, _ := discountStart(gamma, len(steps))
@@ -165,6 +166,7 @@ func prepareStepwise(e Estimator, d *dataset.Dataset, gamma float64, selfNormali
 			ew[j] = math.Exp(cum[j] - maxT[t])
 			gt[j] = g
 			gr[j] = g * steps[t].Reward
+			rew[j] = steps[t].Reward
 			g *= gamma
 		}
 	}
@@ -200,41 +202,37 @@ func prepareStepwise(e Estimator, d *dataset.Dataset, gamma float64, selfNormali
 			return scaledMean(name, s, top, sumMult(mult))
 		}, nil
 	}
+	// Step-wise WIS (see StepwiseWIS): sum_t c_t num_t / den_t over the
+	// resample, with gamma^i_t exp(log w - maxT[t]) precomputed.
+	for j := range ew {
+		ew[j] *= gt[j]
+	}
 	return func(mult []int) (float64, error) {
-		scale := make([]float64, 2*L)
-		z, alive := scale[:L], scale[L:]
+		sums := make([]float64, 3*L)
+		den, num, c := sums[:L], sums[L:2*L], sums[2*L:]
 		mm := 0
-		for i, c := range mult {
-			if c == 0 {
+		for i, cnt := range mult {
+			if cnt == 0 {
 				continue
 			}
-			mm += c
-			fc := float64(c)
-			for t, x := range ew[start[i]:start[i+1]] {
-				z[t] += fc * x
-				alive[t] += fc
-			}
-		}
-		for t := range z {
-			if alive[t] == 0 {
-				continue
-			}
-			if !(z[t] > 0) {
-				return 0, ErrReweight // zero or underflowed Z_t: let Estimate decide
-			}
-			z[t] = alive[t] / (float64(mm) * z[t])
-		}
-		v := 0.0
-		for i, c := range mult {
-			if c == 0 {
-				continue
-			}
-			s := 0.0
+			mm += cnt
+			fc := float64(cnt)
 			for t := range ew[start[i]:start[i+1]] {
 				j := start[i] + t
-				s += gr[j] * ew[j] * z[t]
+				den[t] += fc * ew[j]
+				num[t] += fc * ew[j] * rew[j]
+				c[t] += fc * gt[j]
 			}
-			v += float64(c) * s
+		}
+		v := 0.0
+		for t := range den {
+			if c[t] == 0 {
+				continue
+			}
+			if !(den[t] > 0) {
+				return 0, ErrReweight // zero or underflowed Z_t: let Estimate decide
+			}
+			v += c[t] / float64(mm) * num[t] / den[t]
 		}
 		return v, nil
 	}, nil
