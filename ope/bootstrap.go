@@ -137,6 +137,9 @@ func (b *Bootstrap) Run(d *dataset.Dataset, gamma float64, newEstimators func() 
 				for k, est := range ests {
 					if prepared[k] != nil && mult != nil {
 						v, err := prepared[k](mult)
+						if err == nil && (math.IsNaN(v) || math.IsInf(v, 0)) {
+							err = fmt.Errorf("%s: the estimate is %v", est.Name(), v)
+						}
 						if err == nil {
 							values[k][r] = v
 							continue
@@ -150,6 +153,9 @@ func (b *Bootstrap) Run(d *dataset.Dataset, gamma float64, newEstimators func() 
 						rd = d.Subset(idx)
 					}
 					res, err := est.Estimate(rd, gamma)
+					if err == nil && (math.IsNaN(res.Value) || math.IsInf(res.Value, 0)) {
+						err = fmt.Errorf("%s: the estimate is %v", est.Name(), res.Value)
+					}
 					if err != nil {
 						values[k][r], errs[k][r] = math.NaN(), err
 						continue

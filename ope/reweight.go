@@ -187,6 +187,10 @@ func prepareStepwise(e Estimator, d *dataset.Dataset, gamma float64, selfNormali
 				peak[i] = math.Max(peak[i], cum[j]-top)
 			}
 		}
+		if math.IsInf(top, -1) {
+			// Every weight is zero: Estimate returns 0 on any resample.
+			return func([]int) (float64, error) { return 0, nil }, nil
+		}
 		return func(mult []int) (float64, error) {
 			s := 0.0
 			best := math.Inf(-1)

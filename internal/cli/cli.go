@@ -57,6 +57,7 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		var pe *kong.ParseError
 		if errors.As(err, &pe) {
 			fmt.Fprintln(stderr, "ihope:", err)
+			parser.Stdout = stderr // usage after a mistake is a message, not output
 			pe.Context.PrintUsage(true)
 			return ExitUsage
 		}

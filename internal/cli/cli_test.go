@@ -43,7 +43,7 @@ func TestDemoDefaults(t *testing.T) {
 	// on this seed).
 	errOf := map[string]float64{}
 	for _, r := range rep.Rows {
-		errOf[r.Estimator] = abs(r.Error)
+		errOf[r.Estimator] = abs(r.Diff)
 	}
 	if errOf["bch-tabular"] > 0.05*abs(rep.Truth) {
 		t.Errorf("bch-tabular error %.4f", errOf["bch-tabular"])

@@ -23,11 +23,12 @@ type demoCmd struct {
 
 // demoRow is one estimator's line of the demo.
 type demoRow struct {
-	Estimator string  `json:"estimator"`
-	Estimate  float64 `json:"estimate"`
-	Error     float64 `json:"error"`
-	ESS       float64 `json:"ess,omitempty"`
-	Seconds   float64 `json:"seconds"`
+	Estimator string   `json:"estimator"`
+	Estimate  *float64 `json:"estimate"`
+	Error     string   `json:"failure,omitempty"`
+	Diff      float64  `json:"error"`
+	ESS       float64  `json:"ess,omitempty"`
+	Seconds   float64  `json:"seconds"`
 }
 
 type demoReport struct {
@@ -93,12 +94,14 @@ func runDemo(w *world, n, T int, gamma float64, seed uint64) (*demoReport, error
 		t0 := time.Now()
 		res, err := est.Estimate(d, gamma)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", est.Name(), err)
+			// Show the failure in its row; the other estimators still run.
+			rep.Rows = append(rep.Rows, demoRow{Estimator: est.Name(), Error: err.Error(), Seconds: time.Since(t0).Seconds()})
+			continue
 		}
 		rep.Rows = append(rep.Rows, demoRow{
 			Estimator: est.Name(),
-			Estimate:  res.Value,
-			Error:     res.Value - rep.Truth,
+			Estimate:  &res.Value,
+			Diff:      res.Value - rep.Truth,
 			ESS:       ope.KishESS(res.Weights),
 			Seconds:   time.Since(t0).Seconds(),
 		})
@@ -116,12 +119,16 @@ func printDemo(out io.Writer, r *demoReport) {
 	fmt.Fprintln(tw, "estimator\testimate\terror\t|error|/truth\tESS\ttime\t")
 	fmt.Fprintf(tw, "truth (exact)\t%.6f\t\t\t\t\t\n", r.Truth)
 	for _, row := range r.Rows {
+		if row.Error != "" {
+			fmt.Fprintf(tw, "%s\tfailed\t\t\t\t%s\t\n", row.Estimator, fmtDuration(row.Seconds))
+			continue
+		}
 		ess := ""
 		if row.ESS > 0 {
 			ess = fmt.Sprintf("%.1f", row.ESS)
 		}
-		fmt.Fprintf(tw, "%s\t%.6f\t%+.6f\t%.2f%%\t%s\t%s\t\n", row.Estimator, row.Estimate, row.Error,
-			100*math.Abs(row.Error/r.Truth), ess, fmtDuration(row.Seconds))
+		fmt.Fprintf(tw, "%s\t%.6f\t%+.6f\t%.2f%%\t%s\t%s\t\n", row.Estimator, *row.Estimate, row.Diff,
+			100*math.Abs(row.Diff/r.Truth), ess, fmtDuration(row.Seconds))
 	}
 	tw.Flush()
 	fmt.Fprintf(out, "\ntotal time %s\n", fmtDuration(r.Seconds))

@@ -75,7 +75,8 @@ func applies(name string, d *dataset.Dataset) (bool, string) {
 // estimateRow is one estimator's result; the JSON names are a contract.
 type estimateRow struct {
 	Estimator         string   `json:"estimator"`
-	Estimate          float64  `json:"estimate"`
+	Estimate          *float64 `json:"estimate"`
+	Error             string   `json:"error,omitempty"`
 	CILow             *float64 `json:"ci_low"`
 	CIHigh            *float64 `json:"ci_high"`
 	ESS               float64  `json:"ess"`
@@ -88,21 +89,21 @@ type estimateRow struct {
 }
 
 type dataSummary struct {
-	File        string  `json:"file"`
-	Episodes    int     `json:"episodes"`
-	Steps       int     `json:"steps"`
-	MinLength   int     `json:"min_episode_length"`
-	MaxLength   int     `json:"max_episode_length"`
-	StateKind   string  `json:"state"`
-	StateDim    int     `json:"state_dim,omitempty"`
-	StatesSeen  int     `json:"states_seen,omitempty"`
-	ActionsSeen int     `json:"actions_seen,omitempty"`
-	MeanReward  float64 `json:"mean_reward"`
-	ZeroTarget  int     `json:"steps_target_prob_zero"`
-	LargeRatio  int     `json:"steps_ratio_over_1e6"`
-	MaxLogRatio float64 `json:"max_log_ratio"`
-	OpenEndings int     `json:"episodes_without_next_state"`
-	Gamma       float64 `json:"gamma"`
+	File        string   `json:"file"`
+	Episodes    int      `json:"episodes"`
+	Steps       int      `json:"steps"`
+	MinLength   int      `json:"min_episode_length"`
+	MaxLength   int      `json:"max_episode_length"`
+	StateKind   string   `json:"state"`
+	StateDim    int      `json:"state_dim,omitempty"`
+	StatesSeen  int      `json:"states_seen,omitempty"`
+	ActionsSeen int      `json:"actions_seen,omitempty"`
+	MeanReward  *float64 `json:"mean_reward"`
+	ZeroTarget  int      `json:"steps_target_prob_zero"`
+	LargeRatio  int      `json:"steps_ratio_over_1e6"`
+	MaxLogRatio *float64 `json:"max_log_ratio"`
+	OpenEndings int      `json:"episodes_without_next_state"`
+	Gamma       float64  `json:"gamma"`
 }
 
 type bootstrapInfo struct {
@@ -179,6 +180,7 @@ func (c *estimateCmd) estimate(d *dataset.Dataset, stderr io.Writer) (*estimateR
 		}
 		return est
 	}
+	failed := map[int]bool{}
 	for _, name := range run {
 		est := newEst(name)
 		if nn, ok := est.(*ope.DensityRatioNeural); ok && isTerminal(stderr) {
@@ -191,19 +193,29 @@ func (c *estimateCmd) estimate(d *dataset.Dataset, stderr io.Writer) (*estimateR
 		if _, ok := est.(*ope.DensityRatioNeural); ok && isTerminal(stderr) {
 			fmt.Fprint(stderr, "\r\033[K")
 		}
+		row := estimateRow{Estimator: est.Name(), Unit: weightUnit(est.Name()), Seconds: time.Since(t0).Seconds()}
+		if err == nil && (math.IsInf(res.Value, 0) || math.IsNaN(res.Value)) {
+			err = fmt.Errorf("%s: the estimate is %v", est.Name(), res.Value)
+		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", est.Name(), err)
+			// One estimator failing (all weights zero, an overflow, a
+			// solver that does not converge) does not hide the others.
+			row.Error = err.Error()
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: no estimate: %v", est.Name(), err))
+			rep.Estimates = append(rep.Estimates, row)
+			failed[len(rep.Estimates)-1] = true
+			continue
 		}
-		row := estimateRow{
-			Estimator:      est.Name(),
-			Estimate:       res.Value,
-			ESS:            ope.KishESS(res.Weights),
-			Units:          len(res.Weights),
-			Unit:           weightUnit(est.Name()),
-			MaxWeightShare: ope.MaxShare(res.Weights),
-			Seconds:        time.Since(t0).Seconds(),
-		}
+		v := res.Value
+		row.Estimate = &v
+		row.ESS = ope.KishESS(res.Weights)
+		row.Units = len(res.Weights)
+		row.MaxWeightShare = ope.MaxShare(res.Weights)
 		rep.Warnings = append(rep.Warnings, weightWarnings(row)...)
+		if bt, ok := est.(*ope.DensityRatioTabular); ok && bt.Model != nil && bt.Model.Negative > 0 {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf(
+				"bch-tabular: the learned ratio w is negative in %d states (the exact minimiser of the paper's loss is not constrained to w >= 0); a few small negative values are sampling noise, many mean too little data", bt.Model.Negative))
+		}
 		rep.Estimates = append(rep.Estimates, row)
 	}
 	if c.Bootstrap == 0 {
@@ -218,6 +230,9 @@ func (c *estimateCmd) estimate(d *dataset.Dataset, stderr io.Writer) (*estimateR
 	// ones the other estimators see (same seed, same streams).
 	var fast, slow []int // indices into run and rep.Estimates
 	for i, name := range run {
+		if failed[i] {
+			continue
+		}
 		if name == "bch-neural" {
 			slow = append(slow, i)
 		} else {
@@ -232,6 +247,15 @@ func (c *estimateCmd) estimate(d *dataset.Dataset, stderr io.Writer) (*estimateR
 	base := ope.Bootstrap{Alpha: c.Alpha, Seed: c.Seed, BlockLength: c.BlockLength, Workers: workers}
 	method, L := base.Method(d)
 	rep.Bootstrap = &bootstrapInfo{Resamples: c.Bootstrap, Alpha: c.Alpha, Method: method, BlockLength: L, Seed: c.Seed}
+	if method == "blocks" && c.Gamma < 1 {
+		// The discounted value of one episode depends on where it starts;
+		// blocks moved to other positions would change it (and the dummy
+		// start transition of Algorithm 2), so there is no honest block
+		// bootstrap for it.
+		rep.Bootstrap = nil
+		rep.Warnings = append(rep.Warnings, "one episode with gamma < 1: no intervals (the discounted value depends on where the episode starts, which a block bootstrap cannot resample); use gamma = 1 or log several episodes")
+		return rep, nil
+	}
 	if method == "blocks" {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf(
 			"one episode only: intervals come from a moving-block bootstrap with blocks of %d steps; they assume steps further apart than that are nearly independent", L))
@@ -304,32 +328,37 @@ func weightUnit(name string) string {
 
 // weightWarnings says in plain words when an estimator's weights collapse:
 // a Kish effective sample size below 5% of the episodes (trajectory-wise
-// weights) or 0.5% of the steps (step weights), below 10, or one weight
-// carrying more than a quarter of the total.
+// weights) or 0.5% of the steps (step weights), or, with eight units or
+// more, one weight carrying over a quarter of the total. Equal weights on
+// a handful of units are not a collapse.
 func weightWarnings(r estimateRow) []string {
 	if r.Units < 2 || r.Unit == "" {
 		return nil
+	}
+	if r.ESS == 0 {
+		return []string{fmt.Sprintf("%s: every weight is 0 (the target never takes the logged actions), so its estimate carries no information", r.Estimator)}
 	}
 	frac := 0.05
 	if r.Unit == "step" {
 		frac = 0.005
 	}
-	var w []string
-	if r.ESS < math.Max(10, frac*float64(r.Units)) || r.MaxWeightShare > 0.25 {
-		w = append(w, fmt.Sprintf("%s: the weights collapse onto a few %ss (effective sample size %.1f of %d; the largest weight carries %.0f%% of the total); its estimate rests on very little data",
-			r.Estimator, r.Unit, r.ESS, r.Units, 100*r.MaxWeightShare))
+	if r.ESS < frac*float64(r.Units) || (r.Units >= 8 && r.MaxWeightShare > 0.25) {
+		return []string{fmt.Sprintf("%s: the weights collapse onto a few %ss (effective sample size %.1f of %d; the largest weight carries %.0f%% of the total); its estimate rests on very little data",
+			r.Estimator, r.Unit, r.ESS, r.Units, 100*r.MaxWeightShare)}
 	}
-	return w
+	return nil
 }
 
 // summarize describes the data and checks the behavior policy's support.
 func summarize(d *dataset.Dataset, gamma float64) (dataSummary, []string) {
-	s := dataSummary{Episodes: len(d.Episodes), Steps: d.NumSteps(), Gamma: gamma, MinLength: math.MaxInt, MaxLogRatio: math.Inf(-1)}
+	s := dataSummary{Episodes: len(d.Episodes), Steps: d.NumSteps(), Gamma: gamma, MinLength: math.MaxInt}
 	warnings := []string{}
 	states := map[int]bool{}
 	actions := map[int]bool{}
 	var firstLarge string
-	var sumR float64
+	var meanR float64 // running mean: no overflow for huge rewards
+	seen := 0
+	maxLR := math.Inf(-1)
 	for i := range d.Episodes {
 		ep := &d.Episodes[i]
 		s.MinLength = min(s.MinLength, len(ep.Steps))
@@ -339,7 +368,8 @@ func summarize(d *dataset.Dataset, gamma float64) (dataSummary, []string) {
 		}
 		for t := range ep.Steps {
 			st := &ep.Steps[t]
-			sumR += st.Reward
+			seen++
+			meanR += (st.Reward - meanR) / float64(seen)
 			if d.Discrete() {
 				states[st.State] = true
 			}
@@ -351,7 +381,7 @@ func summarize(d *dataset.Dataset, gamma float64) (dataSummary, []string) {
 				s.ZeroTarget++
 				continue
 			}
-			s.MaxLogRatio = math.Max(s.MaxLogRatio, lr)
+			maxLR = math.Max(maxLR, lr)
 			if lr > math.Log(1e6) {
 				if s.LargeRatio == 0 {
 					firstLarge = fmt.Sprintf("episode %q, t = %d, ratio %.3g", ep.ID, t, math.Exp(lr))
@@ -360,8 +390,11 @@ func summarize(d *dataset.Dataset, gamma float64) (dataSummary, []string) {
 			}
 		}
 	}
-	if s.Steps > 0 {
-		s.MeanReward = sumR / float64(s.Steps)
+	if s.Steps > 0 && !math.IsInf(meanR, 0) {
+		s.MeanReward = &meanR
+	}
+	if !math.IsInf(maxLR, 0) {
+		s.MaxLogRatio = &maxLR
 	}
 	if d.Discrete() {
 		s.StateKind = "discrete"
@@ -391,7 +424,11 @@ func printEstimate(out io.Writer, r *estimateReport) {
 	if d.StateKind == "discrete" {
 		fmt.Fprintf(out, " (%d seen), %d actions seen", d.StatesSeen, d.ActionsSeen)
 	}
-	fmt.Fprintf(out, "\nquantity: %s; mean logged reward %.6g\n", quantity, d.MeanReward)
+	mean := "-"
+	if d.MeanReward != nil {
+		mean = fmt.Sprintf("%.6g", *d.MeanReward)
+	}
+	fmt.Fprintf(out, "\nquantity: %s; mean logged reward %s\n", quantity, mean)
 	if b := r.Bootstrap; b != nil {
 		fmt.Fprintf(out, "intervals: %g%% percentile bootstrap, %d resamples over %s", 100*(1-b.Alpha), b.Resamples, b.Method)
 		if b.Method == "blocks" {
@@ -412,7 +449,11 @@ func printEstimate(out io.Writer, r *estimateReport) {
 			ess = fmt.Sprintf("%.1f/%d %ss", row.ESS, row.Units, row.Unit)
 			share = fmt.Sprintf("%.1f%%", 100*row.MaxWeightShare)
 		}
-		fmt.Fprintf(tw, "%s\t%.6g\t%s\t%s\t%s\t%s\t\n", row.Estimator, row.Estimate, ci, ess, share, fmtDuration(row.Seconds))
+		if row.Estimate == nil {
+			fmt.Fprintf(tw, "%s\tfailed\t-\t-\t-\t%s\t\n", row.Estimator, fmtDuration(row.Seconds))
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%.6g\t%s\t%s\t%s\t%s\t\n", row.Estimator, *row.Estimate, ci, ess, share, fmtDuration(row.Seconds))
 	}
 	tw.Flush()
 	if len(r.Warnings) > 0 {

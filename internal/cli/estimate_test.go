@@ -24,7 +24,7 @@ func TestSampleEstimateRoundTrip(t *testing.T) {
 	}
 	want := map[string]float64{}
 	for _, r := range demo.Rows {
-		want[r.Estimator] = r.Estimate
+		want[r.Estimator] = *r.Estimate
 	}
 	for _, ext := range []string{"csv", "parquet"} {
 		path := filepath.Join(dir, "logs."+ext)
@@ -43,8 +43,8 @@ func TestSampleEstimateRoundTrip(t *testing.T) {
 			t.Errorf("%s: %d estimators, want 6", ext, len(rep.Estimates))
 		}
 		for _, r := range rep.Estimates {
-			if w, ok := want[r.Estimator]; !ok || w != r.Estimate {
-				t.Errorf("%s: %s = %.17g, demo %.17g", ext, r.Estimator, r.Estimate, w)
+			if w, ok := want[r.Estimator]; !ok || r.Estimate == nil || w != *r.Estimate {
+				t.Errorf("%s: %s = %v, demo %.17g", ext, r.Estimator, r.Estimate, w)
 			}
 			if r.CILow != nil {
 				t.Errorf("%s: interval with --bootstrap 0", ext)
@@ -141,5 +141,64 @@ func TestEstimateBadInput(t *testing.T) {
 		if !strings.Contains(errOut, "bad.csv") || !strings.Contains(errOut, c.want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
 			t.Errorf("%d: message %q, want one line naming the file and %q", i, errOut, c.want)
 		}
+	}
+}
+
+// Data that passes validation but defeats some estimators still gets a
+// report: the failing estimators have an error and no estimate, the others
+// their numbers, and the JSON stays valid.
+func TestEstimatePartialFailures(t *testing.T) {
+	dir := t.TempDir()
+	header := "episode,t,state,action,reward,behavior_prob,target_prob\n"
+	for i, c := range []struct {
+		body   string
+		args   []string
+		failed []string
+		warn   string
+	}{
+		// One step: no transition for bch-tabular.
+		{header + "e,0,0,0,1,0.5,0.5\n", nil, []string{"bch-tabular"}, "no estimate"},
+		// The target never takes a logged action: only naive survives.
+		{header + "a,0,0,0,1,0.5,0\na,1,1,0,1,0.5,0\nb,0,1,1,0,0.5,0\nb,1,0,1,0,0.5,0\n", nil,
+			[]string{"wis-trajectory", "wis-stepwise", "bch-tabular"}, "no estimate"},
+		// One episode with gamma < 1: estimates, but no block intervals.
+		{header + "a,0,0,0,1,0.5,0.5\na,1,1,1,0,0.5,0.5\na,2,0,0,1,0.5,0.5\na,3,1,1,0,0.5,0.5\n",
+			[]string{"--gamma", "0.9", "--bootstrap", "10"}, nil, "no intervals"},
+	} {
+		path := filepath.Join(dir, "d.csv")
+		if err := os.WriteFile(path, []byte(c.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, errOut, code := run(t, append([]string{"estimate", "--data", path, "--json"}, c.args...)...)
+		if code != ExitOK {
+			t.Fatalf("%d: exit %d: %s", i, code, errOut)
+		}
+		var rep estimateReport
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("%d: %v\n%s", i, err, out)
+		}
+		for _, r := range rep.Estimates {
+			shouldFail := false
+			for _, f := range c.failed {
+				shouldFail = shouldFail || f == r.Estimator
+			}
+			if shouldFail != (r.Estimate == nil) || shouldFail != (r.Error != "") {
+				t.Errorf("%d: %s: estimate %v error %q, want failure %v", i, r.Estimator, r.Estimate, r.Error, shouldFail)
+			}
+			if r.CILow != nil && rep.Bootstrap == nil {
+				t.Errorf("%d: %s has an interval without bootstrap", i, r.Estimator)
+			}
+		}
+		if !strings.Contains(strings.Join(rep.Warnings, "\n"), c.warn) {
+			t.Errorf("%d: warnings %q, want %q", i, rep.Warnings, c.warn)
+		}
+	}
+}
+
+// A flag mistake prints usage on stderr, never on stdout.
+func TestUsageOnStderr(t *testing.T) {
+	out, errOut, code := run(t, "estimate", "--data", "x.csv", "--json", "--bootstrap", "abc")
+	if code != ExitUsage || out != "" || !strings.Contains(errOut, "Usage") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
