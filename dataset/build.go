@@ -185,6 +185,8 @@ func (b *builder) finish() (*Dataset, error) {
 	d := &Dataset{StateDim: sd, Episodes: make([]Episode, 0, len(b.ids))}
 	steps := make([]Step, n)
 	maxState, maxAction := int32(-1), int32(-1)
+	var maxRow int32 // where the largest state id is, for the error below
+	maxCol := ""
 	start := 0
 	var nx *rec
 	for i := range n {
@@ -199,7 +201,10 @@ func (b *builder) finish() (*Dataset, error) {
 		s := &steps[i]
 		s.Reward, s.LogBehavior, s.LogTarget = r.reward, r.lb, r.lt
 		s.State, s.Action = int(r.state), int(r.action)
-		maxState, maxAction = max(maxState, r.state), max(maxAction, r.action)
+		if r.state > maxState {
+			maxState, maxRow, maxCol = r.state, r.row, "state"
+		}
+		maxAction = max(maxAction, r.action)
 		if sd > 0 {
 			s.Obs = b.obs.row(int(r.idx))
 		}
@@ -233,7 +238,9 @@ func (b *builder) finish() (*Dataset, error) {
 			s.HasNext = true
 			if sd == 0 {
 				s.NextState = int(r.next)
-				maxState = max(maxState, r.next)
+				if r.next > maxState {
+					maxState, maxRow, maxCol = r.next, r.row, "next_state"
+				}
 			} else {
 				s.NextObs = b.nobs.row(int(r.next))
 			}
@@ -244,6 +251,12 @@ func (b *builder) finish() (*Dataset, error) {
 		}
 	}
 	if sd == 0 {
+		// Discrete states are indexed densely (the tabular ratio solver
+		// allocates per state id), so ids far beyond the data's size would
+		// cost memory for nothing.
+		if limit := max(1<<22, 64*int64(n)); int64(maxState) >= limit {
+			return nil, b.fail(maxRow, maxCol, "state id %d is far larger than the data (%d rows): ihope indexes discrete states densely, so renumber them 0, 1, 2, ... (ids below %d are accepted)", maxState, n, limit)
+		}
 		d.NumStates = int(maxState) + 1
 	}
 	if ad == 0 {

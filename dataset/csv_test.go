@@ -255,3 +255,14 @@ func (z *zeros) Read(p []byte) (int, error) {
 	z.n -= k
 	return k, nil
 }
+
+// A state id far beyond the data's size is refused (ids index dense
+// arrays), naming its row and column.
+func TestHugeStateID(t *testing.T) {
+	in := "episode,t,state,action,reward,behavior_prob,target_prob\na,0,0,0,1,0.5,0.5\na,1,300000000,0,1,0.5,0.5\n"
+	_, err := dataset.ReadCSV(strings.NewReader(in), "h.csv")
+	var fe *dataset.FormatError
+	if !errors.As(err, &fe) || fe.Row != 3 || fe.Column != "state" {
+		t.Fatalf("got %v", err)
+	}
+}
