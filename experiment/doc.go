@@ -9,9 +9,9 @@
 // list of settings along an x axis (n, T, gamma, the behavior policy, ...);
 // a Setting computes one cell per seed. Experiments are found by name in a
 // registry (Register, Lookup, Names); this package registers "ring",
-// "taxi-average" and "taxi-discounted" (Section 5 and Appendix B of the
-// paper), and others (Pendulum, SUMO) are added by registering one more
-// Experiment value.
+// "taxi-average", "taxi-discounted", "pendulum-average" and
+// "pendulum-discounted" (Section 5 and Appendix B of the paper), and
+// others (SUMO) are added by registering one more Experiment value.
 //
 // # The registered experiments
 //
@@ -41,6 +41,22 @@
 // Estimators: the on-policy oracle, naive, trajectory-wise and step-wise
 // WIS, model-based and the tabular density ratio (bch-tabular). The truth
 // is exact (exact.Value from the reset distribution, T steps) everywhere.
+//
+// pendulum-average (Figure 3(a, b), gamma = 1) and pendulum-discounted
+// (Figure 3(c, d), gamma = PendulumGamma = 0.99): Pendulum with target
+// pi_* and behavior (1-alpha) pi_* + alpha pi_+ (package env/pendulum);
+// panels "alpha" (0, 0.25, 0.5, 0.75, 1) and "T" (200, 500, 1000, 2000;
+// average) or "gamma" (0.95, 0.97, 0.99, 0.995; discounted). Fixed values:
+// n = 150, T = 1000, alpha = 1. Estimators: the on-policy oracle
+// (ope.OnPolicyContinuous), naive, trajectory-wise and step-wise WIS and
+// the neural density ratio (bch-neural, with the settings of
+// PendulumLearner); there is no model-based estimator for real-valued
+// states. The truth is a Monte Carlo estimate from target rollouts whose
+// start states are stratified over the reset box (its standard error is
+// stored with it, truth_method "monte-carlo"), computed once per run and
+// setting: the T-step value from reset, swing-up included (-0.18 at T =
+// 1000, against a stationary average reward of -0.0085; the density-ratio
+// estimator aims at the latter up to O(1/T)).
 //
 // Within a seed the logged data are common random numbers: the stream
 // that draws them is named by T and the behavior only, so the n = 30 logs

@@ -17,6 +17,12 @@ import (
 func TestQuick(t *testing.T) {
 	for _, name := range experiment.Names() {
 		t.Run(name, func(t *testing.T) {
+			if name == "sumo" {
+				// Needs the SUMO binary and its Monte Carlo truth is too
+				// coarse for CheckTruth in quick mode: TestSumoQuick
+				// covers it, and skips without SUMO.
+				t.Skip("covered by TestSumoQuick")
+			}
 			e, _ := experiment.Lookup(name)
 			dir := t.TempDir()
 			r := &experiment.Runner{Dir: dir, Quick: true, Workers: 2}
@@ -42,8 +48,14 @@ func TestQuick(t *testing.T) {
 			if len(lines) != want || sum.Ran != want {
 				t.Errorf("%d lines, %d cells run; want %d", len(lines), sum.Ran, want)
 			}
+			// The tabular worlds have an exact truth (standard error 0);
+			// the others (Pendulum, SUMO) a Monte Carlo one with a
+			// positive standard error.
+			tabular := name == "ring" || strings.HasPrefix(name, "taxi")
 			for _, l := range lines {
-				if l.Experiment != name || l.TruthMethod != "exact" || l.TruthSE != 0 {
+				exact := l.TruthMethod == "exact" && l.TruthSE == 0
+				mc := l.TruthMethod == "monte-carlo" && l.TruthSE > 0
+				if l.Experiment != name || !(exact || (mc && !tabular)) {
 					t.Errorf("%s: experiment %q, truth %v (%s, se %v)", l.Key(), l.Experiment, l.Truth, l.TruthMethod, l.TruthSE)
 				}
 				for _, rec := range l.Records {

@@ -162,7 +162,7 @@ func TestNeuralGaussianChain(t *testing.T) {
 		rng := rand.New(rand.NewPCG(uint64(100+k%2), 0))
 		d := c.sample(rng, tc.n, tc.T)
 		var evals int
-		l := Neural{MaxIter: 1500, VStatistic: !tc.u, Progress: func(iter int, loss, held float64) {
+		l := Neural{MaxIter: 1500, UStatistic: tc.u, Progress: func(iter int, loss, held float64) {
 			evals++
 			if testing.Verbose() && iter%500 == 0 {
 				t.Logf("gamma %v iter %d loss %.3g held-out %.3g", tc.gamma, iter, loss, held)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ihope-ope/ihope/experiment"
 	"github.com/ihope-ope/ihope/figure"
+	"github.com/ihope-ope/ihope/traci"
 )
 
 type experimentCmd struct {
@@ -37,6 +38,11 @@ func (c *experimentCmd) Run(e *runEnv) error {
 	}
 	if c.Seeds < 0 || c.Workers < 0 {
 		return usagef("--seeds and --workers must not be negative")
+	}
+	if c.Name == "sumo" {
+		if _, err := traci.LookPath(""); err != nil {
+			return fmt.Errorf("the traffic experiment drives the SUMO simulator: %w (Debian/Ubuntu; it also provides netconvert)", err)
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
