@@ -2,6 +2,7 @@ package ope
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"github.com/ihope-ope/ihope/dataset"
@@ -69,26 +70,7 @@ func (e *OnPolicy) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 		return Result{}, fmt.Errorf("%s: target policy has %d actions, environment %d",
 			name, e.Target.NumActions(), e.Env.NumActions())
 	}
-	if e.Episodes < 0 || e.Horizon < 0 {
-		return Result{}, fmt.Errorf("%s: %d episodes of horizon %d", name, e.Episodes, e.Horizon)
-	}
-	n := e.Episodes
-	if n == 0 || e.Horizon == 0 {
-		if err := checkEpisodes(name, d); err != nil {
-			return Result{}, err
-		}
-		if n == 0 {
-			n = len(d.Episodes)
-		}
-	}
-	rng := rand.New(rand.NewPCG(e.Seed, onPolicyStream))
-	sum := 0.0
-	for i := range n {
-		T := e.Horizon
-		if T == 0 {
-			T = len(d.Episodes[i%len(d.Episodes)].Steps)
-		}
-		g, _ := discountStart(gamma, T)
+	return onPolicyMean(d, gamma, e.Episodes, e.Horizon, e.Seed, func(rng *rand.Rand, T int, g float64) float64 {
 		v := 0.0
 		s := e.Env.Reset(rng)
 		for range T {
@@ -97,7 +79,41 @@ func (e *OnPolicy) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 			g *= gamma
 			s = next
 		}
-		sum += v
+		return v
+	})
+}
+
+// onPolicyMean averages rollout's normalised values over the rollouts
+// that OnPolicy and OnPolicyContinuous document: episodes of them (0: one
+// per logged episode), each horizon steps long (0: as long as the
+// corresponding logged episode). rollout receives the rollout's length T
+// and gamma_0 = 1/sum_{t<T} gamma^t.
+func onPolicyMean(d *dataset.Dataset, gamma float64, episodes, horizon int, seed uint64, rollout func(rng *rand.Rand, T int, g0 float64) float64) (Result, error) {
+	const name = "on-policy"
+	if episodes < 0 || horizon < 0 {
+		return Result{}, fmt.Errorf("%s: %d episodes of horizon %d", name, episodes, horizon)
 	}
-	return Result{Value: sum / float64(n)}, nil
+	n := episodes
+	if n == 0 || horizon == 0 {
+		if err := checkEpisodes(name, d); err != nil {
+			return Result{}, err
+		}
+		if n == 0 {
+			n = len(d.Episodes)
+		}
+	}
+	rng := rand.New(rand.NewPCG(seed, onPolicyStream))
+	sum := 0.0
+	for i := range n {
+		T := horizon
+		if T == 0 {
+			T = len(d.Episodes[i%len(d.Episodes)].Steps)
+		}
+		g0, _ := discountStart(gamma, T)
+		sum += rollout(rng, T, g0)
+	}
+	if v := sum / float64(n); !math.IsNaN(v) && !math.IsInf(v, 0) {
+		return Result{Value: v}, nil
+	}
+	return Result{}, fmt.Errorf("%s: non-finite value %v", name, sum/float64(n))
 }

@@ -2,7 +2,6 @@ package ope
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 
 	"github.com/ihope-ope/ihope/dataset"
@@ -60,26 +59,7 @@ func (e *OnPolicyContinuous) Estimate(d *dataset.Dataset, gamma float64) (Result
 		return Result{}, fmt.Errorf("%s: target policy has %d action components, environment %d",
 			name, e.Target.ActionDim(), e.Env.ActionDim())
 	}
-	if e.Episodes < 0 || e.Horizon < 0 {
-		return Result{}, fmt.Errorf("%s: %d episodes of horizon %d", name, e.Episodes, e.Horizon)
-	}
-	n := e.Episodes
-	if n == 0 || e.Horizon == 0 {
-		if err := checkEpisodes(name, d); err != nil {
-			return Result{}, err
-		}
-		if n == 0 {
-			n = len(d.Episodes)
-		}
-	}
-	rng := rand.New(rand.NewPCG(e.Seed, onPolicyStream))
-	sum := 0.0
-	for i := range n {
-		T := e.Horizon
-		if T == 0 {
-			T = len(d.Episodes[i%len(d.Episodes)].Steps)
-		}
-		g, _ := discountStart(gamma, T)
+	return onPolicyMean(d, gamma, e.Episodes, e.Horizon, e.Seed, func(rng *rand.Rand, T int, g float64) float64 {
 		v := 0.0
 		s := e.Env.Reset(rng)
 		for range T {
@@ -88,10 +68,6 @@ func (e *OnPolicyContinuous) Estimate(d *dataset.Dataset, gamma float64) (Result
 			g *= gamma
 			s = next
 		}
-		sum += v
-	}
-	if v := sum / float64(n); !math.IsNaN(v) && !math.IsInf(v, 0) {
-		return Result{Value: v}, nil
-	}
-	return Result{}, fmt.Errorf("%s: non-finite value %v", name, sum/float64(n))
+		return v
+	})
 }

@@ -76,12 +76,17 @@ func (t *Tabular) Prob(s, a int) float64 { return t.p[s*t.nA+a] }
 func (t *Tabular) Row(s int) []float64 { return t.p[s*t.nA : (s+1)*t.nA] }
 
 // Sample draws an action from row s.
-func (t *Tabular) Sample(rng *rand.Rand, s int) int {
-	row := t.Row(s)
+func (t *Tabular) Sample(rng *rand.Rand, s int) int { return Draw(rng, t.Row(s)) }
+
+// Draw samples an index from the probabilities p by inverting their
+// cumulative sums; rounding that leaves the uniform draw above the last
+// partial sum picks the last index of positive probability, so an action
+// of probability 0 is never drawn.
+func Draw(rng *rand.Rand, p []float64) int {
 	u := rng.Float64()
 	acc := 0.0
 	last := 0
-	for a, v := range row {
+	for a, v := range p {
 		acc += v
 		if v > 0 {
 			last = a

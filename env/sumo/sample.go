@@ -3,6 +3,7 @@ package sumo
 import (
 	"context"
 	"fmt"
+	"github.com/ihope-ope/ihope/policy"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -90,23 +91,6 @@ func (n *Network) episode(ctx context.Context, seed episodeSeed, f func(s *Sim, 
 	return s.Close()
 }
 
-// draw samples an action from the probabilities p.
-func draw(rng *rand.Rand, p []float64) int {
-	u := rng.Float64()
-	acc := 0.0
-	last := 0
-	for a, v := range p {
-		acc += v
-		if v > 0 {
-			last = a
-		}
-		if u < acc {
-			return a
-		}
-	}
-	return last
-}
-
 // Sample logs episodes episodes of T steps each, acting with behavior and
 // recording for every action its log-probability under behavior and
 // target (exact: both are computed, not estimated). Every episode is its
@@ -136,7 +120,7 @@ func (n *Network) Sample(ctx context.Context, rng *rand.Rand, behavior, target P
 		for t := range ep {
 			behavior.Probs(obs, pb)
 			target.Probs(obs, pt)
-			a := draw(rng, pb)
+			a := policy.Draw(rng, pb)
 			lb, lt := math.Log(pb[a]), math.Log(pt[a])
 			if math.IsNaN(lb) || math.IsInf(lb, 0) || math.IsNaN(lt) || math.IsInf(lt, 1) {
 				return fmt.Errorf("step %d: action %d has probability %v under behavior and %v under target", t, a, pb[a], pt[a])
@@ -213,7 +197,7 @@ func rollout(s *Sim, rng *rand.Rand, pol Policy, T int, record func(float64)) (f
 	for range T {
 		copy(obs, s.obs)
 		pol.Probs(obs, p)
-		r, err := s.Step(draw(rng, p))
+		r, err := s.Step(policy.Draw(rng, p))
 		if err != nil {
 			return sum, err
 		}
