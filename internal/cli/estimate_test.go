@@ -202,3 +202,46 @@ func TestUsageOnStderr(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
+
+// Real states: Pendulum logs with log-densities run bch-neural beside the
+// IS-type estimators, with its own (smaller) number of resamples.
+func TestEstimateContinuous(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains networks")
+	}
+	path := filepath.Join(t.TempDir(), "pend.parquet")
+	if _, errOut, code := run(t, "sample", "--env", "pendulum", "-n", "10", "-T", "100", "--out", path); code != ExitOK {
+		t.Fatal(errOut)
+	}
+	out, errOut, code := run(t, "estimate", "--data", path, "--json", "--bootstrap", "6", "--bootstrap-neural", "2")
+	if code != ExitOK {
+		t.Fatal(errOut)
+	}
+	var rep estimateReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Data.StateKind != "real" || rep.Data.StateDim != 3 {
+		t.Errorf("data %+v", rep.Data)
+	}
+	found := false
+	for _, r := range rep.Estimates {
+		if r.Estimator == "bch-tabular" {
+			t.Error("bch-tabular ran on real states")
+		}
+		if r.Estimator == "bch-neural" {
+			found = true
+			if r.Estimate == nil || r.CILow == nil || r.Resamples != 2 {
+				t.Errorf("bch-neural row %+v", r)
+			}
+		} else if r.Resamples != 6 {
+			t.Errorf("%s: %d resamples, want 6", r.Estimator, r.Resamples)
+		}
+	}
+	if !found {
+		t.Error("no bch-neural")
+	}
+	if _, _, code := run(t, "demo", "--env", "pendulum"); code != ExitUsage {
+		t.Errorf("demo --env pendulum: exit %d, want usage error", code)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/env/pendulum"
 )
 
 type sampleCmd struct {
@@ -18,6 +19,9 @@ type sampleCmd struct {
 func (c *sampleCmd) Run(e *runEnv) error {
 	if c.N <= 0 || c.T <= 0 {
 		return usagef("-n and -T must be positive")
+	}
+	if c.Env == "pendulum" {
+		return c.samplePendulum(e)
 	}
 	w, err := c.build()
 	if err != nil {
@@ -38,4 +42,26 @@ func (c *sampleCmd) Run(e *runEnv) error {
 // same data for the same seed.
 func sampleWorld(w *world, n, T int, seed uint64) (*dataset.Dataset, error) {
 	return dataset.Sample(rand.New(rand.NewPCG(seed, 0)), w.sim, w.behavior, w.target, n, T)
+}
+
+// samplePendulum writes Pendulum logs with real states (cos, sin, thdot),
+// real actions and log-densities: the shipped pi* is the target and
+// (1-alpha) pi* + alpha pi+ the behavior, as in the paper's Section 5.
+func (c *sampleCmd) samplePendulum(e *runEnv) error {
+	if !(c.Alpha >= 0 && c.Alpha <= 1) {
+		return usagef("--alpha %v is outside [0, 1]", c.Alpha)
+	}
+	behavior, err := pendulum.Behavior(c.Alpha)
+	if err != nil {
+		return err
+	}
+	d, err := dataset.SampleContinuous(rand.New(rand.NewPCG(c.Seed, 0)), pendulum.Pendulum{}, behavior, pendulum.DefaultTarget(), c.N, c.T)
+	if err != nil {
+		return err
+	}
+	if err := dataset.WriteFile(c.Out, d); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stderr, "wrote %d episodes x %d steps of pendulum, target pi*, behavior (1-alpha)*pi* + alpha*pi+ with alpha = %g, to %s\n", c.N, c.T, c.Alpha, c.Out)
+	return nil
 }

@@ -14,7 +14,7 @@ import (
 // worldFlags choose a built-in tabular world and its two policies; demo
 // and sample share them.
 type worldFlags struct {
-	Env      string  `name:"env" enum:"taxi,ring" default:"taxi" help:"World: taxi (the paper's infinite-horizon Taxi, 2000 states) or ring (Appendix B)."`
+	Env      string  `name:"env" enum:"taxi,ring,pendulum" default:"taxi" help:"World: taxi (the paper's infinite-horizon Taxi, 2000 states), ring (Appendix B) or, for sample only, pendulum (real states; target pi*, behavior (1-alpha)*pi* + alpha*pi+)."`
 	Target   string  `name:"policy" aliases:"target" default:"pi19" help:"Taxi target policy: one of the paper's pi14..pi19 or a CSV file (state,p0..p5)."`
 	Behavior string  `default:"pi18" help:"Taxi policy mixed into the behavior policy (pi14..pi19 or a CSV file)."`
 	Alpha    float64 `default:"1" help:"Mixing ratio: behavior = (1-alpha)*target + alpha*behavior policy (the paper's Section 5)."`
@@ -62,6 +62,8 @@ func (f *worldFlags) build() (*world, error) {
 		w.target = ring.Policy(f.States, 1-f.Rho)
 		base = ring.Policy(f.States, f.Rho)
 		w.desc = fmt.Sprintf("ring of %d states, target picks R with %g, behavior (1-alpha)*target + alpha*(R with %g) with alpha = %g", f.States, 1-f.Rho, f.Rho, f.Alpha)
+	case "pendulum":
+		return nil, usagef("--env pendulum has no exact truth to compare with: use it with ihope sample, then ihope estimate")
 	default:
 		return nil, usagef("unknown --env %q", f.Env)
 	}
