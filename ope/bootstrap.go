@@ -240,5 +240,8 @@ func Quantile(sorted []float64, p float64) float64 {
 	if lo >= n-1 {
 		return sorted[n-1]
 	}
+	if sorted[lo] == sorted[lo+1] { // also keeps +Inf from becoming NaN
+		return sorted[lo]
+	}
 	return sorted[lo] + (h-float64(lo))*(sorted[lo+1]-sorted[lo])
 }
