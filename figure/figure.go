@@ -146,27 +146,10 @@ func (f *Figure) drawMSE(p experiment.Panel, lines []experiment.Line) error {
 			f.Notes = append(f.Notes, fmt.Sprintf("%s: %s has nothing to draw", p.Name, s.Name))
 			continue
 		}
-		if len(pts) > 1 {
-			band := append(lower, reversed(upper)...)
-			poly, err := plotter.NewPolygon(band)
-			if err != nil {
-				return err
-			}
-			poly.Color = translucent(st.Color, 45)
-			poly.LineStyle.Width = 0
-			f.Plot.Add(poly)
-		}
-		l, sc, err := plotter.NewLinePoints(pts)
+		l, sc, err := addBandedLine(f.Plot, st, pts, append(lower, reversed(upper)...), 45)
 		if err != nil {
 			return err
 		}
-		l.Color, sc.Color, sc.Shape = st.Color, st.Color, st.Glyph
-		l.Width = vg.Points(1.5)
-		if st.Dashed {
-			l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
-		}
-		sc.Radius = vg.Points(3)
-		f.Plot.Add(l, sc)
 		f.Legend.Add(label, l, sc)
 	}
 	bandKey, _ := plotter.NewPolygon(plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 0}, {X: 1, Y: 1}})
@@ -232,23 +215,10 @@ func (f *Figure) drawMetric(p experiment.Panel, lines []experiment.Line) error {
 	for i := len(s.Points) - 1; i >= 0; i-- {
 		band = append(band, plotter.XY{X: s.Points[i].X, Y: s.Points[i].Hi})
 	}
-	if len(pts) > 1 {
-		poly, err := plotter.NewPolygon(band)
-		if err != nil {
-			return err
-		}
-		poly.Color = translucent(st.Color, 60)
-		poly.LineStyle.Width = 0
-		f.Plot.Add(poly)
-	}
-	l, sc, err := plotter.NewLinePoints(pts)
+	l, sc, err := addBandedLine(f.Plot, st, pts, band, 60)
 	if err != nil {
 		return err
 	}
-	l.Color, sc.Color, sc.Shape = st.Color, st.Color, st.Glyph
-	l.Width = vg.Points(1.5)
-	sc.Radius = vg.Points(3)
-	f.Plot.Add(l, sc)
 	label := p.MetricLabel
 	if label == "" {
 		label = p.Metric
@@ -549,4 +519,30 @@ func WriteAll(base string, panels []experiment.Panel, lines []experiment.Line) (
 		}
 	}
 	return files, notes, nil
+}
+
+// addBandedLine draws a series in style st: the translucent band polygon
+// (when there are two or more points) under a line with markers.
+func addBandedLine(p *plot.Plot, st Style, pts, band plotter.XYs, alpha uint8) (*plotter.Line, *plotter.Scatter, error) {
+	if len(pts) > 1 {
+		poly, err := plotter.NewPolygon(band)
+		if err != nil {
+			return nil, nil, err
+		}
+		poly.Color = translucent(st.Color, alpha)
+		poly.LineStyle.Width = 0
+		p.Add(poly)
+	}
+	l, sc, err := plotter.NewLinePoints(pts)
+	if err != nil {
+		return nil, nil, err
+	}
+	l.Color, sc.Color, sc.Shape = st.Color, st.Color, st.Glyph
+	l.Width = vg.Points(1.5)
+	if st.Dashed {
+		l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+	}
+	sc.Radius = vg.Points(3)
+	p.Add(l, sc)
+	return l, sc, nil
 }
