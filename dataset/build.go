@@ -358,3 +358,19 @@ func logProb(v float64, r role, discrete bool) (float64, string) {
 		return v, ""
 	}
 }
+
+// addWithNext adds a parsed row whose next_state_k columns filled given of
+// the next vector next; a row gives that vector whole or not at all, and
+// the first missing component, firstMissing, is named with the reader's
+// word for a missing value (CSV: empty, Parquet: null).
+func (b *builder) addWithNext(r rec, row int32, next []float64, given, firstMissing int, missing string) error {
+	if given > 0 {
+		if given < b.lay.stateDim {
+			return &FormatError{File: b.file, Row: int(row), Column: fmt.Sprintf("next_state_%d", firstMissing),
+				Msg: missing + ", but other next_state columns of this row are given; give all or none"}
+		}
+		r.next = int32(b.nobs.n)
+		copy(b.nobs.add(), next)
+	}
+	return b.add(r)
+}

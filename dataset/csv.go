@@ -164,15 +164,7 @@ func (p *csvRowParser) parse(fields [][]byte, row int32) error {
 			return &FormatError{File: b.file, Row: int(row), Column: c.name, Msg: msg}
 		}
 	}
-	if nextGiven > 0 {
-		if nextGiven < lay.stateDim {
-			return &FormatError{File: b.file, Row: int(row), Column: fmt.Sprintf("next_state_%d", firstEmpty),
-				Msg: "empty value, but other next_state columns of this row are given; give all or none"}
-		}
-		r.next = int32(b.nobs.n)
-		copy(b.nobs.add(), p.nextVec)
-	}
-	return b.add(r)
+	return b.addWithNext(r, row, p.nextVec, nextGiven, firstEmpty, "empty value")
 }
 
 // parseReal parses a float field. NaN and infinities parse (the callers

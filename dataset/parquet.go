@@ -342,15 +342,7 @@ func (p *pqRowParser) parse(cols []*pqColumn, i int, row int32) error {
 			return &FormatError{File: b.file, Row: int(row), Column: col.name, Msg: msg}
 		}
 	}
-	if nextGiven > 0 {
-		if nextGiven < lay.stateDim {
-			return &FormatError{File: b.file, Row: int(row), Column: fmt.Sprintf("next_state_%d", firstNull),
-				Msg: "empty value (null), but other next_state columns of this row are given; give all or none"}
-		}
-		r.next = int32(b.nobs.n)
-		copy(b.nobs.add(), p.nextVec)
-	}
-	return b.add(r)
+	return b.addWithNext(r, row, p.nextVec, nextGiven, firstNull, "empty value (null)")
 }
 
 // WriteParquet writes d in the Parquet form of the log contract, with the
