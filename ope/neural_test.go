@@ -1,6 +1,7 @@
 package ope_test
 
 import (
+	"gonum.org/v1/gonum/stat"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -14,24 +15,6 @@ import (
 	"github.com/ihope-ope/ihope/ratio"
 	"github.com/ihope-ope/ihope/train"
 )
-
-// pearsonCorr returns the Pearson correlation of x and y.
-func pearsonCorr(x, y []float64) float64 {
-	var mx, my float64
-	for i := range x {
-		mx += x[i]
-		my += y[i]
-	}
-	mx /= float64(len(x))
-	my /= float64(len(y))
-	var sxy, sxx, syy float64
-	for i := range x {
-		sxy += (x[i] - mx) * (y[i] - my)
-		sxx += (x[i] - mx) * (x[i] - mx)
-		syy += (y[i] - my) * (y[i] - my)
-	}
-	return sxy / math.Sqrt(sxx*syy)
-}
 
 // estimateAll runs the estimators on d and returns their estimates.
 func estimateAll(t *testing.T, d *dataset.Dataset, gamma float64, ests ...ope.Estimator) []float64 {
@@ -111,7 +94,7 @@ func TestNeuralLinearGaussian(t *testing.T) {
 				tw = append(tw, trueW.W(st.Obs))
 			}
 		}
-		r := pearsonCorr(w, tw)
+		r := stat.Correlation(w, tw, nil)
 		t.Logf("case %d (%s): truth %.4f; errors bch-neural %+.4f, wis-stepwise %+.4f, naive %+.4f; Pearson(w, true w) %.3f; %d iterations, best %d",
 			k, tc.name, truth, errBCH, errWIS, errNaive, r, bch.Model.Iterations, bch.Model.BestIter)
 		if tc.vsWIS > 0 && !(math.Abs(errBCH) < tc.vsWIS*math.Abs(errWIS)) {

@@ -2,6 +2,7 @@ package ratio
 
 import (
 	"fmt"
+	"gonum.org/v1/gonum/stat"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -106,24 +107,6 @@ func (c arChain) trueRatio(gamma float64, T int) (w func(s []float64) float64, v
 	}, value / tot
 }
 
-// pearson returns the correlation of x and y.
-func pearson(x, y []float64) float64 {
-	var mx, my float64
-	for i := range x {
-		mx += x[i]
-		my += y[i]
-	}
-	mx /= float64(len(x))
-	my /= float64(len(y))
-	var sxy, sxx, syy float64
-	for i := range x {
-		sxy += (x[i] - mx) * (y[i] - my)
-		sxx += (x[i] - mx) * (x[i] - mx)
-		syy += (y[i] - my) * (y[i] - my)
-	}
-	return sxy / math.Sqrt(sxx*syy)
-}
-
 // weightedEstimate returns sum v r / sum v with v = gamma^t w(s_t) beta_t,
 // and the naive gamma^t-weighted average of the logged rewards.
 func weightedEstimate(d *dataset.Dataset, gamma float64, w []float64) (est, naive float64) {
@@ -183,7 +166,7 @@ func TestNeuralGaussianChain(t *testing.T) {
 				tw = append(tw, wTrue(d.Episodes[e].Steps[s].Obs))
 			}
 		}
-		r := pearson(w, tw)
+		r := stat.Correlation(w, tw, nil)
 		est, naive := weightedEstimate(d, tc.gamma, w)
 		oracle, _ := weightedEstimate(d, tc.gamma, tw)
 		t.Logf("gamma %v U %v: %d iterations (best %d), h = %.3g, Pearson %.3f, estimate %.3f, true-ratio estimate %.3f, naive %.3f, truth %.3f",
