@@ -1,6 +1,9 @@
 package dataset
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // Step is one logged transition (s_t, a_t, r_t, s_{t+1}).
 //
@@ -81,6 +84,29 @@ func (d *Dataset) Subset(idx []int) *Dataset {
 	out.Episodes = make([]Episode, len(idx))
 	for k, i := range idx {
 		out.Episodes[k] = d.Episodes[i]
+	}
+	return out
+}
+
+// Head returns the first n episodes of d, each cut to its first T steps
+// (an episode with fewer steps is kept whole). The result shares its
+// steps with d and must be treated as read-only, like d. Head panics if
+// n exceeds the number of episodes or n or T is negative.
+//
+// It serves experiments that log the longest episodes once and take
+// every smaller dataset as a prefix, so that, within a seed, the dataset
+// of n = 50 is the start of the dataset of n = 500 (common random
+// numbers across the points of a curve).
+func (d *Dataset) Head(n, T int) *Dataset {
+	if n < 0 || T < 0 || n > len(d.Episodes) {
+		panic(fmt.Sprintf("dataset: Head(%d, %d) of %d episodes", n, T, len(d.Episodes)))
+	}
+	out := &Dataset{NumStates: d.NumStates, NumActions: d.NumActions, StateDim: d.StateDim, Episodes: make([]Episode, n)}
+	for i := range out.Episodes {
+		e := d.Episodes[i]
+		k := min(T, len(e.Steps))
+		e.Steps = e.Steps[:k:k]
+		out.Episodes[i] = e
 	}
 	return out
 }

@@ -133,6 +133,7 @@ type Cell struct {
 	Experiment string
 	Seed       int
 	memo       *memo
+	seedMemo   *memo
 }
 
 // Rand returns a generator determined by the experiment, the stream name
@@ -153,6 +154,19 @@ func (c *Cell) Memo(key string, f func() (any, error)) (any, error) {
 		return f()
 	}
 	return c.memo.get(key, f)
+}
+
+// SeedMemo returns f's value, computing it once per key for this cell's
+// seed. The value is dropped when the seed's last cell of the run is
+// done, so it suits data that several cells of a seed share but that
+// would not fit in memory for every seed at once, such as a pool of
+// logged episodes whose prefixes are the datasets of the seed's cells.
+// f must be deterministic.
+func (c *Cell) SeedMemo(key string, f func() (any, error)) (any, error) {
+	if c.seedMemo == nil {
+		return f()
+	}
+	return c.seedMemo.get(key, f)
 }
 
 // memo is a concurrent once-per-key cache.
@@ -180,6 +194,42 @@ func (m *memo) get(key string, f func() (any, error)) (any, error) {
 	m.mu.Unlock()
 	e.once.Do(func() { e.v, e.err = f() })
 	return e.v, e.err
+}
+
+// seedMemos holds one memo per seed of a run and drops it once the
+// seed's jobs are all done (the jobs are seed-major, so about one seed's
+// values are alive at a time).
+type seedMemos struct {
+	mu   sync.Mutex
+	m    map[int]*memo
+	left map[int]int
+}
+
+func newSeedMemos(jobs []*job) *seedMemos {
+	s := &seedMemos{m: map[int]*memo{}, left: map[int]int{}}
+	for _, j := range jobs {
+		s.left[j.seed]++
+	}
+	return s
+}
+
+func (s *seedMemos) get(seed int) *memo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := s.m[seed]
+	if !ok {
+		m = &memo{}
+		s.m[seed] = m
+	}
+	return m
+}
+
+func (s *seedMemos) done(seed int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.left[seed]--; s.left[seed] <= 0 {
+		delete(s.m, seed)
+	}
 }
 
 var (

@@ -162,6 +162,7 @@ func (r *Runner) Run(ctx context.Context, e *Experiment) (*Summary, error) {
 		wg       sync.WaitGroup
 		next     = make(chan *job)
 		cache    = &memo{}
+		perSeed  = newSeedMemos(jobs)
 	)
 	if r.Progress != nil {
 		r.Progress(ndone, total)
@@ -173,7 +174,8 @@ func (r *Runner) Run(ctx context.Context, e *Experiment) (*Summary, error) {
 		go func() {
 			defer wg.Done()
 			for j := range next {
-				lines, err := runJob(runCtx, e.Name, panels, j, cache)
+				lines, err := runJob(runCtx, e.Name, panels, j, cache, perSeed.get(j.seed))
+				perSeed.done(j.seed)
 				mu.Lock()
 				if err != nil {
 					if firstErr == nil && runCtx.Err() == nil {
@@ -234,12 +236,12 @@ feed:
 }
 
 // runJob computes one job and returns its lines, one per target cell.
-func runJob(ctx context.Context, exp string, panels []Panel, j *job, cache *memo) ([]Line, error) {
+func runJob(ctx context.Context, exp string, panels []Panel, j *job, cache, seedCache *memo) ([]Line, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	first := panels[j.targets[0].panel].Settings[j.targets[0].setting]
-	c := &Cell{Experiment: exp, Seed: j.seed, memo: cache}
+	c := &Cell{Experiment: exp, Seed: j.seed, memo: cache, seedMemo: seedCache}
 	out, err := first.Run(ctx, c)
 	if err == nil && out == nil {
 		err = errors.New("no outcome")

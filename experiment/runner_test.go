@@ -19,7 +19,7 @@ import (
 // settings n = 1..4 whose estimators average n normal draws (truth 0);
 // panel "metric" repeats n = 2 and n = 4 with the same Keys, so they are
 // computed once per seed. runs counts computations, truths the calls of
-// the memoised truth.
+// the memoised truth, fakePools the calls of the per-seed memo.
 func fakeExperiment(runs, truths *atomic.Int64) *Experiment {
 	cell := func(n int) func(context.Context, *Cell) (*Outcome, error) {
 		return func(ctx context.Context, c *Cell) (*Outcome, error) {
@@ -27,6 +27,13 @@ func fakeExperiment(runs, truths *atomic.Int64) *Experiment {
 			v, err := c.Memo("truth", func() (any, error) {
 				truths.Add(1)
 				return 0.0, nil
+			})
+			if err != nil {
+				return nil, err
+			}
+			pool, err := c.SeedMemo("pool", func() (any, error) {
+				fakePools.Add(1)
+				return c.Rand("pool").Float64(), nil
 			})
 			if err != nil {
 				return nil, err
@@ -46,7 +53,7 @@ func fakeExperiment(runs, truths *atomic.Int64) *Experiment {
 					{Estimator: "wis-stepwise", Estimate: Float(first)},
 					{Estimator: "model-based", Error: "no model"},
 				},
-				Metrics: map[string]float64{"n": float64(n), "inf": math.Inf(1)},
+				Metrics: map[string]float64{"n": float64(n), "inf": math.Inf(1), "pool": pool.(float64)},
 				Vectors: map[string][]float64{"v": {first, math.NaN()}},
 			}
 			return out, nil
@@ -70,6 +77,9 @@ func fakeExperiment(runs, truths *atomic.Int64) *Experiment {
 	}
 }
 
+// fakePools counts the per-seed memo's computations of fakeExperiment.
+var fakePools atomic.Int64
+
 func readFile(t *testing.T, path string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -83,6 +93,7 @@ func TestRunnerDeterministicAcrossWorkers(t *testing.T) {
 	var files [][]byte
 	for _, workers := range []int{1, 3} {
 		var runs, truths atomic.Int64
+		fakePools.Store(0)
 		dir := t.TempDir()
 		r := &Runner{Dir: dir, Workers: workers}
 		sum, err := r.Run(context.Background(), fakeExperiment(&runs, &truths))
@@ -98,6 +109,9 @@ func TestRunnerDeterministicAcrossWorkers(t *testing.T) {
 		}
 		if got := truths.Load(); got != 1 {
 			t.Errorf("workers %d: memoised truth computed %d times, want 1", workers, got)
+		}
+		if got := fakePools.Load(); got != 5 {
+			t.Errorf("workers %d: per-seed memo computed %d times, want 5 (once per seed)", workers, got)
 		}
 		files = append(files, readFile(t, sum.File))
 	}
@@ -316,5 +330,24 @@ func TestMonteCarlo(t *testing.T) {
 	m, se = MonteCarlo(nil, 10, func(*rand.Rand) float64 { return 3 })
 	if m != 3 || se != 0 {
 		t.Errorf("constant: %v, %v; want 3, 0", m, se)
+	}
+}
+
+// A seed's memo lives until the seed's last job is done.
+func TestSeedMemos(t *testing.T) {
+	jobs := []*job{{seed: 0}, {seed: 0}, {seed: 1}}
+	s := newSeedMemos(jobs)
+	m0 := s.get(0)
+	if s.get(0) != m0 || s.get(1) == m0 {
+		t.Fatal("get does not return one memo per seed")
+	}
+	s.done(0)
+	if s.get(0) != m0 {
+		t.Error("seed 0's memo dropped with a job left")
+	}
+	s.done(0)
+	s.done(1)
+	if len(s.m) != 0 {
+		t.Errorf("%d memos left after every job is done", len(s.m))
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"os"
 	"runtime"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/ihope-ope/ihope/nn"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/ratio"
+	"gonum.org/v1/gonum/floats"
 )
 
 // The SUMO experiment's fixed settings (Section 5, caption of Figure 4):
@@ -119,36 +119,40 @@ func (tr sumoTruth) compute(ctx context.Context, exp string) (map[int]mcValue, e
 	return out, nil
 }
 
-// sumoOnPolicy is the on-policy oracle: it rolls the target out in SUMO
-// as many times, and for as long, as the logged episodes.
-type sumoOnPolicy struct {
-	ctx  context.Context
-	net  *sumo.Network
-	seed uint64
+// sumoPools says how long a seed's shared episodes are. All cells of a
+// seed take their data from one log per behavior, and their on-policy
+// oracle from one set of target rollouts: episode i lasts the longest T
+// of the cells that use it (those with n > i), and a cell takes the first
+// n episodes cut to T steps. Logging the longest episodes once halves the
+// simulation of a full run, and, as in the other experiments, makes the
+// points of a curve share their random numbers.
+type sumoPools struct {
+	data   map[int][]int // behavior -> episode lengths
+	oracle []int
 }
 
-func (*sumoOnPolicy) Name() string { return "on-policy" }
-
-func (e *sumoOnPolicy) Estimate(d *dataset.Dataset, gamma float64) (ope.Result, error) {
-	if gamma != 1 {
-		return ope.Result{}, fmt.Errorf("on-policy: the SUMO oracle computes average rewards only (gamma = 1), not %v", gamma)
+func newSumoPools(cells []sumoParams) sumoPools {
+	grow := func(l []int, p sumoParams) []int {
+		for len(l) < p.n {
+			l = append(l, 0)
+		}
+		for i := range p.n {
+			l[i] = max(l[i], p.T)
+		}
+		return l
 	}
-	r, err := e.net.AverageReward(e.ctx, rand.New(rand.NewPCG(e.seed, 0)), sumo.Target(1), len(d.Episodes), d.MaxLen(), 1)
-	if err != nil {
-		return ope.Result{}, fmt.Errorf("on-policy: %w", err)
+	pools := sumoPools{data: map[int][]int{}}
+	for _, p := range cells {
+		pools.data[p.behavior] = grow(pools.data[p.behavior], p)
+		pools.oracle = grow(pools.oracle, p)
 	}
-	sum := 0.0
-	for _, v := range r {
-		sum += v
-	}
-	return ope.Result{Value: sum / float64(len(r))}, nil
+	return pools
 }
 
-// runSumo computes one cell: the truth (once per run), then the
-// estimators on n logged trajectories of T steps. The data stream is
-// named by T and the behavior only, so within a seed the n = 50 logs are
-// the first 50 episodes of the n = 500 logs.
-func runSumo(ctx context.Context, c *Cell, p sumoParams, tr sumoTruth, quick bool) (*Outcome, error) {
+// runSumo computes one cell: the truth (once per run), the seed's pools
+// (once per seed), then the estimators on the first n logged episodes cut
+// to T steps.
+func runSumo(ctx context.Context, c *Cell, p sumoParams, tr sumoTruth, pools sumoPools, quick bool) (*Outcome, error) {
 	v, err := c.Memo(tr.key(), func() (any, error) { return tr.compute(ctx, c.Experiment) })
 	if err != nil {
 		return nil, err
@@ -161,28 +165,48 @@ func runSumo(ctx context.Context, c *Cell, p sumoParams, tr sumoTruth, quick boo
 	if err != nil {
 		return nil, err
 	}
-	var out *Outcome
-	err = withNetwork(ctx, func(net *sumo.Network) error {
-		stream := fmt.Sprintf("T=%d/b=%d", p.T, p.behavior)
-		d, err := net.Sample(ctx, c.Rand("data/"+stream), behavior, sumo.Target(1), p.n, p.T, 1)
-		if err != nil {
+	stream := fmt.Sprintf("b=%d", p.behavior)
+	v, err = c.SeedMemo("sumo/data/"+stream, func() (any, error) {
+		var d *dataset.Dataset
+		err := withNetwork(ctx, func(net *sumo.Network) (err error) {
+			d, err = net.SampleLengths(ctx, c.Rand("data/"+stream), behavior, sumo.Target(1), pools.data[p.behavior], 0)
 			return err
-		}
-		ests := []ope.Estimator{
-			&sumoOnPolicy{ctx: ctx, net: net, seed: c.Rand("oracle/" + stream).Uint64()},
-			&ope.Naive{},
-			&ope.TrajectoryWIS{},
-			&ope.StepwiseWIS{},
-			&ope.DensityRatioNeural{Learner: SumoLearner(quick), Seed: c.Rand("bch/" + stream).Uint64()},
-		}
-		recs := runEstimators(d, 1, ests)
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		out = &Outcome{Truth: truth.mean, TruthSE: truth.se, TruthMethod: "monte-carlo", Records: recs}
-		return nil
+		})
+		return d, err
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	d := v.(*dataset.Dataset).Head(p.n, p.T)
+	v, err = c.SeedMemo("sumo/oracle", func() (any, error) {
+		var r [][]float64
+		err := withNetwork(ctx, func(net *sumo.Network) (err error) {
+			r, err = net.RewardsLengths(ctx, c.Rand("oracle"), sumo.Target(1), pools.oracle, 0)
+			return err
+		})
+		return r, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	// The on-policy oracle: the mean reward of n target rollouts of T
+	// steps, what the same simulation budget gives when the target itself
+	// can be run.
+	onPolicy := 0.0
+	for _, r := range v.([][]float64)[:p.n] {
+		onPolicy += floats.Sum(r[:p.T]) / float64(p.T)
+	}
+	onPolicy /= float64(p.n)
+	recs := append([]Record{{Estimator: "on-policy", Estimate: Float(onPolicy)}}, runEstimators(d, 1, []ope.Estimator{
+		&ope.Naive{},
+		&ope.TrajectoryWIS{},
+		&ope.StepwiseWIS{},
+		&ope.DensityRatioNeural{Learner: SumoLearner(quick), Seed: c.Rand("bch/" + stream).Uint64()},
+	})...)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return &Outcome{Truth: truth.mean, TruthSE: truth.se, TruthMethod: "monte-carlo", Records: recs}, nil
 }
 
 func sumoPanels(quick bool) ([]Panel, error) {
@@ -198,9 +222,14 @@ func sumoPanels(quick bool) ([]Panel, error) {
 	title := func(fixed string) string {
 		return "SUMO single intersection, average reward, target π* (CEM iteration 10):\n" + fixed
 	}
+	var (
+		cells []sumoParams
+		pools sumoPools // set below, once every cell is known
+	)
 	setting := func(id string, x float64, tick string, p sumoParams) Setting {
+		cells = append(cells, p)
 		return Setting{ID: id, X: x, Tick: tick, Key: p.key(), Run: func(ctx context.Context, c *Cell) (*Outcome, error) {
-			return runSumo(ctx, c, p, tr, quick)
+			return runSumo(ctx, c, p, tr, pools, quick)
 		}}
 	}
 	nPanel := Panel{Name: "n", XName: "n", XLabel: "number of logged trajectories n", LogX: true, Kind: KindMSE,
@@ -219,5 +248,6 @@ func sumoPanels(quick bool) ([]Panel, error) {
 	for _, T := range Ts {
 		TPanel.Settings = append(TPanel.Settings, setting(fmt.Sprintf("T=%d", T), float64(T), "", sumoParams{n0, T, b0}))
 	}
+	pools = newSumoPools(cells)
 	return []Panel{nPanel, bPanel, TPanel}, nil
 }

@@ -2,7 +2,10 @@ package experiment
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/ihope-ope/ihope/traci"
@@ -44,5 +47,39 @@ func TestSumoQuick(t *testing.T) {
 		if !names[want] {
 			t.Errorf("no %s records (have %v)", want, names)
 		}
+	}
+}
+
+// Every episode of a pool lasts the longest T of the cells that use it.
+func TestSumoPools(t *testing.T) {
+	p := newSumoPools([]sumoParams{{n: 2, T: 5, behavior: 1}, {n: 4, T: 3, behavior: 1}, {n: 1, T: 7, behavior: 2}, {n: 3, T: 1, behavior: 1}})
+	want := sumoPools{data: map[int][]int{1: {5, 5, 3, 3}, 2: {7}}, oracle: []int{7, 5, 3, 3}}
+	if fmt.Sprint(p) != fmt.Sprint(want) {
+		t.Errorf("pools %v, want %v", p, want)
+	}
+	// The full grid logs 900,000 steps per seed, as the doc says.
+	panels, err := sumoPanels(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cells []sumoParams
+	for _, pn := range panels {
+		for _, s := range pn.Settings {
+			var c sumoParams
+			if _, err := fmt.Sscanf(s.Key, "sumo/n=%d/T=%d/b=%d", &c.n, &c.T, &c.behavior); err != nil {
+				t.Fatal(err)
+			}
+			cells = append(cells, c)
+		}
+	}
+	total := 0
+	p = newSumoPools(cells)
+	for _, l := range append(slices.Collect(maps.Values(p.data)), p.oracle) {
+		for _, T := range l {
+			total += T
+		}
+	}
+	if total != 900_000 {
+		t.Errorf("a seed simulates %d steps, want 900000", total)
 	}
 }

@@ -107,14 +107,26 @@ func (n *Network) Sample(ctx context.Context, rng *rand.Rand, behavior, target P
 	if episodes <= 0 || T <= 0 {
 		return nil, fmt.Errorf("sumo: sample %d episodes of %d steps", episodes, T)
 	}
+	return n.SampleLengths(ctx, rng, behavior, target, repeat(T, episodes), workers)
+}
+
+// SampleLengths is Sample with episode i lasting lengths[i] steps. Episode
+// i depends only on rng's state and i, not on the lengths: its first T
+// steps are the same whatever its length, and the first k episodes are
+// the same whatever len(lengths) >= k. So one call with the longest
+// lengths a set of experiments needs logs all their datasets at once, as
+// prefixes (dataset.Dataset.Head).
+func (n *Network) SampleLengths(ctx context.Context, rng *rand.Rand, behavior, target Policy, lengths []int, workers int) (*dataset.Dataset, error) {
+	if err := checkLengths(lengths); err != nil {
+		return nil, fmt.Errorf("sumo: sample: %w", err)
+	}
 	nA := n.NumActions()
 	if behavior.NumActions() != nA || target.NumActions() != nA {
 		return nil, fmt.Errorf("sumo: policies have %d and %d actions, network %d", behavior.NumActions(), target.NumActions(), nA)
 	}
-	d := &dataset.Dataset{NumActions: nA, StateDim: n.ObsDim(), Episodes: make([]dataset.Episode, episodes)}
-	steps := make([]dataset.Step, episodes*T)
-	err := n.runEpisodes(ctx, drawSeeds(rng, episodes), workers, func(i int, s *Sim, rng *rand.Rand) error {
-		ep := steps[i*T : (i+1)*T : (i+1)*T]
+	d := &dataset.Dataset{NumActions: nA, StateDim: n.ObsDim(), Episodes: make([]dataset.Episode, len(lengths))}
+	err := n.runEpisodes(ctx, drawSeeds(rng, len(lengths)), workers, func(i int, s *Sim, rng *rand.Rand) error {
+		ep := make([]dataset.Step, lengths[i])
 		pb, pt := make([]float64, nA), make([]float64, nA)
 		obs := s.Obs()
 		for t := range ep {
@@ -146,6 +158,26 @@ func (n *Network) Sample(ctx context.Context, rng *rand.Rand, behavior, target P
 	return d, nil
 }
 
+func repeat(T, n int) []int {
+	l := make([]int, n)
+	for i := range l {
+		l[i] = T
+	}
+	return l
+}
+
+func checkLengths(lengths []int) error {
+	if len(lengths) == 0 {
+		return fmt.Errorf("no episodes")
+	}
+	for i, T := range lengths {
+		if T <= 0 {
+			return fmt.Errorf("episode %d of %d steps", i, T)
+		}
+	}
+	return nil
+}
+
 // AverageReward runs episodes episodes of T steps under pol (after the
 // warm-up) and returns the mean reward per step of each episode, the
 // on-policy value R of the paper with gamma = 1 (the negative mean number
@@ -173,13 +205,23 @@ func (n *Network) Rewards(ctx context.Context, rng *rand.Rand, pol Policy, episo
 	if episodes <= 0 || T <= 0 {
 		return nil, fmt.Errorf("sumo: roll out %d episodes of %d steps", episodes, T)
 	}
+	return n.RewardsLengths(ctx, rng, pol, repeat(T, episodes), workers)
+}
+
+// RewardsLengths is Rewards with episode i lasting lengths[i] steps; as
+// in SampleLengths, episode i's first T rewards do not depend on the
+// lengths.
+func (n *Network) RewardsLengths(ctx context.Context, rng *rand.Rand, pol Policy, lengths []int, workers int) ([][]float64, error) {
+	if err := checkLengths(lengths); err != nil {
+		return nil, fmt.Errorf("sumo: roll out: %w", err)
+	}
 	if pol.NumActions() != n.NumActions() {
 		return nil, fmt.Errorf("sumo: policy has %d actions, network %d", pol.NumActions(), n.NumActions())
 	}
-	out := make([][]float64, episodes)
-	err := n.runEpisodes(ctx, drawSeeds(rng, episodes), workers, func(i int, s *Sim, rng *rand.Rand) error {
-		out[i] = make([]float64, 0, T)
-		_, err := rollout(s, rng, pol, T, func(r float64) { out[i] = append(out[i], r) })
+	out := make([][]float64, len(lengths))
+	err := n.runEpisodes(ctx, drawSeeds(rng, len(lengths)), workers, func(i int, s *Sim, rng *rand.Rand) error {
+		out[i] = make([]float64, 0, lengths[i])
+		_, err := rollout(s, rng, pol, lengths[i], func(r float64) { out[i] = append(out[i], r) })
 		return err
 	})
 	if err != nil {

@@ -201,6 +201,40 @@ func TestSample(t *testing.T) {
 	if _, err := n.Sample(context.Background(), rand.New(rand.NewPCG(8, 9)), Uniform(2), target, 1, 1, 1); err == nil {
 		t.Error("a policy for 2 lights sampled a 1-light network")
 	}
+
+	// Longer and more episodes from the same seed start with the same
+	// steps: the experiment's datasets are prefixes of one log.
+	long, err := n.SampleLengths(context.Background(), rand.New(rand.NewPCG(8, 9)), behavior, target, []int{2 * T, T, T + 3, 4}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := long.NumSteps(); got != 4*T+7 {
+		t.Errorf("SampleLengths logged %d steps, want %d", got, 4*T+7)
+	}
+	if fmt.Sprint(long.Head(episodes, T).Episodes) != fmt.Sprint(d.Episodes) {
+		t.Error("the first 3 episodes of SampleLengths, cut to 15 steps, differ from Sample's")
+	}
+	rs, err := n.Rewards(context.Background(), rand.New(rand.NewPCG(8, 9)), behavior, 2, 5, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rl, err := n.RewardsLengths(context.Background(), rand.New(rand.NewPCG(8, 9)), behavior, []int{9, 5, 1}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rl) != 3 || len(rl[0]) != 9 || fmt.Sprint(rl[0][:5], rl[1]) != fmt.Sprint(rs[0], rs[1]) {
+		t.Errorf("RewardsLengths %v does not start with Rewards %v", rl, rs)
+	}
+	for i := range 2 {
+		for k, st := range d.Episodes[i].Steps[:5] {
+			if rs[i][k] != st.Reward {
+				t.Errorf("episode %d step %d: Rewards %v, Sample %v (same seeds, same policy)", i, k, rs[i][k], st.Reward)
+			}
+		}
+	}
+	if _, err := n.SampleLengths(context.Background(), rand.New(rand.NewPCG(8, 9)), behavior, target, []int{3, 0}, 1); err == nil {
+		t.Error("SampleLengths accepted an episode of 0 steps")
+	}
 }
 
 // The trained target policy queues clearly fewer vehicles than the
