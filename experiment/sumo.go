@@ -40,7 +40,7 @@ func sumoExperiment() *Experiment {
 	return &Experiment{
 		Name: "sumo",
 		Description: "Figure 4: SUMO traffic lights (single intersection), average reward; MSE vs n, vs behavior, vs T " +
-			"(needs SUMO: apt-get install -y sumo; long: about 1.9 million simulated 6-second steps per seed)",
+			"(needs SUMO: apt-get install -y sumo; long: 900,000 simulated 6-second steps per seed and 1.6 million for the truth)",
 		Seeds:      10,
 		QuickSeeds: 2,
 		Panels:     sumoPanels,
@@ -238,7 +238,7 @@ func sumoPanels(quick bool) ([]Panel, error) {
 		nPanel.Settings = append(nPanel.Settings, setting(fmt.Sprintf("n=%d", n), float64(n), "", sumoParams{n, T0, b0}))
 	}
 	bPanel := Panel{Name: "behavior", XName: "behavior", Kind: KindMSE,
-		XLabel: "behavior policy k = CEM iteration 5+k, closer to the target →",
+		XLabel: "behavior policy k = CEM iteration 5+k",
 		Title:  title(fmt.Sprintf("n = %d trajectories of T = %d steps", n0, T0))}
 	for _, b := range behaviors {
 		bPanel.Settings = append(bPanel.Settings, setting(fmt.Sprintf("b=%d", b), float64(b), fmt.Sprint(b), sumoParams{n0, T0, b}))

@@ -9,7 +9,8 @@
 // netconvert: a square grid of traffic-light junctions (one, the default,
 // or 2x2), every road 200 m with three lanes each way (lane 0 straight
 // and right, lane 1 straight, lane 2 left), lane-area (E2) detectors
-// covering the last 50 m before each stop line, and one flow per route.
+// covering each incoming lane up to 1 m before its stop line, and one
+// flow per route.
 // Routes join two fringe nodes with at most one turn, and each spawns a
 // vehicle in any second with its own fixed probability (Appendix D: "We
 // control each route with a fixed probability (different from each route)

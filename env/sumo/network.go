@@ -53,7 +53,14 @@ type Config struct {
 	// junctions; if 0, 200.
 	Length float64 `json:"length"`
 	// DetectorLength is the length in metres of the lane-area detectors
-	// that end 1 m before each stop line; if 0, 50 (about 7 queued cars).
+	// that end 1 m before each stop line; if 0, Length - 20, which covers
+	// the whole lane (SUMO clips a detector to its lane). Appendix D
+	// counts "the total number of vehicles on each lane": with whole-lane
+	// detectors the state sees every queue, and the reward, minus the
+	// vehicles on the detectors, is the paper's stand-in for the total
+	// travel time. Short detectors (say 50 m, 7 cars) hide the queue
+	// behind them, a slowly moving hidden state that makes the counts far
+	// from Markov.
 	DetectorLength float64 `json:"detector_length"`
 	// Demand scales every route's insertion probability; if 0, 1.
 	Demand float64 `json:"demand"`
@@ -76,7 +83,7 @@ func (c Config) withDefaults() (Config, error) {
 		c.Length = 200
 	}
 	if c.DetectorLength == 0 {
-		c.DetectorLength = 50
+		c.DetectorLength = c.Length - 20
 	}
 	if c.Demand == 0 {
 		c.Demand = 1

@@ -156,7 +156,7 @@ func TestRoutes(t *testing.T) {
 
 func TestConfigDefaultsAndErrors(t *testing.T) {
 	c, err := Config{}.withDefaults()
-	if err != nil || c.Grid != 1 || c.Length != 200 || c.DetectorLength != 50 || c.Demand != 1 || c.Warmup != 300 {
+	if err != nil || c.Grid != 1 || c.Length != 200 || c.DetectorLength != 180 || c.Demand != 1 || c.Warmup != 300 {
 		t.Errorf("defaults %+v, %v", c, err)
 	}
 	if c, _ := (Config{Warmup: 301}).withDefaults(); c.Warmup != 306 {

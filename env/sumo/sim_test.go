@@ -93,12 +93,12 @@ func TestSimIntegration(t *testing.T) {
 		}
 		sum := 0.0
 		for i, v := range obs {
-			// A 50 m detector holds at most 7 cars of 7.5 m (8 if two
-			// are partly on it): 16 on the two straight lanes, 8 on
-			// the left one.
-			limit := 16.0
+			// A 180 m detector holds at most 24 cars of 7.5 m (25 if
+			// two are partly on it): 50 on the two straight lanes, 25
+			// on the left one.
+			limit := 50.0
 			if i%2 == 1 {
-				limit = 8
+				limit = 25
 			}
 			if v < 0 || v > limit || v != math.Trunc(v) {
 				t.Fatalf("step %d: count %d is %v", k, i, v)
