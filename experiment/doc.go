@@ -62,7 +62,11 @@
 // that draws them is named by T and the behavior only, so the n = 30 logs
 // are the first 30 trajectories of the n = 800 logs, and every gamma sees
 // the same logs. Each point is still an unbiased estimate of its MSE; the
-// curves are smoother than with independent data.
+// curves are smoother than with independent data. SUMO, whose simulation
+// dominates, goes further: a seed logs each behavior's longest episodes
+// once (Cell.SeedMemo, dropped when the seed's last cell is done) and
+// every cell takes the first n episodes cut to T steps (dataset.Head),
+// which gives the same data as logging each cell on its own.
 //
 // # Randomness and reproducibility
 //
