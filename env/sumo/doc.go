@@ -51,8 +51,8 @@
 // the last iteration, Behavior(1..4) are iterations 6 to 9 (the paper's
 // x-ticks 1-4 of Figure 4(c)). Their Monte Carlo evaluation is stored
 // with them (Shipped().Evaluation): with 10 episodes of 400 steps, the
-// target's average reward is -15.1 ± 0.9 and the uniform policy's
-// -28.2 ± 1.5. To regenerate the file (about 80 s on 2 cores, with SUMO
+// target's average reward is -16.50 ± 0.45 and the uniform policy's
+// -39.69 ± 3.77. To regenerate the file (about 80 s on 2 cores, with SUMO
 // installed):
 //
 //	go generate ./env/sumo
