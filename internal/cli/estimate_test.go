@@ -241,6 +241,27 @@ func TestEstimateContinuous(t *testing.T) {
 	if !found {
 		t.Error("no bch-neural")
 	}
+
+	// --neural-batch reaches the learner: the default (512) and 64 give
+	// different networks on the same data and seed; 1 is refused.
+	neural := func(args ...string) float64 {
+		t.Helper()
+		out, errOut, code := run(t, append([]string{"estimate", "--data", path, "--json", "--bootstrap", "0", "--estimators", "bch-neural"}, args...)...)
+		if code != ExitOK {
+			t.Fatal(errOut)
+		}
+		var rep estimateReport
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatal(err)
+		}
+		return *rep.Estimates[0].Estimate
+	}
+	if def, explicit, small := neural(), neural("--neural-batch", "512"), neural("--neural-batch", "64"); def != explicit || def == small {
+		t.Errorf("bch-neural: %v by default, %v with --neural-batch 512, %v with 64", def, explicit, small)
+	}
+	if out, errOut, code := run(t, "estimate", "--data", path, "--neural-batch", "1"); code != ExitUsage || out != "" || !strings.Contains(errOut, "--neural-batch 1") {
+		t.Errorf("--neural-batch 1: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
 	if _, _, code := run(t, "demo", "--env", "pendulum"); code != ExitUsage {
 		t.Errorf("demo --env pendulum: exit %d, want usage error", code)
 	}
