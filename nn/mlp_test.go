@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/ihope-ope/ihope/internal/gradcheck"
 )
 
 // gradCheck compares Backward with central finite differences for the
@@ -49,43 +51,8 @@ func gradCheck(t *testing.T, sizes []int, hidden, output Activation, n int, seed
 	}
 	grad := make([]float64, m.NumParams())
 	m.Backward(ws, dy, grad)
-	fd := finiteDifferences(m.params, loss)
-	return compareGradients(grad, fd)
-}
-
-// finiteDifferences returns the central differences (f(p+h) - f(p-h))/2h
-// of f with respect to every element of p, h = 1e-5 (about the cube root
-// of the machine epsilon, balancing truncation and rounding).
-func finiteDifferences(p []float64, f func() float64) []float64 {
-	const h = 1e-5
-	fd := make([]float64, len(p))
-	for i := range p {
-		v := p[i]
-		p[i] = v + h
-		up := f()
-		p[i] = v - h
-		down := f()
-		p[i] = v
-		fd[i] = (up - down) / (2 * h)
-	}
-	return fd
-}
-
-// compareGradients returns ||g - fd|| / ||g|| and the largest
-// |g_i - fd_i| / |g_i| over |g_i| >= 1e-3 max|g|.
-func compareGradients(g, fd []float64) (vec, elem float64) {
-	var num, den, gmax float64
-	for i := range g {
-		num += (g[i] - fd[i]) * (g[i] - fd[i])
-		den += g[i] * g[i]
-		gmax = max(gmax, math.Abs(g[i]))
-	}
-	for i := range g {
-		if math.Abs(g[i]) >= 1e-3*gmax {
-			elem = max(elem, math.Abs(g[i]-fd[i])/math.Abs(g[i]))
-		}
-	}
-	return math.Sqrt(num / den), elem
+	fd := gradcheck.FiniteDifferences(m.params, loss)
+	return gradcheck.Compare(grad, fd)
 }
 
 func TestBackwardFiniteDifferences(t *testing.T) {

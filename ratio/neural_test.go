@@ -2,13 +2,14 @@ package ratio
 
 import (
 	"fmt"
-	"gonum.org/v1/gonum/stat"
 	"math"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/internal/gradcheck"
 	"github.com/ihope-ope/ihope/nn"
+	"gonum.org/v1/gonum/stat"
 )
 
 // arChain describes a linear-Gaussian system with Gaussian policies whose
@@ -389,55 +390,20 @@ func TestNeuralLossGradient(t *testing.T) {
 			t.Fatal(err)
 		}
 		g := append([]float64(nil), nt.grad...)
-		fd := neuralFiniteDifferences(net.Params(), func() float64 {
+		fd := gradcheck.FiniteDifferences(net.Params(), func() float64 {
 			v, err := nt.loss(false, tc.diag)
 			if err != nil {
 				t.Fatal(err)
 			}
 			return v
 		})
-		vec, elem := neuralCompareGradients(g, fd)
+		vec, elem := gradcheck.Compare(g, fd)
 		t.Logf("case %d %v gamma %v: relative error %.2g, element-wise %.2g", k, tc.sizes, tc.gamma, vec, elem)
 		if vec > 1e-5 || elem > 1e-5 {
 			t.Errorf("case %d %v gamma %v: gradient relative error %.3g (element-wise %.3g), want < 1e-5",
 				k, tc.sizes, tc.gamma, vec, elem)
 		}
 	}
-}
-
-// neuralFiniteDifferences returns (f(p+h) - f(p-h))/2h for every element
-// of p, h scaled to the parameter (about the cube root of the epsilon).
-func neuralFiniteDifferences(p []float64, f func() float64) []float64 {
-	fd := make([]float64, len(p))
-	for i := range p {
-		v := p[i]
-		h := 1e-5 * max(1, math.Abs(v))
-		p[i] = v + h
-		up := f()
-		p[i] = v - h
-		down := f()
-		p[i] = v
-		fd[i] = (up - down) / (2 * h)
-	}
-	return fd
-}
-
-// neuralCompareGradients returns ||g - fd|| / ||g|| and the largest
-// |g_i - fd_i| / |g_i| over |g_i| >= 1e-3 max|g| (smaller entries are
-// dominated by the rounding noise of fd and covered by the first).
-func neuralCompareGradients(g, fd []float64) (vec, elem float64) {
-	var num, den, gmax float64
-	for i := range g {
-		num += (g[i] - fd[i]) * (g[i] - fd[i])
-		den += g[i] * g[i]
-		gmax = max(gmax, math.Abs(g[i]))
-	}
-	for i := range g {
-		if math.Abs(g[i]) >= 1e-3*gmax {
-			elem = max(elem, math.Abs(g[i]-fd[i])/math.Abs(g[i]))
-		}
-	}
-	return math.Sqrt(num / den), elem
 }
 
 func TestNeuralDeterministic(t *testing.T) {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ihope-ope/ihope/internal/proctest"
 )
 
 // requireSumo skips the test when SUMO is not installed.
@@ -50,26 +52,10 @@ func tinyNet(t testing.TB) (dir string, args []string) {
 	return dir, args
 }
 
-// noSumoLeft fails the test if a process whose command line contains
-// marker is still alive.
-func noSumoLeft(t testing.TB, marker string) {
-	t.Helper()
-	out, err := exec.Command("pgrep", "-f", marker).Output()
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee) && ee.ExitCode() == 1:
-		return // none
-	case err != nil:
-		t.Logf("pgrep unavailable (%v); not checked", err)
-		return
-	}
-	t.Errorf("SUMO processes left behind: %s", strings.TrimSpace(string(out)))
-}
-
 func TestStartStepClose(t *testing.T) {
 	requireSumo(t)
 	dir, args := tinyNet(t)
-	t.Cleanup(func() { noSumoLeft(t, dir) })
+	t.Cleanup(func() { proctest.NoneLeft(t, dir) })
 	p, err := Start(context.Background(), Options{Args: args})
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +99,7 @@ func TestStartStepClose(t *testing.T) {
 func TestStartReportsSumoMessage(t *testing.T) {
 	requireSumo(t)
 	dir := t.TempDir()
-	t.Cleanup(func() { noSumoLeft(t, dir) })
+	t.Cleanup(func() { proctest.NoneLeft(t, dir) })
 	_, err := Start(context.Background(), Options{Args: []string{"-n", filepath.Join(dir, "missing.net.xml")}})
 	t.Logf("Start: %v", err)
 	if err == nil || !strings.Contains(err.Error(), "missing.net.xml") || !strings.Contains(err.Error(), "sumo said") {
@@ -124,7 +110,7 @@ func TestStartReportsSumoMessage(t *testing.T) {
 func TestCancelKillsSumo(t *testing.T) {
 	requireSumo(t)
 	dir, args := tinyNet(t)
-	t.Cleanup(func() { noSumoLeft(t, dir) })
+	t.Cleanup(func() { proctest.NoneLeft(t, dir) })
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	p, err := Start(ctx, Options{Args: args})

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ihope-ope/ihope/internal/proctest"
 )
 
 // The helper process behind TestNoSumoLeftBehind: it starts SUMO in the
@@ -98,7 +100,7 @@ func TestNoSumoLeftBehind(t *testing.T) {
 			if syscall.Kill(pid, 0) == nil {
 				t.Errorf("SUMO (pid %d) still alive after the helper's %s", pid, mode)
 			}
-			noSumoLeft(t, dir)
+			proctest.NoneLeft(t, dir)
 		})
 	}
 }

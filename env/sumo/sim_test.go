@@ -2,15 +2,14 @@ package sumo
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"os/exec"
 	"strconv"
-	"strings"
 	"testing"
 
+	"github.com/ihope-ope/ihope/internal/proctest"
 	"github.com/ihope-ope/ihope/traci"
 	"gonum.org/v1/gonum/stat"
 )
@@ -26,29 +25,13 @@ func requireSumo(t testing.TB) {
 	}
 }
 
-// noSumoLeft fails the test if a process whose command line contains
-// marker (the test's network directory) is alive.
-func noSumoLeft(t testing.TB, marker string) {
-	t.Helper()
-	out, err := exec.Command("pgrep", "-f", marker).Output()
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee) && ee.ExitCode() == 1:
-		return
-	case err != nil:
-		t.Logf("pgrep unavailable (%v); not checked", err)
-		return
-	}
-	t.Errorf("SUMO processes left behind: %s", strings.TrimSpace(string(out)))
-}
-
 // buildNet builds a network in a fresh directory and, at cleanup, checks
 // that no SUMO run on it is left.
 func buildNet(t testing.TB, cfg Config) *Network {
 	t.Helper()
 	requireSumo(t)
 	dir := t.TempDir()
-	t.Cleanup(func() { noSumoLeft(t, dir) })
+	t.Cleanup(func() { proctest.NoneLeft(t, dir) })
 	n, err := Build(context.Background(), dir, cfg)
 	if err != nil {
 		t.Fatal(err)
