@@ -1,0 +1,249 @@
+package ratio
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+
+	"github.com/ihope-ope/ihope/dataset"
+)
+
+// transitions is a set of (scaled) transitions to draw minibatches from.
+type transitions struct {
+	d       int
+	s, next []float64 // n x d, scaled
+	beta    []float64
+	dummy   []bool    // dummy transition of the discounted case
+	weight  []float64 // sampling weight
+	cum     []float64 // cumulative weights; nil for uniform draws
+}
+
+func (tr *transitions) len() int { return len(tr.beta) }
+
+func (tr *transitions) add(s, next []float64, beta, weight float64, dummy bool) {
+	tr.s = append(tr.s, s...)
+	tr.next = append(tr.next, next...)
+	tr.beta = append(tr.beta, beta)
+	tr.dummy = append(tr.dummy, dummy)
+	tr.weight = append(tr.weight, weight)
+}
+
+// setWeights prepares weighted draws, or uniform ones if uniform is set.
+func (tr *transitions) setWeights(uniform bool) {
+	tr.cum = nil
+	if uniform {
+		return
+	}
+	tr.cum = make([]float64, len(tr.weight))
+	c := 0.0
+	for i, w := range tr.weight {
+		c += w
+		tr.cum[i] = c
+	}
+}
+
+// draw fills idx with indices drawn with replacement in proportion to the
+// sampling weights.
+func (tr *transitions) draw(rng *rand.Rand, idx []int) {
+	n := tr.len()
+	if tr.cum == nil {
+		for k := range idx {
+			idx[k] = rng.IntN(n)
+		}
+		return
+	}
+	total := tr.cum[n-1]
+	for k := range idx {
+		u := rng.Float64() * total
+		i := sort.SearchFloat64s(tr.cum, u)
+		for i < n-1 && tr.cum[i] <= u { // skip zero-weight entries
+			i++
+		}
+		idx[k] = min(i, n-1)
+	}
+}
+
+// checkNeuralData checks the dimensions and finiteness of the states and
+// the ratios of the logged actions.
+func checkNeuralData(d *dataset.Dataset) error {
+	dim := d.StateDim
+	finite := func(v []float64) bool {
+		for _, x := range v {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return false
+			}
+		}
+		return true
+	}
+	for e := range d.Episodes {
+		ep := &d.Episodes[e]
+		for t := range ep.Steps {
+			st := &ep.Steps[t]
+			if len(st.Obs) != dim || !finite(st.Obs) {
+				return fmt.Errorf("ratio: episode %q step %d: state %v, want %d finite values", ep.ID, t, st.Obs, dim)
+			}
+			if !st.HasNext {
+				continue
+			}
+			if len(st.NextObs) != dim || !finite(st.NextObs) {
+				return fmt.Errorf("ratio: episode %q step %d: next state %v, want %d finite values", ep.ID, t, st.NextObs, dim)
+			}
+			lr := st.LogTarget - st.LogBehavior
+			if math.IsNaN(lr) || math.IsInf(st.LogBehavior, 0) || math.IsInf(math.Exp(lr), 1) {
+				return fmt.Errorf("ratio: episode %q step %d: log-probabilities %v (target), %v (behavior) give no finite ratio",
+					ep.ID, t, st.LogTarget, st.LogBehavior)
+			}
+		}
+	}
+	return nil
+}
+
+// stateScaling returns the per-dimension mean and standard deviation of
+// the logged states (a standard deviation of 0 is replaced by 1).
+func stateScaling(d *dataset.Dataset) (mean, scale []float64) {
+	dim := d.StateDim
+	mean = make([]float64, dim)
+	scale = make([]float64, dim)
+	n := 0.0
+	for e := range d.Episodes {
+		for t := range d.Episodes[e].Steps {
+			n++
+			for k, v := range d.Episodes[e].Steps[t].Obs {
+				mean[k] += v
+			}
+		}
+	}
+	for k := range mean {
+		mean[k] /= max(n, 1)
+	}
+	for e := range d.Episodes {
+		for t := range d.Episodes[e].Steps {
+			for k, v := range d.Episodes[e].Steps[t].Obs {
+				scale[k] += (v - mean[k]) * (v - mean[k])
+			}
+		}
+	}
+	for k := range scale {
+		scale[k] = math.Sqrt(scale[k] / max(n, 1))
+		if !(scale[k] > 0) || math.IsInf(scale[k], 0) {
+			scale[k] = 1
+		}
+	}
+	return mean, scale
+}
+
+// splitTransitions builds the training and held-out transition sets,
+// scaled, with the dummies and sampling weights of the discounted case.
+// held is nil when heldOut < 0 or nothing is held out.
+func splitTransitions(rng *rand.Rand, d *dataset.Dataset, gamma, heldOut float64, mean, scale []float64) (train, held *transitions) {
+	dim := d.StateDim
+	train = &transitions{d: dim}
+	if heldOut > 0 {
+		held = &transitions{d: dim}
+	}
+	nEp := len(d.Episodes)
+	heldEp := make([]bool, nEp)
+	byEpisode := heldOut > 0 && float64(nEp)*heldOut >= 1
+	if byEpisode {
+		k := int(math.Round(float64(nEp) * heldOut))
+		for _, e := range rng.Perm(nEp)[:k] {
+			heldEp[e] = true
+		}
+	}
+	sx := make([]float64, dim)
+	nx := make([]float64, dim)
+	scaleTo := func(dst, s []float64) {
+		for k, v := range s {
+			dst[k] = (v - mean[k]) / scale[k]
+		}
+	}
+	for e := range d.Episodes {
+		steps := d.Episodes[e].Steps
+		if len(steps) == 0 {
+			continue
+		}
+		cut := len(steps) // steps t >= cut are held out
+		switch {
+		case heldEp[e]:
+			cut = 0
+		case held != nil && !byEpisode:
+			cut = len(steps) - int(math.Ceil(heldOut*float64(len(steps))))
+		}
+		dest := func(t int) *transitions {
+			if t >= cut {
+				return held
+			}
+			return train
+		}
+		if gamma < 1 { // the dummy transition t = -1 into s_0, weight gamma^0
+			scaleTo(sx, steps[0].Obs)
+			dest(0).add(sx, sx, 0, 1, true)
+		}
+		g := gamma // gamma^(t+1)
+		for t := range steps {
+			st := &steps[t]
+			if st.HasNext && g > 0 {
+				scaleTo(sx, st.Obs)
+				scaleTo(nx, st.NextObs)
+				dest(t).add(sx, nx, math.Exp(st.LogTarget-st.LogBehavior), g, false)
+			}
+			g *= gamma
+		}
+	}
+	train.setWeights(gamma == 1)
+	if held != nil {
+		held.setWeights(gamma == 1)
+		if held.len() == 0 {
+			held = nil
+		}
+	}
+	return train, held
+}
+
+// medianBandwidth returns the median of the pairwise distances between up
+// to n next states of tr drawn without replacement (dummies excluded). If
+// more than half the distances are 0, it returns the median of the
+// non-zero ones.
+func medianBandwidth(rng *rand.Rand, tr *transitions, n int) (float64, error) {
+	var pool []int
+	for i, dm := range tr.dummy {
+		if !dm {
+			pool = append(pool, i)
+		}
+	}
+	for k := 0; k < min(n, len(pool)); k++ { // partial Fisher-Yates
+		j := k + rng.IntN(len(pool)-k)
+		pool[k], pool[j] = pool[j], pool[k]
+	}
+	pool = pool[:min(n, len(pool))]
+	d := tr.d
+	dist := make([]float64, 0, len(pool)*(len(pool)-1)/2)
+	for a := 0; a < len(pool); a++ {
+		xa := tr.next[pool[a]*d : pool[a]*d+d]
+		for b := a + 1; b < len(pool); b++ {
+			xb := tr.next[pool[b]*d : pool[b]*d+d]
+			s := 0.0
+			for k := range xa {
+				s += (xa[k] - xb[k]) * (xa[k] - xb[k])
+			}
+			dist = append(dist, math.Sqrt(s))
+		}
+	}
+	slices.Sort(dist)
+	nz, _ := slices.BinarySearch(dist, math.SmallestNonzeroFloat64)
+	if nz*2 >= len(dist) {
+		dist = dist[nz:]
+	}
+	if len(dist) == 0 {
+		return 0, errors.New("ratio: all sampled next states coincide; set Neural.Bandwidth")
+	}
+	mid := len(dist) / 2
+	h := dist[mid]
+	if len(dist)%2 == 0 {
+		h = (dist[mid-1] + dist[mid]) / 2
+	}
+	return h, nil
+}
