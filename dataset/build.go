@@ -182,12 +182,24 @@ func (b *builder) finish() (*Dataset, error) {
 
 	lay := b.lay
 	sd, ad := lay.stateDim, lay.actionDim
-	d := &Dataset{StateDim: sd, Episodes: make([]Episode, 0, len(b.ids))}
-	steps := make([]Step, n)
+	d := &Dataset{StateDim: sd, ActionDim: ad, IDs: make([]string, 0, len(b.ids)), Start: make([]int, 1, len(b.ids)+1),
+		Reward: make([]float64, n), LogBehavior: make([]float64, n), LogTarget: make([]float64, n),
+		HasFinal: make([]bool, 0, len(b.ids))}
+	if sd == 0 {
+		d.State = make([]int32, n)
+		d.FinalState = make([]int32, 0, len(b.ids))
+	} else {
+		d.Obs = make([]float64, 0, n*sd)
+		d.FinalObs = make([]float64, 0, len(b.ids)*sd)
+	}
+	if ad == 0 {
+		d.Action = make([]int32, n)
+	} else {
+		d.ActionVec = make([]float64, 0, n*ad)
+	}
 	maxState, maxAction := int32(-1), int32(-1)
 	var maxRow int32 // where the largest state id is, for the error below
 	maxCol := ""
-	start := 0
 	var nx *rec
 	for i := range n {
 		r := nx
@@ -198,56 +210,59 @@ func (b *builder) finish() (*Dataset, error) {
 		if i+1 < n {
 			nx = at(i + 1)
 		}
-		s := &steps[i]
-		s.Reward, s.LogBehavior, s.LogTarget = r.reward, r.lb, r.lt
-		s.State, s.Action = int(r.state), int(r.action)
+		d.Reward[i], d.LogBehavior[i], d.LogTarget[i] = r.reward, r.lb, r.lt
+		if sd == 0 {
+			d.State[i] = r.state
+		} else {
+			d.Obs = append(d.Obs, b.obs.row(int(r.idx))...)
+		}
+		if ad == 0 {
+			d.Action[i] = r.action
+		} else {
+			d.ActionVec = append(d.ActionVec, b.act.row(int(r.idx))...)
+		}
 		if r.state > maxState {
 			maxState, maxRow, maxCol = r.state, r.row, "state"
 		}
 		maxAction = max(maxAction, r.action)
-		if sd > 0 {
-			s.Obs = b.obs.row(int(r.idx))
-		}
-		if ad > 0 {
-			s.ActionVec = b.act.row(int(r.idx))
-		}
 		last := nx == nil || nx.ep != r.ep
-		s.NextState = -1
 		switch {
 		case !last:
-			s.HasNext = true
+			// The next state is the next row's; one given must agree.
+			if r.next < 0 {
+				break
+			}
 			if sd == 0 {
-				s.NextState = int(nx.state)
-				if r.next >= 0 && r.next != nx.state {
+				if r.next != nx.state {
 					return nil, b.fail(r.row, "next_state", "next_state %d differs from the state %d of the next step of episode %q (row %d)",
 						r.next, nx.state, b.ids[r.ep], nx.row)
 				}
-			} else {
-				s.NextObs = b.obs.row(int(nx.idx))
-				if r.next >= 0 {
-					given := b.nobs.row(int(r.next))
-					for k, v := range given {
-						if v != s.NextObs[k] {
-							return nil, b.fail(r.row, fmt.Sprintf("next_state_%d", k), "%s differs from state_%d = %s of the next step of episode %q (row %d)",
-								num(v), k, num(s.NextObs[k]), b.ids[r.ep], nx.row)
-						}
-					}
+				break
+			}
+			given, want := b.nobs.row(int(r.next)), b.obs.row(int(nx.idx))
+			for k, v := range given {
+				if v != want[k] {
+					return nil, b.fail(r.row, fmt.Sprintf("next_state_%d", k), "%s differs from state_%d = %s of the next step of episode %q (row %d)",
+						num(v), k, num(want[k]), b.ids[r.ep], nx.row)
 				}
 			}
-		case r.next >= 0:
-			s.HasNext = true
-			if sd == 0 {
-				s.NextState = int(r.next)
-				if r.next > maxState {
-					maxState, maxRow, maxCol = r.next, r.row, "next_state"
-				}
+		case sd == 0:
+			d.HasFinal = append(d.HasFinal, r.next >= 0)
+			d.FinalState = append(d.FinalState, r.next)
+			if r.next > maxState {
+				maxState, maxRow, maxCol = r.next, r.row, "next_state"
+			}
+		default:
+			d.HasFinal = append(d.HasFinal, r.next >= 0)
+			if r.next >= 0 {
+				d.FinalObs = append(d.FinalObs, b.nobs.row(int(r.next))...)
 			} else {
-				s.NextObs = b.nobs.row(int(r.next))
+				d.FinalObs = append(d.FinalObs, make([]float64, sd)...)
 			}
 		}
 		if last {
-			d.Episodes = append(d.Episodes, Episode{ID: b.ids[r.ep], Steps: steps[start : i+1 : i+1]})
-			start = i + 1
+			d.IDs = append(d.IDs, b.ids[r.ep])
+			d.Start = append(d.Start, i+1)
 		}
 	}
 	if sd == 0 {

@@ -430,7 +430,7 @@ func WriteCSV(w io.Writer, d *Dataset) error {
 		return err
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
-	sd, ad := d.StateDim, actionDim(d)
+	sd, ad := d.StateDim, d.ActionDim
 	buf := make([]byte, 0, 256)
 	buf = append(buf, "episode,t"...)
 	buf = appendNames(buf, "state", sd)
@@ -438,24 +438,35 @@ func WriteCSV(w io.Writer, d *Dataset) error {
 	buf = append(buf, ",reward,behavior_logprob,target_logprob"...)
 	buf = appendNames(buf, "next_state", sd)
 	buf = append(buf, '\n')
-	for _, ep := range d.Episodes {
-		id := appendField(nil, ep.ID)
-		for t := range ep.Steps {
-			s := &ep.Steps[t]
+	for e := range d.NumEpisodes() {
+		id := appendField(nil, d.IDs[e])
+		lo, hi := d.Span(e)
+		for j := lo; j < hi; j++ {
 			buf = append(buf, id...)
 			buf = append(buf, ',')
-			buf = strconv.AppendInt(buf, int64(t), 10)
-			buf = appendState(buf, s.State, s.Obs, sd)
-			buf = appendState(buf, s.Action, s.ActionVec, ad)
+			buf = strconv.AppendInt(buf, int64(j-lo), 10)
+			if sd == 0 {
+				buf = appendState(buf, int(d.State[j]), nil, 0)
+			} else {
+				buf = appendState(buf, -1, d.ObsAt(j), sd)
+			}
+			if ad == 0 {
+				buf = appendState(buf, int(d.Action[j]), nil, 0)
+			} else {
+				buf = appendState(buf, -1, d.ActionVecAt(j), ad)
+			}
 			buf = append(buf, ',')
-			buf = strconv.AppendFloat(buf, s.Reward, 'g', -1, 64)
+			buf = strconv.AppendFloat(buf, d.Reward[j], 'g', -1, 64)
 			buf = append(buf, ',')
-			buf = strconv.AppendFloat(buf, s.LogBehavior, 'g', -1, 64)
+			buf = strconv.AppendFloat(buf, d.LogBehavior[j], 'g', -1, 64)
 			buf = append(buf, ',')
-			buf = strconv.AppendFloat(buf, s.LogTarget, 'g', -1, 64)
+			buf = strconv.AppendFloat(buf, d.LogTarget[j], 'g', -1, 64)
 			switch {
-			case t == len(ep.Steps)-1 && s.HasNext:
-				buf = appendState(buf, s.NextState, s.NextObs, sd)
+			case j == hi-1 && d.HasFinal[e] && sd == 0:
+				buf = appendState(buf, int(d.FinalState[e]), nil, 0)
+			case j == hi-1 && d.HasFinal[e]:
+				v, _ := d.NextObs(e, j)
+				buf = appendState(buf, -1, v, sd)
 			case sd == 0:
 				buf = append(buf, ',')
 			default:
@@ -476,16 +487,6 @@ func WriteCSV(w io.Writer, d *Dataset) error {
 		return err
 	}
 	return bw.Flush()
-}
-
-// actionDim returns the length of the action vectors of d, 0 for ids.
-func actionDim(d *Dataset) int {
-	for _, ep := range d.Episodes {
-		if len(ep.Steps) > 0 {
-			return len(ep.Steps[0].ActionVec)
-		}
-	}
-	return 0
 }
 
 // appendNames appends ",name" for an id or ",name_0,...,name_{n-1}".

@@ -3,9 +3,339 @@ package dataset
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
-// Step is one logged transition (s_t, a_t, r_t, s_{t+1}).
+// Dataset is a set of episodes logged under one behavior policy, stored
+// as columns: one slice per field with one entry per step (a real vector
+// as a row-major block of StateDim or ActionDim entries per step), steps
+// in episode order, and episodes as offsets into the columns. Step j of
+// the whole log is step t = j - Start[e] of episode e when
+// Start[e] <= j < Start[e+1].
+//
+// The next state of a step is the state of the step after it in its
+// episode, so it is not stored; only the state after an episode's last
+// step is (FinalState, FinalObs), when the log gives it (HasFinal).
+//
+// A discrete-state log costs 32 bytes a step (two int32 ids and three
+// float64s), against about 260 for the step structs ihope used before.
+// A Dataset is read-only once built: estimators and learners share it.
+// Build one with a Builder (or New), or read one with ReadFile.
+type Dataset struct {
+	// IDs are the episode ids, in order.
+	IDs []string
+	// Start holds the episodes' offsets: episode e spans steps
+	// Start[e] to Start[e+1]-1. len(Start) = len(IDs) + 1.
+	Start []int
+
+	// State is the discrete state id of every step (nil for real
+	// states); Obs the real state vectors, StateDim per step (nil for
+	// discrete states).
+	State []int32
+	Obs   []float64
+	// Action is the discrete action id of every step (nil for real
+	// actions); ActionVec the real action vectors, ActionDim per step.
+	Action    []int32
+	ActionVec []float64
+	// Reward is the reward of every step.
+	Reward []float64
+	// LogBehavior is log pi0(a_t|s_t) and LogTarget log pi(a_t|s_t) of
+	// every step: log-probabilities for discrete actions, log-densities
+	// for real ones. LogTarget may be -Inf (the target never takes a_t).
+	LogBehavior []float64
+	LogTarget   []float64
+
+	// HasFinal reports, per episode, whether the state after its last
+	// step is known; FinalState (discrete, -1 if unknown) and FinalObs
+	// (real, StateDim per episode, zero if unknown) hold it.
+	HasFinal   []bool
+	FinalState []int32
+	FinalObs   []float64
+
+	// cuts, if not nil, holds the steps whose next state is not the
+	// state of the step after them although both lie in one episode: the
+	// block ends of a moving-block bootstrap resample (Blocks), where each
+	// step keeps its logged transition. It maps a step to its next state.
+	cuts map[int]next
+
+	// NumStates is the number of discrete states (ids are 0..NumStates-1);
+	// it is 0 when states are real vectors.
+	NumStates int
+	// NumActions is the number of discrete actions, 0 for real actions.
+	NumActions int
+	// StateDim is the length of a real state vector, 0 for discrete states.
+	StateDim int
+	// ActionDim is the length of a real action vector, 0 for discrete
+	// actions.
+	ActionDim int
+}
+
+// Discrete reports whether the states are discrete ids.
+func (d *Dataset) Discrete() bool { return d.StateDim == 0 }
+
+// NumEpisodes returns the number of episodes.
+func (d *Dataset) NumEpisodes() int { return len(d.IDs) }
+
+// NumSteps returns the total number of logged steps.
+func (d *Dataset) NumSteps() int { return len(d.Reward) }
+
+// Span returns the steps [lo, hi) of episode e.
+func (d *Dataset) Span(e int) (lo, hi int) { return d.Start[e], d.Start[e+1] }
+
+// Len returns the number of steps of episode e.
+func (d *Dataset) Len(e int) int { return d.Start[e+1] - d.Start[e] }
+
+// MaxLen returns the length of the longest episode.
+func (d *Dataset) MaxLen() int {
+	m := 0
+	for e := range d.IDs {
+		m = max(m, d.Len(e))
+	}
+	return m
+}
+
+// LogRatio returns log beta(a_j|s_j) = log pi(a_j|s_j) - log pi0(a_j|s_j)
+// of step j.
+func (d *Dataset) LogRatio(j int) float64 { return d.LogTarget[j] - d.LogBehavior[j] }
+
+// ObsAt returns the real state vector of step j (shared, not copied).
+func (d *Dataset) ObsAt(j int) []float64 {
+	k := d.StateDim
+	return d.Obs[j*k : (j+1)*k : (j+1)*k]
+}
+
+// ActionVecAt returns the real action vector of step j (shared).
+func (d *Dataset) ActionVecAt(j int) []float64 {
+	k := d.ActionDim
+	return d.ActionVec[j*k : (j+1)*k : (j+1)*k]
+}
+
+// NextState returns the discrete state after step j of episode e and
+// whether it is known (only the last step's may be unknown).
+func (d *Dataset) NextState(e, j int) (int, bool) {
+	if d.cuts != nil {
+		if c, ok := d.cuts[j]; ok {
+			return int(c.state), c.ok
+		}
+	}
+	if j+1 < d.Start[e+1] {
+		return int(d.State[j+1]), true
+	}
+	return int(d.FinalState[e]), d.HasFinal[e]
+}
+
+// NextObs returns the real state vector after step j of episode e
+// (shared) and whether it is known.
+func (d *Dataset) NextObs(e, j int) ([]float64, bool) {
+	if d.cuts != nil {
+		if c, ok := d.cuts[j]; ok {
+			return c.obs, c.ok
+		}
+	}
+	if j+1 < d.Start[e+1] {
+		return d.ObsAt(j + 1), true
+	}
+	if !d.HasFinal[e] {
+		return nil, false
+	}
+	k := d.StateDim
+	return d.FinalObs[e*k : (e+1)*k : (e+1)*k], true
+}
+
+// Step returns step j of episode e in row form (vectors shared), for
+// code that reads a dataset one step at a time and for tests.
+func (d *Dataset) Step(e, j int) Step {
+	s := Step{State: -1, Action: -1, NextState: -1, Reward: d.Reward[j],
+		LogBehavior: d.LogBehavior[j], LogTarget: d.LogTarget[j]}
+	if d.StateDim == 0 {
+		s.State = int(d.State[j])
+		s.NextState, s.HasNext = d.NextState(e, j)
+		if !s.HasNext {
+			s.NextState = -1
+		}
+	} else {
+		s.Obs = d.ObsAt(j)
+		s.NextObs, s.HasNext = d.NextObs(e, j)
+	}
+	if d.ActionDim == 0 {
+		s.Action = int(d.Action[j])
+	} else {
+		s.ActionVec = d.ActionVecAt(j)
+	}
+	return s
+}
+
+// Episode returns episode e in row form (vectors shared).
+func (d *Dataset) Episode(e int) Episode {
+	lo, hi := d.Span(e)
+	ep := Episode{ID: d.IDs[e], Steps: make([]Step, hi-lo)}
+	for j := lo; j < hi; j++ {
+		ep.Steps[j-lo] = d.Step(e, j)
+	}
+	return ep
+}
+
+// Episodes returns every episode in row form. It copies every step into a
+// struct of about 200 bytes; estimators read the columns instead.
+func (d *Dataset) Episodes() []Episode {
+	out := make([]Episode, d.NumEpisodes())
+	for e := range out {
+		out[e] = d.Episode(e)
+	}
+	return out
+}
+
+// Subset returns a dataset made of the episodes at the given indices
+// (repeats allowed, as a bootstrap resample needs), copied. A repeated
+// episode keeps its id, so the result may have duplicate ids; it is meant
+// for estimation, not for writing.
+func (d *Dataset) Subset(idx []int) *Dataset {
+	b := d.derive()
+	for _, e := range idx {
+		b.appendSpan(d, e, d.Start[e], d.Start[e+1])
+	}
+	return b
+}
+
+// Head returns the first n episodes of d, each cut to its first T steps
+// (an episode with fewer steps is kept whole), copied. A cut episode's
+// final state is the state of its step T. Head panics if n exceeds the
+// number of episodes or n or T is negative.
+//
+// It serves experiments that log the longest episodes once and take
+// every smaller dataset as a prefix, so that, within a seed, the dataset
+// of n = 50 is the start of the dataset of n = 500 (common random
+// numbers across the points of a curve).
+func (d *Dataset) Head(n, T int) *Dataset {
+	if n < 0 || T < 0 || n > d.NumEpisodes() {
+		panic(fmt.Sprintf("dataset: Head(%d, %d) of %d episodes", n, T, d.NumEpisodes()))
+	}
+	out := d.derive()
+	for e := range n {
+		lo, hi := d.Span(e)
+		out.appendSpan(d, e, lo, min(hi, lo+T))
+	}
+	return out
+}
+
+// Blocks returns a one-episode dataset whose steps are copies of the
+// steps [starts[k], starts[k]+lens[k]) of d's only episode, block after
+// block, as the moving-block bootstrap builds them. Each block keeps its
+// logged transitions: the state after a block's last step is its logged
+// next state, so the result's final state is that of the last block. It
+// panics if d has more than one episode.
+func (d *Dataset) Blocks(starts, lens []int) *Dataset {
+	if d.NumEpisodes() != 1 {
+		panic(fmt.Sprintf("dataset: Blocks of %d episodes", d.NumEpisodes()))
+	}
+	out := d.derive()
+	out.IDs = append(out.IDs, d.IDs[0])
+	for k, s := range starts {
+		if k > 0 {
+			// The previous block's last step keeps its logged next state.
+			if out.cuts == nil {
+				out.cuts = map[int]next{}
+			}
+			p := starts[k-1] + lens[k-1] - 1
+			var c next
+			if d.StateDim == 0 {
+				var ns int
+				ns, c.ok = d.NextState(0, p)
+				c.state = int32(ns)
+			} else {
+				c.obs, c.ok = d.NextObs(0, p)
+				c.state = -1
+			}
+			out.cuts[len(out.Reward)-1] = c
+		}
+		out.appendColumns(d, s, s+lens[k])
+	}
+	out.Start = append(out.Start, len(out.Reward))
+	last := starts[len(starts)-1] + lens[len(lens)-1]
+	out.appendFinal(d, 0, last-1)
+	return out
+}
+
+// next is a next state kept apart from the columns (see Dataset.cuts).
+type next struct {
+	state int32
+	obs   []float64
+	ok    bool // known (false after an episode's last step without one)
+}
+
+// derive returns an empty dataset with d's sizes.
+func (d *Dataset) derive() *Dataset {
+	return &Dataset{NumStates: d.NumStates, NumActions: d.NumActions, StateDim: d.StateDim,
+		ActionDim: d.ActionDim, Start: []int{0}}
+}
+
+// appendSpan appends steps [lo, hi) of d's episode e as a new episode;
+// its final state is the state after step hi-1.
+func (out *Dataset) appendSpan(d *Dataset, e, lo, hi int) {
+	out.IDs = append(out.IDs, d.IDs[e])
+	out.appendColumns(d, lo, hi)
+	out.Start = append(out.Start, len(out.Reward))
+	out.appendFinal(d, e, hi-1)
+}
+
+// appendColumns appends the columns of steps [lo, hi) of d.
+func (out *Dataset) appendColumns(d *Dataset, lo, hi int) {
+	if d.StateDim == 0 {
+		out.State = append(out.State, d.State[lo:hi]...)
+	} else {
+		out.Obs = append(out.Obs, d.Obs[lo*d.StateDim:hi*d.StateDim]...)
+	}
+	if d.ActionDim == 0 {
+		out.Action = append(out.Action, d.Action[lo:hi]...)
+	} else {
+		out.ActionVec = append(out.ActionVec, d.ActionVec[lo*d.ActionDim:hi*d.ActionDim]...)
+	}
+	out.Reward = append(out.Reward, d.Reward[lo:hi]...)
+	out.LogBehavior = append(out.LogBehavior, d.LogBehavior[lo:hi]...)
+	out.LogTarget = append(out.LogTarget, d.LogTarget[lo:hi]...)
+}
+
+// appendFinal appends, as the final state of out's last episode, the
+// state after step j of d's episode e.
+func (out *Dataset) appendFinal(d *Dataset, e, j int) {
+	if d.StateDim == 0 {
+		s, ok := d.NextState(e, j)
+		if !ok {
+			s = -1
+		}
+		out.FinalState = append(out.FinalState, int32(s))
+		out.HasFinal = append(out.HasFinal, ok)
+		return
+	}
+	v, ok := d.NextObs(e, j)
+	if !ok {
+		v = make([]float64, d.StateDim)
+	}
+	out.FinalObs = append(out.FinalObs, v...)
+	out.HasFinal = append(out.HasFinal, ok)
+}
+
+// Clone returns a deep copy of d.
+func (d *Dataset) Clone() *Dataset {
+	c := *d
+	c.IDs = slices.Clone(d.IDs)
+	c.Start = slices.Clone(d.Start)
+	c.State = slices.Clone(d.State)
+	c.Obs = slices.Clone(d.Obs)
+	c.Action = slices.Clone(d.Action)
+	c.ActionVec = slices.Clone(d.ActionVec)
+	c.Reward = slices.Clone(d.Reward)
+	c.LogBehavior = slices.Clone(d.LogBehavior)
+	c.LogTarget = slices.Clone(d.LogTarget)
+	c.HasFinal = slices.Clone(d.HasFinal)
+	c.FinalState = slices.Clone(d.FinalState)
+	c.FinalObs = slices.Clone(d.FinalObs)
+	return &c
+}
+
+// Step is one logged transition (s_t, a_t, r_t, s_{t+1}) in row form, the
+// form in which code builds a dataset (Builder.Add, New) and reads one
+// step at a time (Dataset.Step).
 //
 // Discrete states use State and NextState (ids >= 0) and leave Obs and
 // NextObs nil; real-valued states use Obs and NextObs and set State and
@@ -36,77 +366,8 @@ func (s *Step) LogRatio() float64 { return s.LogTarget - s.LogBehavior }
 func (s *Step) Ratio() float64 { return math.Exp(s.LogTarget - s.LogBehavior) }
 
 // Episode is a sequence of steps t = 0, 1, ..., len(Steps)-1 logged in one
-// run. A continuing task is one long episode.
+// run, in row form. A continuing task is one long episode.
 type Episode struct {
 	ID    string
 	Steps []Step
-}
-
-// Dataset is a set of episodes logged under one behavior policy.
-type Dataset struct {
-	Episodes []Episode
-
-	// NumStates is the number of discrete states (ids are 0..NumStates-1);
-	// it is 0 when states are real vectors.
-	NumStates int
-	// NumActions is the number of discrete actions, 0 for real actions.
-	NumActions int
-	// StateDim is the length of a real state vector, 0 for discrete states.
-	StateDim int
-}
-
-// Discrete reports whether the states are discrete ids.
-func (d *Dataset) Discrete() bool { return d.StateDim == 0 }
-
-// NumSteps returns the total number of logged steps.
-func (d *Dataset) NumSteps() int {
-	n := 0
-	for i := range d.Episodes {
-		n += len(d.Episodes[i].Steps)
-	}
-	return n
-}
-
-// MaxLen returns the length of the longest episode.
-func (d *Dataset) MaxLen() int {
-	m := 0
-	for i := range d.Episodes {
-		m = max(m, len(d.Episodes[i].Steps))
-	}
-	return m
-}
-
-// Subset returns a dataset made of the episodes at the given indices
-// (repeats allowed, as a bootstrap resample needs). Steps are shared, not
-// copied.
-func (d *Dataset) Subset(idx []int) *Dataset {
-	out := &Dataset{NumStates: d.NumStates, NumActions: d.NumActions, StateDim: d.StateDim}
-	out.Episodes = make([]Episode, len(idx))
-	for k, i := range idx {
-		out.Episodes[k] = d.Episodes[i]
-	}
-	return out
-}
-
-// Head returns the first n episodes of d, each cut to its first T steps
-// (an episode with fewer steps is kept whole). The result shares its
-// steps with d and must be treated as read-only, like d. Head panics if
-// n exceeds the number of episodes or n or T is negative.
-//
-// It serves experiments that log the longest episodes once and take
-// every smaller dataset as a prefix, so that, within a seed, the dataset
-// of n = 50 is the start of the dataset of n = 500 (common random
-// numbers across the points of a curve).
-func (d *Dataset) Head(n, T int) *Dataset {
-	if n < 0 || T < 0 || n > len(d.Episodes) {
-		panic(fmt.Sprintf("dataset: Head(%d, %d) of %d episodes", n, T, len(d.Episodes)))
-	}
-	out := &Dataset{NumStates: d.NumStates, NumActions: d.NumActions, StateDim: d.StateDim, Episodes: make([]Episode, n)}
-	for i := range out.Episodes {
-		e := d.Episodes[i]
-		k := min(T, len(e.Steps))
-		e.Steps = e.Steps[:k:k]
-		out.Episodes[i] = e
-	}
-	return out
 }

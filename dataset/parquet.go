@@ -359,7 +359,7 @@ func WriteParquet(w io.Writer, d *Dataset) error {
 	if err := d.Validate(); err != nil {
 		return err
 	}
-	sd, ad := d.StateDim, actionDim(d)
+	sd, ad := d.StateDim, d.ActionDim
 	var g orderedGroup
 	id := func(name string) { g.add(name, parquet.Int(64)) }
 	real := func(name string) { g.add(name, parquet.Leaf(parquet.DoubleType)) }
@@ -384,10 +384,10 @@ func WriteParquet(w io.Writer, d *Dataset) error {
 		rows = rows[:0]
 		return nil
 	}
-	for _, ep := range d.Episodes {
-		idBytes := []byte(ep.ID)
-		for t := range ep.Steps {
-			s := &ep.Steps[t]
+	for e := range d.NumEpisodes() {
+		idBytes := []byte(d.IDs[e])
+		lo, hi := d.Span(e)
+		for j := lo; j < hi; j++ {
 			k := len(rows)
 			row := store[k*width : k*width : (k+1)*width]
 			col := 0
@@ -396,33 +396,37 @@ func WriteParquet(w io.Writer, d *Dataset) error {
 				col++
 			}
 			put(parquet.ByteArrayValue(idBytes), 0)
-			put(parquet.Int64Value(int64(t)), 0)
+			put(parquet.Int64Value(int64(j-lo)), 0)
 			if sd == 0 {
-				put(parquet.Int64Value(int64(s.State)), 0)
+				put(parquet.Int64Value(int64(d.State[j])), 0)
 			} else {
-				for _, v := range s.Obs {
+				for _, v := range d.ObsAt(j) {
 					put(parquet.DoubleValue(v), 0)
 				}
 			}
 			if ad == 0 {
-				put(parquet.Int64Value(int64(s.Action)), 0)
+				put(parquet.Int64Value(int64(d.Action[j])), 0)
 			} else {
-				for _, v := range s.ActionVec {
+				for _, v := range d.ActionVecAt(j) {
 					put(parquet.DoubleValue(v), 0)
 				}
 			}
-			put(parquet.DoubleValue(s.Reward), 0)
-			put(parquet.DoubleValue(s.LogBehavior), 0)
-			put(parquet.DoubleValue(s.LogTarget), 0)
-			hasNext := t == len(ep.Steps)-1 && s.HasNext
+			put(parquet.DoubleValue(d.Reward[j]), 0)
+			put(parquet.DoubleValue(d.LogBehavior[j]), 0)
+			put(parquet.DoubleValue(d.LogTarget[j]), 0)
+			hasNext := j == hi-1 && d.HasFinal[e]
+			var nextObs []float64
+			if hasNext && sd > 0 {
+				nextObs, _ = d.NextObs(e, j)
+			}
 			for k := range nextCol {
 				switch {
 				case !hasNext:
 					put(parquet.NullValue(), 0)
 				case sd == 0:
-					put(parquet.Int64Value(int64(s.NextState)), 1)
+					put(parquet.Int64Value(int64(d.FinalState[e])), 1)
 				default:
-					put(parquet.DoubleValue(s.NextObs[k]), 1)
+					put(parquet.DoubleValue(nextObs[k]), 1)
 				}
 			}
 			rows = append(rows, row)

@@ -9,113 +9,151 @@ import (
 // ReadParquet guarantee, and exactly what the writers need so that a
 // written dataset reads back unchanged.
 //
+//   - The columns have one entry per step (StateDim or ActionDim entries
+//     for vectors), Start runs from 0 to the number of steps, and the
+//     per-episode columns have one entry per episode.
 //   - Episodes have unique, non-empty IDs and at least one step.
-//   - Discrete states (StateDim = 0): State and, where HasNext, NextState
-//     lie in [0, NumStates), and Obs and NextObs are nil. Vector states:
-//     State = NextState = -1 and Obs (and NextObs where HasNext) have
-//     length StateDim.
-//   - Discrete actions (NumActions > 0): Action in [0, NumActions) and
-//     ActionVec nil. Vector actions (NumActions = 0): Action = -1 and every
-//     ActionVec has the same length, at least 1.
-//   - Rewards and vector components are finite; LogBehavior is finite;
-//     LogTarget is not NaN or +Inf (-Inf means the target never takes the
-//     action); with discrete actions both are at most 0.
-//   - Every step but the last of an episode has HasNext set and its next
-//     state equal to the state of the following step.
+//   - Discrete states (StateDim = 0): State and known final states lie in
+//     [0, NumStates). Vector states: every component is finite.
+//   - Discrete actions (ActionDim = 0): Action in [0, NumActions), with
+//     NumActions > 0 if there are steps. Vector actions: NumActions = 0
+//     and every component is finite.
+//   - Rewards are finite; LogBehavior is finite; LogTarget is not NaN or
+//     +Inf (-Inf means the target never takes the action); with discrete
+//     actions both are at most 0.
 //
 // The error names the episode and the step.
 func (d *Dataset) Validate() error {
 	if d == nil {
 		return fmt.Errorf("dataset: nil dataset")
 	}
-	if d.StateDim < 0 || d.NumStates < 0 || d.NumActions < 0 {
-		return fmt.Errorf("dataset: negative size (NumStates %d, NumActions %d, StateDim %d)", d.NumStates, d.NumActions, d.StateDim)
+	if d.StateDim < 0 || d.NumStates < 0 || d.NumActions < 0 || d.ActionDim < 0 {
+		return fmt.Errorf("dataset: negative size (NumStates %d, NumActions %d, StateDim %d, ActionDim %d)",
+			d.NumStates, d.NumActions, d.StateDim, d.ActionDim)
 	}
 	if d.StateDim > 0 && d.NumStates > 0 {
 		return fmt.Errorf("dataset: both NumStates (%d) and StateDim (%d) are set", d.NumStates, d.StateDim)
 	}
-	ad := actionDim(d)
-	if d.NumActions > 0 && ad > 0 {
-		return fmt.Errorf("dataset: NumActions is %d but steps carry action vectors", d.NumActions)
+	if d.NumActions > 0 && d.ActionDim > 0 {
+		return fmt.Errorf("dataset: both NumActions (%d) and ActionDim (%d) are set", d.NumActions, d.ActionDim)
 	}
-	if d.NumActions == 0 && ad == 0 && d.NumSteps() > 0 {
+	if err := d.checkShape(); err != nil {
+		return err
+	}
+	if d.ActionDim == 0 && d.NumActions == 0 && d.NumSteps() > 0 {
 		return fmt.Errorf("dataset: NumActions is 0 and steps carry no action vectors")
 	}
-	discrete := ad == 0
-	ids := make(map[string]int, len(d.Episodes))
-	for e := range d.Episodes {
-		ep := &d.Episodes[e]
-		if ep.ID == "" {
+	ids := make(map[string]int, len(d.IDs))
+	for e, id := range d.IDs {
+		if id == "" {
 			return fmt.Errorf("dataset: episode %d has an empty ID", e)
 		}
-		if p, dup := ids[ep.ID]; dup {
-			return fmt.Errorf("dataset: episodes %d and %d have the same ID %q", p, e, ep.ID)
+		if p, dup := ids[id]; dup {
+			return fmt.Errorf("dataset: episodes %d and %d have the same ID %q", p, e, id)
 		}
-		ids[ep.ID] = e
-		if len(ep.Steps) == 0 {
-			return fmt.Errorf("dataset: episode %q has no steps", ep.ID)
+		ids[id] = e
+		lo, hi := d.Span(e)
+		if hi <= lo {
+			return fmt.Errorf("dataset: episode %q has no steps", id)
 		}
-		for t := range ep.Steps {
-			if msg := d.checkStep(ep, t, ad, discrete); msg != "" {
-				return fmt.Errorf("dataset: episode %q, step %d: %s", ep.ID, t, msg)
+		for j := lo; j < hi; j++ {
+			if msg := d.checkStep(j); msg != "" {
+				return fmt.Errorf("dataset: episode %q, step %d: %s", id, j-lo, msg)
+			}
+		}
+		if d.HasFinal[e] {
+			var msg string
+			if d.StateDim == 0 {
+				msg = d.checkState("next state", int(d.FinalState[e]), nil)
+			} else {
+				v, _ := d.NextObs(e, hi-1)
+				msg = d.checkState("next state", -1, v)
+			}
+			if msg != "" {
+				return fmt.Errorf("dataset: episode %q, step %d: %s", id, hi-1-lo, msg)
 			}
 		}
 	}
 	return nil
 }
 
-func (d *Dataset) checkStep(ep *Episode, t, ad int, discrete bool) string {
-	s := &ep.Steps[t]
-	last := t == len(ep.Steps)-1
-	if msg := d.checkState("state", s.State, s.Obs); msg != "" {
+// checkShape checks the lengths of the columns.
+func (d *Dataset) checkShape() error {
+	m := len(d.IDs)
+	if len(d.Start) != m+1 || d.Start[0] != 0 || d.Start[m] != len(d.Reward) {
+		return fmt.Errorf("dataset: Start has %d offsets for %d episodes and %d steps", len(d.Start), m, len(d.Reward))
+	}
+	for e := range m {
+		if d.Start[e+1] < d.Start[e] {
+			return fmt.Errorf("dataset: Start decreases at episode %d", e)
+		}
+	}
+	n := len(d.Reward)
+	col := func(name string, got, want int) error {
+		if got != want {
+			return fmt.Errorf("dataset: column %s has %d entries, want %d", name, got, want)
+		}
+		return nil
+	}
+	checks := []error{
+		col("LogBehavior", len(d.LogBehavior), n),
+		col("LogTarget", len(d.LogTarget), n),
+		col("HasFinal", len(d.HasFinal), m),
+	}
+	if d.StateDim == 0 {
+		checks = append(checks, col("State", len(d.State), n), col("Obs", len(d.Obs), 0),
+			col("FinalState", len(d.FinalState), m), col("FinalObs", len(d.FinalObs), 0))
+	} else {
+		checks = append(checks, col("State", len(d.State), 0), col("Obs", len(d.Obs), n*d.StateDim),
+			col("FinalState", len(d.FinalState), 0), col("FinalObs", len(d.FinalObs), m*d.StateDim))
+	}
+	if d.ActionDim == 0 {
+		checks = append(checks, col("Action", len(d.Action), n), col("ActionVec", len(d.ActionVec), 0))
+	} else {
+		checks = append(checks, col("Action", len(d.Action), 0), col("ActionVec", len(d.ActionVec), n*d.ActionDim))
+	}
+	for _, err := range checks {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *Dataset) checkStep(j int) string {
+	var msg string
+	if d.StateDim == 0 {
+		msg = d.checkState("state", int(d.State[j]), nil)
+	} else {
+		msg = d.checkState("state", -1, d.ObsAt(j))
+	}
+	if msg != "" {
 		return msg
 	}
-	if s.HasNext {
-		if msg := d.checkState("next state", s.NextState, s.NextObs); msg != "" {
-			return msg
-		}
-	} else if !last {
-		return "HasNext is false on a step that is not the last of its episode"
-	}
-	if !last {
-		nx := &ep.Steps[t+1]
-		if s.NextState != nx.State {
-			return fmt.Sprintf("next state %d differs from the state %d of step %d", s.NextState, nx.State, t+1)
-		}
-		for k := range s.NextObs {
-			if k >= len(nx.Obs) {
-				break // step t+1 is reported on its own
-			}
-			if s.NextObs[k] != nx.Obs[k] {
-				return fmt.Sprintf("next state component %d is %v but the state of step %d has %v", k, s.NextObs[k], t+1, nx.Obs[k])
-			}
-		}
-	}
+	discrete := d.ActionDim == 0
 	if discrete {
-		if s.Action < 0 || s.Action >= d.NumActions || s.ActionVec != nil {
-			return fmt.Sprintf("action %d is not an id in [0, %d) (or ActionVec is set)", s.Action, d.NumActions)
+		if a := d.Action[j]; a < 0 || int(a) >= d.NumActions {
+			return fmt.Sprintf("action %d is not an id in [0, %d)", a, d.NumActions)
 		}
 	} else {
-		if s.Action != -1 || len(s.ActionVec) != ad {
-			return fmt.Sprintf("action vector of length %d (want %d) and Action %d (want -1)", len(s.ActionVec), ad, s.Action)
-		}
-		for k, v := range s.ActionVec {
+		for k, v := range d.ActionVecAt(j) {
 			if msg := checkReal(v); msg != "" {
 				return fmt.Sprintf("action component %d: %s", k, msg)
 			}
 		}
 	}
-	if msg := checkReal(s.Reward); msg != "" {
+	if msg := checkReal(d.Reward[j]); msg != "" {
 		return "reward: " + msg
 	}
-	if msg := checkReal(s.LogBehavior); msg != "" {
+	lb, lt := d.LogBehavior[j], d.LogTarget[j]
+	if msg := checkReal(lb); msg != "" {
 		return "LogBehavior: " + msg
 	}
-	if math.IsNaN(s.LogTarget) || math.IsInf(s.LogTarget, 1) {
-		return fmt.Sprintf("LogTarget: %v is not allowed", s.LogTarget)
+	if math.IsNaN(lt) || math.IsInf(lt, 1) {
+		return fmt.Sprintf("LogTarget: %v is not allowed", lt)
 	}
-	if discrete && (s.LogBehavior > 0 || s.LogTarget > 0) {
-		return fmt.Sprintf("log-probabilities %v (behavior) and %v (target) must be at most 0 for discrete actions", s.LogBehavior, s.LogTarget)
+	if discrete && (lb > 0 || lt > 0) {
+		return fmt.Sprintf("log-probabilities %v (behavior) and %v (target) must be at most 0 for discrete actions", lb, lt)
 	}
 	return ""
 }
@@ -123,13 +161,13 @@ func (d *Dataset) checkStep(ep *Episode, t, ad int, discrete bool) string {
 // checkState checks a state or next state against the dataset's kind.
 func (d *Dataset) checkState(what string, id int, obs []float64) string {
 	if d.StateDim == 0 {
-		if id < 0 || id >= d.NumStates || obs != nil {
-			return fmt.Sprintf("%s %d is not an id in [0, %d) (or its vector is set)", what, id, d.NumStates)
+		if id < 0 || id >= d.NumStates {
+			return fmt.Sprintf("%s %d is not an id in [0, %d)", what, id, d.NumStates)
 		}
 		return ""
 	}
-	if id != -1 || len(obs) != d.StateDim {
-		return fmt.Sprintf("%s vector of length %d (want %d) and id %d (want -1)", what, len(obs), d.StateDim, id)
+	if len(obs) != d.StateDim {
+		return fmt.Sprintf("%s vector of length %d (want %d)", what, len(obs), d.StateDim)
 	}
 	for k, v := range obs {
 		if msg := checkReal(v); msg != "" {

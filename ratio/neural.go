@@ -75,6 +75,11 @@ import (
 //	Liu, Li, Tang, Zhou (2018), Theorems 1-3, Section 5, Algorithms 1-2
 //	and Appendix "Algorithm Details"; Kingma and Ba (2015) for Adam.
 type Neural struct {
+	// Seed seeds Fit's training: the held-out split, the initial
+	// weights, the bandwidth sample and the minibatches. The same seed,
+	// data and settings give the same model.
+	Seed uint64
+
 	// Hidden lists the hidden layer widths. If nil, {64, 64} is used.
 	Hidden []int
 
@@ -218,11 +223,30 @@ func (l Neural) settings() (neuralSettings, error) {
 	return s, nil
 }
 
+// neuralStream is the second word of the PCG state of Fit's generator
+// ("bch-nn" in ASCII), so that the training's draws never coincide with
+// another use of the same seed.
+const neuralStream = 0x6263682d6e6e
+
+// Name returns "neural".
+func (Neural) Name() string { return "neural" }
+
 // Fit learns w from the logged transitions of d with discount gamma in
-// (0, 1], drawing every random number (held-out split, initialisation,
+// (0, 1], drawing every random number from rand.NewPCG(l.Seed, s) with a
+// fixed stream s (see FitRand). The model is a *NeuralModel.
+func (l Neural) Fit(d *dataset.Dataset, gamma float64) (Model, error) {
+	m, err := l.FitRand(rand.New(rand.NewPCG(l.Seed, neuralStream)), d, gamma)
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// FitRand learns w from the logged transitions of d with discount gamma
+// in (0, 1], drawing every random number (held-out split, initialisation,
 // bandwidth sample, minibatches) from rng. It needs real-valued states
 // (d.StateDim > 0).
-func (l Neural) Fit(rng *rand.Rand, d *dataset.Dataset, gamma float64) (*NeuralModel, error) {
+func (l Neural) FitRand(rng *rand.Rand, d *dataset.Dataset, gamma float64) (*NeuralModel, error) {
 	if !(gamma > 0 && gamma <= 1) {
 		return nil, fmt.Errorf("ratio: discount %v outside (0, 1]", gamma)
 	}

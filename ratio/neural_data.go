@@ -78,23 +78,25 @@ func checkNeuralData(d *dataset.Dataset) error {
 		}
 		return true
 	}
-	for e := range d.Episodes {
-		ep := &d.Episodes[e]
-		for t := range ep.Steps {
-			st := &ep.Steps[t]
-			if len(st.Obs) != dim || !finite(st.Obs) {
-				return fmt.Errorf("ratio: episode %q step %d: state %v, want %d finite values", ep.ID, t, st.Obs, dim)
+	for e := range d.NumEpisodes() {
+		lo, hi := d.Span(e)
+		for j := lo; j < hi; j++ {
+			t := j - lo
+			if obs := d.ObsAt(j); !finite(obs) {
+				return fmt.Errorf("ratio: episode %q step %d: state %v, want %d finite values", d.IDs[e], t, obs, dim)
 			}
-			if !st.HasNext {
+			next, ok := d.NextObs(e, j)
+			if !ok {
 				continue
 			}
-			if len(st.NextObs) != dim || !finite(st.NextObs) {
-				return fmt.Errorf("ratio: episode %q step %d: next state %v, want %d finite values", ep.ID, t, st.NextObs, dim)
+			if len(next) != dim || !finite(next) {
+				return fmt.Errorf("ratio: episode %q step %d: next state %v, want %d finite values", d.IDs[e], t, next, dim)
 			}
-			lr := st.LogTarget - st.LogBehavior
-			if math.IsNaN(lr) || math.IsInf(st.LogBehavior, 0) || math.IsInf(math.Exp(lr), 1) {
+			lt, lb := d.LogTarget[j], d.LogBehavior[j]
+			lr := lt - lb
+			if math.IsNaN(lr) || math.IsInf(lb, 0) || math.IsInf(math.Exp(lr), 1) {
 				return fmt.Errorf("ratio: episode %q step %d: log-probabilities %v (target), %v (behavior) give no finite ratio",
-					ep.ID, t, st.LogTarget, st.LogBehavior)
+					d.IDs[e], t, lt, lb)
 			}
 		}
 	}
@@ -108,22 +110,18 @@ func stateScaling(d *dataset.Dataset) (mean, scale []float64) {
 	mean = make([]float64, dim)
 	scale = make([]float64, dim)
 	n := 0.0
-	for e := range d.Episodes {
-		for t := range d.Episodes[e].Steps {
-			n++
-			for k, v := range d.Episodes[e].Steps[t].Obs {
-				mean[k] += v
-			}
+	for j := range d.NumSteps() {
+		n++
+		for k, v := range d.ObsAt(j) {
+			mean[k] += v
 		}
 	}
 	for k := range mean {
 		mean[k] /= max(n, 1)
 	}
-	for e := range d.Episodes {
-		for t := range d.Episodes[e].Steps {
-			for k, v := range d.Episodes[e].Steps[t].Obs {
-				scale[k] += (v - mean[k]) * (v - mean[k])
-			}
+	for j := range d.NumSteps() {
+		for k, v := range d.ObsAt(j) {
+			scale[k] += (v - mean[k]) * (v - mean[k])
 		}
 	}
 	for k := range scale {
@@ -144,7 +142,7 @@ func splitTransitions(rng *rand.Rand, d *dataset.Dataset, gamma, heldOut float64
 	if heldOut > 0 {
 		held = &transitions{d: dim}
 	}
-	nEp := len(d.Episodes)
+	nEp := d.NumEpisodes()
 	heldEp := make([]bool, nEp)
 	byEpisode := heldOut > 0 && float64(nEp)*heldOut >= 1
 	if byEpisode {
@@ -160,17 +158,18 @@ func splitTransitions(rng *rand.Rand, d *dataset.Dataset, gamma, heldOut float64
 			dst[k] = (v - mean[k]) / scale[k]
 		}
 	}
-	for e := range d.Episodes {
-		steps := d.Episodes[e].Steps
-		if len(steps) == 0 {
+	for e := range nEp {
+		lo, hi := d.Span(e)
+		T := hi - lo
+		if T == 0 {
 			continue
 		}
-		cut := len(steps) // steps t >= cut are held out
+		cut := T // steps t >= cut are held out
 		switch {
 		case heldEp[e]:
 			cut = 0
 		case held != nil && !byEpisode:
-			cut = len(steps) - int(math.Ceil(heldOut*float64(len(steps))))
+			cut = T - int(math.Ceil(heldOut*float64(T)))
 		}
 		dest := func(t int) *transitions {
 			if t >= cut {
@@ -179,16 +178,15 @@ func splitTransitions(rng *rand.Rand, d *dataset.Dataset, gamma, heldOut float64
 			return train
 		}
 		if gamma < 1 { // the dummy transition t = -1 into s_0, weight gamma^0
-			scaleTo(sx, steps[0].Obs)
+			scaleTo(sx, d.ObsAt(lo))
 			dest(0).add(sx, sx, 0, 1, true)
 		}
 		g := gamma // gamma^(t+1)
-		for t := range steps {
-			st := &steps[t]
-			if st.HasNext && g > 0 {
-				scaleTo(sx, st.Obs)
-				scaleTo(nx, st.NextObs)
-				dest(t).add(sx, nx, math.Exp(st.LogTarget-st.LogBehavior), g, false)
+		for j := lo; j < hi; j++ {
+			if next, ok := d.NextObs(e, j); ok && g > 0 {
+				scaleTo(sx, d.ObsAt(j))
+				scaleTo(nx, next)
+				dest(j-lo).add(sx, nx, math.Exp(d.LogTarget[j]-d.LogBehavior[j]), g, false)
 			}
 			g *= gamma
 		}

@@ -97,11 +97,9 @@ func (m *NeuralModel) RatioBatch(obs [][]float64) ([]float64, error) {
 // StepRatios returns w(s_t) for every step of d, episode after episode in
 // step order (the order of the estimator's weights).
 func (m *NeuralModel) StepRatios(d *dataset.Dataset) ([]float64, error) {
-	obs := make([][]float64, 0, d.NumSteps())
-	for e := range d.Episodes {
-		for t := range d.Episodes[e].Steps {
-			obs = append(obs, d.Episodes[e].Steps[t].Obs)
-		}
+	obs := make([][]float64, d.NumSteps())
+	for j := range obs {
+		obs[j] = d.ObsAt(j)
 	}
 	w, err := m.RatioBatch(obs)
 	if err != nil {
@@ -128,14 +126,13 @@ func (m *NeuralModel) normalise(d *dataset.Dataset, gamma float64) error {
 		return err
 	}
 	var num, den float64
-	k := 0
-	for e := range d.Episodes {
+	for e := range d.NumEpisodes() {
+		lo, hi := d.Span(e)
 		g := 1.0
-		for range d.Episodes[e].Steps {
+		for k := lo; k < hi; k++ {
 			num += g * w[k]
 			den += g
 			g *= gamma
-			k++
 		}
 	}
 	norm := num / den

@@ -49,41 +49,36 @@ func NewReweighting(d *dataset.Dataset, gamma float64) (*Reweighting, error) {
 		start[s+1] += start[s]
 	}
 	n := d.NumSteps()
-	r.epStart = make([]int, len(d.Episodes)+1)
+	m := d.NumEpisodes()
+	r.epStart = d.Start
 	r.edge = make([]int32, n)
 	r.rho = make([]float64, n)
 	r.rhoBeta = make([]float64, n)
-	r.state = make([]int32, n)
+	r.state = d.State
 	r.disc = make([]float64, n)
-	r.first = make([]int32, len(d.Episodes))
-	k := 0
-	for i := range d.Episodes {
-		r.epStart[i] = k
-		steps := d.Episodes[i].Steps
-		if len(steps) > 0 {
-			r.first[i] = int32(steps[0].State)
+	r.first = make([]int32, m)
+	for i := range m {
+		lo, hi := d.Span(i)
+		if hi > lo {
+			r.first[i] = d.State[lo]
 		}
 		g := 1.0
-		for t := range steps {
-			st := &steps[t]
-			r.state[k] = int32(st.State)
+		for k := lo; k < hi; k++ {
 			r.disc[k] = g
 			g1 := g * gamma
 			r.edge[k] = -1
-			if st.HasNext {
-				j := start[st.State]
-				for c.Edges[j].To != st.NextState {
+			if next, ok := d.NextState(i, k); ok {
+				j := start[d.State[k]]
+				for c.Edges[j].To != next {
 					j++
 				}
 				r.edge[k] = int32(j)
 				r.rho[k] = g1
-				r.rhoBeta[k] = g1 * math.Exp(st.LogTarget-st.LogBehavior)
+				r.rhoBeta[k] = g1 * math.Exp(d.LogTarget[k]-d.LogBehavior[k])
 			}
 			g = g1
-			k++
 		}
 	}
-	r.epStart[len(d.Episodes)] = k
 	return r, nil
 }
 

@@ -125,6 +125,28 @@ func (m *TabularModel) Ratio(s int) float64 {
 	return m.W[s]
 }
 
+// StepRatios returns w(s_j) for every step j of d (0 for a state outside
+// the model).
+func (m *TabularModel) StepRatios(d *dataset.Dataset) ([]float64, error) {
+	if !d.Discrete() {
+		return nil, errors.New("ratio: a tabular ratio needs discrete states")
+	}
+	w := make([]float64, len(d.State))
+	for j, s := range d.State {
+		w[j] = m.Ratio(int(s))
+	}
+	return w, nil
+}
+
+// Warnings says in plain words when the exact minimiser is negative in
+// some states.
+func (m *TabularModel) Warnings() []string {
+	if m.Negative == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("the learned ratio w is negative in %d states (the exact minimiser of the paper's loss is not constrained to w >= 0); a few small negative values are sampling noise, many mean too little data", m.Negative)}
+}
+
 // Edge is the total weight of the transitions from state From to state To:
 // Weight = sum_i rho_i and RatioWeight = sum_i rho_i beta_i over the
 // transitions i with s_i = From and s'_i = To.
@@ -194,38 +216,39 @@ func Aggregate(d *dataset.Dataset, gamma float64) (*Counts, error) {
 	if gamma < 1 {
 		c.Restart = make([]float64, nS)
 	}
-	for e := range d.Episodes {
-		steps := d.Episodes[e].Steps
-		if len(steps) == 0 {
+	for e := range d.NumEpisodes() {
+		lo, hi := d.Span(e)
+		if hi == lo {
 			continue
 		}
 		if gamma < 1 {
-			s0 := steps[0].State
+			s0 := int(d.State[lo])
 			if s0 < 0 || s0 >= nS {
-				return nil, fmt.Errorf("ratio: episode %q step 0: state %d outside [0, %d)", d.Episodes[e].ID, s0, nS)
+				return nil, fmt.Errorf("ratio: episode %q step 0: state %d outside [0, %d)", d.IDs[e], s0, nS)
 			}
 			c.Restart[s0]++
 		}
 		g := 1.0 // gamma^t
-		for t := range steps {
-			st := &steps[t]
-			if st.State < 0 || st.State >= nS {
-				return nil, fmt.Errorf("ratio: episode %q step %d: state %d outside [0, %d)", d.Episodes[e].ID, t, st.State, nS)
+		for j := lo; j < hi; j++ {
+			t, s := j-lo, int(d.State[j])
+			if s < 0 || s >= nS {
+				return nil, fmt.Errorf("ratio: episode %q step %d: state %d outside [0, %d)", d.IDs[e], t, s, nS)
 			}
-			c.Norm[st.State] += g
+			c.Norm[s] += g
 			g1 := g * gamma // gamma^(t+1)
-			if st.HasNext {
-				if st.NextState < 0 || st.NextState >= nS {
-					return nil, fmt.Errorf("ratio: episode %q step %d: next state %d outside [0, %d)", d.Episodes[e].ID, t, st.NextState, nS)
+			if next, ok := d.NextState(e, j); ok {
+				if next < 0 || next >= nS {
+					return nil, fmt.Errorf("ratio: episode %q step %d: next state %d outside [0, %d)", d.IDs[e], t, next, nS)
 				}
-				lr := st.LogTarget - st.LogBehavior
+				lt, lb := d.LogTarget[j], d.LogBehavior[j]
+				lr := lt - lb
 				beta := math.Exp(lr)
-				if math.IsNaN(lr) || math.IsInf(st.LogBehavior, 0) || math.IsInf(beta, 1) {
+				if math.IsNaN(lr) || math.IsInf(lb, 0) || math.IsInf(beta, 1) {
 					return nil, fmt.Errorf("ratio: episode %q step %d: log-probabilities %v (target), %v (behavior) give no finite ratio",
-						d.Episodes[e].ID, t, st.LogTarget, st.LogBehavior)
+						d.IDs[e], t, lt, lb)
 				}
-				from = append(from, int32(st.State))
-				to = append(to, int32(st.NextState))
+				from = append(from, int32(s))
+				to = append(to, int32(next))
 				wt = append(wt, g1)
 				rw = append(rw, g1*beta)
 			}
@@ -279,14 +302,22 @@ func combine(nS int, from, to []int32, wt, rw []float64) []Edge {
 }
 
 // Fit learns w from the logged transitions of d with discount gamma in
-// (0, 1]: it aggregates them (Aggregate) and solves (Solve).
-func (l Tabular) Fit(d *dataset.Dataset, gamma float64) (*TabularModel, error) {
+// (0, 1]: it aggregates them (Aggregate) and solves (Solve). The model is
+// a *TabularModel.
+func (l Tabular) Fit(d *dataset.Dataset, gamma float64) (Model, error) {
 	c, err := Aggregate(d, gamma)
 	if err != nil {
 		return nil, err
 	}
-	return l.Solve(c)
+	m, err := l.Solve(c)
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
 }
+
+// Name returns "tabular".
+func (Tabular) Name() string { return "tabular" }
 
 // Solve returns the minimiser of the loss defined by c (see Tabular).
 func (l Tabular) Solve(c *Counts) (*TabularModel, error) {

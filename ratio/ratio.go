@@ -1,0 +1,38 @@
+package ratio
+
+import "github.com/ihope-ope/ihope/dataset"
+
+// Learner fits a density-ratio model to logged data: the tabular solver
+// (Tabular), the neural trainer (Neural), and the learners to come. A
+// learner is a value of settings; Fit does not change it, so one learner
+// may fit many datasets at once.
+type Learner interface {
+	// Name is the learner's short name, e.g. "tabular"; the density-ratio
+	// estimator built on it is called "bch-" + Name.
+	Name() string
+	// Fit learns w from the logged transitions of d with discount gamma
+	// in (0, 1].
+	Fit(d *dataset.Dataset, gamma float64) (Model, error)
+}
+
+// Model is a learned density ratio w(s) = d_pi(s)/d_pi0(s).
+type Model interface {
+	// StepRatios returns w(s_j) for every step j of d, in step order
+	// (d may be the data it was fitted on or any other log of the same
+	// state space).
+	StepRatios(d *dataset.Dataset) ([]float64, error)
+}
+
+// Warner is implemented by models that have something to say about
+// themselves in plain words (a negative tabular ratio, ...).
+type Warner interface {
+	Warnings() []string
+}
+
+var (
+	_ Learner = Tabular{}
+	_ Learner = Neural{}
+	_ Model   = (*TabularModel)(nil)
+	_ Model   = (*NeuralModel)(nil)
+	_ Warner  = (*TabularModel)(nil)
+)
