@@ -4,10 +4,22 @@
 // policy pi0 and the target policy pi.
 //
 // Every estimator in ihope consumes a *Dataset, whether it was sampled from
-// a built-in environment (Sample) or loaded from a user's logs (ReadFile,
-// ReadCSV, ReadParquet). Probabilities are stored as logarithms so that
-// products over long horizons stay finite (see ../shared/DESIGN.md,
-// "Conventions").
+// a built-in world (package rollout) or loaded from a user's logs
+// (ReadFile, ReadCSV, ReadParquet). Probabilities are stored as
+// logarithms, so that products of ratios over long horizons are sums that
+// stay finite, and a target probability of 0 is exactly -Inf.
+//
+// # Storage
+//
+// A Dataset is columnar: one slice per field with one entry per step,
+// steps in episode order, episodes as offsets (Dataset.Start), a real
+// vector as a row-major block. Estimators, learners and the bootstrap read
+// the columns directly; 1M discrete steps take 32 MB. The next state of a
+// step is the state of the step after it in its episode and is not
+// stored; only the state after each episode's last step is. Row-form
+// Step and Episode values exist for building a dataset in code (Builder,
+// New) and for reading one step at a time (Dataset.Step). The package
+// imports no simulator: it is the leaf every other package builds on.
 //
 // # The log contract
 //
@@ -48,16 +60,15 @@
 //     logged action could not have been taken.
 //   - The next state of a step is the state of the following row of its
 //     episode. next_state is needed only on an episode's last row; there,
-//     an empty value (a null in Parquet) gives HasNext = false. On another
+//     an empty value (a null in Parquet) means the episode has no final state. On another
 //     row it may be empty, and if given it must equal the state of the
 //     following row. A next-state vector is given whole or not at all.
 //
 // The dataset read has, for discrete states, NumStates = 1 + the largest
 // state id in state and next_state, and NumActions = 1 + the largest action
-// id. For vector states StateDim = d, State = NextState = -1 and Obs,
-// NextObs are set (the NextObs of a step shares the Obs of the next step).
-// For vector actions Action = -1 and ActionVec is set. A last step without
-// a next state has NextState = -1 and NextObs = nil.
+// id. For vector states StateDim = d and the Obs column is set; for vector
+// actions ActionDim = d and ActionVec is set. An episode whose last row has
+// no next state has HasFinal false.
 //
 // # CSV details
 //

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sync"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/ihope-ope/ihope/dataset"
 )
 
@@ -56,9 +58,16 @@ type Interval struct {
 	FirstFailure error
 }
 
+// ErrBlocksDiscounted is returned by Bootstrap.Run for a single episode
+// with gamma < 1: the discounted value of one episode depends on where it
+// starts, and blocks moved to other positions would change it (and the
+// dummy start transition of Algorithm 2), so there is no honest block
+// bootstrap for it.
+var ErrBlocksDiscounted = errors.New("one episode with gamma < 1: no intervals (the discounted value depends on where the episode starts, which a block bootstrap cannot resample); use gamma = 1 or log several episodes")
+
 // Method returns "episodes" or "blocks" for d, and the block length used.
 func (b *Bootstrap) Method(d *dataset.Dataset) (string, int) {
-	if len(d.Episodes) > 1 {
+	if d.NumEpisodes() > 1 {
 		return "episodes", 0
 	}
 	return "blocks", b.blockLength(d.NumSteps())
@@ -71,16 +80,27 @@ func (b *Bootstrap) blockLength(m int) int {
 	return max(1, int(math.Round(math.Cbrt(float64(m)))))
 }
 
-// Run computes intervals for every estimator that newEstimators returns.
-// newEstimators is called once per worker so that estimators holding
-// state are never shared between goroutines; it must return them in the
-// same order every time. The returned slice is in that order.
-func (b *Bootstrap) Run(d *dataset.Dataset, gamma float64, newEstimators func() []Estimator) ([]Interval, error) {
+// Check returns ErrBlocksDiscounted if d is a single episode and gamma < 1
+// (see ErrBlocksDiscounted), nil otherwise.
+func (b *Bootstrap) Check(d *dataset.Dataset, gamma float64) error {
+	if method, _ := b.Method(d); method == "blocks" && gamma < 1 {
+		return ErrBlocksDiscounted
+	}
+	return nil
+}
+
+// Run computes an interval for every estimator, in the order given.
+// Estimators are stateless values, evaluated concurrently on the
+// resamples. A single episode with gamma < 1 gets ErrBlocksDiscounted.
+func (b *Bootstrap) Run(d *dataset.Dataset, gamma float64, ests []Estimator) ([]Interval, error) {
 	if b.Resamples <= 0 {
 		return nil, fmt.Errorf("bootstrap: %d resamples", b.Resamples)
 	}
-	if len(d.Episodes) == 0 {
+	if d.NumEpisodes() == 0 {
 		return nil, fmt.Errorf("bootstrap: no episodes")
+	}
+	if err := b.Check(d, gamma); err != nil {
+		return nil, err
 	}
 	alpha := b.Alpha
 	if alpha == 0 {
@@ -89,95 +109,98 @@ func (b *Bootstrap) Run(d *dataset.Dataset, gamma float64, newEstimators func() 
 	if !(alpha > 0 && alpha < 1) {
 		return nil, fmt.Errorf("bootstrap: alpha %v outside (0, 1)", alpha)
 	}
-	workers := max(1, b.Workers)
-	nEst := len(newEstimators())
-	values := make([][]float64, nEst) // [estimator][resample], NaN on failure
-	errs := make([][]error, nEst)
+	values := make([][]float64, len(ests)) // [estimator][resample], NaN on failure
+	errs := make([][]error, len(ests))
 	for k := range values {
 		values[k] = make([]float64, b.Resamples)
 		errs[k] = make([]error, b.Resamples)
 	}
+	prepared := b.prepare(d, gamma, ests)
 	var (
 		mu   sync.Mutex
 		done int
-		wg   sync.WaitGroup
-		next = make(chan int)
+		g    errgroup.Group
 	)
-	// Estimators that implement Reweighter are prepared once and then
-	// evaluate each episode resample from multiplicities; the others (and
-	// block resamples) get the resampled dataset.
-	prepared := make([]func([]int) (float64, error), nEst)
-	if len(d.Episodes) > 1 {
-		for k, est := range newEstimators() {
-			if rw, ok := est.(Reweighter); ok {
-				f, err := rw.Prepare(d, gamma)
-				if err == nil {
-					prepared[k] = f
-				}
-				// On error the estimator fails on the full data too;
-				// Estimate reports it per resample.
+	g.SetLimit(max(1, b.Workers))
+	for r := range b.Resamples {
+		g.Go(func() error {
+			b.resample(d, gamma, ests, prepared, r, values, errs)
+			if b.Progress != nil {
+				mu.Lock()
+				done++
+				b.Progress(done)
+				mu.Unlock()
 			}
+			return nil
+		})
+	}
+	g.Wait()
+	return intervals(values, errs, alpha), nil
+}
+
+// prepare returns, for every estimator that implements Reweighter and has
+// a fast path, the function that evaluates an episode resample from
+// multiplicities (nil otherwise, and always nil for the block bootstrap).
+func (b *Bootstrap) prepare(d *dataset.Dataset, gamma float64, ests []Estimator) []func([]int) (float64, error) {
+	prepared := make([]func([]int) (float64, error), len(ests))
+	if d.NumEpisodes() <= 1 {
+		return prepared
+	}
+	for k, est := range ests {
+		if rw, ok := est.(Reweighter); ok {
+			// On error the estimator fails on the full data too;
+			// Estimate reports it per resample.
+			prepared[k], _ = rw.Prepare(d, gamma)
 		}
 	}
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ests := newEstimators()
-			for r := range next {
-				rng := rand.New(rand.NewPCG(b.Seed, uint64(r)+1))
-				idx, rd := b.draw(rng, d)
-				var mult []int
-				if idx != nil {
-					mult = make([]int, len(d.Episodes))
-					for _, i := range idx {
-						mult[i]++
-					}
-				}
-				for k, est := range ests {
-					if prepared[k] != nil && mult != nil {
-						v, err := prepared[k](mult)
-						if err == nil && (math.IsNaN(v) || math.IsInf(v, 0)) {
-							err = fmt.Errorf("%s: the estimate is %v", est.Name(), v)
-						}
-						if err == nil {
-							values[k][r] = v
-							continue
-						}
-						if !errors.Is(err, ErrReweight) {
-							values[k][r], errs[k][r] = math.NaN(), err
-							continue
-						}
-					}
-					if rd == nil {
-						rd = d.Subset(idx)
-					}
-					res, err := est.Estimate(rd, gamma)
-					if err == nil && (math.IsNaN(res.Value) || math.IsInf(res.Value, 0)) {
-						err = fmt.Errorf("%s: the estimate is %v", est.Name(), res.Value)
-					}
-					if err != nil {
-						values[k][r], errs[k][r] = math.NaN(), err
-						continue
-					}
-					values[k][r] = res.Value
-				}
-				if b.Progress != nil {
-					mu.Lock()
-					done++
-					b.Progress(done)
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	for r := range b.Resamples {
-		next <- r
-	}
-	close(next)
-	wg.Wait()
+	return prepared
+}
 
-	out := make([]Interval, nEst)
+// resample draws resample r from its own stream and evaluates every
+// estimator on it, into values[k][r] (NaN and errs[k][r] on failure).
+func (b *Bootstrap) resample(d *dataset.Dataset, gamma float64, ests []Estimator, prepared []func([]int) (float64, error), r int, values [][]float64, errs [][]error) {
+	rng := rand.New(rand.NewPCG(b.Seed, uint64(r)+1))
+	idx, rd := b.draw(rng, d)
+	var mult []int
+	if idx != nil {
+		mult = make([]int, d.NumEpisodes())
+		for _, i := range idx {
+			mult[i]++
+		}
+	}
+	for k, est := range ests {
+		if prepared[k] != nil && mult != nil {
+			v, err := prepared[k](mult)
+			if err == nil && (math.IsNaN(v) || math.IsInf(v, 0)) {
+				err = fmt.Errorf("%s: the estimate is %v", est.Name(), v)
+			}
+			if err == nil {
+				values[k][r] = v
+				continue
+			}
+			if !errors.Is(err, ErrReweight) {
+				values[k][r], errs[k][r] = math.NaN(), err
+				continue
+			}
+		}
+		if rd == nil {
+			rd = d.Subset(idx)
+		}
+		res, err := est.Estimate(rd, gamma)
+		if err == nil && (math.IsNaN(res.Value) || math.IsInf(res.Value, 0)) {
+			err = fmt.Errorf("%s: the estimate is %v", est.Name(), res.Value)
+		}
+		if err != nil {
+			values[k][r], errs[k][r] = math.NaN(), err
+			continue
+		}
+		values[k][r] = res.Value
+	}
+}
+
+// intervals turns the resample estimates into percentile intervals.
+func intervals(values [][]float64, errs [][]error, alpha float64) []Interval {
+	out := make([]Interval, len(values))
 	for k := range out {
 		iv := &out[k]
 		for r, v := range values[k] {
@@ -199,32 +222,30 @@ func (b *Bootstrap) Run(d *dataset.Dataset, gamma float64, newEstimators func() 
 		iv.Low = Quantile(sorted, alpha/2)
 		iv.High = Quantile(sorted, 1-alpha/2)
 	}
-	return out, nil
+	return out
 }
 
 // draw draws one bootstrap resample: for two or more episodes the indices
 // of the drawn episodes (the dataset is built only if needed), for one
 // episode the block-resampled dataset.
 func (b *Bootstrap) draw(rng *rand.Rand, d *dataset.Dataset) ([]int, *dataset.Dataset) {
-	if len(d.Episodes) > 1 {
-		idx := make([]int, len(d.Episodes))
+	if m := d.NumEpisodes(); m > 1 {
+		idx := make([]int, m)
 		for i := range idx {
-			idx[i] = rng.IntN(len(d.Episodes))
+			idx[i] = rng.IntN(m)
 		}
 		return idx, nil
 	}
-	src := d.Episodes[0].Steps
-	m := len(src)
+	m := d.NumSteps()
 	L := b.blockLength(m)
-	steps := make([]dataset.Step, 0, m)
-	for len(steps) < m {
+	var starts, lens []int
+	for n := 0; n < m; {
 		start := rng.IntN(m - L + 1)
-		n := min(L, m-len(steps))
-		steps = append(steps, src[start:start+n]...)
+		k := min(L, m-n)
+		starts, lens = append(starts, start), append(lens, k)
+		n += k
 	}
-	out := *d
-	out.Episodes = []dataset.Episode{{ID: d.Episodes[0].ID, Steps: steps}}
-	return nil, &out
+	return nil, d.Blocks(starts, lens)
 }
 
 // Quantile returns the p-quantile of sorted data by linear interpolation

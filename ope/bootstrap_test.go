@@ -12,6 +12,8 @@ import (
 	"github.com/ihope-ope/ihope/env/taxi"
 	"github.com/ihope-ope/ihope/exact"
 	"github.com/ihope-ope/ihope/ope"
+	"github.com/ihope-ope/ihope/ratio"
+	"github.com/ihope-ope/ihope/rollout"
 )
 
 func TestQuantile(t *testing.T) {
@@ -32,7 +34,7 @@ func taxiData(t testing.TB, seed uint64, n, T int) *dataset.Dataset {
 	t.Helper()
 	target, _ := taxi.Policy("pi19")
 	behavior, _ := taxi.Policy("pi18")
-	d, err := dataset.Sample(rand.New(rand.NewPCG(seed, 0)), env.NewSampler(taxi.New()), behavior, target, n, T)
+	d, err := rollout.Sample(rand.New(rand.NewPCG(seed, 0)), env.NewSampler(taxi.New()), behavior, target, n, T)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +42,7 @@ func taxiData(t testing.TB, seed uint64, n, T int) *dataset.Dataset {
 }
 
 func allLogEstimators() []ope.Estimator {
-	return []ope.Estimator{&ope.Naive{}, &ope.TrajectoryWIS{}, &ope.StepwiseWIS{}, &ope.DensityRatioTabular{}}
+	return []ope.Estimator{&ope.Naive{}, &ope.TrajectoryWIS{}, &ope.StepwiseWIS{}, ope.DensityRatio{Learner: ratio.Tabular{}}}
 }
 
 // The intervals depend on the seed only, not on the number of workers.
@@ -49,7 +51,7 @@ func TestBootstrapDeterministic(t *testing.T) {
 	var got [][]ope.Interval
 	for _, workers := range []int{1, 2, 3} {
 		b := ope.Bootstrap{Resamples: 20, Seed: 9, Workers: workers}
-		ivs, err := b.Run(d, 1, allLogEstimators)
+		ivs, err := b.Run(d, 1, allLogEstimators())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -67,7 +69,7 @@ func TestBootstrapDeterministic(t *testing.T) {
 	}
 	// A different seed gives different resamples.
 	b := ope.Bootstrap{Resamples: 20, Seed: 10}
-	other, _ := b.Run(d, 1, allLogEstimators)
+	other, _ := b.Run(d, 1, allLogEstimators())
 	if reflect.DeepEqual(other[0].Estimates, got[0][0].Estimates) {
 		t.Error("seed had no effect")
 	}
@@ -82,7 +84,7 @@ func TestBlockBootstrap(t *testing.T) {
 	if method != "blocks" || L != 20 {
 		t.Fatalf("method %s, block %d; want blocks of 20", method, L)
 	}
-	ivs, err := b.Run(d, 1, func() []ope.Estimator { return []ope.Estimator{&ope.Naive{}, &ope.DensityRatioTabular{}} })
+	ivs, err := b.Run(d, 1, []ope.Estimator{&ope.Naive{}, ope.DensityRatio{Learner: ratio.Tabular{}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +110,7 @@ func coverage(t *testing.T, seeds, n, T, resamples int, alpha float64) float64 {
 	for s := range seeds {
 		d := taxiData(t, uint64(1000+s), n, T)
 		b := ope.Bootstrap{Resamples: resamples, Alpha: alpha, Seed: uint64(s), Workers: 2}
-		ivs, err := b.Run(d, 1, func() []ope.Estimator { return []ope.Estimator{&ope.DensityRatioTabular{}} })
+		ivs, err := b.Run(d, 1, []ope.Estimator{ope.DensityRatio{Learner: ratio.Tabular{}}})
 		if err != nil {
 			t.Fatal(err)
 		}

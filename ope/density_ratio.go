@@ -3,56 +3,64 @@ package ope
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/ratio"
 )
 
-// DensityRatioTabular is the paper's estimator for discrete states,
-// "bch-tabular" (Breaking the Curse of Horizon). It learns the stationary
-// density ratio w(s) = d_pi(s)/d_pi0(s) with ratio.Tabular (the kernel
-// loss with the delta kernel, minimised exactly) and weights single steps:
+// DensityRatio is the paper's estimator (Breaking the Curse of Horizon),
+// "bch-" + the learner's name: it learns the stationary density ratio
+// w(s) = d_pi(s)/d_pi0(s) with any ratio.Learner and weights single steps,
 //
-//	R = sum_i v_i r_i / sum_i v_i,   v_i = gamma^{t_i} w(s_i) beta(a_i|s_i)
+//	R = sum_i v_i r_i / sum_i v_i,   v_i = gamma^{t_i} w(s_i) beta(a_i|s_i).
+//
+// With ratio.Tabular it is "bch-tabular" (discrete states, the kernel loss
+// with the delta kernel minimised exactly); with ratio.Neural it is
+// "bch-neural" (real states, a network trained on the RBF kernel loss).
+//
+// Result.Weights are the normalised v_i in step order, Result.Model the
+// learned ratio.Model, and Result.Warnings what the model says about
+// itself (ratio.Warner).
 //
 // References:
 //
 //	Liu, Li, Tang, Zhou (2018), Eq. (6) and Algorithms 1-2.
-type DensityRatioTabular struct {
-	// Learner holds the solver's settings; its zero value uses defaults.
-	Learner ratio.Tabular
-
-	// Model is set by Estimate to the learned ratio, for reporting.
-	Model *ratio.TabularModel
+type DensityRatio struct {
+	// Learner fits w; its settings are the estimator's.
+	Learner ratio.Learner
 }
 
-var _ Estimator = (*DensityRatioTabular)(nil)
+var _ Estimator = DensityRatio{}
 
-// Name returns "bch-tabular".
-func (*DensityRatioTabular) Name() string { return "bch-tabular" }
+// Name returns "bch-" followed by the learner's name.
+func (e DensityRatio) Name() string { return "bch-" + e.Learner.Name() }
 
 // Estimate fits w on d and returns the self-normalised step-weighted
-// estimate. Result.Weights are the normalised v_i, in step order.
-func (e *DensityRatioTabular) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
+// estimate.
+func (e DensityRatio) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
+	name := e.Name()
 	if err := checkGamma(gamma); err != nil {
 		return Result{}, err
 	}
-	if !d.Discrete() || d.NumStates == 0 {
-		return Result{}, fmt.Errorf("bch-tabular: needs discrete states")
-	}
 	m, err := e.Learner.Fit(d, gamma)
 	if err != nil {
-		return Result{}, fmt.Errorf("bch-tabular: %w", err)
+		return Result{}, fmt.Errorf("%s: %w", name, err)
 	}
-	e.Model = m
-	w := make([]float64, 0, d.NumSteps())
-	for i := range d.Episodes {
-		for t := range d.Episodes[i].Steps {
-			w = append(w, m.W[d.Episodes[i].Steps[t].State])
+	w, err := m.StepRatios(d)
+	if err != nil {
+		return Result{}, fmt.Errorf("%s: %w", name, err)
+	}
+	res, err := ratioEstimate(d, gamma, w)
+	if err != nil {
+		return Result{}, err
+	}
+	res.Model = m
+	if wr, ok := m.(ratio.Warner); ok {
+		for _, s := range wr.Warnings() {
+			res.Warnings = append(res.Warnings, name+": "+s)
 		}
 	}
-	return ratioEstimate(d, gamma, w)
+	return res, nil
 }
 
 // ratioEstimate computes sum v r / sum v with v_i = gamma^t w(s_i) beta_i,
@@ -60,74 +68,47 @@ func (e *DensityRatioTabular) Estimate(d *dataset.Dataset, gamma float64) (Resul
 // The factor gamma^t beta_i is formed in log space and scaled by its
 // maximum over the data, which cancels in the ratio.
 func ratioEstimate(d *dataset.Dataset, gamma float64, w []float64) (Result, error) {
-	lg := math.Log(gamma)
-	maxLog := math.Inf(-1)
-	for i := range d.Episodes {
-		for t := range d.Episodes[i].Steps {
-			maxLog = math.Max(maxLog, d.Episodes[i].Steps[t].LogRatio()+float64(t)*lg)
-		}
+	q, err := discountedRatios(d, gamma)
+	if err != nil {
+		return Result{}, err
 	}
-	if math.IsInf(maxLog, -1) {
-		return Result{}, fmt.Errorf("every logged action has target probability 0")
-	}
-	v := make([]float64, 0, d.NumSteps())
 	var num, den float64
-	for i := range d.Episodes {
-		steps := d.Episodes[i].Steps
-		for t := range steps {
-			st := &steps[t]
-			vi := w[len(v)] * math.Exp(st.LogRatio()+float64(t)*lg-maxLog)
-			v = append(v, vi)
-			num += vi * st.Reward
-			den += vi
-		}
+	for j, qj := range q {
+		v := w[j] * qj
+		q[j] = v
+		num += v * d.Reward[j]
+		den += v
 	}
 	if !(den > 0) {
 		return Result{}, fmt.Errorf("the learned weights sum to %v", den)
 	}
-	for i := range v {
-		v[i] /= den
+	for j := range q {
+		q[j] /= den
 	}
-	return Result{Value: num / den, Weights: v}, nil
+	return Result{Value: num / den, Weights: q}, nil
 }
 
-// DensityRatioNeural is the paper's estimator for real-valued states,
-// "bch-neural": w(s) is a feed-forward network trained on the kernel loss
-// with a Gaussian RBF kernel (ratio.Neural, Algorithms 1 and 2), and the
-// estimate is the same step-weighted ratio as DensityRatioTabular's.
-type DensityRatioNeural struct {
-	// Learner holds the trainer's settings; its zero value uses defaults.
-	Learner ratio.Neural
-	// Seed seeds the training (initial weights, minibatches, held-out
-	// split); the same seed gives the same estimate.
-	Seed uint64
-
-	// Model is set by Estimate to the trained ratio, for reporting.
-	Model *ratio.NeuralModel
-}
-
-var _ Estimator = (*DensityRatioNeural)(nil)
-
-// Name returns "bch-neural".
-func (*DensityRatioNeural) Name() string { return "bch-neural" }
-
-// Estimate trains w on d and returns the self-normalised step-weighted
-// estimate. Result.Weights are the normalised v_i, in step order.
-func (e *DensityRatioNeural) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
-	if err := checkGamma(gamma); err != nil {
-		return Result{}, err
+// discountedRatios returns gamma^t beta(a_j|s_j) for every step j, scaled
+// by its maximum over the data (formed in log space, so that a long
+// horizon neither overflows nor underflows before the scaling).
+func discountedRatios(d *dataset.Dataset, gamma float64) ([]float64, error) {
+	lg := math.Log(gamma)
+	maxLog := math.Inf(-1)
+	for e := range d.NumEpisodes() {
+		lo, hi := d.Span(e)
+		for j := lo; j < hi; j++ {
+			maxLog = math.Max(maxLog, d.LogRatio(j)+float64(j-lo)*lg)
+		}
 	}
-	if d.StateDim == 0 {
-		return Result{}, fmt.Errorf("bch-neural: needs real-valued states")
+	if math.IsInf(maxLog, -1) {
+		return nil, fmt.Errorf("every logged action has target probability 0")
 	}
-	m, err := e.Learner.Fit(rand.New(rand.NewPCG(e.Seed, 0x6263682d6e6e)), d, gamma)
-	if err != nil {
-		return Result{}, fmt.Errorf("bch-neural: %w", err)
+	q := make([]float64, d.NumSteps())
+	for e := range d.NumEpisodes() {
+		lo, hi := d.Span(e)
+		for j := lo; j < hi; j++ {
+			q[j] = math.Exp(d.LogRatio(j) + float64(j-lo)*lg - maxLog)
+		}
 	}
-	e.Model = m
-	w, err := m.StepRatios(d)
-	if err != nil {
-		return Result{}, fmt.Errorf("bch-neural: %w", err)
-	}
-	return ratioEstimate(d, gamma, w)
+	return q, nil
 }

@@ -1,6 +1,11 @@
 package ope
 
-import "math"
+import (
+	"fmt"
+	"math"
+
+	"github.com/ihope-ope/ihope/dataset"
+)
 
 // KishESS returns Kish's effective sample size of a set of weights,
 //
@@ -36,4 +41,56 @@ func MaxShare(v []float64) float64 {
 		return 0
 	}
 	return m / s
+}
+
+// Collapse thresholds of WeightWarnings: a Kish effective sample size
+// below these shares of the units, or one weight carrying more than
+// maxShareWarn of the total with at least eight units.
+const (
+	essShareEpisodes = 0.05
+	essShareSteps    = 0.005
+	maxShareWarn     = 0.25
+)
+
+// WeightWarnings says in plain words when an estimator's weights collapse:
+// a Kish effective sample size below 5% of the episodes (trajectory-wise
+// weights) or 0.5% of the steps (step weights), or, with eight units or
+// more, one weight carrying over a quarter of the total. Equal weights on
+// a handful of units are not a collapse, and weights of UnitNone are not
+// judged.
+func WeightWarnings(name string, unit Unit, w []float64) []string {
+	n := len(w)
+	if n < 2 || unit == UnitNone {
+		return nil
+	}
+	ess, share := KishESS(w), MaxShare(w)
+	if ess == 0 {
+		return []string{fmt.Sprintf("%s: every weight is 0 (the target never takes the logged actions), so its estimate carries no information", name)}
+	}
+	frac := essShareEpisodes
+	if unit == UnitStep {
+		frac = essShareSteps
+	}
+	if ess < frac*float64(n) || (n >= 8 && share > maxShareWarn) {
+		return []string{fmt.Sprintf("%s: the weights collapse onto a few %ss (effective sample size %.1f of %d; the largest weight carries %.0f%% of the total); its estimate rests on very little data",
+			name, unit, ess, n, 100*share)}
+	}
+	return nil
+}
+
+// DataWarnings says in plain words what in a log's summary makes
+// off-policy estimates fragile: steps whose policy ratio exceeds 1e6 (the
+// behavior hardly ever takes actions the target favours), and episodes
+// whose last step has no next state (the density-ratio estimators cannot
+// use it as a transition).
+func DataWarnings(s dataset.Summary) []string {
+	var out []string
+	if s.LargeRatio > 0 {
+		out = append(out, fmt.Sprintf("support: %d logged steps have pi/pi0 > 1e6 (first: episode %q, t = %d, ratio %.3g): the behavior policy hardly ever takes actions the target favours there, so every importance-weighted estimate is fragile",
+			s.LargeRatio, s.FirstLarge.Episode, s.FirstLarge.T, s.FirstLarge.Ratio))
+	}
+	if s.OpenEndings > 0 {
+		out = append(out, fmt.Sprintf("%d episodes end without next_state: their last step is used for rewards but not as a transition by the density-ratio estimators", s.OpenEndings))
+	}
+	return out
 }

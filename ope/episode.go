@@ -29,34 +29,36 @@ func discountStart(gamma float64, T int) (g0, logG0 float64) {
 
 // checkEpisodes returns an error if d has no episodes or an empty one.
 func checkEpisodes(name string, d *dataset.Dataset) error {
-	if d == nil || len(d.Episodes) == 0 {
+	if d == nil || d.NumEpisodes() == 0 {
 		return fmt.Errorf("%s: no episodes", name)
 	}
-	for i := range d.Episodes {
-		if len(d.Episodes[i].Steps) == 0 {
-			return fmt.Errorf("%s: episode %q has no steps", name, d.Episodes[i].ID)
+	for e := range d.NumEpisodes() {
+		if d.Len(e) == 0 {
+			return fmt.Errorf("%s: episode %q has no steps", name, d.IDs[e])
 		}
 	}
 	return nil
 }
 
-// checkReward returns an error for a NaN or infinite reward.
-func checkReward(name string, ep *dataset.Episode, t int) error {
-	if r := ep.Steps[t].Reward; r-r != 0 { // NaN or ±Inf
-		return fmt.Errorf("%s: episode %q step %d: reward %v", name, ep.ID, t, r)
+// checkReward returns an error for a NaN or infinite reward at step j of
+// episode e.
+func checkReward(name string, d *dataset.Dataset, e, j int) error {
+	if r := d.Reward[j]; r-r != 0 { // NaN or ±Inf
+		return fmt.Errorf("%s: episode %q step %d: reward %v", name, d.IDs[e], j-d.Start[e], r)
 	}
 	return nil
 }
 
-// episodeValue returns the episode's normalised discounted reward
+// episodeValue returns episode e's normalised discounted reward
 // sum_{t<T} gamma_t r_t with T its own length.
-func episodeValue(name string, ep *dataset.Episode, gamma float64) (float64, error) {
-	g, _ := discountStart(gamma, len(ep.Steps))
+func episodeValue(name string, d *dataset.Dataset, e int, gamma float64) (float64, error) {
+	lo, hi := d.Span(e)
+	g, _ := discountStart(gamma, hi-lo)
 	v := 0.0
-	for t := range ep.Steps {
-		r := ep.Steps[t].Reward
+	for j := lo; j < hi; j++ {
+		r := d.Reward[j]
 		if r-r != 0 {
-			return 0, checkReward(name, ep, t)
+			return 0, checkReward(name, d, e, j)
 		}
 		v += g * r
 		g *= gamma
@@ -64,7 +66,7 @@ func episodeValue(name string, ep *dataset.Episode, gamma float64) (float64, err
 	return v, nil
 }
 
-// walkEpisode returns the episode's normalised discounted reward
+// walkEpisode returns episode e's normalised discounted reward
 // sum_{t<T} gamma_t r_t and its log trajectory weight
 //
 //	log w_{0:T} = sum_{t<T} log beta(a_t|s_t),   beta = pi / pi0,
@@ -76,27 +78,29 @@ func episodeValue(name string, ep *dataset.Episode, gamma float64) (float64, err
 // weight of the episode from that step on is exactly 0 and stays -Inf in
 // log space. A NaN or +Inf log-ratio (behavior probability 0, or a NaN
 // probability) is an error, as is a non-finite reward.
-func walkEpisode(name string, ep *dataset.Episode, gamma float64, cum []float64) (logW, value float64, err error) {
-	g, _ := discountStart(gamma, len(ep.Steps))
-	for t := range ep.Steps {
-		st := &ep.Steps[t]
-		lr := st.LogTarget - st.LogBehavior
+func walkEpisode(name string, d *dataset.Dataset, e int, gamma float64, cum []float64) (logW, value float64, err error) {
+	lo, hi := d.Span(e)
+	g, _ := discountStart(gamma, hi-lo)
+	for j := lo; j < hi; j++ {
+		lt, lb := d.LogTarget[j], d.LogBehavior[j]
+		lr := lt - lb
 		if !(lr < math.Inf(1)) { // NaN or +Inf
 			return 0, 0, fmt.Errorf("%s: episode %q step %d: log-ratio %v (target %v, behavior %v)",
-				name, ep.ID, t, lr, st.LogTarget, st.LogBehavior)
+				name, d.IDs[e], j-lo, lr, lt, lb)
 		}
-		if st.Reward-st.Reward != 0 {
-			return 0, 0, checkReward(name, ep, t)
+		r := d.Reward[j]
+		if r-r != 0 {
+			return 0, 0, checkReward(name, d, e, j)
 		}
 		logW += lr
-		value += g * st.Reward
+		value += g * r
 		g *= gamma
 		if cum != nil {
-			cum[t] = logW
+			cum[j-lo] = logW
 		}
 	}
 	if math.IsNaN(logW) || math.IsInf(logW, 1) {
-		return 0, 0, fmt.Errorf("%s: episode %q: log-weight overflows (%v)", name, ep.ID, logW)
+		return 0, 0, fmt.Errorf("%s: episode %q: log-weight overflows (%v)", name, d.IDs[e], logW)
 	}
 	return logW, value, nil
 }

@@ -8,6 +8,10 @@ import (
 
 // Estimator estimates the normalised value of the target policy whose
 // log-probabilities are recorded in a dataset.
+//
+// An estimator is a stateless value: its fields are settings, Estimate
+// never changes them, and what it fits comes back in the Result. So one
+// estimator may run on many datasets at once (the bootstrap does).
 type Estimator interface {
 	// Name is the estimator's name in output, e.g. "wis-stepwise".
 	Name() string
@@ -23,6 +27,13 @@ type Result struct {
 	// others), for diagnostics such as the effective sample size. Nil for
 	// estimators that do not weight data (model-based, on-policy).
 	Weights []float64
+	// Model is what the estimator fitted, for diagnostics and figures: a
+	// ratio.Model for the density-ratio estimators, a *CountModel for
+	// the model-based one; nil for the others.
+	Model any
+	// Warnings are what the estimator has to say about its own fit, in
+	// plain words, each starting with its name.
+	Warnings []string
 }
 
 // checkGamma returns an error unless 0 < gamma <= 1.

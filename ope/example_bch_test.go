@@ -4,22 +4,23 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/env/taxi"
 	"github.com/ihope-ope/ihope/exact"
 	"github.com/ihope-ope/ihope/ope"
+	"github.com/ihope-ope/ihope/ratio"
+	"github.com/ihope-ope/ihope/rollout"
 )
 
 // The paper's estimator on its Taxi world: 200 episodes of 400 steps under
 // the authors' pi18, evaluating pi19, against the exact value.
-func ExampleDensityRatioTabular() {
+func ExampleDensityRatio_tabular() {
 	target, _ := taxi.Policy("pi19")
 	behavior, _ := taxi.Policy("pi18")
 	m := taxi.New()
-	d, _ := dataset.Sample(rand.New(rand.NewPCG(1, 0)), env.NewSampler(m), behavior, target, 200, 400)
+	d, _ := rollout.Sample(rand.New(rand.NewPCG(1, 0)), env.NewSampler(m), behavior, target, 200, 400)
 
-	est := &ope.DensityRatioTabular{}
+	est := ope.DensityRatio{Learner: ratio.Tabular{}}
 	res, _ := est.Estimate(d, 1)
 	wis, _ := (&ope.StepwiseWIS{}).Estimate(d, 1)
 	fmt.Printf("exact        %.4f\n", exact.Value(m, target, nil, 400, 1))

@@ -13,12 +13,16 @@ import (
 // probability 0.5 or 0.25, so the per-step ratios are 2 and 1/2.
 func ExampleStepwiseWIS() {
 	step := func(behavior, target, reward float64) dataset.Step {
-		return dataset.Step{Reward: reward, LogBehavior: math.Log(behavior), LogTarget: math.Log(target)}
+		return dataset.Step{Reward: reward, HasNext: true, LogBehavior: math.Log(behavior), LogTarget: math.Log(target)}
 	}
-	d := &dataset.Dataset{NumStates: 1, NumActions: 2, Episodes: []dataset.Episode{
+	d, err := dataset.New(1, 2, []dataset.Episode{
 		{ID: "a", Steps: []dataset.Step{step(0.25, 0.5, 1), step(0.5, 0.25, 0)}},
 		{ID: "b", Steps: []dataset.Step{step(0.5, 0.25, 0), step(0.25, 0.5, 1)}},
-	}}
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	// Average reward (gamma = 1): gamma_t = 1/2.
 	// Step 0: weights w_{0:0} = (2, 1/2), Z_0 = 5/2.
 	// Step 1: weights w_{0:1} = (1, 1),   Z_1 = 2.

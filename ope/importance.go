@@ -160,13 +160,13 @@ func trajectoryEstimate(name string, d *dataset.Dataset, gamma float64, selfNorm
 	if err := checkEpisodes(name, d); err != nil {
 		return Result{}, err
 	}
-	m := len(d.Episodes)
+	m := d.NumEpisodes()
 	logW := make([]float64, m) // log w^i_{0:T_i}, then the normalised weights
 	vals := make([]float64, m) // V_i
 	maxW := math.Inf(-1)       // max_i log w_i
 	maxV := math.Inf(-1)       // max_i log w_i over episodes with V_i != 0
-	for i := range d.Episodes {
-		l, v, err := walkEpisode(name, &d.Episodes[i], gamma, nil)
+	for i := range m {
+		l, v, err := walkEpisode(name, d, i, gamma, nil)
 		if err != nil {
 			return Result{}, err
 		}
@@ -231,13 +231,11 @@ func stepwiseEstimate(name string, d *dataset.Dataset, gamma float64, selfNormal
 	// buf holds log w^i_{0:t} for every step, episode after episode; it is
 	// turned into the weights in place.
 	buf := make([]float64, d.NumSteps())
-	k := 0
-	for i := range d.Episodes {
-		T := len(d.Episodes[i].Steps)
-		if _, _, err := walkEpisode(name, &d.Episodes[i], gamma, buf[k:k+T]); err != nil {
+	for i := range d.NumEpisodes() {
+		lo, hi := d.Span(i)
+		if _, _, err := walkEpisode(name, d, i, gamma, buf[lo:hi]); err != nil {
 			return Result{}, err
 		}
-		k += T
 	}
 	if selfNormalised {
 		return stepwiseWIS(name, d, gamma, buf)
@@ -247,25 +245,23 @@ func stepwiseEstimate(name string, d *dataset.Dataset, gamma float64, selfNormal
 
 // stepwiseIS finishes StepwiseIS from the cumulative log-weights in buf.
 func stepwiseIS(name string, d *dataset.Dataset, gamma float64, buf []float64) (Result, error) {
-	m := len(d.Episodes)
+	m := d.NumEpisodes()
 	lg := math.Log(gamma)
 	// Turn buf into a = log(gamma^i_t w^i_{0:t}) and find the maxima over
 	// all steps and over steps with a non-zero reward.
 	maxA, maxV := math.Inf(-1), math.Inf(-1)
-	k := 0
-	for i := range d.Episodes {
-		steps := d.Episodes[i].Steps
-		_, logG0 := discountStart(gamma, len(steps))
-		for t := range steps {
-			a := buf[k] + logG0 + float64(t)*lg
+	for i := range m {
+		lo, hi := d.Span(i)
+		_, logG0 := discountStart(gamma, hi-lo)
+		for k := lo; k < hi; k++ {
+			a := buf[k] + logG0 + float64(k-lo)*lg
 			buf[k] = a
 			if a > maxA {
 				maxA = a
 			}
-			if a > maxV && steps[t].Reward != 0 {
+			if a > maxV && d.Reward[k] != 0 {
 				maxV = a
 			}
-			k++
 		}
 	}
 	if math.IsInf(maxA, -1) {
@@ -278,29 +274,19 @@ func stepwiseIS(name string, d *dataset.Dataset, gamma float64, buf []float64) (
 	s := 0.0
 	shared := maxV == maxA
 	if !shared && !math.IsInf(maxV, -1) {
-		k = 0
-		for i := range d.Episodes {
-			steps := d.Episodes[i].Steps
-			for t := range steps {
-				if r := steps[t].Reward; r != 0 {
-					s += math.Exp(buf[k]-maxV) * r
-				}
-				k++
+		for k, r := range d.Reward {
+			if r != 0 {
+				s += math.Exp(buf[k]-maxV) * r
 			}
 		}
 	}
 	z := 0.0
-	k = 0
-	for i := range d.Episodes {
-		steps := d.Episodes[i].Steps
-		for t := range steps {
-			e := math.Exp(buf[k] - maxA)
-			buf[k] = e
-			z += e
-			if r := steps[t].Reward; shared && r != 0 {
-				s += e * r
-			}
-			k++
+	for k, r := range d.Reward {
+		e := math.Exp(buf[k] - maxA)
+		buf[k] = e
+		z += e
+		if shared && r != 0 {
+			s += e * r
 		}
 	}
 	inv := 1 / z
@@ -319,19 +305,18 @@ func stepwiseIS(name string, d *dataset.Dataset, gamma float64, buf []float64) (
 
 // stepwiseWIS finishes StepwiseWIS from the cumulative log-weights in buf.
 func stepwiseWIS(name string, d *dataset.Dataset, gamma float64, buf []float64) (Result, error) {
-	m := len(d.Episodes)
+	m := d.NumEpisodes()
 	L := d.MaxLen()
 	maxT := make([]float64, L) // max over alive episodes of log w_{0:t}
 	for t := range maxT {
 		maxT[t] = math.Inf(-1)
 	}
-	k := 0
-	for i := range d.Episodes {
-		for t := range d.Episodes[i].Steps {
-			if buf[k] > maxT[t] {
+	for i := range m {
+		lo, hi := d.Span(i)
+		for k := lo; k < hi; k++ {
+			if t := k - lo; buf[k] > maxT[t] {
 				maxT[t] = buf[k]
 			}
-			k++
 		}
 	}
 	for t, mx := range maxT {
@@ -343,18 +328,17 @@ func stepwiseWIS(name string, d *dataset.Dataset, gamma float64, buf []float64) 
 	// and c[t] sums gamma^i_t over the episodes alive at t.
 	sums := make([]float64, 3*L)
 	den, num, c := sums[:L], sums[L:2*L], sums[2*L:]
-	k = 0
-	for i := range d.Episodes {
-		steps := d.Episodes[i].Steps
-		g, _ := discountStart(gamma, len(steps))
-		for t := range steps {
+	for i := range m {
+		lo, hi := d.Span(i)
+		g, _ := discountStart(gamma, hi-lo)
+		for k := lo; k < hi; k++ {
+			t := k - lo
 			e := g * math.Exp(buf[k]-maxT[t])
 			buf[k] = e
 			den[t] += e
-			num[t] += e * steps[t].Reward
+			num[t] += e * d.Reward[k]
 			c[t] += g
 			g *= gamma
-			k++
 		}
 	}
 	value := 0.0
@@ -363,11 +347,10 @@ func stepwiseWIS(name string, d *dataset.Dataset, gamma float64, buf []float64) 
 		value += c[t] * num[t] / den[t]
 		den[t] = c[t] / den[t] // the factor that turns buf into weights
 	}
-	k = 0
-	for i := range d.Episodes {
-		for t := range d.Episodes[i].Steps {
-			buf[k] *= den[t]
-			k++
+	for i := range m {
+		lo, hi := d.Span(i)
+		for k := lo; k < hi; k++ {
+			buf[k] *= den[k-lo]
 		}
 	}
 	return Result{Value: value, Weights: buf}, nil

@@ -15,6 +15,7 @@ import (
 	"github.com/ihope-ope/ihope/env/taxi"
 	"github.com/ihope-ope/ihope/exact"
 	"github.com/ihope-ope/ihope/policy"
+	"github.com/ihope-ope/ihope/rollout"
 )
 
 // loggedStep returns a logged step with behavior probability pb, target
@@ -23,11 +24,17 @@ func loggedStep(pb, pt, r float64) dataset.Step {
 	return dataset.Step{Reward: r, HasNext: true, LogBehavior: math.Log(pb), LogTarget: math.Log(pt)}
 }
 
-// loggedData returns a discrete dataset made of the given step lists.
+// loggedData returns a discrete dataset made of the given step lists. It
+// panics if they do not make a valid dataset; tests of invalid data
+// corrupt a column of its result.
 func loggedData(eps ...[]dataset.Step) *dataset.Dataset {
-	d := &dataset.Dataset{NumStates: 1, NumActions: 1}
+	var episodes []dataset.Episode
 	for i, s := range eps {
-		d.Episodes = append(d.Episodes, dataset.Episode{ID: string(rune('a' + i)), Steps: s})
+		episodes = append(episodes, dataset.Episode{ID: string(rune('a' + i)), Steps: s})
+	}
+	d, err := dataset.New(1, 1, episodes)
+	if err != nil {
+		panic(err)
 	}
 	return d
 }
@@ -182,10 +189,20 @@ func TestErrors(t *testing.T) {
 		[]dataset.Step{loggedStep(0.5, 0.5, 1), loggedStep(0.5, 0, 1)},
 		[]dataset.Step{loggedStep(0.5, 1, 0), loggedStep(0.5, 0, 1)},
 	)
-	badBehavior := loggedData([]dataset.Step{{LogBehavior: math.Inf(-1), LogTarget: math.Log(0.5)}})
-	bothZero := loggedData([]dataset.Step{{LogBehavior: math.Inf(-1), LogTarget: math.Inf(-1)}})
-	nanReward := loggedData([]dataset.Step{loggedStep(0.5, 0.5, math.NaN())})
-	emptyEpisode := loggedData([]dataset.Step{loggedStep(0.5, 0.5, 1)}, nil)
+	// The invalid datasets cannot be built (dataset.New validates): their
+	// columns are corrupted after building.
+	badBehavior := loggedData([]dataset.Step{{LogTarget: math.Log(0.5)}})
+	badBehavior.LogBehavior[0] = math.Inf(-1)
+	bothZero := loggedData([]dataset.Step{{}})
+	bothZero.LogBehavior[0], bothZero.LogTarget[0] = math.Inf(-1), math.Inf(-1)
+	nanReward := loggedData([]dataset.Step{loggedStep(0.5, 0.5, 0)})
+	nanReward.Reward[0] = math.NaN()
+	// An episode "b" with no steps after an episode "a" of one step.
+	emptyEpisode := &dataset.Dataset{NumStates: 1, NumActions: 1,
+		IDs: []string{"a", "b"}, Start: []int{0, 1, 1},
+		State: []int32{0}, Action: []int32{0}, Reward: []float64{1},
+		LogBehavior: []float64{math.Log(0.5)}, LogTarget: []float64{math.Log(0.5)},
+		HasFinal: []bool{true, false}, FinalState: []int32{0, -1}}
 	cases := []struct {
 		name    string
 		d       *dataset.Dataset
@@ -253,7 +270,7 @@ func ringLogs(t testing.TB, seed uint64, pb, pt float64, n, T int) *dataset.Data
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(seed, 0))
-	d, err := dataset.Sample(rng, env.NewSampler(m), ring.Policy(5, pb), ring.Policy(5, pt), n, T)
+	d, err := rollout.Sample(rng, env.NewSampler(m), ring.Policy(5, pb), ring.Policy(5, pt), n, T)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +293,7 @@ func TestTargetEqualsBehavior(t *testing.T) {
 				t.Errorf("gamma %v, %s = %.17g, naive = %.17g", gamma, e.Name(), res.Value, naive.Value)
 			}
 			// Equal weights: Kish ESS = number of units.
-			units := len(d.Episodes)
+			units := d.NumEpisodes()
 			if strings.HasSuffix(e.Name(), "stepwise") && gamma == 1 {
 				units = d.NumSteps()
 			}
@@ -409,7 +426,7 @@ func TestUnbiased(t *testing.T) {
 		sum := make([]float64, len(ests))
 		sum2 := make([]float64, len(ests))
 		for range K {
-			d, err := dataset.Sample(rng, sampler, behavior, target, n, T)
+			d, err := rollout.Sample(rng, sampler, behavior, target, n, T)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -451,7 +468,7 @@ func benchData(b *testing.B) (*dataset.Dataset, *policy.Tabular) {
 			return
 		}
 		rng := rand.New(rand.NewPCG(4, 0))
-		benchD, benchErr = dataset.Sample(rng, env.NewSampler(taxi.New()), behavior, benchTarget, 200, 400)
+		benchD, benchErr = rollout.Sample(rng, env.NewSampler(taxi.New()), behavior, benchTarget, 200, 400)
 	})
 	if benchErr != nil {
 		b.Fatal(benchErr)

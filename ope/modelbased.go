@@ -35,7 +35,7 @@ import (
 // for every action, not only the logged ones), with as many states and
 // actions as the dataset. Datasets with real-valued states are refused.
 //
-// Result.Weights is nil.
+// Result.Weights is nil; Result.Model is the fitted *CountModel.
 type ModelBased struct {
 	// Target is the policy being evaluated.
 	Target *policy.Tabular
@@ -77,7 +77,7 @@ func (e *ModelBased) Estimate(d *dataset.Dataset, gamma float64) (Result, error)
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return Result{}, fmt.Errorf("%s: value %v", name, v)
 	}
-	return Result{Value: v}, nil
+	return Result{Value: v, Model: m}, nil
 }
 
 // CountModel is the maximum-likelihood tabular model of a dataset's
@@ -139,33 +139,33 @@ func FitCountModel(d *dataset.Dataset) (*CountModel, error) {
 	rSum := make([]float64, nSA)
 	rCnt := make([]int, nSA)
 	// Pass 1: validate and count.
-	for i := range d.Episodes {
-		ep := &d.Episodes[i]
-		for t := range ep.Steps {
-			st := &ep.Steps[t]
-			if st.State < 0 || st.State >= nS {
-				return nil, fmt.Errorf("%s: episode %q step %d: state %d outside [0, %d)", name, ep.ID, t, st.State, nS)
+	for i := range d.NumEpisodes() {
+		lo, hi := d.Span(i)
+		for j := lo; j < hi; j++ {
+			t, s, a := j-lo, int(d.State[j]), int(d.Action[j])
+			if s < 0 || s >= nS {
+				return nil, fmt.Errorf("%s: episode %q step %d: state %d outside [0, %d)", name, d.IDs[i], t, s, nS)
 			}
-			if st.Action < 0 || st.Action >= nA {
-				return nil, fmt.Errorf("%s: episode %q step %d: action %d outside [0, %d)", name, ep.ID, t, st.Action, nA)
+			if a < 0 || a >= nA {
+				return nil, fmt.Errorf("%s: episode %q step %d: action %d outside [0, %d)", name, d.IDs[i], t, a, nA)
 			}
-			if err := checkReward(name, ep, t); err != nil {
+			if err := checkReward(name, d, i, j); err != nil {
 				return nil, err
 			}
-			sa := st.State*nA + st.Action
-			rSum[sa] += st.Reward
+			sa := s*nA + a
+			rSum[sa] += d.Reward[j]
 			rCnt[sa]++
-			if st.HasNext {
-				if st.NextState < 0 || st.NextState >= nS {
-					return nil, fmt.Errorf("%s: episode %q step %d: next state %d outside [0, %d)", name, ep.ID, t, st.NextState, nS)
+			if next, ok := d.NextState(i, j); ok {
+				if next < 0 || next >= nS {
+					return nil, fmt.Errorf("%s: episode %q step %d: next state %d outside [0, %d)", name, d.IDs[i], t, next, nS)
 				}
 				m.visits[sa]++
 			}
 		}
-		m.init[ep.Steps[0].State]++
+		m.init[d.State[lo]]++
 	}
 	for s := range m.init {
-		m.init[s] /= float64(len(d.Episodes))
+		m.init[s] /= float64(d.NumEpisodes())
 	}
 	// Pass 2: next states grouped by (s,a) (a counting sort), so that the
 	// next states of state s are next[off[s*nA]:off[(s+1)*nA]].
@@ -175,11 +175,12 @@ func FitCountModel(d *dataset.Dataset) (*CountModel, error) {
 	}
 	next := make([]int, off[nSA])
 	pos := slices.Clone(off[:nSA])
-	for i := range d.Episodes {
-		for t := range d.Episodes[i].Steps {
-			if st := &d.Episodes[i].Steps[t]; st.HasNext {
-				sa := st.State*nA + st.Action
-				next[pos[sa]] = st.NextState
+	for i := range d.NumEpisodes() {
+		lo, hi := d.Span(i)
+		for j := lo; j < hi; j++ {
+			if ns, ok := d.NextState(i, j); ok {
+				sa := int(d.State[j])*nA + int(d.Action[j])
+				next[pos[sa]] = ns
 				pos[sa]++
 			}
 		}

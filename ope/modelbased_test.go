@@ -10,6 +10,7 @@ import (
 	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/exact"
 	"github.com/ihope-ope/ihope/policy"
+	"github.com/ihope-ope/ihope/rollout"
 )
 
 // sarStep is a logged (s, a, r, s') step; next < 0 means no next state.
@@ -30,11 +31,15 @@ func sarStep(s, a int, r float64, next int) dataset.Step {
 // State 2 is never left; action 2 is never taken; (1,1) has a reward but
 // no transition.
 func countData() *dataset.Dataset {
-	return &dataset.Dataset{NumStates: 3, NumActions: 3, Episodes: []dataset.Episode{
+	d, err := dataset.New(3, 3, []dataset.Episode{
 		{ID: "a", Steps: []dataset.Step{sarStep(0, 0, 1, 1), sarStep(1, 0, 0, 0), sarStep(0, 0, 3, 0)}},
 		{ID: "b", Steps: []dataset.Step{sarStep(0, 1, 2, 1), sarStep(1, 0, 2, 2)}},
 		{ID: "c", Steps: []dataset.Step{sarStep(1, 1, 5, -1)}},
-	}}
+	})
+	if err != nil {
+		panic(err)
+	}
+	return d
 }
 
 func TestCountModel(t *testing.T) {
@@ -140,7 +145,7 @@ func (detMDP) Outcomes(s, a int) []env.Outcome {
 func TestModelBasedKnownModel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 0))
 	target := tabularPolicy(t, [][]float64{{0.3, 0.7}, {0.8, 0.2}, {0.5, 0.5}})
-	d, err := dataset.Sample(rng, env.NewSampler(detMDP{}), policy.Uniform(3, 2), target, 20, 15)
+	d, err := rollout.Sample(rng, env.NewSampler(detMDP{}), policy.Uniform(3, 2), target, 20, 15)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,8 +161,8 @@ func TestModelBasedKnownModel(t *testing.T) {
 		}
 	}
 	d0 := make([]float64, 3)
-	for _, ep := range d.Episodes {
-		d0[ep.Steps[0].State] += 1.0 / float64(len(d.Episodes))
+	for e := range d.NumEpisodes() {
+		d0[d.State[d.Start[e]]] += 1.0 / float64(d.NumEpisodes())
 	}
 	for _, gamma := range []float64{1, 0.9} {
 		for _, T := range []int{0, 1, 40} {
@@ -179,11 +184,18 @@ func TestModelBasedKnownModel(t *testing.T) {
 
 func TestModelBasedErrors(t *testing.T) {
 	target := tabularPolicy(t, [][]float64{{1, 0, 0}, {1, 0, 0}, {1, 0, 0}})
-	continuous := &dataset.Dataset{StateDim: 2, Episodes: []dataset.Episode{{ID: "x", Steps: []dataset.Step{{State: -1, Obs: []float64{0, 1}}}}}}
+	// One step of a real state (0, 1) and no action count, built by hand
+	// (dataset.New refuses NumActions = 0 without action vectors).
+	continuous := &dataset.Dataset{StateDim: 2, IDs: []string{"x"}, Start: []int{0, 1},
+		Obs: []float64{0, 1}, Action: []int32{0}, Reward: []float64{0},
+		LogBehavior: []float64{0}, LogTarget: []float64{0},
+		HasFinal: []bool{false}, FinalObs: []float64{0, 0}}
+	// The next state of episode b's last step (step 1) is its final state.
 	badState := countData()
-	badState.Episodes[1].Steps[1].NextState = 3
+	badState.FinalState[1] = 3
+	// Episode a's step 2 is step 2 of the log.
 	badAction := countData()
-	badAction.Episodes[0].Steps[2].Action = -1
+	badAction.Action[badAction.Start[0]+2] = -1
 	cases := []struct {
 		name string
 		e    *ModelBased

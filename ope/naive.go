@@ -33,11 +33,11 @@ func (*Naive) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	if err := checkEpisodes(name, d); err != nil {
 		return Result{}, err
 	}
-	m := len(d.Episodes)
+	m := d.NumEpisodes()
 	w := make([]float64, m)
 	sum := 0.0
-	for i := range d.Episodes {
-		v, err := episodeValue(name, &d.Episodes[i], gamma)
+	for i := range m {
+		v, err := episodeValue(name, d, i, gamma)
 		if err != nil {
 			return Result{}, err
 		}

@@ -1,11 +1,12 @@
 package ope_test
 
 import (
-	"gonum.org/v1/gonum/stat"
 	"math"
 	"math/rand/v2"
 	"os"
 	"testing"
+
+	"gonum.org/v1/gonum/stat"
 
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/env/lineargauss"
@@ -13,21 +14,23 @@ import (
 	"github.com/ihope-ope/ihope/nn"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/ratio"
-	"github.com/ihope-ope/ihope/train"
+	"github.com/ihope-ope/ihope/rollout"
 )
 
-// estimateAll runs the estimators on d and returns their estimates.
-func estimateAll(t *testing.T, d *dataset.Dataset, gamma float64, ests ...ope.Estimator) []float64 {
+// estimateAll runs the estimators on d and returns their estimates and
+// results.
+func estimateAll(t *testing.T, d *dataset.Dataset, gamma float64, ests ...ope.Estimator) ([]float64, []ope.Result) {
 	t.Helper()
 	out := make([]float64, len(ests))
+	res := make([]ope.Result, len(ests))
 	for i, e := range ests {
 		r, err := e.Estimate(d, gamma)
 		if err != nil {
 			t.Fatalf("%s: %v", e.Name(), err)
 		}
-		out[i] = r.Value
+		out[i], res[i] = r.Value, r
 	}
-	return out
+	return out, res
 }
 
 // TestNeuralLinearGaussian checks bch-neural, with the learner's defaults
@@ -68,7 +71,7 @@ func TestNeuralLinearGaussian(t *testing.T) {
 	} {
 		const n, T = 20, 200
 		p := tc.problem
-		d, err := dataset.SampleContinuous(rand.New(rand.NewPCG(tc.seed, 0)), p.System, p.Behavior, p.Target, n, T)
+		d, err := rollout.SampleContinuous(rand.New(rand.NewPCG(tc.seed, 0)), p.System, p.Behavior, p.Target, n, T)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,27 +79,26 @@ func TestNeuralLinearGaussian(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		bch := &ope.DensityRatioNeural{Learner: ratio.Neural{MaxIter: 1000}, Seed: tc.seed}
-		v := estimateAll(t, d, tc.gamma, bch, &ope.StepwiseWIS{}, &ope.Naive{})
+		bch := ope.DensityRatio{Learner: ratio.Neural{MaxIter: 1000, Seed: tc.seed}}
+		v, res := estimateAll(t, d, tc.gamma, bch, &ope.StepwiseWIS{}, &ope.Naive{})
+		model := res[0].Model.(*ratio.NeuralModel)
 		errBCH, errWIS, errNaive := v[0]-truth, v[1]-truth, v[2]-truth
 
 		trueW, err := p.Ratio()
 		if err != nil {
 			t.Fatal(err)
 		}
-		w, err := bch.Model.StepRatios(d)
+		w, err := model.StepRatios(d)
 		if err != nil {
 			t.Fatal(err)
 		}
 		tw := make([]float64, 0, len(w))
-		for _, ep := range d.Episodes {
-			for _, st := range ep.Steps {
-				tw = append(tw, trueW.W(st.Obs))
-			}
+		for j := range d.NumSteps() {
+			tw = append(tw, trueW.W(d.ObsAt(j)))
 		}
 		r := stat.Correlation(w, tw, nil)
 		t.Logf("case %d (%s): truth %.4f; errors bch-neural %+.4f, wis-stepwise %+.4f, naive %+.4f; Pearson(w, true w) %.3f; %d iterations, best %d",
-			k, tc.name, truth, errBCH, errWIS, errNaive, r, bch.Model.Iterations, bch.Model.BestIter)
+			k, tc.name, truth, errBCH, errWIS, errNaive, r, model.Iterations, model.BestIter)
 		if tc.vsWIS > 0 && !(math.Abs(errBCH) < tc.vsWIS*math.Abs(errWIS)) {
 			t.Errorf("case %d (%s): bch-neural error %.4f is not below %g x step-wise WIS's %.4f", k, tc.name, errBCH, tc.vsWIS, errWIS)
 		}
@@ -125,7 +127,7 @@ func pendulumLearner(maxIter int) ratio.Neural {
 func pendulumCompare(t *testing.T, seeds []uint64, n, T, m, maxIter int) (errBCH, errWIS []float64) {
 	t.Helper()
 	env, target := pendulum.Pendulum{}, pendulum.DefaultTarget()
-	truth, se, err := train.EvaluateContinuous(rand.New(rand.NewPCG(2018, 12)), env, target, m, T, 1)
+	truth, se, err := rollout.Evaluate(rand.New(rand.NewPCG(2018, 12)), env, target, m, T, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,14 +141,17 @@ func pendulumCompare(t *testing.T, seeds []uint64, n, T, m, maxIter int) (errBCH
 		t.Fatal(err)
 	}
 	for _, seed := range seeds {
-		d, err := dataset.SampleContinuous(rand.New(rand.NewPCG(seed, 1)), env, behavior, target, n, T)
+		d, err := rollout.SampleContinuous(rand.New(rand.NewPCG(seed, 1)), env, behavior, target, n, T)
 		if err != nil {
 			t.Fatal(err)
 		}
-		bch := &ope.DensityRatioNeural{Learner: pendulumLearner(maxIter), Seed: seed}
-		v := estimateAll(t, d, 1, bch, &ope.StepwiseWIS{}, &ope.TrajectoryWIS{}, &ope.Naive{})
+		l := pendulumLearner(maxIter)
+		l.Seed = seed
+		bch := ope.DensityRatio{Learner: l}
+		v, res := estimateAll(t, d, 1, bch, &ope.StepwiseWIS{}, &ope.TrajectoryWIS{}, &ope.Naive{})
+		model := res[0].Model.(*ratio.NeuralModel)
 		t.Logf("seed %d: errors bch-neural %+.4f, wis-stepwise %+.4f, wis-trajectory %+.4f, naive %+.4f (%d iterations, best %d)",
-			seed, v[0]-truth, v[1]-truth, v[2]-truth, v[3]-truth, bch.Model.Iterations, bch.Model.BestIter)
+			seed, v[0]-truth, v[1]-truth, v[2]-truth, v[3]-truth, model.Iterations, model.BestIter)
 		errBCH = append(errBCH, v[0]-truth)
 		errWIS = append(errWIS, v[1]-truth)
 	}

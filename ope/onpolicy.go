@@ -8,6 +8,7 @@ import (
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/policy"
+	"github.com/ihope-ope/ihope/rollout"
 )
 
 // onPolicyStream is the second word of the PCG state of OnPolicy's
@@ -70,16 +71,8 @@ func (e *OnPolicy) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 		return Result{}, fmt.Errorf("%s: target policy has %d actions, environment %d",
 			name, e.Target.NumActions(), e.Env.NumActions())
 	}
-	return onPolicyMean(d, gamma, e.Episodes, e.Horizon, e.Seed, func(rng *rand.Rand, T int, g float64) float64 {
-		v := 0.0
-		s := e.Env.Reset(rng)
-		for range T {
-			next, r := e.Env.Step(rng, s, e.Target.Sample(rng, s))
-			v += g * r
-			g *= gamma
-			s = next
-		}
-		return v
+	return onPolicyMean(d, gamma, e.Episodes, e.Horizon, e.Seed, func(rng *rand.Rand, T int, g0 float64) float64 {
+		return rollout.Return(rng, e.Env, e.Target, T, g0, gamma)
 	})
 }
 
@@ -99,7 +92,7 @@ func onPolicyMean(d *dataset.Dataset, gamma float64, episodes, horizon int, seed
 			return Result{}, err
 		}
 		if n == 0 {
-			n = len(d.Episodes)
+			n = d.NumEpisodes()
 		}
 	}
 	rng := rand.New(rand.NewPCG(seed, onPolicyStream))
@@ -107,7 +100,7 @@ func onPolicyMean(d *dataset.Dataset, gamma float64, episodes, horizon int, seed
 	for i := range n {
 		T := horizon
 		if T == 0 {
-			T = len(d.Episodes[i%len(d.Episodes)].Steps)
+			T = d.Len(i % d.NumEpisodes())
 		}
 		g0, _ := discountStart(gamma, T)
 		sum += rollout(rng, T, g0)

@@ -7,6 +7,7 @@ import (
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/policy"
+	"github.com/ihope-ope/ihope/rollout"
 )
 
 // OnPolicyContinuous is the on-policy oracle of a world with real-valued
@@ -59,15 +60,7 @@ func (e *OnPolicyContinuous) Estimate(d *dataset.Dataset, gamma float64) (Result
 		return Result{}, fmt.Errorf("%s: target policy has %d action components, environment %d",
 			name, e.Target.ActionDim(), e.Env.ActionDim())
 	}
-	return onPolicyMean(d, gamma, e.Episodes, e.Horizon, e.Seed, func(rng *rand.Rand, T int, g float64) float64 {
-		v := 0.0
-		s := e.Env.Reset(rng)
-		for range T {
-			next, r := e.Env.Step(rng, s, e.Target.Sample(rng, e.Env.Observe(s)))
-			v += g * r
-			g *= gamma
-			s = next
-		}
-		return v
+	return onPolicyMean(d, gamma, e.Episodes, e.Horizon, e.Seed, func(rng *rand.Rand, T int, g0 float64) float64 {
+		return rollout.ReturnContinuous(rng, e.Env, e.Target, T, g0, gamma)
 	})
 }

@@ -14,7 +14,10 @@ import (
 // needs. Prepare does the per-step work once (log-weights, exponentials,
 // transition indices) and returns a function that gives the estimate on
 // the dataset in which episode i appears mult[i] times; the function must
-// be safe for concurrent use.
+// be safe for concurrent use. Prepare returns a nil function and no error
+// when the estimator has no fast path for its current settings (a density
+// ratio with a learner other than ratio.Tabular): the caller then builds
+// each resample and calls Estimate.
 //
 // The function returns ErrReweight when it cannot evaluate a resample
 // accurately (for example when every weight of the resample underflows
@@ -37,7 +40,7 @@ var (
 	_ Reweighter = (*TrajectoryWIS)(nil)
 	_ Reweighter = (*StepwiseIS)(nil)
 	_ Reweighter = (*StepwiseWIS)(nil)
-	_ Reweighter = (*DensityRatioTabular)(nil)
+	_ Reweighter = DensityRatio{}
 )
 
 func sumMult(mult []int) int {
@@ -53,9 +56,9 @@ func (e *Naive) Prepare(d *dataset.Dataset, gamma float64) (func([]int) (float64
 	if _, err := e.Estimate(d, gamma); err != nil {
 		return nil, err
 	}
-	vals := make([]float64, len(d.Episodes))
-	for i := range d.Episodes {
-		vals[i], _ = episodeValue(e.Name(), &d.Episodes[i], gamma)
+	vals := make([]float64, d.NumEpisodes())
+	for i := range vals {
+		vals[i], _ = episodeValue(e.Name(), d, i, gamma)
 	}
 	return func(mult []int) (float64, error) {
 		s := 0.0
@@ -82,12 +85,12 @@ func prepareTrajectory(e Estimator, d *dataset.Dataset, gamma float64, selfNorma
 	if _, err := e.Estimate(d, gamma); err != nil {
 		return nil, err
 	}
-	m := len(d.Episodes)
+	m := d.NumEpisodes()
 	logW := make([]float64, m)
 	vals := make([]float64, m)
 	maxW := math.Inf(-1)
-	for i := range d.Episodes {
-		logW[i], vals[i], _ = walkEpisode(e.Name(), &d.Episodes[i], gamma, nil)
+	for i := range m {
+		logW[i], vals[i], _ = walkEpisode(e.Name(), d, i, gamma, nil)
 		maxW = math.Max(maxW, logW[i])
 	}
 	ew := make([]float64, m) // exp(L_i - maxW)
@@ -132,19 +135,14 @@ func prepareStepwise(e Estimator, d *dataset.Dataset, gamma float64, selfNormali
 		return nil, err
 	}
 	name := e.Name()
-	m := len(d.Episodes)
+	m := d.NumEpisodes()
 	n := d.NumSteps()
 	L := d.MaxLen()
 	cum := make([]float64, n)
-	start := make([]int, m+1)
-	k := 0
-	for i := range d.Episodes {
-		start[i] = k
-		T := len(d.Episodes[i].Steps)
-		walkEpisode(name, &d.Episodes[i], gamma, cum[k:k+T])
-		k += T
+	start := d.Start
+	for i := range m {
+		walkEpisode(name, d, i, gamma, cum[start[i]:start[i+1]])
 	}
-	start[m] = n
 	maxT := make([]float64, L)
 	for t := range maxT {
 		maxT[t] = math.Inf(-1)
@@ -158,15 +156,14 @@ func prepareStepwise(e Estimator, d *dataset.Dataset, gamma float64, selfNormali
 	gr := make([]float64, n) // gamma^i_t, then gamma^i_t r_t
 	gt := make([]float64, n) // gamma^i_t
 	rew := make([]float64, n)
-	for i := range d.Episodes {
-		steps := d.Episodes[i].Steps
-		g, _ := discountStart(gamma, len(steps))
-		for t := range steps {
-			j := start[i] + t
+	for i := range m {
+		g, _ := discountStart(gamma, start[i+1]-start[i])
+		for j := start[i]; j < start[i+1]; j++ {
+			t := j - start[i]
 			ew[j] = math.Exp(cum[j] - maxT[t])
 			gt[j] = g
-			gr[j] = g * steps[t].Reward
-			rew[j] = steps[t].Reward
+			gr[j] = g * d.Reward[j]
+			rew[j] = d.Reward[j]
 			g *= gamma
 		}
 	}
@@ -242,44 +239,27 @@ func prepareStepwise(e Estimator, d *dataset.Dataset, gamma float64, selfNormali
 	}, nil
 }
 
-// Prepare implements Reweighter: the transitions are indexed once
-// (ratio.Reweighting), and every resample solves for its own w.
-func (e *DensityRatioTabular) Prepare(d *dataset.Dataset, gamma float64) (func([]int) (float64, error), error) {
+// Prepare implements Reweighter. With ratio.Tabular the transitions are
+// indexed once (ratio.Reweighting) and every resample solves for its own
+// w; other learners have no fast path.
+func (e DensityRatio) Prepare(d *dataset.Dataset, gamma float64) (func([]int) (float64, error), error) {
+	learner, ok := e.Learner.(ratio.Tabular)
+	if !ok {
+		return nil, nil
+	}
+	name := e.Name()
 	if err := checkGamma(gamma); err != nil {
 		return nil, err
 	}
-	if !d.Discrete() || d.NumStates == 0 {
-		return nil, fmt.Errorf("bch-tabular: needs discrete states")
-	}
 	rw, err := ratio.NewReweighting(d, gamma)
 	if err != nil {
-		return nil, fmt.Errorf("bch-tabular: %w", err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	lg := math.Log(gamma)
-	maxLog := math.Inf(-1)
-	for i := range d.Episodes {
-		for t := range d.Episodes[i].Steps {
-			maxLog = math.Max(maxLog, d.Episodes[i].Steps[t].LogRatio()+float64(t)*lg)
-		}
+	q, err := discountedRatios(d, gamma) // gamma^t beta, scaled
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	n := d.NumSteps()
-	q := make([]float64, n) // gamma^t beta, scaled
-	state := make([]int32, n)
-	reward := make([]float64, n)
-	start := make([]int, len(d.Episodes)+1)
-	k := 0
-	for i := range d.Episodes {
-		start[i] = k
-		for t := range d.Episodes[i].Steps {
-			st := &d.Episodes[i].Steps[t]
-			q[k] = math.Exp(st.LogRatio() + float64(t)*lg - maxLog)
-			state[k] = int32(st.State)
-			reward[k] = st.Reward
-			k++
-		}
-	}
-	start[len(d.Episodes)] = n
-	learner := e.Learner
+	state, reward, start := d.State, d.Reward, d.Start
 	return func(mult []int) (float64, error) {
 		c, err := rw.Counts(mult)
 		if err != nil {
@@ -287,7 +267,7 @@ func (e *DensityRatioTabular) Prepare(d *dataset.Dataset, gamma float64) (func([
 		}
 		m, err := learner.Solve(c)
 		if err != nil {
-			return 0, fmt.Errorf("bch-tabular: %w", err)
+			return 0, fmt.Errorf("%s: %w", name, err)
 		}
 		var num, den float64
 		for i, cnt := range mult {

@@ -9,6 +9,8 @@ import (
 	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/env/ring"
 	"github.com/ihope-ope/ihope/ope"
+	"github.com/ihope-ope/ihope/ratio"
+	"github.com/ihope-ope/ihope/rollout"
 )
 
 // A prepared reweighting gives the same estimate as Estimate on the
@@ -18,7 +20,7 @@ func TestReweightMatchesEstimate(t *testing.T) {
 	m, _ := ring.New(5)
 	// The target never takes L in this ring, so some logged steps have
 	// target probability 0 (LogTarget = -Inf).
-	ringData, err := dataset.Sample(rand.New(rand.NewPCG(2, 0)), env.NewSampler(m), ring.Policy(5, 0.5), ring.Policy(5, 1), 40, 6)
+	ringData, err := rollout.Sample(rand.New(rand.NewPCG(2, 0)), env.NewSampler(m), ring.Policy(5, 0.5), ring.Policy(5, 1), 40, 6)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +32,7 @@ func TestReweightMatchesEstimate(t *testing.T) {
 		{"ring-zero-target", ringData},
 	}
 	ests := []ope.Estimator{&ope.Naive{}, &ope.TrajectoryIS{}, &ope.TrajectoryWIS{},
-		&ope.StepwiseIS{}, &ope.StepwiseWIS{}, &ope.DensityRatioTabular{}}
+		&ope.StepwiseIS{}, &ope.StepwiseWIS{}, ope.DensityRatio{Learner: ratio.Tabular{}}}
 	for _, set := range sets {
 		for _, gamma := range []float64{1, 0.95} {
 			for _, est := range ests {
@@ -44,7 +46,7 @@ func TestReweightMatchesEstimate(t *testing.T) {
 				rng := rand.New(rand.NewPCG(5, 5))
 				compared := 0
 				for r := range 10 {
-					n := len(set.d.Episodes)
+					n := set.d.NumEpisodes()
 					idx := make([]int, n)
 					mult := make([]int, n)
 					for i := range idx {
@@ -78,9 +80,14 @@ func TestReweightMatchesEstimate(t *testing.T) {
 
 // unequalData returns Taxi logs with episodes of different lengths.
 func unequalData(t *testing.T) *dataset.Dataset {
-	d := taxiData(t, 12, 40, 80)
-	for i := range d.Episodes {
-		d.Episodes[i].Steps = d.Episodes[i].Steps[:20+(i*7)%61]
+	full := taxiData(t, 12, 40, 80)
+	eps := full.Episodes()
+	for i := range eps {
+		eps[i].Steps = eps[i].Steps[:20+(i*7)%61]
+	}
+	d, err := dataset.New(full.NumStates, full.NumActions, eps)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return d
 }
@@ -89,15 +96,15 @@ func unequalData(t *testing.T) *dataset.Dataset {
 func TestReweightUnequalLengths(t *testing.T) {
 	d := unequalData(t)
 	for _, gamma := range []float64{1, 0.9} {
-		for _, est := range []ope.Estimator{&ope.Naive{}, &ope.TrajectoryWIS{}, &ope.StepwiseIS{}, &ope.StepwiseWIS{}, &ope.DensityRatioTabular{}} {
+		for _, est := range []ope.Estimator{&ope.Naive{}, &ope.TrajectoryWIS{}, &ope.StepwiseIS{}, &ope.StepwiseWIS{}, ope.DensityRatio{Learner: ratio.Tabular{}}} {
 			f, err := est.(ope.Reweighter).Prepare(d, gamma)
 			if err != nil {
 				t.Fatal(err)
 			}
 			rng := rand.New(rand.NewPCG(1, 1))
 			for r := range 5 {
-				idx := make([]int, len(d.Episodes))
-				mult := make([]int, len(d.Episodes))
+				idx := make([]int, d.NumEpisodes())
+				mult := make([]int, d.NumEpisodes())
 				for i := range idx {
 					idx[i] = rng.IntN(len(idx))
 					mult[idx[i]]++
@@ -125,13 +132,11 @@ func TestReweightUnequalLengths(t *testing.T) {
 // estimator, whatever the episode lengths and weights.
 func TestConstantRewardUnequalLengths(t *testing.T) {
 	d := unequalData(t)
-	for i := range d.Episodes {
-		for k := range d.Episodes[i].Steps {
-			d.Episodes[i].Steps[k].Reward = -2.5
-		}
+	for j := range d.Reward {
+		d.Reward[j] = -2.5
 	}
 	for _, gamma := range []float64{1, 0.9} {
-		for _, est := range []ope.Estimator{&ope.Naive{}, &ope.TrajectoryWIS{}, &ope.StepwiseWIS{}, &ope.DensityRatioTabular{}} {
+		for _, est := range []ope.Estimator{&ope.Naive{}, &ope.TrajectoryWIS{}, &ope.StepwiseWIS{}, ope.DensityRatio{Learner: ratio.Tabular{}}} {
 			res, err := est.Estimate(d, gamma)
 			if err != nil {
 				t.Fatal(err)

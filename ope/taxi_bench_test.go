@@ -4,10 +4,11 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/env/taxi"
 	"github.com/ihope-ope/ihope/ope"
+	"github.com/ihope-ope/ihope/ratio"
+	"github.com/ihope-ope/ihope/rollout"
 )
 
 // BenchmarkTaxiEstimators runs every estimator but the on-policy oracle on
@@ -16,12 +17,12 @@ import (
 func BenchmarkTaxiEstimators(b *testing.B) {
 	target, _ := taxi.Policy("pi19")
 	behavior, _ := taxi.Policy("pi18")
-	d, err := dataset.Sample(rand.New(rand.NewPCG(1, 0)), env.NewSampler(taxi.New()), behavior, target, 200, 400)
+	d, err := rollout.Sample(rand.New(rand.NewPCG(1, 0)), env.NewSampler(taxi.New()), behavior, target, 200, 400)
 	if err != nil {
 		b.Fatal(err)
 	}
 	ests := []ope.Estimator{&ope.Naive{}, &ope.TrajectoryIS{}, &ope.TrajectoryWIS{}, &ope.StepwiseIS{},
-		&ope.StepwiseWIS{}, &ope.ModelBased{Target: target}, &ope.DensityRatioTabular{}}
+		&ope.StepwiseWIS{}, &ope.ModelBased{Target: target}, ope.DensityRatio{Learner: ratio.Tabular{}}}
 	for _, gamma := range []float64{1, 0.99} {
 		name := "average"
 		if gamma < 1 {
@@ -39,7 +40,7 @@ func BenchmarkTaxiEstimators(b *testing.B) {
 		})
 		b.Run(name+"/bch-tabular", func(b *testing.B) {
 			b.ReportAllocs()
-			e := &ope.DensityRatioTabular{}
+			e := ope.DensityRatio{Learner: ratio.Tabular{}}
 			for b.Loop() {
 				if _, err := e.Estimate(d, gamma); err != nil {
 					b.Fatal(err)

@@ -177,7 +177,7 @@ func (r Reinforce) Run(rng *rand.Rand, e env.Continuous, init *policy.TruncGauss
 	}
 	take(0)
 
-	eps := make([]rollout, r.Episodes)
+	eps := make([]trajectory, r.Episodes)
 	seeds := make([]uint64, r.Episodes)
 	for it := 1; it <= last; it++ {
 		for i := range seeds {
@@ -255,8 +255,8 @@ func (r Reinforce) parallel(f func(i int)) {
 	wg.Wait()
 }
 
-// rollout is one episode and its scratch space.
-type rollout struct {
+// trajectory is one episode and its scratch space.
+type trajectory struct {
 	obs     [][]float64
 	actions [][]float64
 	rewards []float64
@@ -266,7 +266,7 @@ type rollout struct {
 	vgrad   []float64
 }
 
-func (ro *rollout) run(e env.Continuous, pol *policy.TruncGaussian, value *policy.MLP, seed uint64, H int, gamma float64) {
+func (ro *trajectory) run(e env.Continuous, pol *policy.TruncGaussian, value *policy.MLP, seed uint64, H int, gamma float64) {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	ro.obs = ro.obs[:0]
 	ro.actions = ro.actions[:0]
@@ -298,7 +298,7 @@ func (ro *rollout) run(e env.Continuous, pol *policy.TruncGaussian, value *polic
 
 // batchStats returns the average reward per step, and the mean and
 // standard deviation of the advantages G_t - V(s_t), over all episodes.
-func batchStats(eps []rollout) (avg, mean, sd float64) {
+func batchStats(eps []trajectory) (avg, mean, sd float64) {
 	n := 0
 	for i := range eps {
 		for t, g := range eps[i].returns {
@@ -319,7 +319,7 @@ func batchStats(eps []rollout) (avg, mean, sd float64) {
 	return avg, mean, sd
 }
 
-func (ro *rollout) policyGrad(pol *policy.TruncGaussian, mean, sd float64) {
+func (ro *trajectory) policyGrad(pol *policy.TruncGaussian, mean, sd float64) {
 	ro.grad = resize(ro.grad, pol.Mean.NumParams())
 	tmp := make([]float64, len(ro.grad))
 	if sd == 0 {
@@ -337,7 +337,7 @@ func (ro *rollout) policyGrad(pol *policy.TruncGaussian, mean, sd float64) {
 
 // valueGrad sets vgrad to the gradient of sum_t (V(s_t) - c G_t)^2 / 2 at
 // the current baseline weights.
-func (ro *rollout) valueGrad(value *policy.MLP, c float64) {
+func (ro *trajectory) valueGrad(value *policy.MLP, c float64) {
 	ro.vgrad = resize(ro.vgrad, value.NumParams())
 	for t, x := range ro.obs {
 		target := c * ro.returns[t]

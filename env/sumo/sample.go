@@ -124,7 +124,8 @@ func (n *Network) SampleLengths(ctx context.Context, rng *rand.Rand, behavior, t
 	if behavior.NumActions() != nA || target.NumActions() != nA {
 		return nil, fmt.Errorf("sumo: policies have %d and %d actions, network %d", behavior.NumActions(), target.NumActions(), nA)
 	}
-	d := &dataset.Dataset{NumActions: nA, StateDim: n.ObsDim(), Episodes: make([]dataset.Episode, len(lengths))}
+	eps := make([]dataset.Episode, len(lengths)) // episodes run in parallel
+
 	err := n.runEpisodes(ctx, drawSeeds(rng, len(lengths)), workers, func(i int, s *Sim, rng *rand.Rand) error {
 		ep := make([]dataset.Step, lengths[i])
 		pb, pt := make([]float64, nA), make([]float64, nA)
@@ -149,9 +150,13 @@ func (n *Network) SampleLengths(ctx context.Context, rng *rand.Rand, behavior, t
 			}
 			obs = next
 		}
-		d.Episodes[i] = dataset.Episode{ID: fmt.Sprint(i), Steps: ep}
+		eps[i] = dataset.Episode{ID: fmt.Sprint(i), Steps: ep}
 		return nil
 	})
+	if err != nil {
+		return nil, fmt.Errorf("sumo: sample: %w", err)
+	}
+	d, err := dataset.New(0, nA, eps)
 	if err != nil {
 		return nil, fmt.Errorf("sumo: sample: %w", err)
 	}

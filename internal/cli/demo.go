@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/exact"
 	"github.com/ihope-ope/ihope/ope"
 )
@@ -68,19 +69,13 @@ func (c *demoCmd) Run(e *runEnv) error {
 	return nil
 }
 
-// demoEstimators returns every estimator that applies to a tabular world
-// whose target policy and simulator are known, in the order of the table.
-func demoEstimators(w *world, seed uint64) []ope.Estimator {
-	return []ope.Estimator{
-		&ope.Naive{},
-		&ope.TrajectoryIS{},
-		&ope.TrajectoryWIS{},
-		&ope.StepwiseIS{},
-		&ope.StepwiseWIS{},
-		&ope.ModelBased{Target: w.target},
-		&ope.DensityRatioTabular{},
-		&ope.OnPolicy{Env: w.sim, Target: w.target, Seed: seed},
-	}
+// demoEstimators returns every registered estimator that applies to a
+// tabular world whose target policy and simulator are known, in registry
+// order (the order of the table). The oracle's rollouts use oracleSeed.
+func demoEstimators(w *world, d *dataset.Dataset, oracleSeed uint64) []ope.Estimator {
+	opts := ope.Options{Target: w.target, Sim: w.sim, OracleSeed: oracleSeed}
+	ests, _ := ope.New(ope.Applicable(d, opts), opts) // names from the registry
+	return ests
 }
 
 func runDemo(w *world, n, T int, gamma float64, seed uint64) (*demoReport, error) {
@@ -90,7 +85,7 @@ func runDemo(w *world, n, T int, gamma float64, seed uint64) (*demoReport, error
 	}
 	rep := &demoReport{World: w.desc, Episodes: n, Steps: T, Gamma: gamma, Seed: seed}
 	rep.Truth = exact.Value(w.table, w.target, nil, T, gamma)
-	for _, est := range demoEstimators(w, seed+1) {
+	for _, est := range demoEstimators(w, d, seed+1) {
 		t0 := time.Now()
 		res, err := est.Estimate(d, gamma)
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/ope"
+	"github.com/ihope-ope/ihope/ratio"
 )
 
 type estimateCmd struct {
@@ -31,47 +32,9 @@ type estimateCmd struct {
 	JSON            bool     `name:"json" help:"Print exactly one JSON object on stdout."`
 }
 
-// logEstimators lists, in output order, the estimators that work from
-// logged probabilities alone. The model-based estimator needs the target's
-// full action distribution and the on-policy oracle a simulator, so they
-// run only in demo and experiments.
-var logEstimators = []string{"naive", "is-trajectory", "wis-trajectory", "is-stepwise", "wis-stepwise", "bch-tabular", "bch-neural"}
-
-// newLogEstimator returns a fresh estimator by name.
-func newLogEstimator(name string) ope.Estimator {
-	switch name {
-	case "naive":
-		return &ope.Naive{}
-	case "is-trajectory":
-		return &ope.TrajectoryIS{}
-	case "wis-trajectory":
-		return &ope.TrajectoryWIS{}
-	case "is-stepwise":
-		return &ope.StepwiseIS{}
-	case "wis-stepwise":
-		return &ope.StepwiseWIS{}
-	case "bch-tabular":
-		return &ope.DensityRatioTabular{}
-	case "bch-neural":
-		return &ope.DensityRatioNeural{}
-	}
-	return nil
-}
-
-// applies reports whether an estimator can run on d, and why not.
-func applies(name string, d *dataset.Dataset) (bool, string) {
-	switch name {
-	case "bch-tabular":
-		if !d.Discrete() {
-			return false, "bch-tabular needs a discrete state column"
-		}
-	case "bch-neural":
-		if d.Discrete() {
-			return false, "bch-neural needs real-valued state columns state_0, state_1, ..."
-		}
-	}
-	return true, ""
-}
+// logEstimators lists, in output order, the estimators that can run on
+// logs alone (the others need a simulator or the target's whole policy).
+var logEstimators = ope.Applicable(&dataset.Dataset{}, ope.Options{})
 
 // estimateRow is one estimator's result; the JSON names are a contract.
 type estimateRow struct {
@@ -137,7 +100,7 @@ func (c *estimateCmd) Run(e *runEnv) error {
 		return usagef("--neural-batch %d: want at least 2 transitions", c.NeuralBatch)
 	}
 	for _, name := range c.Estimators {
-		if !slices.Contains(logEstimators, name) {
+		if _, ok := ope.Lookup(name); !ok || !slices.Contains(logEstimators, name) {
 			return usagef("unknown estimator %q: choose from %s", name, strings.Join(logEstimators, ", "))
 		}
 	}
@@ -157,136 +120,142 @@ func (c *estimateCmd) Run(e *runEnv) error {
 	return nil
 }
 
+// options are the registry options the flags give.
+func (c *estimateCmd) options() ope.Options {
+	return ope.Options{Seed: c.Seed, Neural: ratio.Neural{BatchSize: c.NeuralBatch}}
+}
+
 // estimate runs the chosen estimators and the bootstrap on d.
 func (c *estimateCmd) estimate(d *dataset.Dataset, stderr io.Writer) (*estimateReport, error) {
 	rep := &estimateReport{Warnings: []string{}}
-	rep.Data, rep.Warnings = summarize(d, c.Gamma)
-
-	names := c.Estimators
-	explicit := len(names) > 0
-	if !explicit {
-		names = logEstimators
+	sum := dataset.Summarize(d)
+	rep.Data = newDataSummary(d, sum, c.Gamma)
+	rep.Warnings = append(rep.Warnings, ope.DataWarnings(sum)...)
+	entries, err := c.choose(d)
+	if err != nil {
+		return nil, err
 	}
-	var run []string
-	for _, name := range names {
-		if ok, why := applies(name, d); !ok {
-			if explicit {
-				return nil, fmt.Errorf("%s", why)
-			}
-			continue
-		}
-		run = append(run, name)
-	}
-	newEst := func(name string) ope.Estimator {
-		est := newLogEstimator(name)
-		if nn, ok := est.(*ope.DensityRatioNeural); ok {
-			nn.Seed = c.Seed
-			nn.Learner.BatchSize = c.NeuralBatch
-		}
-		return est
-	}
-	failed := map[int]bool{}
-	for _, name := range run {
-		est := newEst(name)
-		if nn, ok := est.(*ope.DensityRatioNeural); ok && isTerminal(stderr) {
-			nn.Learner.Progress = func(iter int, loss, heldOut float64) {
-				fmt.Fprintf(stderr, "\rbch-neural: iteration %d, loss %.4g, held-out loss %.4g   ", iter, loss, heldOut)
-			}
-		}
-		t0 := time.Now()
-		res, err := est.Estimate(d, c.Gamma)
-		if _, ok := est.(*ope.DensityRatioNeural); ok && isTerminal(stderr) {
-			fmt.Fprint(stderr, "\r\033[K")
-		}
-		row := estimateRow{Estimator: est.Name(), Unit: weightUnit(est.Name()), Seconds: time.Since(t0).Seconds()}
-		if err == nil && (math.IsInf(res.Value, 0) || math.IsNaN(res.Value)) {
-			err = fmt.Errorf("%s: the estimate is %v", est.Name(), res.Value)
-		}
-		if err != nil {
-			// One estimator failing (all weights zero, an overflow, a
-			// solver that does not converge) does not hide the others.
-			row.Error = err.Error()
-			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: no estimate: %v", est.Name(), err))
-			rep.Estimates = append(rep.Estimates, row)
-			failed[len(rep.Estimates)-1] = true
-			continue
-		}
-		v := res.Value
-		row.Estimate = &v
-		row.ESS = ope.KishESS(res.Weights)
-		row.Units = len(res.Weights)
-		row.MaxWeightShare = ope.MaxShare(res.Weights)
-		rep.Warnings = append(rep.Warnings, weightWarnings(row)...)
-		if bt, ok := est.(*ope.DensityRatioTabular); ok && bt.Model != nil && bt.Model.Negative > 0 {
-			rep.Warnings = append(rep.Warnings, fmt.Sprintf(
-				"bch-tabular: the learned ratio w is negative in %d states (the exact minimiser of the paper's loss is not constrained to w >= 0); a few small negative values are sampling noise, many mean too little data", bt.Model.Negative))
-		}
+	var ok []ope.Entry // the estimators that succeeded, for the intervals
+	var rows []int
+	for _, en := range entries {
+		row, warnings := c.runOne(en, d, stderr)
+		rep.Warnings = append(rep.Warnings, warnings...)
 		rep.Estimates = append(rep.Estimates, row)
+		if row.Estimate != nil {
+			ok = append(ok, en)
+			rows = append(rows, len(rep.Estimates)-1)
+		}
 	}
 	if c.Bootstrap == 0 {
 		return rep, nil
 	}
+	return rep, c.intervals(rep, d, ok, rows, stderr)
+}
+
+// choose returns the entries of the estimators to run: those asked for
+// (an error if one does not apply) or every log estimator that applies.
+func (c *estimateCmd) choose(d *dataset.Dataset) ([]ope.Entry, error) {
+	names, explicit := c.Estimators, len(c.Estimators) > 0
+	if !explicit {
+		names = logEstimators
+	}
+	var out []ope.Entry
+	for _, name := range names {
+		en, _ := ope.Lookup(name)
+		if err := en.Applies(d, c.options()); err != nil {
+			if explicit {
+				return nil, err
+			}
+			continue
+		}
+		out = append(out, en)
+	}
+	return out, nil
+}
+
+// runOne runs one estimator on d and returns its row and warnings. An
+// estimator that fails (all weights zero, an overflow, a solver that does
+// not converge) gets an error in its row and does not hide the others.
+func (c *estimateCmd) runOne(en ope.Entry, d *dataset.Dataset, stderr io.Writer) (estimateRow, []string) {
+	opts := c.options()
+	progress := en.Slow && isTerminal(stderr)
+	if progress {
+		opts.Neural.Progress = func(iter int, loss, heldOut float64) {
+			fmt.Fprintf(stderr, "\r%s: iteration %d, loss %.4g, held-out loss %.4g   ", en.Name, iter, loss, heldOut)
+		}
+	}
+	est := en.New(opts)
+	t0 := time.Now()
+	res, err := est.Estimate(d, c.Gamma)
+	if progress {
+		fmt.Fprint(stderr, "\r\033[K")
+	}
+	row := estimateRow{Estimator: en.Name, Unit: string(en.Unit), Seconds: time.Since(t0).Seconds()}
+	if err == nil && (math.IsInf(res.Value, 0) || math.IsNaN(res.Value)) {
+		err = fmt.Errorf("%s: the estimate is %v", en.Name, res.Value)
+	}
+	if err != nil {
+		row.Error = err.Error()
+		return row, []string{fmt.Sprintf("%s: no estimate: %v", en.Name, err)}
+	}
+	v := res.Value
+	row.Estimate = &v
+	row.ESS = ope.KishESS(res.Weights)
+	row.Units = len(res.Weights)
+	row.MaxWeightShare = ope.MaxShare(res.Weights)
+	warnings := ope.WeightWarnings(en.Name, en.Unit, res.Weights)
+	return row, append(warnings, res.Warnings...)
+}
+
+// intervals runs the bootstrap for the estimators that succeeded (rows
+// are their rows in rep) and fills in their intervals. Slow estimators,
+// which retrain on every resample, get --bootstrap-neural resamples: the
+// first ones the others see (same seed, same streams).
+func (c *estimateCmd) intervals(rep *estimateReport, d *dataset.Dataset, entries []ope.Entry, rows []int, stderr io.Writer) error {
 	workers := c.Workers
 	if workers <= 0 {
 		workers = runtime.NumCPU()
 	}
-	// bch-neural retrains a network per resample, so it gets its own,
-	// smaller number of resamples; the resamples it sees are the first
-	// ones the other estimators see (same seed, same streams).
-	var fast, slow []int // indices into run and rep.Estimates
-	for i, name := range run {
-		if failed[i] {
-			continue
-		}
-		if name == "bch-neural" {
-			slow = append(slow, i)
-		} else {
-			fast = append(fast, i)
-		}
-	}
-	nSlow := min(c.BootstrapNeural, c.Bootstrap)
-	groups := []struct {
-		idx []int
-		B   int
-	}{{fast, c.Bootstrap}, {slow, nSlow}}
 	base := ope.Bootstrap{Alpha: c.Alpha, Seed: c.Seed, BlockLength: c.BlockLength, Workers: workers}
 	method, L := base.Method(d)
 	rep.Bootstrap = &bootstrapInfo{Resamples: c.Bootstrap, Alpha: c.Alpha, Method: method, BlockLength: L, Seed: c.Seed}
-	if method == "blocks" && c.Gamma < 1 {
-		// The discounted value of one episode depends on where it starts;
-		// blocks moved to other positions would change it (and the dummy
-		// start transition of Algorithm 2), so there is no honest block
-		// bootstrap for it.
+	if err := base.Check(d, c.Gamma); err != nil {
 		rep.Bootstrap = nil
-		rep.Warnings = append(rep.Warnings, "one episode with gamma < 1: no intervals (the discounted value depends on where the episode starts, which a block bootstrap cannot resample); use gamma = 1 or log several episodes")
-		return rep, nil
+		rep.Warnings = append(rep.Warnings, err.Error())
+		return nil
 	}
 	if method == "blocks" {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf(
 			"one episode only: intervals come from a moving-block bootstrap with blocks of %d steps; they assume steps further apart than that are nearly independent", L))
 	}
-	if len(slow) > 0 {
-		rep.Bootstrap.ResamplesNeural = nSlow
-		if nSlow > 0 {
-			rep.Warnings = append(rep.Warnings, fmt.Sprintf(
-				"bch-neural retrains its network on every resample, so its interval uses only %d resamples (--bootstrap-neural): treat its ends as rough", nSlow))
+	type group struct {
+		idx []int // indices into entries and rows
+		B   int
+	}
+	nSlow := min(c.BootstrapNeural, c.Bootstrap)
+	fast, slow := group{B: c.Bootstrap}, group{B: nSlow}
+	for i, en := range entries {
+		if en.Slow {
+			slow.idx = append(slow.idx, i)
+			rep.Bootstrap.ResamplesNeural = nSlow
+		} else {
+			fast.idx = append(fast.idx, i)
 		}
 	}
+	if len(slow.idx) > 0 && nSlow > 0 {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf(
+			"bch-neural retrains its network on every resample, so its interval uses only %d resamples (--bootstrap-neural): treat its ends as rough", nSlow))
+	}
+	groups := []group{fast, slow}
 	total := 0
 	for _, g := range groups {
 		if len(g.idx) > 0 {
 			total += g.B
 		}
 	}
-	var progress func(int)
-	if isTerminal(stderr) && total > 0 {
-		bar := progressbar.NewOptions(total, progressbar.OptionSetWriter(stderr),
-			progressbar.OptionSetDescription("bootstrap"), progressbar.OptionShowCount(),
-			progressbar.OptionSetElapsedTime(true), progressbar.OptionSetPredictTime(true),
-			progressbar.OptionClearOnFinish())
-		progress = func(int) { bar.Add(1) }
-		defer bar.Finish()
-	}
+	progress, finish := bootstrapProgress(stderr, total)
+	defer finish()
+	opts := c.options()
 	for _, g := range groups {
 		if len(g.idx) == 0 || g.B == 0 {
 			continue
@@ -294,18 +263,16 @@ func (c *estimateCmd) estimate(d *dataset.Dataset, stderr io.Writer) (*estimateR
 		bs := base
 		bs.Resamples = g.B
 		bs.Progress = progress
-		ivs, err := bs.Run(d, c.Gamma, func() []ope.Estimator {
-			ests := make([]ope.Estimator, len(g.idx))
-			for k, i := range g.idx {
-				ests[k] = newEst(run[i])
-			}
-			return ests
-		})
+		ests := make([]ope.Estimator, len(g.idx))
+		for k, i := range g.idx {
+			ests[k] = entries[i].New(opts)
+		}
+		ivs, err := bs.Run(d, c.Gamma, ests)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for k, i := range g.idx {
-			row := &rep.Estimates[i]
+			row := &rep.Estimates[rows[i]]
 			iv := ivs[k]
 			if len(iv.Estimates) > 0 {
 				row.CILow, row.CIHigh = &iv.Low, &iv.High
@@ -318,105 +285,43 @@ func (c *estimateCmd) estimate(d *dataset.Dataset, stderr io.Writer) (*estimateR
 			}
 		}
 	}
-	return rep, nil
-}
-
-func weightUnit(name string) string {
-	switch name {
-	case "is-trajectory", "wis-trajectory":
-		return "episode"
-	case "naive":
-		return ""
-	}
-	return "step"
-}
-
-// weightWarnings says in plain words when an estimator's weights collapse:
-// a Kish effective sample size below 5% of the episodes (trajectory-wise
-// weights) or 0.5% of the steps (step weights), or, with eight units or
-// more, one weight carrying over a quarter of the total. Equal weights on
-// a handful of units are not a collapse.
-func weightWarnings(r estimateRow) []string {
-	if r.Units < 2 || r.Unit == "" {
-		return nil
-	}
-	if r.ESS == 0 {
-		return []string{fmt.Sprintf("%s: every weight is 0 (the target never takes the logged actions), so its estimate carries no information", r.Estimator)}
-	}
-	frac := 0.05
-	if r.Unit == "step" {
-		frac = 0.005
-	}
-	if r.ESS < frac*float64(r.Units) || (r.Units >= 8 && r.MaxWeightShare > 0.25) {
-		return []string{fmt.Sprintf("%s: the weights collapse onto a few %ss (effective sample size %.1f of %d; the largest weight carries %.0f%% of the total); its estimate rests on very little data",
-			r.Estimator, r.Unit, r.ESS, r.Units, 100*r.MaxWeightShare)}
-	}
 	return nil
 }
 
-// summarize describes the data and checks the behavior policy's support.
-func summarize(d *dataset.Dataset, gamma float64) (dataSummary, []string) {
-	s := dataSummary{Episodes: len(d.Episodes), Steps: d.NumSteps(), Gamma: gamma, MinLength: math.MaxInt}
-	warnings := []string{}
-	states := map[int]bool{}
-	actions := map[int]bool{}
-	var firstLarge string
-	var meanR float64 // running mean: no overflow for huge rewards
-	seen := 0
-	maxLR := math.Inf(-1)
-	for i := range d.Episodes {
-		ep := &d.Episodes[i]
-		s.MinLength = min(s.MinLength, len(ep.Steps))
-		s.MaxLength = max(s.MaxLength, len(ep.Steps))
-		if n := len(ep.Steps); n > 0 && !ep.Steps[n-1].HasNext {
-			s.OpenEndings++
-		}
-		for t := range ep.Steps {
-			st := &ep.Steps[t]
-			seen++
-			meanR += (st.Reward - meanR) / float64(seen)
-			if d.Discrete() {
-				states[st.State] = true
-			}
-			if d.NumActions > 0 {
-				actions[st.Action] = true
-			}
-			lr := st.LogRatio()
-			if math.IsInf(st.LogTarget, -1) {
-				s.ZeroTarget++
-				continue
-			}
-			maxLR = math.Max(maxLR, lr)
-			if lr > math.Log(1e6) {
-				if s.LargeRatio == 0 {
-					firstLarge = fmt.Sprintf("episode %q, t = %d, ratio %.3g", ep.ID, t, math.Exp(lr))
-				}
-				s.LargeRatio++
-			}
-		}
+// bootstrapProgress returns a progress callback drawing a bar on a
+// terminal (nil elsewhere) and the function that ends it.
+func bootstrapProgress(stderr io.Writer, total int) (func(int), func()) {
+	if !isTerminal(stderr) || total == 0 {
+		return nil, func() {}
 	}
-	if s.Steps > 0 && !math.IsInf(meanR, 0) {
-		s.MeanReward = &meanR
+	bar := progressbar.NewOptions(total, progressbar.OptionSetWriter(stderr),
+		progressbar.OptionSetDescription("bootstrap"), progressbar.OptionShowCount(),
+		progressbar.OptionSetElapsedTime(true), progressbar.OptionSetPredictTime(true),
+		progressbar.OptionClearOnFinish())
+	return func(int) { bar.Add(1) }, func() { bar.Finish() }
+}
+
+// newDataSummary is the JSON form of a log's summary.
+func newDataSummary(d *dataset.Dataset, s dataset.Summary, gamma float64) dataSummary {
+	out := dataSummary{Episodes: s.Episodes, Steps: s.Steps, MinLength: s.MinLength, MaxLength: s.MaxLength,
+		ActionsSeen: s.ActionsSeen, ZeroTarget: s.ZeroTarget, LargeRatio: s.LargeRatio,
+		OpenEndings: s.OpenEndings, Gamma: gamma}
+	if !math.IsNaN(s.MeanReward) {
+		v := s.MeanReward
+		out.MeanReward = &v
 	}
-	if !math.IsInf(maxLR, 0) {
-		s.MaxLogRatio = &maxLR
+	if !math.IsNaN(s.MaxLogRatio) {
+		v := s.MaxLogRatio
+		out.MaxLogRatio = &v
 	}
 	if d.Discrete() {
-		s.StateKind = "discrete"
-		s.StatesSeen = len(states)
+		out.StateKind = "discrete"
+		out.StatesSeen = s.StatesSeen
 	} else {
-		s.StateKind = "real"
-		s.StateDim = d.StateDim
+		out.StateKind = "real"
+		out.StateDim = d.StateDim
 	}
-	s.ActionsSeen = len(actions)
-	if s.LargeRatio > 0 {
-		warnings = append(warnings, fmt.Sprintf("support: %d logged steps have pi/pi0 > 1e6 (first: %s): the behavior policy hardly ever takes actions the target favours there, so every importance-weighted estimate is fragile",
-			s.LargeRatio, firstLarge))
-	}
-	if s.OpenEndings > 0 {
-		warnings = append(warnings, fmt.Sprintf("%d episodes end without next_state: their last step is used for rewards but not as a transition by the density-ratio estimators", s.OpenEndings))
-	}
-	return s, warnings
+	return out
 }
 
 func printEstimate(out io.Writer, r *estimateReport) {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/env/pendulum"
+	"github.com/ihope-ope/ihope/rollout"
 )
 
 type sampleCmd struct {
@@ -41,7 +42,7 @@ func (c *sampleCmd) Run(e *runEnv) error {
 // sampleWorld draws the logs demo and sample share, so both give the
 // same data for the same seed.
 func sampleWorld(w *world, n, T int, seed uint64) (*dataset.Dataset, error) {
-	return dataset.Sample(rand.New(rand.NewPCG(seed, 0)), w.sim, w.behavior, w.target, n, T)
+	return rollout.Sample(rand.New(rand.NewPCG(seed, 0)), w.sim, w.behavior, w.target, n, T)
 }
 
 // samplePendulum writes Pendulum logs with real states (cos, sin, thdot),
@@ -55,7 +56,7 @@ func (c *sampleCmd) samplePendulum(e *runEnv) error {
 	if err != nil {
 		return err
 	}
-	d, err := dataset.SampleContinuous(rand.New(rand.NewPCG(c.Seed, 0)), pendulum.Pendulum{}, behavior, pendulum.DefaultTarget(), c.N, c.T)
+	d, err := rollout.SampleContinuous(rand.New(rand.NewPCG(c.Seed, 0)), pendulum.Pendulum{}, behavior, pendulum.DefaultTarget(), c.N, c.T)
 	if err != nil {
 		return err
 	}

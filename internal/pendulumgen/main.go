@@ -27,6 +27,7 @@ import (
 
 	"github.com/ihope-ope/ihope/env/pendulum"
 	"github.com/ihope-ope/ihope/policy"
+	"github.com/ihope-ope/ihope/rollout"
 	"github.com/ihope-ope/ihope/train"
 )
 
@@ -95,7 +96,7 @@ func run() error {
 
 	for i, k := range snaps {
 		erng := rand.New(rand.NewPCG(*seed, 99))
-		m, se, err := train.EvaluateContinuous(erng, pendulum.Pendulum{}, res.Policies[i], *evalN, *evalT, 1)
+		m, se, err := rollout.Evaluate(erng, pendulum.Pendulum{}, res.Policies[i], *evalN, *evalT, 1)
 		if err != nil {
 			return err
 		}

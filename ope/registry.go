@@ -1,0 +1,184 @@
+package ope
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/env"
+	"github.com/ihope-ope/ihope/policy"
+	"github.com/ihope-ope/ihope/ratio"
+)
+
+// Needs is what an estimator needs beyond the logged steps, as a set of
+// flags.
+type Needs uint
+
+const (
+	// NeedsDiscreteStates: state ids (the tabular learners and models).
+	NeedsDiscreteStates Needs = 1 << iota
+	// NeedsRealStates: real state vectors (the neural learner).
+	NeedsRealStates
+	// NeedsTargetPolicy: the target's whole action distribution in every
+	// state (Options.Target), not only the probability of the logged
+	// action.
+	NeedsTargetPolicy
+	// NeedsSimulator: a simulator to roll the target out in
+	// (Options.Sim or Options.SimContinuous), as the on-policy oracle does.
+	NeedsSimulator
+)
+
+// Unit is what an estimator's Result.Weights weigh.
+type Unit string
+
+const (
+	// UnitNone: the estimator weighs nothing worth a diagnostic (the
+	// naive average's equal weights, a model, an oracle).
+	UnitNone Unit = ""
+	// UnitEpisode: one weight per episode (trajectory-wise IS).
+	UnitEpisode Unit = "episode"
+	// UnitStep: one weight per step.
+	UnitStep Unit = "step"
+)
+
+// Options are what the registry's constructors build estimators from.
+// The zero value builds every estimator that needs nothing but the logs.
+type Options struct {
+	// Seed seeds the estimators that train (bch-neural); it overrides
+	// Neural.Seed.
+	Seed uint64
+	// Tabular holds bch-tabular's settings, Neural bch-neural's (zero
+	// values: the documented defaults).
+	Tabular ratio.Tabular
+	Neural  ratio.Neural
+
+	// Target is the tabular target policy (model-based and the discrete
+	// on-policy oracle need it).
+	Target *policy.Tabular
+	// Sim, with Target, lets the on-policy oracle roll out in a discrete
+	// world; SimContinuous with TargetContinuous in a real one.
+	Sim              env.Discrete
+	SimContinuous    env.Continuous
+	TargetContinuous policy.Continuous
+	// OracleSeed seeds the oracle's rollouts.
+	OracleSeed uint64
+}
+
+// Entry describes one estimator of the registry.
+type Entry struct {
+	// Name is the estimator's name (Estimator.Name), a contract of the
+	// command line and of every output.
+	Name string
+	// Label is a legend entry readable without the paper.
+	Label string
+	// Needs is what it needs beyond the logged steps.
+	Needs Needs
+	// Unit is what its weights weigh, for the diagnostics.
+	Unit Unit
+	// Slow marks estimators that retrain a model by stochastic
+	// optimisation on every bootstrap resample; callers give them fewer
+	// resamples.
+	Slow bool
+	// New builds the estimator from options.
+	New func(o Options) Estimator
+}
+
+// registry lists every estimator in the order of ihope's tables.
+var registry = []Entry{
+	{Name: "naive", Label: "naive (mean logged reward)",
+		New: func(Options) Estimator { return &Naive{} }},
+	{Name: "is-trajectory", Label: "trajectory-wise IS", Unit: UnitEpisode,
+		New: func(Options) Estimator { return &TrajectoryIS{} }},
+	{Name: "wis-trajectory", Label: "trajectory-wise WIS", Unit: UnitEpisode,
+		New: func(Options) Estimator { return &TrajectoryWIS{} }},
+	{Name: "is-stepwise", Label: "step-wise IS", Unit: UnitStep,
+		New: func(Options) Estimator { return &StepwiseIS{} }},
+	{Name: "wis-stepwise", Label: "step-wise WIS", Unit: UnitStep,
+		New: func(Options) Estimator { return &StepwiseWIS{} }},
+	{Name: "model-based", Label: "model-based (fitted MDP)", Needs: NeedsDiscreteStates | NeedsTargetPolicy,
+		New: func(o Options) Estimator { return &ModelBased{Target: o.Target} }},
+	{Name: "bch-tabular", Label: "density ratio, tabular (paper)", Needs: NeedsDiscreteStates, Unit: UnitStep,
+		New: func(o Options) Estimator { return DensityRatio{Learner: o.Tabular} }},
+	{Name: "bch-neural", Label: "density ratio, neural (paper)", Needs: NeedsRealStates, Unit: UnitStep, Slow: true,
+		New: func(o Options) Estimator {
+			l := o.Neural
+			l.Seed = o.Seed
+			return DensityRatio{Learner: l}
+		}},
+	{Name: "on-policy", Label: "on-policy oracle (target rollouts)", Needs: NeedsSimulator,
+		New: func(o Options) Estimator {
+			if o.SimContinuous != nil {
+				return &OnPolicyContinuous{Env: o.SimContinuous, Target: o.TargetContinuous, Seed: o.OracleSeed}
+			}
+			var target policy.Discrete
+			if o.Target != nil { // no typed nil in the interface
+				target = o.Target
+			}
+			return &OnPolicy{Env: o.Sim, Target: target, Seed: o.OracleSeed}
+		}},
+}
+
+// Registry returns every estimator's entry, in the order of ihope's
+// tables. The slice is a copy.
+func Registry() []Entry { return append([]Entry(nil), registry...) }
+
+// Names returns every estimator's name, in registry order.
+func Names() []string {
+	out := make([]string, len(registry))
+	for i, e := range registry {
+		out[i] = e.Name
+	}
+	return out
+}
+
+// Lookup returns the entry of the named estimator.
+func Lookup(name string) (Entry, bool) {
+	for _, e := range registry {
+		if e.Name == name {
+			return e, true
+		}
+	}
+	return Entry{}, false
+}
+
+// New builds the named estimators from options, in the order given; an
+// unknown name is an error that lists the known ones.
+func New(names []string, o Options) ([]Estimator, error) {
+	out := make([]Estimator, len(names))
+	for i, name := range names {
+		e, ok := Lookup(name)
+		if !ok {
+			return nil, fmt.Errorf("unknown estimator %q: choose from %s", name, strings.Join(Names(), ", "))
+		}
+		out[i] = e.New(o)
+	}
+	return out, nil
+}
+
+// Applies returns nil if the estimator can run on d with options o, and
+// otherwise why not, in plain words.
+func (e Entry) Applies(d *dataset.Dataset, o Options) error {
+	switch {
+	case e.Needs&NeedsDiscreteStates != 0 && !d.Discrete():
+		return fmt.Errorf("%s needs a discrete state column", e.Name)
+	case e.Needs&NeedsRealStates != 0 && d.Discrete():
+		return fmt.Errorf("%s needs real-valued state columns state_0, state_1, ...", e.Name)
+	case e.Needs&NeedsTargetPolicy != 0 && o.Target == nil:
+		return fmt.Errorf("%s needs the target's whole action distribution (a tabular target policy)", e.Name)
+	case e.Needs&NeedsSimulator != 0 && !(o.Sim != nil && o.Target != nil || o.SimContinuous != nil && o.TargetContinuous != nil):
+		return fmt.Errorf("%s needs a simulator of the world and the target policy", e.Name)
+	}
+	return nil
+}
+
+// Applicable returns the names of the registered estimators that apply to
+// d with options o, in registry order.
+func Applicable(d *dataset.Dataset, o Options) []string {
+	var out []string
+	for _, e := range registry {
+		if e.Applies(d, o) == nil {
+			out = append(out, e.Name)
+		}
+	}
+	return out
+}

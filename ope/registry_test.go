@@ -1,0 +1,254 @@
+package ope_test
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/env"
+	"github.com/ihope-ope/ihope/env/lineargauss"
+	"github.com/ihope-ope/ihope/env/ring"
+	"github.com/ihope-ope/ihope/ope"
+	"github.com/ihope-ope/ihope/ratio"
+	"github.com/ihope-ope/ihope/rollout"
+)
+
+// registryNames is the registry's order, the order of ihope's tables.
+var registryNames = []string{"naive", "is-trajectory", "wis-trajectory", "is-stepwise", "wis-stepwise",
+	"model-based", "bch-tabular", "bch-neural", "on-policy"}
+
+// ringWorld returns 8 episodes of 12 steps on the 5-state ring (behavior
+// P(R) = 0.6, target 0.3), with the options that let every discrete
+// estimator run on them.
+func ringWorld(t testing.TB) (*dataset.Dataset, ope.Options) {
+	t.Helper()
+	m, err := ring.New(5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim, target := env.NewSampler(m), ring.Policy(5, 0.3)
+	d, err := rollout.Sample(rand.New(rand.NewPCG(21, 0)), sim, ring.Policy(5, 0.6), target, 8, 12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, ope.Options{Target: target, Sim: sim, OracleSeed: 3}
+}
+
+// gaussWorld returns 4 episodes of 30 steps of the 1-D linear-Gaussian
+// problem, with the options that let every real-state estimator run on
+// them (bch-neural trained briefly).
+func gaussWorld(t testing.TB) (*dataset.Dataset, ope.Options) {
+	t.Helper()
+	p := lineargauss.Problem1D()
+	d, err := rollout.SampleContinuous(rand.New(rand.NewPCG(22, 0)), p.System, p.Behavior, p.Target, 4, 30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, ope.Options{SimContinuous: p.System, TargetContinuous: p.Target, OracleSeed: 3,
+		Seed: 5, Neural: ratio.Neural{MaxIter: 20}}
+}
+
+func TestRegistryNames(t *testing.T) {
+	if got := ope.Names(); !slices.Equal(got, registryNames) {
+		t.Errorf("Names() = %q, want %q", got, registryNames)
+	}
+	reg := ope.Registry()
+	if len(reg) != len(registryNames) {
+		t.Fatalf("Registry() has %d entries, want %d", len(reg), len(registryNames))
+	}
+	for i, e := range reg {
+		if e.Name != registryNames[i] {
+			t.Errorf("entry %d: %q, want %q", i, e.Name, registryNames[i])
+		}
+		if e.Label == "" || e.New == nil {
+			t.Errorf("%s: label %q, New set %v", e.Name, e.Label, e.New != nil)
+		}
+		got, ok := ope.Lookup(e.Name)
+		if !ok || got.Name != e.Name {
+			t.Errorf("Lookup(%q) = %q, %v", e.Name, got.Name, ok)
+		}
+	}
+	// Registry returns a copy.
+	reg[0].Name = "changed"
+	if ope.Registry()[0].Name != "naive" || ope.Names()[0] != "naive" {
+		t.Error("changing Registry()'s slice changed the registry")
+	}
+	if _, ok := ope.Lookup("bch"); ok {
+		t.Error(`Lookup("bch") found an entry`)
+	}
+}
+
+// Every entry builds, from the zero options and from full ones, an
+// estimator whose Name is the entry's.
+func TestRegistryNew(t *testing.T) {
+	_, discreteOpts := ringWorld(t)
+	_, realOpts := gaussWorld(t)
+	for _, o := range []ope.Options{{}, discreteOpts, realOpts} {
+		for _, e := range ope.Registry() {
+			est := e.New(o)
+			if est == nil {
+				t.Errorf("%s: New returned nil", e.Name)
+				continue
+			}
+			if est.Name() != e.Name {
+				t.Errorf("entry %s builds an estimator named %q", e.Name, est.Name())
+			}
+		}
+	}
+	// ope.New keeps the order given and passes the settings on; Seed
+	// overrides Neural.Seed.
+	o := ope.Options{Seed: 7, Neural: ratio.Neural{Seed: 99, MaxIter: 5}, Tabular: ratio.Tabular{Ridge: 0.5}}
+	ests, err := ope.New([]string{"bch-neural", "naive", "bch-tabular"}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ests {
+		names = append(names, e.Name())
+	}
+	if want := []string{"bch-neural", "naive", "bch-tabular"}; !slices.Equal(names, want) {
+		t.Errorf("New built %q, want %q", names, want)
+	}
+	if n, ok := ests[0].(ope.DensityRatio).Learner.(ratio.Neural); !ok || n.Seed != 7 || n.MaxIter != 5 {
+		t.Errorf("bch-neural's learner: %+v", ests[0])
+	}
+	if l, ok := ests[2].(ope.DensityRatio).Learner.(ratio.Tabular); !ok || l.Ridge != 0.5 {
+		t.Errorf("bch-tabular's learner: %+v", ests[2])
+	}
+	if ests, err := ope.New(nil, ope.Options{}); err != nil || len(ests) != 0 {
+		t.Errorf("New(nil) = %v, %v", ests, err)
+	}
+}
+
+func TestRegistryNewUnknown(t *testing.T) {
+	ests, err := ope.New([]string{"naive", "bch-kernel"}, ope.Options{})
+	if err == nil {
+		t.Fatalf("New with an unknown name built %d estimators", len(ests))
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, `"bch-kernel"`) {
+		t.Errorf("error %q does not name the unknown estimator", msg)
+	}
+	if want := strings.Join(registryNames, ", "); !strings.Contains(msg, want) {
+		t.Errorf("error %q does not list the names %q", msg, want)
+	}
+}
+
+func TestRegistryApplies(t *testing.T) {
+	dd, full := ringWorld(t)
+	rd, fullReal := gaussWorld(t)
+	target := ope.Options{Target: full.Target}
+	simOnly := ope.Options{Sim: full.Sim}
+	cases := []struct {
+		name string
+		d    *dataset.Dataset
+		o    ope.Options
+		want string // "" for none
+	}{
+		{"bch-tabular", dd, ope.Options{}, ""},
+		{"bch-tabular", rd, fullReal, "bch-tabular needs a discrete state column"},
+		{"bch-neural", rd, ope.Options{}, ""},
+		{"bch-neural", dd, full, "bch-neural needs real-valued state columns"},
+		{"model-based", dd, target, ""},
+		{"model-based", dd, ope.Options{}, "model-based needs the target's whole action distribution"},
+		{"model-based", rd, fullReal, "model-based needs a discrete state column"},
+		{"on-policy", dd, full, ""},
+		{"on-policy", rd, fullReal, ""},
+		{"on-policy", dd, ope.Options{}, "on-policy needs a simulator"},
+		{"on-policy", dd, target, "on-policy needs a simulator"},
+		{"on-policy", dd, simOnly, "on-policy needs a simulator"},
+		{"on-policy", rd, ope.Options{SimContinuous: fullReal.SimContinuous}, "on-policy needs a simulator"},
+		{"naive", rd, ope.Options{}, ""},
+		{"wis-stepwise", dd, ope.Options{}, ""},
+	}
+	for _, c := range cases {
+		e, ok := ope.Lookup(c.name)
+		if !ok {
+			t.Fatalf("no entry %q", c.name)
+		}
+		err := e.Applies(c.d, c.o)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s on %s states: %v", c.name, kind(c.d), err)
+		case c.want != "" && (err == nil || !strings.HasPrefix(err.Error(), c.want)):
+			t.Errorf("%s on %s states: error %v, want one starting %q", c.name, kind(c.d), err, c.want)
+		}
+	}
+
+	logOnly := []string{"naive", "is-trajectory", "wis-trajectory", "is-stepwise", "wis-stepwise"}
+	for _, c := range []struct {
+		name string
+		d    *dataset.Dataset
+		o    ope.Options
+		want []string
+	}{
+		{"discrete, logs only", dd, ope.Options{}, append(slices.Clone(logOnly), "bch-tabular")},
+		{"discrete, target", dd, target, append(slices.Clone(logOnly), "model-based", "bch-tabular")},
+		{"discrete, everything", dd, full, append(slices.Clone(logOnly), "model-based", "bch-tabular", "on-policy")},
+		{"real, logs only", rd, ope.Options{}, append(slices.Clone(logOnly), "bch-neural")},
+		{"real, everything", rd, fullReal, append(slices.Clone(logOnly), "bch-neural", "on-policy")},
+	} {
+		if got := ope.Applicable(c.d, c.o); !slices.Equal(got, c.want) {
+			t.Errorf("%s: Applicable = %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+func kind(d *dataset.Dataset) string {
+	if d.Discrete() {
+		return "discrete"
+	}
+	return "real"
+}
+
+// Every estimator that applies runs, its weights have one entry per unit
+// of its entry (none for UnitNone estimators but the naive average, whose
+// equal episode weights are not worth a diagnostic), and its Result.Model
+// is what the estimator fitted.
+func TestRegistryRunsWhereItApplies(t *testing.T) {
+	for _, world := range []func(testing.TB) (*dataset.Dataset, ope.Options){ringWorld, gaussWorld} {
+		d, o := world(t)
+		for _, e := range ope.Registry() {
+			if e.Applies(d, o) != nil {
+				continue
+			}
+			res, err := e.New(o).Estimate(d, 1)
+			if err != nil {
+				t.Errorf("%s on %s states: %v", e.Name, kind(d), err)
+				continue
+			}
+			want := map[ope.Unit]int{ope.UnitEpisode: d.NumEpisodes(), ope.UnitStep: d.NumSteps()}[e.Unit]
+			if e.Unit == ope.UnitNone && res.Weights != nil && e.Name != "naive" {
+				t.Errorf("%s: %d weights for unit none", e.Name, len(res.Weights))
+			}
+			if e.Unit != ope.UnitNone && len(res.Weights) != want {
+				t.Errorf("%s on %s states: %d weights, want one per %s (%d)", e.Name, kind(d), len(res.Weights), e.Unit, want)
+			}
+			switch e.Name {
+			case "model-based":
+				if _, ok := res.Model.(*ope.CountModel); !ok {
+					t.Errorf("model-based: Result.Model is %T", res.Model)
+				}
+			case "bch-tabular":
+				if _, ok := res.Model.(*ratio.TabularModel); !ok {
+					t.Errorf("bch-tabular: Result.Model is %T", res.Model)
+				}
+			case "bch-neural":
+				if _, ok := res.Model.(*ratio.NeuralModel); !ok {
+					t.Errorf("bch-neural: Result.Model is %T", res.Model)
+				}
+			}
+		}
+	}
+	// The naive average weighs its episodes equally.
+	d, _ := ringWorld(t)
+	res, err := (&ope.Naive{}).Estimate(d, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := slices.Repeat([]float64{1. / 8}, 8); !slices.Equal(res.Weights, want) {
+		t.Errorf("naive weights %v, want %v", res.Weights, want)
+	}
+}

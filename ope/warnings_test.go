@@ -1,0 +1,100 @@
+package ope_test
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/ope"
+)
+
+func TestWeightWarnings(t *testing.T) {
+	dominant := slices.Repeat([]float64{1}, 10)
+	dominant[3] = 100 // ESS 109^2/10009 = 1.19 of 10; share 100/109
+	sparse := make([]float64, 2000)
+	for _, i := range []int{5, 500, 1000, 1500} { // ESS 4 < 0.5% of 2000; share exactly 1/4
+		sparse[i] = 0.25
+	}
+	// Seven episodes, one with 10 times the others' weight: ESS 2.4 of 7
+	// (above 5%), share 10/16, but fewer than eight units.
+	sevenEpisodes := []float64{10, 1, 1, 1, 1, 1, 1}
+	cases := []struct {
+		name string
+		unit ope.Unit
+		w    []float64
+		want []string // substrings of the one warning; nil: no warning
+	}{
+		{"equal steps", ope.UnitStep, slices.Repeat([]float64{0.01}, 100), nil},
+		{"equal episodes", ope.UnitEpisode, slices.Repeat([]float64{1. / 3}, 3), nil},
+		{"equal, two units", ope.UnitEpisode, []float64{0.5, 0.5}, nil},
+		{"dominant steps", ope.UnitStep, dominant, []string{"wis-stepwise: ", "collapse onto a few steps", "effective sample size 1.2 of 10", "92%"}},
+		{"dominant episodes", ope.UnitEpisode, dominant, []string{"wis-stepwise: ", "collapse onto a few episodes", "1.2 of 10"}},
+		{"sparse steps", ope.UnitStep, sparse, []string{"wis-stepwise: ", "collapse", "effective sample size 4.0 of 2000", "25%"}},
+		{"sparse, as episodes", ope.UnitEpisode, sparse, []string{"4.0 of 2000"}},
+		{"seven episodes", ope.UnitEpisode, sevenEpisodes, nil},
+		{"all zero steps", ope.UnitStep, make([]float64, 6), []string{"wis-stepwise: ", "every weight is 0", "no information"}},
+		{"all zero episodes", ope.UnitEpisode, []float64{0, 0}, []string{"every weight is 0"}},
+		{"unit none", ope.UnitNone, dominant, nil},
+		{"unit none, all zero", ope.UnitNone, make([]float64, 6), nil},
+		{"one unit", ope.UnitStep, []float64{0}, nil},
+		{"no weights", ope.UnitStep, nil, nil},
+	}
+	for _, c := range cases {
+		got := ope.WeightWarnings("wis-stepwise", c.unit, c.w)
+		if c.want == nil {
+			if got != nil {
+				t.Errorf("%s: warnings %q, want none", c.name, got)
+			}
+			continue
+		}
+		if len(got) != 1 {
+			t.Errorf("%s: warnings %q, want one", c.name, got)
+			continue
+		}
+		for _, s := range c.want {
+			if !strings.Contains(got[0], s) {
+				t.Errorf("%s: warning %q lacks %q", c.name, got[0], s)
+			}
+		}
+		if !strings.HasPrefix(got[0], "wis-stepwise: ") {
+			t.Errorf("%s: warning %q does not start with the estimator's name", c.name, got[0])
+		}
+	}
+}
+
+func TestDataWarnings(t *testing.T) {
+	// Episode a ends with a next state; b's second step has pi/pi0 =
+	// 0.9/1e-7 = 9e6 and b ends without one.
+	step := func(pb, pt float64, hasNext bool) dataset.Step {
+		return dataset.Step{HasNext: hasNext, LogBehavior: math.Log(pb), LogTarget: math.Log(pt)}
+	}
+	d, err := dataset.New(1, 1, []dataset.Episode{
+		{ID: "a", Steps: []dataset.Step{step(0.5, 0.5, true)}},
+		{ID: "b", Steps: []dataset.Step{step(0.5, 0.5, true), step(1e-7, 0.9, true), step(1e-7, 0.9, false)}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := ope.DataWarnings(dataset.Summarize(d))
+	if len(got) != 2 {
+		t.Fatalf("warnings %q, want two", got)
+	}
+	for _, s := range []string{"support: 2 logged steps have pi/pi0 > 1e6", `episode "b", t = 1`, "9e+06"} {
+		if !strings.Contains(got[0], s) {
+			t.Errorf("warning %q lacks %q", got[0], s)
+		}
+	}
+	if !strings.HasPrefix(got[1], "1 episodes end without next_state") {
+		t.Errorf("warning %q", got[1])
+	}
+	// A log with full support and known next states has nothing to say.
+	d, err = dataset.New(1, 1, []dataset.Episode{{ID: "a", Steps: []dataset.Step{step(0.5, 0.5, true), step(0.5, 0.25, true)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ope.DataWarnings(dataset.Summarize(d)); got != nil {
+		t.Errorf("warnings %q, want none", got)
+	}
+}
