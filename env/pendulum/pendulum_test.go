@@ -8,7 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/floats/scalar"
 
-	"github.com/ihope-ope/ihope/train"
+	"github.com/ihope-ope/ihope/rollout"
 )
 
 // Reference numbers from Gymnasium's PendulumEnv.step formulas evaluated in
@@ -89,11 +89,11 @@ func TestDefaults(t *testing.T) {
 		t.Errorf("std %v and %v, box [%v, %v]", target.Std, plus.Std, target.Low[0], target.High[0])
 	}
 	rng := rand.New(rand.NewPCG(3, 3))
-	vt, st, err := train.EvaluateContinuous(rng, Pendulum{}, target, 40, 400, 1)
+	vt, st, err := rollout.Evaluate(rng, Pendulum{}, target, 40, 400, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	vp, sp, err := train.EvaluateContinuous(rng, Pendulum{}, plus, 40, 400, 1)
+	vp, sp, err := rollout.Evaluate(rng, Pendulum{}, plus, 40, 400, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

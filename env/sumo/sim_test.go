@@ -148,10 +148,10 @@ func TestSample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d.Episodes) != episodes || d.NumSteps() != episodes*T || d.StateDim != 8 || d.NumActions != 4 || d.NumStates != 0 {
-		t.Fatalf("dataset: %d episodes, %d steps, dim %d, %d actions, %d states", len(d.Episodes), d.NumSteps(), d.StateDim, d.NumActions, d.NumStates)
+	if d.NumEpisodes() != episodes || d.NumSteps() != episodes*T || d.StateDim != 8 || d.NumActions != 4 || d.NumStates != 0 {
+		t.Fatalf("dataset: %d episodes, %d steps, dim %d, %d actions, %d states", d.NumEpisodes(), d.NumSteps(), d.StateDim, d.NumActions, d.NumStates)
 	}
-	for i, ep := range d.Episodes {
+	for i, ep := range d.Episodes() {
 		if ep.ID != strconv.Itoa(i) {
 			t.Errorf("episode %d has id %q", i, ep.ID)
 		}
@@ -178,7 +178,7 @@ func TestSample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fmt.Sprint(d1.Episodes) != fmt.Sprint(d.Episodes) {
+	if fmt.Sprint(d1.Episodes()) != fmt.Sprint(d.Episodes()) {
 		t.Error("same seed, different datasets with 1 and 2 workers")
 	}
 	if _, err := n.Sample(context.Background(), rand.New(rand.NewPCG(8, 9)), Uniform(2), target, 1, 1, 1); err == nil {
@@ -194,7 +194,7 @@ func TestSample(t *testing.T) {
 	if got := long.NumSteps(); got != 4*T+7 {
 		t.Errorf("SampleLengths logged %d steps, want %d", got, 4*T+7)
 	}
-	if fmt.Sprint(long.Head(episodes, T).Episodes) != fmt.Sprint(d.Episodes) {
+	if fmt.Sprint(long.Head(episodes, T).Episodes()) != fmt.Sprint(d.Episodes()) {
 		t.Error("the first 3 episodes of SampleLengths, cut to 15 steps, differ from Sample's")
 	}
 	rs, err := n.Rewards(context.Background(), rand.New(rand.NewPCG(8, 9)), behavior, 2, 5, 2)
@@ -209,7 +209,7 @@ func TestSample(t *testing.T) {
 		t.Errorf("RewardsLengths %v does not start with Rewards %v", rl, rs)
 	}
 	for i := range 2 {
-		for k, st := range d.Episodes[i].Steps[:5] {
+		for k, st := range d.Episode(i).Steps[:5] {
 			if rs[i][k] != st.Reward {
 				t.Errorf("episode %d step %d: Rewards %v, Sample %v (same seeds, same policy)", i, k, rs[i][k], st.Reward)
 			}
