@@ -70,13 +70,13 @@ func (b *Builder) Add(s Step) {
 	if d.StateDim == 0 {
 		d.State = append(d.State, int32(s.State))
 	} else {
-		b.vector("state", s.Obs, d.StateDim)
+		b.vector("state", s.Obs, d.StateDim, b.open)
 		d.Obs = append(d.Obs, s.Obs...)
 	}
 	if d.ActionDim == 0 {
 		d.Action = append(d.Action, int32(s.Action))
 	} else {
-		b.vector("action", s.ActionVec, d.ActionDim)
+		b.vector("action", s.ActionVec, d.ActionDim, b.open)
 		d.ActionVec = append(d.ActionVec, s.ActionVec...)
 	}
 	d.Reward = append(d.Reward, s.Reward)
@@ -86,11 +86,12 @@ func (b *Builder) Add(s Step) {
 	b.open++
 }
 
-// vector records an error if a vector has the wrong length.
-func (b *Builder) vector(what string, v []float64, n int) {
+// vector records an error if a vector of step t of the open episode has
+// the wrong length.
+func (b *Builder) vector(what string, v []float64, n, t int) {
 	if len(v) != n && b.err == nil {
 		b.err = fmt.Errorf("dataset: episode %d, step %d: %s vector of length %d, want %d",
-			len(b.d.IDs), b.open, what, len(v), n)
+			len(b.d.IDs), t, what, len(v), n)
 	}
 }
 
@@ -123,9 +124,12 @@ func (b *Builder) checkLink(s Step) {
 // of its last step (if HasNext) becomes its final state.
 func (b *Builder) EndEpisode(id string) {
 	d := &b.d
+	has := b.open > 0 && b.last.HasNext
+	if has && d.StateDim > 0 {
+		b.vector("next state", b.last.NextObs, d.StateDim, b.open-1)
+	}
 	d.IDs = append(d.IDs, id)
 	d.Start = append(d.Start, len(d.Reward))
-	has := b.open > 0 && b.last.HasNext
 	d.HasFinal = append(d.HasFinal, has)
 	if d.StateDim == 0 {
 		fs := int32(-1)
@@ -134,8 +138,7 @@ func (b *Builder) EndEpisode(id string) {
 		}
 		d.FinalState = append(d.FinalState, fs)
 	} else {
-		if has {
-			b.vector("next state", b.last.NextObs, d.StateDim)
+		if has && len(b.last.NextObs) == d.StateDim {
 			d.FinalObs = append(d.FinalObs, b.last.NextObs...)
 		} else {
 			d.FinalObs = append(d.FinalObs, make([]float64, d.StateDim)...)

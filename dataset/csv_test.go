@@ -156,7 +156,7 @@ func TestReadCSVValid(t *testing.T) {
 			// episodes of different lengths; no final newline.
 			"probabilities",
 			"\xef\xbb\xbf" + strings.ReplaceAll(hdr, "\n", "\r\n") + "x,0,2,1,0.5,0.25,0\r\ny,0,0,0,-1,1,1\r\nx,1,3.0,0,2,0.5,0.5",
-			&dataset.Dataset{NumStates: 4, NumActions: 2, Episodes: []dataset.Episode{
+			mustNew(t, 4, 2, []dataset.Episode{
 				{ID: "x", Steps: []dataset.Step{
 					{State: 2, Action: 1, Reward: 0.5, HasNext: true, NextState: 3, LogBehavior: math.Log(0.25), LogTarget: inf},
 					{State: 3, Action: 0, Reward: 2, NextState: -1, LogBehavior: math.Log(0.5), LogTarget: math.Log(0.5)},
@@ -164,7 +164,7 @@ func TestReadCSVValid(t *testing.T) {
 				{ID: "y", Steps: []dataset.Step{
 					{State: 0, Action: 0, Reward: -1, NextState: -1, LogBehavior: 0, LogTarget: 0},
 				}},
-			}},
+			}),
 		},
 		{
 			// Columns in any order, quoted fields, next_state on the last
@@ -174,12 +174,12 @@ func TestReadCSVValid(t *testing.T) {
 			"target_logprob,next_state,reward,\"action\",state,t,episode,behavior_logprob\n" +
 				"-Inf,,1,0,0,0,\"ep \"\"1\"\"\",-0.5\n" +
 				"-1,9,2,2,1,1,\"ep \"\"1\"\"\",-1.5\n\n\r\n",
-			&dataset.Dataset{NumStates: 10, NumActions: 3, Episodes: []dataset.Episode{
+			mustNew(t, 10, 3, []dataset.Episode{
 				{ID: `ep "1"`, Steps: []dataset.Step{
 					{State: 0, Action: 0, Reward: 1, HasNext: true, NextState: 1, LogBehavior: -0.5, LogTarget: inf},
 					{State: 1, Action: 2, Reward: 2, HasNext: true, NextState: 9, LogBehavior: -1.5, LogTarget: -1},
 				}},
-			}},
+			}),
 		},
 		{
 			// Vector states and actions; densities above 1.
@@ -187,14 +187,14 @@ func TestReadCSVValid(t *testing.T) {
 			"episode,t,state_1,state_0,action_0,reward,behavior_prob,target_logprob,next_state_0,next_state_1\n" +
 				"e,1,4,3,-0.5,0,4,1.5,5,6\n" +
 				"e,0,2,1,0.25,1,2,-Inf,,\n",
-			&dataset.Dataset{StateDim: 2, Episodes: []dataset.Episode{
+			mustNew(t, 0, 0, []dataset.Episode{
 				{ID: "e", Steps: []dataset.Step{
 					{State: -1, Obs: []float64{1, 2}, Action: -1, ActionVec: []float64{0.25}, Reward: 1, HasNext: true, NextState: -1,
 						NextObs: []float64{3, 4}, LogBehavior: math.Log(2), LogTarget: inf},
 					{State: -1, Obs: []float64{3, 4}, Action: -1, ActionVec: []float64{-0.5}, Reward: 0, HasNext: true, NextState: -1,
 						NextObs: []float64{5, 6}, LogBehavior: math.Log(4), LogTarget: 1.5},
 				}},
-			}},
+			}),
 		},
 	} {
 		got, err := dataset.ReadCSV(strings.NewReader(c.in), "test.csv")

@@ -24,7 +24,7 @@ u1,0,0,1,1,0.5,0.1,
 		return
 	}
 	fmt.Printf("%d states, %d actions\n", d.NumStates, d.NumActions)
-	for _, ep := range d.Episodes {
+	for _, ep := range d.Episodes() {
 		for t, s := range ep.Steps {
 			fmt.Printf("%s t=%d: s=%d a=%d r=%g next=%d (known %v) ratio=%.1f\n",
 				ep.ID, t, s.State, s.Action, s.Reward, s.NextState, s.HasNext, s.Ratio())
@@ -54,13 +54,17 @@ a,1,2,0,0,0,0.5
 }
 
 func ExampleWriteCSV() {
-	d := &dataset.Dataset{NumStates: 3, NumActions: 2, Episodes: []dataset.Episode{{
+	d, err := dataset.New(3, 2, []dataset.Episode{{
 		ID: "a",
 		Steps: []dataset.Step{
 			{State: 0, Action: 1, Reward: 1, HasNext: true, NextState: 2, LogBehavior: math.Log(0.5), LogTarget: math.Inf(-1)},
 			{State: 2, Action: 0, Reward: 0.5, HasNext: true, NextState: 1, LogBehavior: math.Log(0.25), LogTarget: 0},
 		},
-	}}}
+	}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	if err := dataset.WriteCSV(os.Stdout, d); err != nil {
 		fmt.Println(err)
 	}
@@ -71,13 +75,17 @@ func ExampleWriteCSV() {
 }
 
 func ExampleWriteParquet() {
-	d := &dataset.Dataset{StateDim: 2, Episodes: []dataset.Episode{{
+	d, err := dataset.New(0, 0, []dataset.Episode{{
 		ID: "run-1",
 		Steps: []dataset.Step{{
 			State: -1, Obs: []float64{0.5, -1}, Action: -1, ActionVec: []float64{0.3},
 			Reward: 2, NextState: -1, LogBehavior: 0.2, LogTarget: -0.1,
 		}},
-	}}}
+	}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	var buf bytes.Buffer
 	if err := dataset.WriteParquet(&buf, d); err != nil {
 		fmt.Println(err)
@@ -88,7 +96,7 @@ func ExampleWriteParquet() {
 		fmt.Println(err)
 		return
 	}
-	s := back.Episodes[0].Steps[0]
+	s := back.Step(0, 0)
 	fmt.Println(back.StateDim, s.Obs, s.ActionVec, s.HasNext, reflect.DeepEqual(back, d))
 	// Output:
 	// 2 [0.5 -1] [0.3] false true

@@ -14,7 +14,18 @@ import (
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/policy"
+	"github.com/ihope-ope/ihope/rollout"
 )
+
+// mustNew builds a dataset from episodes in row form (dataset.New).
+func mustNew(t testing.TB, numStates, numActions int, episodes []dataset.Episode) *dataset.Dataset {
+	t.Helper()
+	d, err := dataset.New(numStates, numActions, episodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
 
 // tiny is a 4-state, 3-action MDP: action a moves s to (s+a) mod 4 with
 // probability 0.7 and to (s+1) mod 4 otherwise.
@@ -50,7 +61,7 @@ func sampled(t testing.TB, n, T int) *dataset.Dataset {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := dataset.Sample(rand.New(rand.NewPCG(1, 0)), env.NewSampler(newTiny()), b, p, n, T)
+	d, err := rollout.Sample(rand.New(rand.NewPCG(1, 0)), env.NewSampler(newTiny()), b, p, n, T)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +74,7 @@ func sampled(t testing.TB, n, T int) *dataset.Dataset {
 func continuous(t testing.TB) *dataset.Dataset {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(2, 0))
-	d := &dataset.Dataset{StateDim: 3}
+	var eps []dataset.Episode
 	special := []float64{0, 1e-300, -2.5e300, 0.1 + 0.2, 1.0 / 3, math.SmallestNonzeroFloat64, -7}
 	for e := range 5 {
 		T := 3 + e
@@ -88,9 +99,9 @@ func continuous(t testing.TB) *dataset.Dataset {
 			ep.Steps[T-1].NextObs = nil
 		}
 		ep.Steps[0].LogTarget = math.Inf(-1)
-		d.Episodes = append(d.Episodes, ep)
+		eps = append(eps, ep)
 	}
-	return d
+	return mustNew(t, 0, 0, eps)
 }
 
 func writeCSV(t testing.TB, d *dataset.Dataset) []byte {
@@ -135,11 +146,9 @@ func TestRoundTrip(t *testing.T) {
 		t.Fatalf("sampled: %d states, %d actions", disc.NumStates, disc.NumActions)
 	}
 	neginf := 0
-	for _, ep := range disc.Episodes {
-		for _, s := range ep.Steps {
-			if math.IsInf(s.LogTarget, -1) {
-				neginf++
-			}
+	for _, lt := range disc.LogTarget {
+		if math.IsInf(lt, -1) {
+			neginf++
 		}
 	}
 	if neginf == 0 {
@@ -154,16 +163,16 @@ func TestRoundTrip(t *testing.T) {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		if got := readCSV(t, writeCSV(t, c.d)); !reflect.DeepEqual(got, c.d) {
-			t.Errorf("%s: CSV round trip differs:\n got %+v\nwant %+v", c.name, got.Episodes[0], c.d.Episodes[0])
+			t.Errorf("%s: CSV round trip differs:\n got %+v\nwant %+v", c.name, got.Episode(0), c.d.Episode(0))
 		}
 		if got := readParquet(t, writeParquet(t, c.d)); !reflect.DeepEqual(got, c.d) {
-			t.Errorf("%s: Parquet round trip differs:\n got %+v\nwant %+v", c.name, got.Episodes[0], c.d.Episodes[0])
+			t.Errorf("%s: Parquet round trip differs:\n got %+v\nwant %+v", c.name, got.Episode(0), c.d.Episode(0))
 		}
 	}
 }
 
 func TestWriteCSVFormat(t *testing.T) {
-	d := &dataset.Dataset{NumStates: 3, NumActions: 2, Episodes: []dataset.Episode{
+	d := mustNew(t, 3, 2, []dataset.Episode{
 		{ID: "x,y", Steps: []dataset.Step{
 			{State: 0, Action: 1, Reward: 0.1, HasNext: true, NextState: 2, LogBehavior: math.Log(0.5), LogTarget: math.Inf(-1)},
 			{State: 2, Action: 0, Reward: -3, HasNext: true, NextState: 1, LogBehavior: 0, LogTarget: -1e-20},
@@ -171,7 +180,7 @@ func TestWriteCSVFormat(t *testing.T) {
 		{ID: "e2", Steps: []dataset.Step{
 			{State: 1, Action: 0, Reward: 1e300, NextState: -1, LogBehavior: -2, LogTarget: -3},
 		}},
-	}}
+	})
 	want := "episode,t,state,action,reward,behavior_logprob,target_logprob,next_state\n" +
 		"\"x,y\",0,0,1,0.1,-0.6931471805599453,-Inf,\n" +
 		"\"x,y\",1,2,0,-3,0,-1e-20,1\n" +
@@ -193,20 +202,20 @@ func TestShuffledRows(t *testing.T) {
 	got := readCSV(t, []byte(strings.Join(lines, "")))
 	// Episodes come in order of first appearance in the shuffled file.
 	byID := map[string]dataset.Episode{}
-	for _, ep := range got.Episodes {
+	for _, ep := range got.Episodes() {
 		byID[ep.ID] = ep
 	}
-	if len(byID) != len(d.Episodes) || got.NumStates != d.NumStates || got.NumActions != d.NumActions {
+	if len(byID) != d.NumEpisodes() || got.NumStates != d.NumStates || got.NumActions != d.NumActions {
 		t.Fatalf("got %d episodes, %d states, %d actions", len(byID), got.NumStates, got.NumActions)
 	}
-	for _, ep := range d.Episodes {
+	for _, ep := range d.Episodes() {
 		if !reflect.DeepEqual(byID[ep.ID], ep) {
 			t.Errorf("episode %s differs after shuffling", ep.ID)
 		}
 	}
 	first := strings.SplitN(rows[0], ",", 2)[0]
-	if got.Episodes[0].ID != first {
-		t.Errorf("first episode %q, want %q (first in the file)", got.Episodes[0].ID, first)
+	if got.IDs[0] != first {
+		t.Errorf("first episode %q, want %q (first in the file)", got.IDs[0], first)
 	}
 }
 
@@ -245,7 +254,7 @@ func TestReadWriteFile(t *testing.T) {
 // vector states and actions, in order and shuffled.
 func TestManyRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 0))
-	d := &dataset.Dataset{StateDim: 2}
+	var eps []dataset.Episode
 	for e := range 300 {
 		ep := dataset.Episode{ID: "ep" + strconv.Itoa(e)}
 		T := 200 + e%100
@@ -263,8 +272,9 @@ func TestManyRows(t *testing.T) {
 		if e%3 == 0 {
 			ep.Steps[T-1].NextObs = nil
 		}
-		d.Episodes = append(d.Episodes, ep)
+		eps = append(eps, ep)
 	}
+	d := mustNew(t, 0, 0, eps)
 	if n := d.NumSteps(); n < 1<<16 {
 		t.Fatalf("only %d steps", n)
 	}
@@ -282,9 +292,12 @@ func TestManyRows(t *testing.T) {
 		rows[i], rows[j] = rows[j], rows[i]
 	}
 	got := readCSV(t, []byte(strings.Join(lines, "")))
-	for i := range got.Episodes {
-		if want := d.Episodes[len(d.Episodes)-1-i]; !reflect.DeepEqual(got.Episodes[i], want) {
-			t.Fatalf("reversed rows: episode %d is %s, want %s", i, got.Episodes[i].ID, want.ID)
+	if got.NumEpisodes() != d.NumEpisodes() {
+		t.Fatalf("reversed rows: %d episodes, want %d", got.NumEpisodes(), d.NumEpisodes())
+	}
+	for i := range got.NumEpisodes() {
+		if want := d.Episode(d.NumEpisodes() - 1 - i); !reflect.DeepEqual(got.Episode(i), want) {
+			t.Fatalf("reversed rows: episode %d is %s, want %s", i, got.IDs[i], want.ID)
 		}
 	}
 }

@@ -207,7 +207,7 @@ func TestReadParquetMalformed(t *testing.T) {
 func TestReadParquetTypes(t *testing.T) {
 	const n = 10000 // more than one batch of 4096 rows
 	rows := make([]goodRow, n)
-	want := &dataset.Dataset{NumStates: 5, NumActions: 2}
+	var eps []dataset.Episode
 	var steps []dataset.Step
 	for i := range rows {
 		ep, tt := i/100, i%100
@@ -225,9 +225,13 @@ func TestReadParquetTypes(t *testing.T) {
 		}
 		steps = append(steps, s)
 		if tt == 99 {
-			want.Episodes = append(want.Episodes, dataset.Episode{ID: strconv.Itoa(ep), Steps: steps})
+			eps = append(eps, dataset.Episode{ID: strconv.Itoa(ep), Steps: steps})
 			steps = nil
 		}
+	}
+	want, err := dataset.New(5, 2, eps)
+	if err != nil {
+		t.Fatal(err)
 	}
 	var buf bytes.Buffer
 	w := parquet.NewGenericWriter[goodRow](&buf, parquet.MaxRowsPerRowGroup(3000), parquet.PageBufferSize(1000))
@@ -239,6 +243,6 @@ func TestReadParquetTypes(t *testing.T) {
 	}
 	got := readParquet(t, buf.Bytes())
 	if !reflect.DeepEqual(got, want) {
-		t.Errorf("got %d episodes (first %+v),\nwant %d (first %+v)", len(got.Episodes), got.Episodes[0].Steps[:2], len(want.Episodes), want.Episodes[0].Steps[:2])
+		t.Errorf("got %d episodes (first %+v),\nwant %d (first %+v)", got.NumEpisodes(), got.Episode(0).Steps[:2], want.NumEpisodes(), want.Episode(0).Steps[:2])
 	}
 }

@@ -9,7 +9,8 @@ import (
 )
 
 // neuralEpisode builds a one-dimensional episode through the states s,
-// whose step t has ratio beta[t] and reward s[t].
+// whose step t has ratio beta[t] and reward s[t]; its actions are action
+// 0 of two, taken with probability 1/2 by the behavior.
 func neuralEpisode(id string, s []float64, beta []float64) dataset.Episode {
 	ep := dataset.Episode{ID: id}
 	for t := 0; t+1 < len(s); t++ {
@@ -23,9 +24,9 @@ func neuralEpisode(id string, s []float64, beta []float64) dataset.Episode {
 }
 
 func TestSplitTransitionsWeights(t *testing.T) {
-	d := &dataset.Dataset{StateDim: 1, Episodes: []dataset.Episode{
+	d := mustNew(t, 0, 2, []dataset.Episode{
 		neuralEpisode("a", []float64{1, 2, 3, 4}, []float64{2, 1, 0.5}),
-	}}
+	})
 	mean, scale := []float64{0}, []float64{1}
 	for k, tc := range []struct {
 		gamma  float64
@@ -69,17 +70,18 @@ func TestSplitTransitionsHeldOut(t *testing.T) {
 	for i := range beta {
 		beta[i] = 1
 	}
-	one := &dataset.Dataset{StateDim: 1, Episodes: []dataset.Episode{neuralEpisode("long", long, beta)}}
+	one := mustNew(t, 0, 2, []dataset.Episode{neuralEpisode("long", long, beta)})
 	train, held := splitTransitions(rand.New(rand.NewPCG(1, 0)), one, 1, 0.1, []float64{0}, []float64{1})
 	// One episode: its last 10% (2 of 20 steps) is held out.
 	if train.len() != 18 || held.len() != 2 || held.s[0] != 18 || held.s[1] != 19 {
 		t.Errorf("tail split: %d training, held-out states %v, want 18 and [18 19]", train.len(), held.s)
 	}
 
-	many := &dataset.Dataset{StateDim: 1}
+	var eps []dataset.Episode
 	for e := range 30 {
-		many.Episodes = append(many.Episodes, neuralEpisode(string(rune('A'+e)), []float64{float64(e), 0, 1}, []float64{1, 1}))
+		eps = append(eps, neuralEpisode(string(rune('A'+e)), []float64{float64(e), 0, 1}, []float64{1, 1}))
 	}
+	many := mustNew(t, 0, 2, eps)
 	train, held = splitTransitions(rand.New(rand.NewPCG(1, 0)), many, 0.9, 0.1, []float64{0}, []float64{1})
 	// 30 episodes: 3 whole episodes (2 steps and a dummy each) are held out.
 	if train.len() != 27*3 || held.len() != 3*3 {

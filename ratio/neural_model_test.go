@@ -18,17 +18,16 @@ func TestNeuralModelRatio(t *testing.T) {
 		t.Fatal(err)
 	}
 	var num, den float64
-	k := 0
-	for e := range d.Episodes {
+	for e := range d.NumEpisodes() {
+		lo, hi := d.Span(e)
 		g := 1.0
-		for s := range d.Episodes[e].Steps {
-			if r := m.Ratio(d.Episodes[e].Steps[s].Obs); math.Abs(r-w[k]) > 1e-15*r {
-				t.Fatalf("episode %d step %d: Ratio %v, StepRatios %v", e, s, r, w[k])
+		for k := lo; k < hi; k++ {
+			if r := m.Ratio(d.ObsAt(k)); math.Abs(r-w[k]) > 1e-15*r {
+				t.Fatalf("episode %d step %d: Ratio %v, StepRatios %v", e, k-lo, r, w[k])
 			}
 			num += g * w[k]
 			den += g
 			g *= 0.95
-			k++
 		}
 	}
 	if mean := num / den; math.Abs(mean-1) > 1e-12 {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
@@ -40,9 +42,20 @@ func logNormal(x, mu, s2 float64) float64 {
 	return -0.5*math.Log(2*math.Pi*s2) - (x-mu)*(x-mu)/(2*s2)
 }
 
-// sample draws n episodes of T steps under the behavior policy.
+// sample draws n episodes of T steps under the behavior policy; the
+// episodes' ids are "0", "1", ...
 func (c arChain) sample(rng *rand.Rand, n, T int) *dataset.Dataset {
-	d := &dataset.Dataset{StateDim: c.dim, NumStates: 0, NumActions: 0}
+	d, err := dataset.New(0, 0, c.episodes(rng, n, T))
+	if err != nil {
+		panic(err) // the chain's steps are valid
+	}
+	return d
+}
+
+// episodes draws n episodes of T steps under the behavior policy, in row
+// form.
+func (c arChain) episodes(rng *rand.Rand, n, T int) []dataset.Episode {
+	var eps []dataset.Episode
 	sd := math.Sqrt(c.v())
 	for e := range n {
 		s := make([]float64, c.dim)
@@ -71,9 +84,9 @@ func (c arChain) sample(rng *rand.Rand, n, T int) *dataset.Dataset {
 			}
 			s = next
 		}
-		d.Episodes = append(d.Episodes, dataset.Episode{ID: string(rune('a' + e%26)), Steps: steps})
+		eps = append(eps, dataset.Episode{ID: strconv.Itoa(e), Steps: steps})
 	}
-	return d
+	return eps
 }
 
 // trueRatio returns w(s) and the true value of the normalised T-step
@@ -111,18 +124,17 @@ func (c arChain) trueRatio(gamma float64, T int) (w func(s []float64) float64, v
 // and the naive gamma^t-weighted average of the logged rewards.
 func weightedEstimate(d *dataset.Dataset, gamma float64, w []float64) (est, naive float64) {
 	var num, den, nnum, nden float64
-	k := 0
-	for e := range d.Episodes {
+	for e := range d.NumEpisodes() {
+		lo, hi := d.Span(e)
 		g := 1.0
-		for t := range d.Episodes[e].Steps {
-			st := &d.Episodes[e].Steps[t]
+		for k := lo; k < hi; k++ {
+			st := d.Step(e, k)
 			v := g * w[k] * st.Ratio()
 			num += v * st.Reward
 			den += v
 			nnum += g * st.Reward
 			nden += g
 			g *= gamma
-			k++
 		}
 	}
 	return num / den, nnum / nden
@@ -151,7 +163,7 @@ func TestNeuralGaussianChain(t *testing.T) {
 				t.Logf("gamma %v iter %d loss %.3g held-out %.3g", tc.gamma, iter, loss, held)
 			}
 		}}
-		m, err := l.Fit(rng, d, tc.gamma)
+		m, err := l.FitRand(rng, d, tc.gamma)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -161,10 +173,8 @@ func TestNeuralGaussianChain(t *testing.T) {
 		}
 		wTrue, truth := c.trueRatio(tc.gamma, tc.T)
 		var tw []float64
-		for e := range d.Episodes {
-			for s := range d.Episodes[e].Steps {
-				tw = append(tw, wTrue(d.Episodes[e].Steps[s].Obs))
-			}
+		for j := range d.NumSteps() {
+			tw = append(tw, wTrue(d.ObsAt(j)))
 		}
 		r := stat.Correlation(w, tw, nil)
 		est, naive := weightedEstimate(d, tc.gamma, w)
@@ -189,7 +199,7 @@ func TestNeuralDeterministic(t *testing.T) {
 	d := c.sample(rand.New(rand.NewPCG(4, 0)), 30, 40)
 	fit := func(workers int) *NeuralModel {
 		l := Neural{Hidden: []int{16, 16}, BatchSize: 64, MaxIter: 60, EvalEvery: 20, Workers: workers}
-		m, err := l.Fit(rand.New(rand.NewPCG(9, 0)), d, 0.95)
+		m, err := l.FitRand(rand.New(rand.NewPCG(9, 0)), d, 0.95)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -207,7 +217,7 @@ func TestNeuralDeterministic(t *testing.T) {
 				a.Bandwidth, other.Bandwidth, a.HeldOutLoss, other.HeldOutLoss)
 		}
 	}
-	obs := d.Episodes[0].Steps[3].Obs
+	obs := d.Step(0, 3).Obs
 	if a.Ratio(obs) != b.Ratio(obs) {
 		t.Errorf("Ratio %v and %v", a.Ratio(obs), b.Ratio(obs))
 	}
@@ -220,7 +230,7 @@ func TestNeuralDeterministic(t *testing.T) {
 func fit0(t *testing.T, d *dataset.Dataset, seed uint64) *NeuralModel {
 	t.Helper()
 	l := Neural{Hidden: []int{16, 16}, BatchSize: 64, MaxIter: 60, EvalEvery: 20}
-	m, err := l.Fit(rand.New(rand.NewPCG(seed, 0)), d, 0.95)
+	m, err := l.FitRand(rand.New(rand.NewPCG(seed, 0)), d, 0.95)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,10 +249,11 @@ func TestNeuralErrors(t *testing.T) {
 		{Neural{}, 0, nil},
 		{Neural{}, 1.5, nil},
 		{Neural{}, 1, func(d *dataset.Dataset) { d.StateDim = 0 }},
-		{Neural{}, 1, func(d *dataset.Dataset) { d.Episodes[1].Steps[2].Obs = []float64{1, 2} }},
-		{Neural{}, 1, func(d *dataset.Dataset) { d.Episodes[1].Steps[2].NextObs[0] = math.NaN() }},
-		{Neural{}, 1, func(d *dataset.Dataset) { d.Episodes[0].Steps[0].LogBehavior = math.Inf(-1) }},
-		{Neural{}, 1, func(d *dataset.Dataset) { d.Episodes = d.Episodes[:1]; d.Episodes[0].Steps = d.Episodes[0].Steps[:1] }},
+		// The next state of step 2 of episode 1 is the state of its step 3.
+		{Neural{}, 1, func(d *dataset.Dataset) { d.Obs[(d.Start[1]+3)*d.StateDim] = math.NaN() }},
+		{Neural{}, 1, func(d *dataset.Dataset) { d.FinalObs[0] = math.Inf(1) }},
+		{Neural{}, 1, func(d *dataset.Dataset) { d.LogBehavior[0] = math.Inf(-1) }},
+		{Neural{}, 1, func(d *dataset.Dataset) { *d = *d.Head(1, 1) }},
 		{Neural{Output: nn.Tanh}, 1, nil},
 		{Neural{BatchSize: -1}, 1, nil},
 		{Neural{HeldOut: 1}, 1, nil},
@@ -253,11 +264,51 @@ func TestNeuralErrors(t *testing.T) {
 		if tc.modify != nil {
 			tc.modify(d)
 		}
-		if _, err := tc.l.Fit(rng, d, tc.gamma); err == nil {
+		if _, err := tc.l.FitRand(rng, d, tc.gamma); err == nil {
 			t.Errorf("case %d: no error", k)
 		} else {
 			t.Logf("case %d: %v", k, err)
 		}
+	}
+	// A state vector of the wrong length (a 2-d state in 1-d data) cannot
+	// be stored in the columnar dataset: dataset.New rejects it, which is
+	// where that rule lives now.
+	eps := c.episodes(rand.New(rand.NewPCG(6, 0)), 3, 5)
+	eps[1].Steps[2].Obs = []float64{1, 2}
+	eps[1].Steps[1].NextObs = eps[1].Steps[2].Obs
+	if _, err := dataset.New(0, 0, eps); err == nil || !strings.Contains(err.Error(), "state vector of length 2, want 1") {
+		t.Errorf("a 2-d state in 1-d data: %v", err)
+	}
+}
+
+// TestNeuralFitSeed: Fit draws from Neural.Seed (on a fixed stream), as
+// FitRand does from the generator it is given.
+func TestNeuralFitSeed(t *testing.T) {
+	c := arChain{dim: 2, a: 0.5, tau: 0.5, sigma: 0.5, shift: 0.4}
+	d := c.sample(rand.New(rand.NewPCG(4, 0)), 30, 40)
+	l := Neural{Seed: 9, Hidden: []int{16, 16}, BatchSize: 64, MaxIter: 60, EvalEvery: 20}
+	fit := func(l Neural) *NeuralModel {
+		t.Helper()
+		m, err := l.Fit(d, 0.95)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.(*NeuralModel)
+	}
+	a, b := fit(l), fit(l)
+	r, err := l.FitRand(rand.New(rand.NewPCG(9, neuralStream)), d, 0.95)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Seed = 10
+	other := fit(l)
+	for i, p := range a.Net.Params() {
+		if q, s := b.Net.Params()[i], r.Net.Params()[i]; math.Float64bits(p) != math.Float64bits(q) || math.Float64bits(p) != math.Float64bits(s) {
+			t.Fatalf("parameter %d: %v, %v from the same seed, %v from FitRand", i, p, q, s)
+		}
+	}
+	if other.Net.Params()[0] == a.Net.Params()[0] {
+		t.Errorf("another seed gave the same first parameter")
 	}
 }
 
@@ -270,7 +321,7 @@ func ExampleNeural() {
 	d := c.sample(rng, 20, 250) // 5000 logged steps
 
 	l := Neural{BatchSize: 256, MaxIter: 400}
-	m, err := l.Fit(rng, d, 1)
+	m, err := l.FitRand(rng, d, 1)
 	if err != nil {
 		fmt.Println(err)
 		return

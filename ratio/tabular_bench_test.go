@@ -5,9 +5,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/env/taxi"
+	"github.com/ihope-ope/ihope/rollout"
 )
 
 // BenchmarkTabularTaxi times Fit (aggregation and solve) on the paper's
@@ -24,7 +24,7 @@ func BenchmarkTabularTaxi(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	d, err := dataset.Sample(rand.New(rand.NewPCG(1, 0)), env.NewSampler(m), pi0, pi, 200, 400)
+	d, err := rollout.Sample(rand.New(rand.NewPCG(1, 0)), env.NewSampler(m), pi0, pi, 200, 400)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func BenchmarkTabularTaxi(b *testing.B) {
 			b.ReportAllocs()
 			var it int
 			for b.Loop() {
-				mod, err := bc.l.Fit(d, bc.gamma)
+				mod, err := fitTabular(bc.l, d, bc.gamma)
 				if err != nil {
 					b.Fatal(err)
 				}

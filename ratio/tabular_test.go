@@ -17,6 +17,7 @@ import (
 	"github.com/ihope-ope/ihope/env/taxi"
 	"github.com/ihope-ope/ihope/exact"
 	"github.com/ihope-ope/ihope/policy"
+	"github.com/ihope-ope/ihope/rollout"
 )
 
 // population returns the Counts of infinitely many transitions logged by
@@ -71,11 +72,47 @@ func taxiPolicies(t testing.TB) (target, behavior *policy.Tabular) {
 
 func sample(t testing.TB, seed uint64, m env.Tabular, behavior, target policy.Discrete, n, T int) *dataset.Dataset {
 	t.Helper()
-	d, err := dataset.Sample(rand.New(rand.NewPCG(seed, 0)), env.NewSampler(m), behavior, target, n, T)
+	d, err := rollout.Sample(rand.New(rand.NewPCG(seed, 0)), env.NewSampler(m), behavior, target, n, T)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return d
+}
+
+// mustNew builds a dataset from episodes in row form (dataset.New).
+func mustNew(t testing.TB, numStates, numActions int, episodes []dataset.Episode) *dataset.Dataset {
+	t.Helper()
+	d, err := dataset.New(numStates, numActions, episodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// fitTabular fits w with l and returns the model as a *TabularModel.
+func fitTabular(l Tabular, d *dataset.Dataset, gamma float64) (*TabularModel, error) {
+	m, err := l.Fit(d, gamma)
+	if err != nil {
+		return nil, err
+	}
+	return m.(*TabularModel), nil
+}
+
+// appendEpisodes appends the episodes of src to d column by column
+// (discrete states and actions).
+func appendEpisodes(d, src *dataset.Dataset) {
+	n := d.NumSteps()
+	d.IDs = append(d.IDs, src.IDs...)
+	for _, s := range src.Start[1:] {
+		d.Start = append(d.Start, n+s)
+	}
+	d.State = append(d.State, src.State...)
+	d.Action = append(d.Action, src.Action...)
+	d.Reward = append(d.Reward, src.Reward...)
+	d.LogBehavior = append(d.LogBehavior, src.LogBehavior...)
+	d.LogTarget = append(d.LogTarget, src.LogTarget...)
+	d.HasFinal = append(d.HasFinal, src.HasFinal...)
+	d.FinalState = append(d.FinalState, src.FinalState...)
 }
 
 func maxAbsDiff(a, b []float64) float64 {
@@ -95,15 +132,29 @@ func step(s, a, next int, pTarget, pBehavior float64) dataset.Step {
 func TestAggregate(t *testing.T) {
 	// Two episodes on 3 states. Episode "a": 0 -> 1 (beta 2) -> 1 (beta
 	// 1/2) -> 2 (beta 1, next state unknown). Episode "b": 1 -> 0 (beta 3).
-	d := &dataset.Dataset{NumStates: 3, NumActions: 2, Episodes: []dataset.Episode{
-		{ID: "a", Steps: []dataset.Step{
-			step(0, 0, 1, 0.8, 0.4),
-			step(1, 1, 1, 0.25, 0.5),
-			{State: 2, Action: 0, LogTarget: math.Log(0.5), LogBehavior: math.Log(0.5)},
-		}},
-		{ID: "b", Steps: []dataset.Step{step(1, 0, 0, 0.9, 0.3)}},
-		{ID: "empty"},
-	}}
+	//
+	// Step 1 of "a" logs the next state 1, but step 2 is in state 2. A
+	// columnar dataset holds such a step only at a block end of a
+	// moving-block resample, where the logged next state is kept
+	// (Dataset.Blocks), so "a" is built as the blocks {0, 1} and {3} of an
+	// episode whose step 2 (1 -> 2) is dropped.
+	a := mustNew(t, 3, 2, []dataset.Episode{{ID: "a", Steps: []dataset.Step{
+		step(0, 0, 1, 0.8, 0.4),
+		step(1, 1, 1, 0.25, 0.5),
+		step(1, 0, 2, 0.5, 0.5), // dropped
+		{State: 2, Action: 0, LogTarget: math.Log(0.5), LogBehavior: math.Log(0.5)},
+	}}})
+	d := a.Blocks([]int{0, 3}, []int{2, 1})
+	appendEpisodes(d, mustNew(t, 3, 2, []dataset.Episode{{ID: "b", Steps: []dataset.Step{step(1, 0, 0, 0.9, 0.3)}}}))
+	// And an episode "empty" without steps, which New refuses and
+	// Aggregate skips.
+	d.IDs = append(d.IDs, "empty")
+	d.Start = append(d.Start, d.NumSteps())
+	d.HasFinal = append(d.HasFinal, false)
+	d.FinalState = append(d.FinalState, -1)
+	if next, ok := d.NextState(0, 1); d.NumEpisodes() != 3 || d.State[2] != 2 || next != 1 || !ok {
+		t.Fatalf("test data: %d episodes, states %v, next state of step 1: %d (%v)", d.NumEpisodes(), d.State, next, ok)
+	}
 	for i, tc := range []struct {
 		gamma   float64
 		edges   []Edge
@@ -327,7 +378,7 @@ func TestSampledTaxi(t *testing.T) {
 			for i := range idx {
 				idx[i] = i
 			}
-			mod, err := Tabular{}.Fit(d.Subset(idx), gamma)
+			mod, err := fitTabular(Tabular{}, d.Subset(idx), gamma)
 			if err != nil {
 				t.Fatalf("gamma %v n %d: %v", gamma, n, err)
 			}
@@ -362,7 +413,7 @@ func TestSampledRing(t *testing.T) {
 			for i := range idx {
 				idx[i] = i
 			}
-			mod, err := Tabular{}.Fit(d.Subset(idx), gamma)
+			mod, err := fitTabular(Tabular{}, d.Subset(idx), gamma)
 			if err != nil {
 				t.Fatalf("gamma %v, %d episodes: %v", gamma, k, err)
 			}
@@ -650,9 +701,9 @@ func TestTV(t *testing.T) {
 
 func TestErrors(t *testing.T) {
 	good := func() *dataset.Dataset {
-		return &dataset.Dataset{NumStates: 2, NumActions: 2, Episodes: []dataset.Episode{
+		return mustNew(t, 2, 2, []dataset.Episode{
 			{ID: "e", Steps: []dataset.Step{step(0, 0, 1, 0.5, 0.5), step(1, 1, 0, 0.5, 0.5)}},
-		}}
+		})
 	}
 	for i, tc := range []struct {
 		edit  func(d *dataset.Dataset)
@@ -664,12 +715,17 @@ func TestErrors(t *testing.T) {
 		{func(*dataset.Dataset) {}, math.NaN(), "discount"},
 		{func(d *dataset.Dataset) { d.StateDim = 3 }, 1, "discrete"},
 		{func(d *dataset.Dataset) { d.NumStates = 0 }, 1, "discrete"},
-		{func(d *dataset.Dataset) { d.Episodes[0].Steps[1].State = 2 }, 1, `episode "e" step 1: state 2`},
-		{func(d *dataset.Dataset) { d.Episodes[0].Steps[0].State = -1 }, 0.5, `episode "e" step 0: state -1`},
-		{func(d *dataset.Dataset) { d.Episodes[0].Steps[0].NextState = 5 }, 1, "next state 5"},
-		{func(d *dataset.Dataset) { d.Episodes[0].Steps[0].LogBehavior = math.Inf(-1) }, 1, "no finite ratio"},
-		{func(d *dataset.Dataset) { d.Episodes[0].Steps[1].LogTarget = math.NaN() }, 1, "no finite ratio"},
-		{func(d *dataset.Dataset) { d.Episodes[0].Steps[1].LogBehavior = -800 }, 1, "no finite ratio"},
+		// A bad state at step 1 with step 0's logged next state kept (1):
+		// the episode is cut into the blocks {0} and {1}, so that the next
+		// state of step 0 is not read from step 1 (see Dataset.Blocks).
+		{func(d *dataset.Dataset) { *d = *d.Blocks([]int{0, 1}, []int{1, 1}); d.State[1] = 2 }, 1, `episode "e" step 1: state 2`},
+		{func(d *dataset.Dataset) { d.State[0] = -1 }, 0.5, `episode "e" step 0: state -1`},
+		// The next state of step 0 is the state of step 1.
+		{func(d *dataset.Dataset) { d.State[1] = 5 }, 1, "next state 5"},
+		{func(d *dataset.Dataset) { d.FinalState[0] = 5 }, 1, "next state 5"},
+		{func(d *dataset.Dataset) { d.LogBehavior[0] = math.Inf(-1) }, 1, "no finite ratio"},
+		{func(d *dataset.Dataset) { d.LogTarget[1] = math.NaN() }, 1, "no finite ratio"},
+		{func(d *dataset.Dataset) { d.LogBehavior[1] = -800 }, 1, "no finite ratio"},
 	} {
 		d := good()
 		tc.edit(d)
