@@ -13,6 +13,7 @@ import (
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/env/pendulum"
+	"github.com/ihope-ope/ihope/experiment/results"
 	"github.com/ihope-ope/ihope/nn"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/policy"
@@ -278,7 +279,7 @@ func (tr pendulumTruth) compute(ctx context.Context, exp string, e env.Continuou
 					return
 				}
 				rs := rowSums{make([]float64, len(tr.pairs)), make([]float64, len(tr.pairs))}
-				rng := newRand(exp, fmt.Sprintf("truth/row=%d", k), 0)
+				rng := Rand(exp, fmt.Sprintf("truth/row=%d", k), 0)
 				for j := range tr.cols {
 					for r := range tr.per {
 						// A start drawn uniformly in cell (k, j) of the reset box.
@@ -407,7 +408,7 @@ func pendulumPanels(quick bool, gamma float64) ([]Panel, error) {
 		}}
 	}
 
-	aPanel := Panel{Name: "alpha", XName: "alpha", Kind: KindMSE,
+	aPanel := Panel{Name: "alpha", XName: "alpha", Kind: results.KindMSE,
 		XLabel: "mixing ratio α of the behavior policy (α = 0: the target itself)",
 		Title:  title(quantity, fmt.Sprintf("n = %d trajectories of T = %d steps", n0, T0))}
 	for _, a := range alphas {
@@ -415,14 +416,14 @@ func pendulumPanels(quick bool, gamma float64) ([]Panel, error) {
 	}
 	panels := []Panel{aPanel}
 	if average {
-		TPanel := Panel{Name: "T", XName: "T", XLabel: "trajectory length T (steps)", LogX: true, Kind: KindMSE,
+		TPanel := Panel{Name: "T", XName: "T", XLabel: "trajectory length T (steps)", LogX: true, Kind: results.KindMSE,
 			Title: title(quantity, fmt.Sprintf("α = %g, n = %d trajectories", a0, n0))}
 		for _, T := range Ts {
 			TPanel.Settings = append(TPanel.Settings, setting(fmt.Sprintf("T=%d", T), float64(T), pendulumParams{n0, T, a0, gamma}))
 		}
 		panels = append(panels, TPanel)
 	} else {
-		gPanel := Panel{Name: "gamma", XName: "gamma", XLabel: "discount factor γ", Kind: KindMSE,
+		gPanel := Panel{Name: "gamma", XName: "gamma", XLabel: "discount factor γ", Kind: results.KindMSE,
 			Title: title(strings.TrimSuffix(quantity, fmt.Sprintf(" (γ = %g)", gamma)),
 				fmt.Sprintf("α = %g, n = %d trajectories of T = %d steps", a0, n0, T0))}
 		for _, g := range gammas {
@@ -431,4 +432,12 @@ func pendulumPanels(quick bool, gamma float64) ([]Panel, error) {
 		panels = append(panels, gPanel)
 	}
 	return panels, nil
+}
+
+func mean(v []float64) float64 {
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
 }

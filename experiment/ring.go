@@ -9,6 +9,7 @@ import (
 	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/env/ring"
 	"github.com/ihope-ope/ihope/exact"
+	"github.com/ihope-ope/ihope/experiment/results"
 	"github.com/ihope-ope/ihope/policy"
 )
 
@@ -57,7 +58,7 @@ func ringPanels(quick bool) ([]Panel, error) {
 		XLabel:         "trajectory length L (steps)",
 		YLabel:         "variance of the trajectory weight",
 		LogX:           true,
-		Kind:           KindMetric,
+		Kind:           results.KindMetric,
 		Metric:         "var_mc",
 		MetricLabel:    "Monte Carlo",
 		Reference:      "var_analytic",
@@ -79,7 +80,7 @@ func ringPanels(quick bool) ([]Panel, error) {
 		XName:  "T",
 		XLabel: "trajectory length T (steps)",
 		LogX:   true,
-		Kind:   KindMSE,
+		Kind:   results.KindMSE,
 	}
 	for _, T := range horizons {
 		mse.Settings = append(mse.Settings, Setting{

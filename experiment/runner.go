@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"math"
-	"math/rand/v2"
 	"os"
 	"runtime"
 	"sync"
+
+	"github.com/ihope-ope/ihope/experiment/results"
 )
 
 // Runner runs an experiment's grid of (setting x seed) cells in parallel
@@ -36,26 +36,15 @@ type Runner struct {
 type Summary struct {
 	// File is the results file.
 	File string
-	// Panels is the experiment's grid.
-	Panels []Panel
+	// Panels is the experiment's grid as the figures see it.
+	Panels []results.Panel
 	// Lines are all cells of the file (canonical order after a complete
 	// run).
-	Lines []Line
+	Lines []results.Line
 	// Found counts cells already in the file, Ran the cells computed now.
 	Found, Ran int
 	// Repaired reports that a torn last line was dropped.
 	Repaired bool
-}
-
-// newRand returns the generator of (experiment, stream, seed): a PCG
-// seeded with the FNV-1a hash of the experiment and stream names and the
-// seed.
-func newRand(experiment, stream string, seed int) *rand.Rand {
-	h := fnv.New64a()
-	h.Write([]byte(experiment))
-	h.Write([]byte{0})
-	h.Write([]byte(stream))
-	return rand.New(rand.NewPCG(h.Sum64(), uint64(seed)))
 }
 
 // job is one computation: a setting key at one seed, and the cells
@@ -93,14 +82,14 @@ func (r *Runner) Run(ctx context.Context, e *Experiment) (*Summary, error) {
 	if err := os.MkdirAll(r.Dir, 0o755); err != nil {
 		return nil, err
 	}
-	path := ResultsFile(r.Dir, e.Name, r.Quick)
-	sum := &Summary{File: path, Panels: panels}
+	path := results.FileName(r.Dir, e.Name, r.Quick)
+	sum := &Summary{File: path, Panels: Describe(panels)}
 
 	data, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
-	old, valid, err := parseResults(path, data)
+	old, valid, err := results.Parse(path, data)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +118,7 @@ func (r *Runner) Run(ctx context.Context, e *Experiment) (*Summary, error) {
 			}
 			for si, s := range p.Settings {
 				total++
-				key := CellKey(p.Name, s.ID, seed)
+				key := results.CellKey(p.Name, s.ID, seed)
 				if done[key] {
 					sum.Found++
 					continue
@@ -149,11 +138,11 @@ func (r *Runner) Run(ctx context.Context, e *Experiment) (*Summary, error) {
 		}
 	}
 
-	app, err := openAppender(path, int64(valid))
+	app, err := results.OpenAppender(path, int64(valid))
 	if err != nil {
 		return nil, err
 	}
-	defer app.close()
+	defer app.Close()
 
 	var (
 		mu       sync.Mutex // guards the file, sum, ndone, firstErr
@@ -186,11 +175,7 @@ func (r *Runner) Run(ctx context.Context, e *Experiment) (*Summary, error) {
 					continue
 				}
 				for _, l := range lines {
-					b, err := l.marshal()
-					if err == nil {
-						err = app.write(b)
-					}
-					if err != nil {
+					if err := app.Append(&l); err != nil {
 						if firstErr == nil {
 							firstErr = fmt.Errorf("write %s: %w", path, err)
 							cancel()
@@ -225,18 +210,18 @@ feed:
 	if err := ctx.Err(); err != nil && ndone < total {
 		return sum, err
 	}
-	if err := app.close(); err != nil {
+	if err := app.Close(); err != nil {
 		return sum, err
 	}
-	if err := writeCanonical(path, panels, sum.Lines); err != nil {
+	if err := results.WriteCanonical(path, sum.Panels, sum.Lines); err != nil {
 		return sum, err
 	}
-	sum.Lines, _, err = ReadResults(path)
+	sum.Lines, _, err = results.Read(path)
 	return sum, err
 }
 
 // runJob computes one job and returns its lines, one per target cell.
-func runJob(ctx context.Context, exp string, panels []Panel, j *job, cache, seedCache *memo) ([]Line, error) {
+func runJob(ctx context.Context, exp string, panels []Panel, j *job, cache, seedCache *memo) ([]results.Line, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -256,46 +241,46 @@ func runJob(ctx context.Context, exp string, panels []Panel, j *job, cache, seed
 	if ctx.Err() != nil { // interrupted: the cell may be incomplete
 		return nil, ctx.Err()
 	}
-	lines := make([]Line, len(j.targets))
+	lines := make([]results.Line, len(j.targets))
 	for k, t := range j.targets {
 		p := panels[t.panel]
 		s := p.Settings[t.setting]
-		l := Line{
+		l := results.Line{
 			Experiment:  exp,
 			Panel:       p.Name,
 			Setting:     s.ID,
 			XName:       p.XName,
-			X:           Float(s.X),
+			X:           results.Float(s.X),
 			Tick:        s.Tick,
 			Seed:        j.seed,
-			Truth:       Float(out.Truth),
-			TruthSE:     Float(out.TruthSE),
+			Truth:       results.Float(out.Truth),
+			TruthSE:     results.Float(out.TruthSE),
 			TruthMethod: out.TruthMethod,
 		}
-		if p.Kind == KindMSE {
-			l.Records = make([]Record, len(out.Records))
+		if p.Kind == results.KindMSE {
+			l.Records = make([]results.Record, len(out.Records))
 			for i, rec := range out.Records {
 				if rec.Error == "" {
 					d := float64(rec.Estimate) - out.Truth
-					rec.SqError = Float(d * d)
+					rec.SqError = results.Float(d * d)
 				} else {
-					rec.Estimate, rec.SqError = Float(math.NaN()), Float(math.NaN())
+					rec.Estimate, rec.SqError = results.Float(math.NaN()), results.Float(math.NaN())
 				}
 				l.Records[i] = rec
 			}
 		}
 		if len(out.Metrics) > 0 {
-			l.Metrics = make(map[string]Float, len(out.Metrics))
+			l.Metrics = make(map[string]results.Float, len(out.Metrics))
 			for name, v := range out.Metrics {
-				l.Metrics[name] = Float(v)
+				l.Metrics[name] = results.Float(v)
 			}
 		}
 		if p.KeepVectors && len(out.Vectors) > 0 {
-			l.Vectors = make(map[string][]Float, len(out.Vectors))
+			l.Vectors = make(map[string][]results.Float, len(out.Vectors))
 			for name, v := range out.Vectors {
-				fv := make([]Float, len(v))
+				fv := make([]results.Float, len(v))
 				for i, x := range v {
-					fv[i] = Float(x)
+					fv[i] = results.Float(x)
 				}
 				l.Vectors[name] = fv
 			}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/env/sumo"
+	"github.com/ihope-ope/ihope/experiment/results"
 	"github.com/ihope-ope/ihope/nn"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/ratio"
@@ -97,7 +98,7 @@ func (tr sumoTruth) compute(ctx context.Context, exp string) (map[int]mcValue, e
 	var rewards [][]float64
 	err := withNetwork(ctx, func(net *sumo.Network) error {
 		var err error
-		rewards, err = net.Rewards(ctx, newRand(exp, "truth", 0), sumo.Target(1), tr.m, tr.maxT, runtime.GOMAXPROCS(0))
+		rewards, err = net.Rewards(ctx, Rand(exp, "truth", 0), sumo.Target(1), tr.m, tr.maxT, runtime.GOMAXPROCS(0))
 		return err
 	})
 	if err != nil {
@@ -197,7 +198,7 @@ func runSumo(ctx context.Context, c *Cell, p sumoParams, tr sumoTruth, pools sum
 		onPolicy += floats.Sum(r[:p.T]) / float64(p.T)
 	}
 	onPolicy /= float64(p.n)
-	recs := append([]Record{{Estimator: "on-policy", Estimate: Float(onPolicy)}}, runEstimators(d, 1, []ope.Estimator{
+	recs := append([]results.Record{{Estimator: "on-policy", Estimate: results.Float(onPolicy)}}, runEstimators(d, 1, []ope.Estimator{
 		&ope.Naive{},
 		&ope.TrajectoryWIS{},
 		&ope.StepwiseWIS{},
@@ -232,18 +233,18 @@ func sumoPanels(quick bool) ([]Panel, error) {
 			return runSumo(ctx, c, p, tr, pools, quick)
 		}}
 	}
-	nPanel := Panel{Name: "n", XName: "n", XLabel: "number of logged trajectories n", LogX: true, Kind: KindMSE,
+	nPanel := Panel{Name: "n", XName: "n", XLabel: "number of logged trajectories n", LogX: true, Kind: results.KindMSE,
 		Title: title(fmt.Sprintf("behavior %d (CEM iteration %d), T = %d steps per trajectory", b0, 5+b0, T0))}
 	for _, n := range ns {
 		nPanel.Settings = append(nPanel.Settings, setting(fmt.Sprintf("n=%d", n), float64(n), "", sumoParams{n, T0, b0}))
 	}
-	bPanel := Panel{Name: "behavior", XName: "behavior", Kind: KindMSE,
+	bPanel := Panel{Name: "behavior", XName: "behavior", Kind: results.KindMSE,
 		XLabel: "behavior policy k = CEM iteration 5+k",
 		Title:  title(fmt.Sprintf("n = %d trajectories of T = %d steps", n0, T0))}
 	for _, b := range behaviors {
 		bPanel.Settings = append(bPanel.Settings, setting(fmt.Sprintf("b=%d", b), float64(b), fmt.Sprint(b), sumoParams{n0, T0, b}))
 	}
-	TPanel := Panel{Name: "T", XName: "T", XLabel: "trajectory length T (steps of 6 s)", LogX: true, Kind: KindMSE,
+	TPanel := Panel{Name: "T", XName: "T", XLabel: "trajectory length T (steps of 6 s)", LogX: true, Kind: results.KindMSE,
 		Title: title(fmt.Sprintf("behavior %d, n = %d trajectories", b0, n0))}
 	for _, T := range Ts {
 		TPanel.Settings = append(TPanel.Settings, setting(fmt.Sprintf("T=%d", T), float64(T), "", sumoParams{n0, T, b0}))

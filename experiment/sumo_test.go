@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/ihope-ope/ihope/experiment/results"
 	"github.com/ihope-ope/ihope/traci"
 )
 
@@ -23,7 +24,7 @@ func TestSumoQuick(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines, _, err := ReadResults(sum.File)
+	lines, _, err := results.Read(sum.File)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/env/taxi"
 	"github.com/ihope-ope/ihope/exact"
+	"github.com/ihope-ope/ihope/experiment/results"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/policy"
 )
@@ -202,18 +203,18 @@ func taxiPanels(quick bool, gamma float64) ([]Panel, error) {
 		}}
 	}
 
-	nPanel := Panel{Name: "n", XName: "n", XLabel: "number of logged trajectories n", LogX: true, Kind: KindMSE,
+	nPanel := Panel{Name: "n", XName: "n", XLabel: "number of logged trajectories n", LogX: true, Kind: results.KindMSE,
 		Title: title(fmt.Sprintf("behavior π18, T = %d steps per trajectory", T0))}
 	for _, n := range ns {
 		nPanel.Settings = append(nPanel.Settings, setting(fmt.Sprintf("n=%d", n), float64(n), "", taxiParams{n, T0, b0, gamma}))
 	}
-	bPanel := Panel{Name: "behavior", XName: "behavior", Kind: KindMSE,
+	bPanel := Panel{Name: "behavior", XName: "behavior", Kind: results.KindMSE,
 		XLabel: "behavior policy, farther from the target →  (α: mixture (1-α)·π19 + α·π18)",
 		Title:  title(fmt.Sprintf("n = %d trajectories of T = %d steps", n0, T0))}
 	for i, b := range behaviors {
 		bPanel.Settings = append(bPanel.Settings, setting("b="+b.id, float64(i), b.tick, taxiParams{n0, T0, b.id, gamma}))
 	}
-	TPanel := Panel{Name: "T", XName: "T", XLabel: "trajectory length T (steps)", LogX: true, Kind: KindMSE,
+	TPanel := Panel{Name: "T", XName: "T", XLabel: "trajectory length T (steps)", LogX: true, Kind: results.KindMSE,
 		Title: title(fmt.Sprintf("behavior π18, n = %d trajectories", n0))}
 	for _, T := range Ts {
 		TPanel.Settings = append(TPanel.Settings, setting(fmt.Sprintf("T=%d", T), float64(T), "", taxiParams{n0, T, b0, gamma}))
@@ -222,20 +223,20 @@ func taxiPanels(quick bool, gamma float64) ([]Panel, error) {
 
 	if average {
 		def := taxiParams{n0, T0, b0, gamma}
-		scatter := Panel{Name: "scatter", XName: "n", Kind: KindScatter, MaxSeeds: 1, KeepVectors: true,
+		scatter := Panel{Name: "scatter", XName: "n", Kind: results.KindScatter, MaxSeeds: 1, KeepVectors: true,
 			ScatterX: "d_hat", ScatterY: "d_true", Estimator: "bch-tabular", MetricLabel: "one point per taxi state",
 			XLabel: "estimated d_π(s) = ŵ(s) · (share of logged steps in s)",
 			YLabel: "exact stationary d_π(s)",
 			Title:  title(fmt.Sprintf("tabular density ratio from n = %d trajectories of T = %d steps, behavior π18", n0, T0))}
 		scatter.Settings = []Setting{setting(fmt.Sprintf("n=%d", n0), float64(n0), "", def)}
-		tv := Panel{Name: "tv", XName: "n", XLabel: "number of logged trajectories n", LogX: true, Kind: KindMetric,
+		tv := Panel{Name: "tv", XName: "n", XLabel: "number of logged trajectories n", LogX: true, Kind: results.KindMetric,
 			Metric: "tv", MetricLabel: "TV distance", Estimator: "bch-tabular",
 			YLabel: "TV distance of ŵ·d_π0 to exact d_π",
 			Title:  title(fmt.Sprintf("error of the learned stationary distribution, behavior π18, T = %d steps", T0))}
 		tv.Settings = nPanel.Settings
 		panels = append(panels, scatter, tv)
 	} else {
-		gPanel := Panel{Name: "gamma", XName: "gamma", XLabel: "discount factor γ", Kind: KindMSE,
+		gPanel := Panel{Name: "gamma", XName: "gamma", XLabel: "discount factor γ", Kind: results.KindMSE,
 			Title: strings.Replace(title(fmt.Sprintf("behavior π18, n = %d trajectories of T = %d steps", n0, T0)),
 				fmt.Sprintf("discounted reward (γ = %g)", gamma), "discounted reward", 1)}
 		for _, g := range gammas {
