@@ -16,6 +16,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/ihope-ope/ihope/experiment"
+	_ "github.com/ihope-ope/ihope/experiment/paper" // registers the paper's experiments
 	"github.com/ihope-ope/ihope/experiment/results"
 	"github.com/ihope-ope/ihope/figure"
 	"github.com/ihope-ope/ihope/traci"

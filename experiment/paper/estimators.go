@@ -1,4 +1,4 @@
-package experiment
+package paper
 
 import (
 	"github.com/ihope-ope/ihope/dataset"

@@ -1,4 +1,4 @@
-package experiment_test
+package paper_test
 
 import (
 	"context"
@@ -9,11 +9,12 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/experiment"
+	_ "github.com/ihope-ope/ihope/experiment/paper" // registers the experiments
 	"github.com/ihope-ope/ihope/experiment/results"
 	"github.com/ihope-ope/ihope/figure"
 )
 
-// TestQuick runs the --quick grid of every registered experiment, checks
+// TestQuick runs the quick grid of every registered experiment, checks
 // its results file and draws its figures.
 func TestQuick(t *testing.T) {
 	for _, name := range experiment.Names() {
