@@ -13,5 +13,7 @@
 // the plot and name every line in words.
 //
 // Figures are drawn from the results file alone, so "ihope plot DIR"
-// redraws them without rerunning anything.
+// redraws them without rerunning anything. The package needs only the
+// results schema (package results) and gonum/plot: drawing links no
+// simulator and no estimator.
 package figure
