@@ -1,72 +1,26 @@
-// Package experiment runs the paper's experiments: grids of (setting x
-// seed) cells computed in parallel, appended to a results file as they
-// finish, and summarised as mean squared errors over seeds for the
-// figures (package figure).
+// Package experiment is the framework that runs experiments: grids of
+// (setting x seed) cells computed in parallel, appended to a results file
+// as they finish (package results), and summarised as mean squared
+// errors over seeds for the figures (package figure). It knows no
+// experiment itself: package paper registers the paper's.
 //
 // # Experiments
 //
 // An Experiment is a named list of panels (one figure each); a Panel is a
 // list of settings along an x axis (n, T, gamma, the behavior policy, ...);
-// a Setting computes one cell per seed. Experiments are found by name in a
-// registry (Register, Lookup, Names); this package registers "ring",
-// "taxi-average", "taxi-discounted", "pendulum-average" and
-// "pendulum-discounted" (Section 5 and Appendix B of the paper), and
-// others (SUMO) are added by registering one more Experiment value.
+// a Setting computes one cell per seed. A Panel is the description the
+// figures use (results.PanelOf) with settings that compute; Describe
+// gives that description alone. Experiments are found by name in a
+// registry (Register, Lookup, Names); a package adds one by registering
+// an Experiment value in an init function.
 //
-// # The registered experiments
+// # Running
 //
-// ring (Appendix B): a ring of RingStates = 5 states, behavior P(R) =
-// RingRho = 0.45, target P(R) = 0.55. Panel "variance": the variance of
-// the trajectory weight over L steps, Monte Carlo from RingMC = 20000
-// trajectories per seed (metrics var_mc, var_mc_se) against the exact
-// A_rho^L - 1 (var_analytic), L = 1..50. Panel "T": MSE vs T = 10..1000
-// of all eight estimators (the IS variants included) from n = 20
-// trajectories. rho = 0.45 keeps the Monte Carlo variance reliable up to
-// L = 50 (its relative standard error grows like 1.075^L / sqrt(M)).
-//
-// taxi-average (Figure 1, gamma = 1) and taxi-discounted (Figure 2,
-// gamma = 0.99): target pi19; panels "n" (n = 30..800), "behavior" (eight
-// behavior policies ordered by their divergence from the target: the
-// mixtures (1-alpha) pi19 + alpha pi18 for alpha = 0.25, 0.5, 0.75, then
-// pi18 = the paper's pi+, pi17, ..., pi14), "T" (T = 50..1500) and, for
-// the discounted case, "gamma" (0.95, 0.97, 0.99, 0.995). Fixed values:
-// behavior pi18, T = 400, n = 100 (average; the caption of Figure 1 fixes
-// n and not T) or n = 200 (discounted, the caption of Figure 2).
-// taxi-average adds "scatter" (estimated d_pi(s) = w(s) x the share of
-// logged steps in s against the exact stationary d_pi, one seed, n = 100)
-// and "tv" (the total-variation distance between the two, vs n: the
-// tabular solver minimises the loss exactly, by conjugate gradients run to
-// convergence rather than by the paper's stochastic training, so the
-// paper's curve along training iterations becomes a curve along n).
-// Estimators: the on-policy oracle, naive, trajectory-wise and step-wise
-// WIS, model-based and the tabular density ratio (bch-tabular). The truth
-// is exact (exact.Value from the reset distribution, T steps) everywhere.
-//
-// pendulum-average (Figure 3(a, b), gamma = 1) and pendulum-discounted
-// (Figure 3(c, d), gamma = PendulumGamma = 0.99): Pendulum with target
-// pi_* and behavior (1-alpha) pi_* + alpha pi_+ (package env/pendulum);
-// panels "alpha" (0, 0.25, 0.5, 0.75, 1) and "T" (200, 500, 1000, 2000;
-// average) or "gamma" (0.95, 0.97, 0.99, 0.995; discounted). Fixed values:
-// n = 150, T = 1000, alpha = 1. Estimators: the on-policy oracle
-// (ope.OnPolicyContinuous), naive, trajectory-wise and step-wise WIS and
-// the neural density ratio (bch-neural, with the settings of
-// PendulumLearner); there is no model-based estimator for real-valued
-// states. The truth is a Monte Carlo estimate from target rollouts whose
-// start states are stratified over the reset box (its standard error is
-// stored with it, truth_method "monte-carlo"), computed once per run and
-// setting: the T-step value from reset, swing-up included (-0.18 at T =
-// 1000, against a stationary average reward of -0.0085; the density-ratio
-// estimator aims at the latter up to O(1/T)).
-//
-// Within a seed the logged data are common random numbers: the stream
-// that draws them is named by T and the behavior only, so the n = 30 logs
-// are the first 30 trajectories of the n = 800 logs, and every gamma sees
-// the same logs. Each point is still an unbiased estimate of its MSE; the
-// curves are smoother than with independent data. SUMO, whose simulation
-// dominates, goes further: a seed logs each behavior's longest episodes
-// once (Cell.SeedMemo, dropped when the seed's last cell is done) and
-// every cell takes the first n episodes cut to T steps (dataset.Head),
-// which gives the same data as logging each cell on its own.
+// A Runner runs the cells of an experiment that its results file does not
+// hold yet, Workers at a time, and appends each one as soon as it is done;
+// Runner.Quick selects the experiment's tiny grid and a results file of
+// its own, Runner.Seeds the number of seeds. Cancelling the context stops
+// the run with the finished cells saved; running again computes the rest.
 //
 // # Randomness and reproducibility
 //
@@ -81,41 +35,11 @@
 // # Results file
 //
 // The results of experiment NAME live in DIR/NAME.jsonl (DIR/NAME.quick.jsonl
-// for --quick): JSON lines, one line per cell, each written with a single
-// write as soon as the cell is done, so a killed run loses only the cells
-// in flight. A line holds
-//
-//	experiment    experiment name
-//	panel         panel name (the figure), e.g. "n"
-//	setting       setting id within the panel, e.g. "n=100"
-//	x_name, x     the varied parameter and its value (position on a
-//	              categorical axis)
-//	x_tick        the tick label of a categorical axis (optional)
-//	seed          0, 1, ...
-//	truth         the quantity estimated (the normalised T-step value)
-//	truth_se      its standard error: 0 when exact
-//	truth_method  "exact" or "monte-carlo"
-//	records       one per estimator: estimator, estimate, sq_error =
-//	              (estimate - truth)^2, and error when the estimator failed
-//	              (estimate and sq_error are then "NaN")
-//	metrics       named scalars (e.g. "tv", "var_mc")
-//	vectors       named vectors, kept only in panels that draw them
-//	              (e.g. "d_hat" and "d_true" for the scatter)
-//
-// Non-finite numbers are written as the strings "NaN", "+Inf", "-Inf".
-// A cell is identified by panel/setting/seed. A rerun reads the file,
-// drops a torn last line (the trace of a kill), skips the cells present
-// and computes the rest. After a complete run the file is rewritten in
-// canonical order (panel, setting, seed in grid order), so an interrupted
-// and resumed run ends with the same bytes as an uninterrupted one. Lines
-// of seeds beyond the requested number are kept, and all seeds in the file
-// are summarised.
-//
-// # Summaries
-//
-// SummarizeMSE gives, per estimator and setting, the mean squared error
-// over seeds and the 5%-95% range of that mean over bootstrap resamples of
-// the seeds (fixed resampling seed, so redrawing gives the same band).
-// CheckTruth warns when a Monte Carlo truth's standard error exceeds a
-// tenth of the smallest root-MSE drawn.
+// in quick mode, Runner.Quick), one JSON line per cell, written as soon as
+// the cell is done; package results describes the format and summarises
+// it. A rerun reads the file, drops a torn last line (the trace of a
+// kill), skips the cells present and computes the rest. After a complete
+// run the file is rewritten in canonical order (panel, setting, seed in
+// grid order), so an interrupted and resumed run ends with the same bytes
+// as an uninterrupted one.
 package experiment

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/ihope-ope/ihope/experiment"
+	"github.com/ihope-ope/ihope/experiment/results"
 )
 
 // A coin-flip experiment: the share of heads in n flips estimates 1/2,
@@ -15,7 +16,7 @@ func Example() {
 	coin := &experiment.Experiment{
 		Name: "coin",
 		Panels: func(quick bool) ([]experiment.Panel, error) {
-			p := experiment.Panel{Name: "n", XName: "n", Kind: experiment.KindMSE}
+			p := experiment.Panel{Name: "n", XName: "n", Kind: results.KindMSE}
 			for _, n := range []int{10, 1000} {
 				p.Settings = append(p.Settings, experiment.Setting{
 					ID: fmt.Sprintf("n=%d", n), X: float64(n),
@@ -29,7 +30,7 @@ func Example() {
 						}
 						share := float64(heads) / float64(n)
 						return &experiment.Outcome{Truth: 0.5, TruthMethod: "exact",
-							Records: []experiment.Record{{Estimator: "share", Estimate: experiment.Float(share)}}}, nil
+							Records: []results.Record{{Estimator: "share", Estimate: results.Float(share)}}}, nil
 					},
 				})
 			}
@@ -48,7 +49,7 @@ func Example() {
 		return
 	}
 	fmt.Println(len(sum.Lines), "cells")
-	for _, s := range experiment.SummarizeMSE(sum.Panels[0], sum.Lines) {
+	for _, s := range results.SummarizeMSE(sum.Panels[0], sum.Lines) {
 		for _, pt := range s.Points {
 			fmt.Printf("%s: MSE %.5f, 5-95%% band [%.5f, %.5f], theory %.5f\n", pt.Setting, pt.Mean, pt.Lo, pt.Hi, 0.25/pt.X)
 		}

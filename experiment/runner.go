@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"math"
-	"math/rand/v2"
 	"os"
 	"runtime"
 	"sync"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/ihope-ope/ihope/experiment/results"
 )
 
 // Runner runs an experiment's grid of (setting x seed) cells in parallel
@@ -36,26 +38,15 @@ type Runner struct {
 type Summary struct {
 	// File is the results file.
 	File string
-	// Panels is the experiment's grid.
-	Panels []Panel
+	// Panels is the experiment's grid as the figures see it.
+	Panels []results.Panel
 	// Lines are all cells of the file (canonical order after a complete
 	// run).
-	Lines []Line
+	Lines []results.Line
 	// Found counts cells already in the file, Ran the cells computed now.
 	Found, Ran int
 	// Repaired reports that a torn last line was dropped.
 	Repaired bool
-}
-
-// newRand returns the generator of (experiment, stream, seed): a PCG
-// seeded with the FNV-1a hash of the experiment and stream names and the
-// seed.
-func newRand(experiment, stream string, seed int) *rand.Rand {
-	h := fnv.New64a()
-	h.Write([]byte(experiment))
-	h.Write([]byte{0})
-	h.Write([]byte(stream))
-	return rand.New(rand.NewPCG(h.Sum64(), uint64(seed)))
 }
 
 // job is one computation: a setting key at one seed, and the cells
@@ -75,6 +66,37 @@ type target struct{ panel, setting int }
 // finished cells stay in the file, and Run returns ctx's error with the
 // summary so far.
 func (r *Runner) Run(ctx context.Context, e *Experiment) (*Summary, error) {
+	panels, err := r.grid(e)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(r.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	sum := &Summary{File: results.FileName(r.Dir, e.Name, r.Quick), Panels: Describe(panels)}
+	valid, done, err := readPrevious(sum, e.Name)
+	if err != nil {
+		return nil, err
+	}
+	jobs, total := planJobs(panels, r.seeds(e), done, sum)
+
+	app, err := results.OpenAppender(sum.File, int64(valid))
+	if err != nil {
+		return nil, err
+	}
+	defer app.Close()
+	out := &collector{app: app, sum: sum, done: sum.Found, total: total, progress: r.Progress}
+	if err := r.runJobs(ctx, e.Name, panels, jobs, out); err != nil {
+		return sum, err
+	}
+	if err := ctx.Err(); err != nil && out.done < total {
+		return sum, err
+	}
+	return sum, finish(app, sum)
+}
+
+// grid returns e's panels for the runner's mode, checked.
+func (r *Runner) grid(e *Experiment) ([]Panel, error) {
 	panels, err := e.Panels(r.Quick)
 	if err != nil {
 		return nil, fmt.Errorf("experiment %s: %w", e.Name, err)
@@ -82,33 +104,44 @@ func (r *Runner) Run(ctx context.Context, e *Experiment) (*Summary, error) {
 	if err := checkPanels(e.Name, panels); err != nil {
 		return nil, err
 	}
-	seeds := r.Seeds
-	if seeds <= 0 {
-		seeds = e.DefaultSeeds(r.Quick)
-	}
-	workers := r.Workers
-	if workers <= 0 {
-		workers = runtime.NumCPU()
-	}
-	if err := os.MkdirAll(r.Dir, 0o755); err != nil {
-		return nil, err
-	}
-	path := ResultsFile(r.Dir, e.Name, r.Quick)
-	sum := &Summary{File: path, Panels: panels}
+	return panels, nil
+}
 
-	data, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, err
+// seeds returns the number of seeds to run.
+func (r *Runner) seeds(e *Experiment) int {
+	if r.Seeds > 0 {
+		return r.Seeds
 	}
-	old, valid, err := parseResults(path, data)
+	return e.DefaultSeeds(r.Quick)
+}
+
+// workers returns the number of cells computed at once.
+func (r *Runner) workers() int {
+	if r.Workers > 0 {
+		return r.Workers
+	}
+	return runtime.NumCPU()
+}
+
+// readPrevious reads the cells already in the results file sum.File
+// (missing: none) into sum.Lines, keeping the first of duplicate cells,
+// and notes in sum.Repaired whether a torn last line was dropped. It
+// returns the length of the file's valid prefix and the keys of the
+// cells found.
+func readPrevious(sum *Summary, name string) (valid int, done map[string]bool, err error) {
+	data, err := os.ReadFile(sum.File)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return 0, nil, err
+	}
+	old, valid, err := results.Parse(sum.File, data)
 	if err != nil {
-		return nil, err
+		return 0, nil, err
 	}
 	sum.Repaired = valid < len(data)
-	done := map[string]bool{}
+	done = map[string]bool{}
 	for _, l := range old {
-		if l.Experiment != e.Name {
-			return nil, fmt.Errorf("%s holds results of experiment %q, not %q", path, l.Experiment, e.Name)
+		if l.Experiment != name {
+			return 0, nil, fmt.Errorf("%s holds results of experiment %q, not %q", sum.File, l.Experiment, name)
 		}
 		if done[l.Key()] {
 			continue // a duplicate (two runs on one file): keep the first
@@ -116,11 +149,14 @@ func (r *Runner) Run(ctx context.Context, e *Experiment) (*Summary, error) {
 		done[l.Key()] = true
 		sum.Lines = append(sum.Lines, l)
 	}
+	return valid, done, nil
+}
 
-	// The grid, seed-major so that an interrupted run covers every
-	// setting evenly; cells sharing a Key at a seed form one job.
-	var jobs []*job
-	total := 0
+// planJobs returns the jobs computing the cells of seeds 0..seeds-1 not
+// in done, and the number of cells of the grid; it counts the cells found
+// done in sum.Found. The jobs are seed-major, so that an interrupted run
+// covers every setting evenly; cells sharing a Key at a seed form one job.
+func planJobs(panels []Panel, seeds int, done map[string]bool, sum *Summary) (jobs []*job, total int) {
 	for seed := range seeds {
 		byKey := map[string]*job{}
 		for pi, p := range panels {
@@ -129,8 +165,7 @@ func (r *Runner) Run(ctx context.Context, e *Experiment) (*Summary, error) {
 			}
 			for si, s := range p.Settings {
 				total++
-				key := CellKey(p.Name, s.ID, seed)
-				if done[key] {
+				if done[results.CellKey(p.Name, s.ID, seed)] {
 					sum.Found++
 					continue
 				}
@@ -148,99 +183,93 @@ func (r *Runner) Run(ctx context.Context, e *Experiment) (*Summary, error) {
 			}
 		}
 	}
+	return jobs, total
+}
 
-	app, err := openAppender(path, int64(valid))
-	if err != nil {
-		return nil, err
-	}
-	defer app.close()
-
-	var (
-		mu       sync.Mutex // guards the file, sum, ndone, firstErr
-		ndone    = sum.Found
-		firstErr error
-		wg       sync.WaitGroup
-		next     = make(chan *job)
-		cache    = &memo{}
-		perSeed  = newSeedMemos(jobs)
-	)
-	if r.Progress != nil {
-		r.Progress(ndone, total)
-	}
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	for range min(workers, max(1, len(jobs))) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range next {
-				lines, err := runJob(runCtx, e.Name, panels, j, cache, perSeed.get(j.seed))
-				perSeed.done(j.seed)
-				mu.Lock()
-				if err != nil {
-					if firstErr == nil && runCtx.Err() == nil {
-						firstErr = err
-						cancel()
-					}
-					mu.Unlock()
-					continue
-				}
-				for _, l := range lines {
-					b, err := l.marshal()
-					if err == nil {
-						err = app.write(b)
-					}
-					if err != nil {
-						if firstErr == nil {
-							firstErr = fmt.Errorf("write %s: %w", path, err)
-							cancel()
-						}
-						break
-					}
-					sum.Lines = append(sum.Lines, l)
-					sum.Ran++
-					ndone++
-					if r.Progress != nil {
-						r.Progress(ndone, total)
-					}
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-feed:
+// runJobs computes the jobs, r.workers() at a time, and hands each job's
+// lines to out as soon as it is done. It returns the first error of a job
+// or of a write; the jobs not started by then are skipped and those in
+// flight abandoned. A job's error caused by a cancelled ctx is not
+// returned: Run then reports ctx's own error if cells are missing.
+func (r *Runner) runJobs(ctx context.Context, exp string, panels []Panel, jobs []*job, out *collector) error {
+	cache, perSeed := &memo{}, newSeedMemos(jobs)
+	out.report()
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(r.workers())
 	for _, j := range jobs {
-		select {
-		case next <- j:
-		case <-runCtx.Done():
-			break feed
+		if gctx.Err() != nil {
+			break
 		}
+		g.Go(func() error {
+			lines, err := runJob(gctx, exp, panels, j, cache, perSeed.get(j.seed))
+			perSeed.done(j.seed)
+			if err != nil {
+				if gctx.Err() != nil {
+					return nil // cancelled: by ctx, or after an earlier error
+				}
+				return err
+			}
+			return out.add(lines)
+		})
 	}
-	close(next)
-	wg.Wait()
+	return g.Wait()
+}
 
-	if firstErr != nil {
-		return sum, firstErr
+// finish closes the results file, rewrites it in canonical order and
+// reads it back into sum.Lines.
+func finish(app *results.Appender, sum *Summary) error {
+	if err := app.Close(); err != nil {
+		return err
 	}
-	if err := ctx.Err(); err != nil && ndone < total {
-		return sum, err
+	if err := results.WriteCanonical(sum.File, sum.Panels, sum.Lines); err != nil {
+		return err
 	}
-	if err := app.close(); err != nil {
-		return sum, err
+	var err error
+	sum.Lines, _, err = results.Read(sum.File)
+	return err
+}
+
+// collector appends finished cells to the results file and the summary
+// and reports progress. add is called from the workers; it serialises
+// the writes and the calls of progress.
+type collector struct {
+	mu          sync.Mutex
+	app         *results.Appender
+	sum         *Summary
+	done, total int
+	progress    func(done, total int)
+}
+
+// add appends the lines of one job, each with one write.
+func (c *collector) add(lines []results.Line) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, l := range lines {
+		if err := c.app.Append(&l); err != nil {
+			return fmt.Errorf("write %s: %w", c.sum.File, err)
+		}
+		c.sum.Lines = append(c.sum.Lines, l)
+		c.sum.Ran++
+		c.done++
+		c.report()
 	}
-	if err := writeCanonical(path, panels, sum.Lines); err != nil {
-		return sum, err
+	return nil
+}
+
+// report calls progress, if set, with the cells done so far.
+func (c *collector) report() {
+	if c.progress != nil {
+		c.progress(c.done, c.total)
 	}
-	sum.Lines, _, err = ReadResults(path)
-	return sum, err
 }
 
 // runJob computes one job and returns its lines, one per target cell.
-func runJob(ctx context.Context, exp string, panels []Panel, j *job, cache, seedCache *memo) ([]Line, error) {
+func runJob(ctx context.Context, exp string, panels []Panel, j *job, cache, seedCache *memo) ([]results.Line, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	first := panels[j.targets[0].panel].Settings[j.targets[0].setting]
+	p := panels[j.targets[0].panel]
+	first := p.Settings[j.targets[0].setting]
 	c := &Cell{Experiment: exp, Seed: j.seed, memo: cache, seedMemo: seedCache}
 	out, err := first.Run(ctx, c)
 	if err == nil && out == nil {
@@ -250,57 +279,63 @@ func runJob(ctx context.Context, exp string, panels []Panel, j *job, cache, seed
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		p := panels[j.targets[0].panel]
 		return nil, fmt.Errorf("experiment %s, panel %s, setting %s, seed %d: %w", exp, p.Name, first.ID, j.seed, err)
 	}
 	if ctx.Err() != nil { // interrupted: the cell may be incomplete
 		return nil, ctx.Err()
 	}
-	lines := make([]Line, len(j.targets))
+	lines := make([]results.Line, len(j.targets))
 	for k, t := range j.targets {
 		p := panels[t.panel]
-		s := p.Settings[t.setting]
-		l := Line{
-			Experiment:  exp,
-			Panel:       p.Name,
-			Setting:     s.ID,
-			XName:       p.XName,
-			X:           Float(s.X),
-			Tick:        s.Tick,
-			Seed:        j.seed,
-			Truth:       Float(out.Truth),
-			TruthSE:     Float(out.TruthSE),
-			TruthMethod: out.TruthMethod,
-		}
-		if p.Kind == KindMSE {
-			l.Records = make([]Record, len(out.Records))
-			for i, rec := range out.Records {
-				if rec.Error == "" {
-					d := float64(rec.Estimate) - out.Truth
-					rec.SqError = Float(d * d)
-				} else {
-					rec.Estimate, rec.SqError = Float(math.NaN()), Float(math.NaN())
-				}
-				l.Records[i] = rec
-			}
-		}
-		if len(out.Metrics) > 0 {
-			l.Metrics = make(map[string]Float, len(out.Metrics))
-			for name, v := range out.Metrics {
-				l.Metrics[name] = Float(v)
-			}
-		}
-		if p.KeepVectors && len(out.Vectors) > 0 {
-			l.Vectors = make(map[string][]Float, len(out.Vectors))
-			for name, v := range out.Vectors {
-				fv := make([]Float, len(v))
-				for i, x := range v {
-					fv[i] = Float(x)
-				}
-				l.Vectors[name] = fv
-			}
-		}
-		lines[k] = l
+		lines[k] = newLine(exp, p, p.Settings[t.setting], j.seed, out)
 	}
 	return lines, nil
+}
+
+// newLine returns the results line of the cell of panel p at setting s
+// and seed, from the outcome of its job: in MSE panels the records with
+// their squared errors (a failed estimator's estimate and error NaN), the
+// metrics, and the vectors if p keeps them.
+func newLine(exp string, p Panel, s Setting, seed int, out *Outcome) results.Line {
+	l := results.Line{
+		Experiment:  exp,
+		Panel:       p.Name,
+		Setting:     s.ID,
+		XName:       p.XName,
+		X:           results.Float(s.X),
+		Tick:        s.Tick,
+		Seed:        seed,
+		Truth:       results.Float(out.Truth),
+		TruthSE:     results.Float(out.TruthSE),
+		TruthMethod: out.TruthMethod,
+	}
+	if p.Kind == results.KindMSE {
+		l.Records = make([]results.Record, len(out.Records))
+		for i, rec := range out.Records {
+			if rec.Error == "" {
+				d := float64(rec.Estimate) - out.Truth
+				rec.SqError = results.Float(d * d)
+			} else {
+				rec.Estimate, rec.SqError = results.Float(math.NaN()), results.Float(math.NaN())
+			}
+			l.Records[i] = rec
+		}
+	}
+	if len(out.Metrics) > 0 {
+		l.Metrics = make(map[string]results.Float, len(out.Metrics))
+		for name, v := range out.Metrics {
+			l.Metrics[name] = results.Float(v)
+		}
+	}
+	if p.KeepVectors && len(out.Vectors) > 0 {
+		l.Vectors = make(map[string][]results.Float, len(out.Vectors))
+		for name, v := range out.Vectors {
+			fv := make([]results.Float, len(v))
+			for i, x := range v {
+				fv[i] = results.Float(x)
+			}
+			l.Vectors[name] = fv
+		}
+	}
+	return l
 }

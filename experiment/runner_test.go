@@ -3,7 +3,6 @@ package experiment
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/ihope-ope/ihope/experiment/results"
 )
 
 // fakeExperiment is a cheap grid for testing the runner: panel "n" has
@@ -48,9 +49,9 @@ func fakeExperiment(runs, truths *atomic.Int64) *Experiment {
 				sum += x
 			}
 			out := &Outcome{Truth: v.(float64), TruthMethod: "exact",
-				Records: []Record{
-					{Estimator: "naive", Estimate: Float(sum / float64(n))},
-					{Estimator: "wis-stepwise", Estimate: Float(first)},
+				Records: []results.Record{
+					{Estimator: "naive", Estimate: results.Float(sum / float64(n))},
+					{Estimator: "wis-stepwise", Estimate: results.Float(first)},
 					{Estimator: "model-based", Error: "no model"},
 				},
 				Metrics: map[string]float64{"n": float64(n), "inf": math.Inf(1), "pool": pool.(float64)},
@@ -63,8 +64,8 @@ func fakeExperiment(runs, truths *atomic.Int64) *Experiment {
 		Name: "fake", Description: "a test grid", Seeds: 5, QuickSeeds: 2,
 		Panels: func(quick bool) ([]Panel, error) {
 			var n, m Panel
-			n = Panel{Name: "n", XName: "n", Kind: KindMSE}
-			m = Panel{Name: "metric", XName: "n", Kind: KindMetric, Metric: "n", KeepVectors: true}
+			n = Panel{Name: "n", XName: "n", Kind: results.KindMSE}
+			m = Panel{Name: "metric", XName: "n", Kind: results.KindMetric, Metric: "n", KeepVectors: true}
 			for k := 1; k <= 4; k++ {
 				key := fmt.Sprintf("n=%d", k)
 				n.Settings = append(n.Settings, Setting{ID: key, X: float64(k), Key: key, Run: cell(k)})
@@ -204,7 +205,7 @@ func TestRunnerResume(t *testing.T) {
 		}
 		f.WriteString(`{"experiment":"fake","panel":"n","sett`)
 		f.Close()
-		lines, repaired, err := ReadResults(sum.File)
+		lines, repaired, err := results.Read(sum.File)
 		if err != nil || !repaired || len(lines) != sum.Ran {
 			t.Fatalf("k=%d: ReadResults: %d lines, repaired %v, err %v; want %d, true, nil", k, len(lines), repaired, err, sum.Ran)
 		}
@@ -235,7 +236,7 @@ func TestRunnerErrors(t *testing.T) {
 	var runs, truths atomic.Int64
 	exp := fakeExperiment(&runs, &truths)
 	dir := t.TempDir()
-	path := ResultsFile(dir, "fake", false)
+	path := results.FileName(dir, "fake", false)
 	good := `{"experiment":"fake","panel":"n","setting":"n=1","x_name":"n","x":1,"seed":0,"truth":0,"truth_se":0}` + "\n"
 	cases := []struct {
 		content string
@@ -257,7 +258,7 @@ func TestRunnerErrors(t *testing.T) {
 
 	// A failing cell stops the run and names the cell.
 	bad := &Experiment{Name: "bad", Panels: func(bool) ([]Panel, error) {
-		return []Panel{{Name: "p", Kind: KindMSE, Settings: []Setting{{ID: "s", Run: func(context.Context, *Cell) (*Outcome, error) {
+		return []Panel{{Name: "p", Kind: results.KindMSE, Settings: []Setting{{ID: "s", Run: func(context.Context, *Cell) (*Outcome, error) {
 			return nil, errors.New("boom")
 		}}}}}, nil
 	}}
@@ -267,47 +268,16 @@ func TestRunnerErrors(t *testing.T) {
 		t.Errorf("failing cell: %v", err)
 	}
 	dup := &Experiment{Name: "dup", Panels: func(bool) ([]Panel, error) {
-		return []Panel{{Name: "p", Kind: KindMSE}, {Name: "p", Kind: KindMSE}}, nil
+		return []Panel{{Name: "p", Kind: results.KindMSE}, {Name: "p", Kind: results.KindMSE}}, nil
 	}}
 	if _, err := (&Runner{Dir: dir}).Run(context.Background(), dup); err == nil || err.Error() != `experiment dup: panel "p" twice` {
 		t.Errorf("duplicate panel: %v", err)
 	}
 }
 
-func TestFloatJSON(t *testing.T) {
-	cases := []struct {
-		v    float64
-		json string
-	}{
-		{1.5, `1.5`},
-		{0, `0`},
-		{1e-300, `1e-300`},
-		{math.Inf(1), `"+Inf"`},
-		{math.Inf(-1), `"-Inf"`},
-		{math.NaN(), `"NaN"`},
-	}
-	for i, c := range cases {
-		b, err := json.Marshal(Float(c.v))
-		if err != nil || string(b) != c.json {
-			t.Errorf("case %d: marshal %v = %s, %v; want %s", i, c.v, b, err, c.json)
-		}
-		var f Float
-		if err := json.Unmarshal(b, &f); err != nil {
-			t.Errorf("case %d: unmarshal %s: %v", i, b, err)
-		}
-		if got := float64(f); got != c.v && !(math.IsNaN(got) && math.IsNaN(c.v)) {
-			t.Errorf("case %d: round trip %v, want %v", i, got, c.v)
-		}
-	}
-	var f Float
-	if err := json.Unmarshal([]byte(`"abc"`), &f); err == nil {
-		t.Error(`"abc" decoded as a Float`)
-	}
-}
-
 func TestCellRand(t *testing.T) {
 	a := (&Cell{Experiment: "x", Seed: 3}).Rand("data").Uint64()
-	b := newRand("x", "data", 3).Uint64()
+	b := Rand("x", "data", 3).Uint64()
 	c := (&Cell{Experiment: "x", Seed: 4}).Rand("data").Uint64()
 	d := (&Cell{Experiment: "x", Seed: 3}).Rand("truth").Uint64()
 	e := (&Cell{Experiment: "y", Seed: 3}).Rand("data").Uint64()

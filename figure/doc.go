@@ -4,7 +4,7 @@
 // An MSE panel shows, against the varied parameter, the mean squared
 // error over seeds of every estimator on a log axis, with a translucent
 // band for the 5%-95% range of that mean over bootstrap resamples of the
-// seeds (experiment.SummarizeMSE). Each estimator keeps one colour and
+// seeds (results.SummarizeMSE). Each estimator keeps one colour and
 // marker in every figure (EstimatorStyle). A metric panel shows a scalar's
 // mean over seeds (say the total-variation distance of the learned
 // stationary distribution) with its band and an optional exact reference
@@ -13,5 +13,7 @@
 // the plot and name every line in words.
 //
 // Figures are drawn from the results file alone, so "ihope plot DIR"
-// redraws them without rerunning anything.
+// redraws them without rerunning anything. The package needs only the
+// results schema (package results) and gonum/plot: drawing links no
+// simulator and no estimator.
 package figure

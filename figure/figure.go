@@ -16,7 +16,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
-	"github.com/ihope-ope/ihope/experiment"
+	"github.com/ihope-ope/ihope/experiment/results"
 )
 
 // Size of every figure, legend included, and the resolution of PNGs.
@@ -36,8 +36,8 @@ type Figure struct {
 }
 
 // Draw builds the figure of one panel from the results lines.
-func Draw(p experiment.Panel, lines []experiment.Line) (*Figure, error) {
-	var own []experiment.Line
+func Draw(p results.Panel, lines []results.Line) (*Figure, error) {
+	var own []results.Line
 	for _, l := range lines {
 		if l.Panel == p.Name {
 			own = append(own, l)
@@ -62,11 +62,11 @@ func Draw(p experiment.Panel, lines []experiment.Line) (*Figure, error) {
 	pl.Y.Label.Text = p.YLabel
 	var err error
 	switch p.Kind {
-	case experiment.KindMSE:
+	case results.KindMSE:
 		err = f.drawMSE(p, own)
-	case experiment.KindMetric:
+	case results.KindMetric:
 		err = f.drawMetric(p, own)
-	case experiment.KindScatter:
+	case results.KindScatter:
 		err = f.drawScatter(p, own)
 	default:
 		err = fmt.Errorf("figure: panel %s has unknown kind %q", p.Name, p.Kind)
@@ -79,8 +79,8 @@ func Draw(p experiment.Panel, lines []experiment.Line) (*Figure, error) {
 
 // drawMSE draws one line per estimator: the MSE over seeds against x on a
 // log axis, with the bootstrap 5-95% band.
-func (f *Figure) drawMSE(p experiment.Panel, lines []experiment.Line) error {
-	series := experiment.SummarizeMSE(p, lines)
+func (f *Figure) drawMSE(p results.Panel, lines []results.Line) error {
+	series := results.SummarizeMSE(p, lines)
 	seeds := 0
 	truth := 0.0
 	for _, l := range lines {
@@ -169,11 +169,11 @@ func reversed(xy plotter.XYs) plotter.XYs {
 
 // drawMetric draws a metric's mean over seeds with its band and, if the
 // panel has one, an exact reference curve.
-func (f *Figure) drawMetric(p experiment.Panel, lines []experiment.Line) error {
-	s := experiment.SummarizeMetric(p, lines, p.Metric)
-	var ref experiment.Series
+func (f *Figure) drawMetric(p results.Panel, lines []results.Line) error {
+	s := results.SummarizeMetric(p, lines, p.Metric)
+	var ref results.Series
 	if p.Reference != "" {
-		ref = experiment.SummarizeMetric(p, lines, p.Reference)
+		ref = results.SummarizeMetric(p, lines, p.Reference)
 	}
 	var all []float64
 	seeds := 0
@@ -249,8 +249,8 @@ func (f *Figure) drawMetric(p experiment.Panel, lines []experiment.Line) error {
 
 // drawScatter draws the pairs of two vectors of the first seed's cell
 // and the diagonal y = x.
-func (f *Figure) drawScatter(p experiment.Panel, lines []experiment.Line) error {
-	var cell *experiment.Line
+func (f *Figure) drawScatter(p results.Panel, lines []results.Line) error {
+	var cell *results.Line
 	for i := range lines {
 		if cell == nil || lines[i].Seed < cell.Seed {
 			cell = &lines[i]
@@ -303,7 +303,7 @@ func (f *Figure) drawScatter(p experiment.Panel, lines []experiment.Line) error 
 
 // setX sets the x axis: ticks at the settings, labelled by their tick
 // text on a categorical axis, log scale if the panel asks.
-func (f *Figure) setX(p experiment.Panel, lines []experiment.Line) {
+func (f *Figure) setX(p results.Panel, lines []results.Line) {
 	type tick struct {
 		x    float64
 		text string
@@ -492,7 +492,7 @@ func (f *Figure) render(format string) (io.WriterTo, error) {
 // WriteAll draws every panel that has results and saves each as
 // base-PANEL.png and base-PANEL.svg. It returns the files written and the
 // notes of all figures. A panel without results is skipped with a note.
-func WriteAll(base string, panels []experiment.Panel, lines []experiment.Line) (files, notes []string, err error) {
+func WriteAll(base string, panels []results.Panel, lines []results.Line) (files, notes []string, err error) {
 	for _, p := range panels {
 		has := false
 		for i := range lines {

@@ -10,44 +10,44 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ihope-ope/ihope/experiment"
+	"github.com/ihope-ope/ihope/experiment/results"
 )
 
 // testLines builds a small results set: an MSE panel over n with two
 // estimators (one failing once, one with an MSE of 0), a metric panel
 // with a reference, and a scatter.
-func testLines() ([]experiment.Panel, []experiment.Line) {
-	mse := experiment.Panel{Name: "n", Title: "test: MSE vs n", XName: "n", XLabel: "number of trajectories n", LogX: true, Kind: experiment.KindMSE}
-	met := experiment.Panel{Name: "var", Title: "test: variance", XName: "T", XLabel: "T", Kind: experiment.KindMetric,
+func testLines() ([]results.Panel, []results.Line) {
+	mse := results.Panel{Name: "n", Title: "test: MSE vs n", XName: "n", XLabel: "number of trajectories n", LogX: true, Kind: results.KindMSE}
+	met := results.Panel{Name: "var", Title: "test: variance", XName: "T", XLabel: "T", Kind: results.KindMetric,
 		Metric: "mc", MetricLabel: "Monte Carlo", Reference: "exact", ReferenceLabel: "exact", Estimator: "is-trajectory"}
-	sc := experiment.Panel{Name: "scatter", XName: "n", Kind: experiment.KindScatter, ScatterX: "x", ScatterY: "y", Estimator: "bch-tabular"}
-	cat := experiment.Panel{Name: "behavior", XName: "behavior", Kind: experiment.KindMSE}
-	var lines []experiment.Line
+	sc := results.Panel{Name: "scatter", XName: "n", Kind: results.KindScatter, ScatterX: "x", ScatterY: "y", Estimator: "bch-tabular"}
+	cat := results.Panel{Name: "behavior", XName: "behavior", Kind: results.KindMSE}
+	var lines []results.Line
 	for i, n := range []float64{10, 100, 1000} {
 		id := "n=" + itoa(n)
-		mse.Settings = append(mse.Settings, experiment.Setting{ID: id, X: n})
-		met.Settings = append(met.Settings, experiment.Setting{ID: id, X: n})
-		cat.Settings = append(cat.Settings, experiment.Setting{ID: id, X: float64(i), Tick: "π" + itoa(14+float64(i))})
+		mse.Settings = append(mse.Settings, results.Setting{ID: id, X: n})
+		met.Settings = append(met.Settings, results.Setting{ID: id, X: n})
+		cat.Settings = append(cat.Settings, results.Setting{ID: id, X: float64(i), Tick: "π" + itoa(14+float64(i))})
 		for seed := range 4 {
 			e := 1 / n * float64(seed+1)
-			recs := []experiment.Record{
-				{Estimator: "naive", SqError: experiment.Float(e)},
+			recs := []results.Record{
+				{Estimator: "naive", SqError: results.Float(e)},
 				{Estimator: "model-based", SqError: 0},
-				{Estimator: "wis-trajectory", SqError: experiment.Float(10 * e)},
+				{Estimator: "wis-trajectory", SqError: results.Float(10 * e)},
 			}
 			if seed == 0 && i == 0 {
-				recs[2] = experiment.Record{Estimator: "wis-trajectory", Estimate: experiment.Float(math.NaN()), SqError: experiment.Float(math.NaN()), Error: "all weights zero"}
+				recs[2] = results.Record{Estimator: "wis-trajectory", Estimate: results.Float(math.NaN()), SqError: results.Float(math.NaN()), Error: "all weights zero"}
 			}
 			lines = append(lines,
-				experiment.Line{Experiment: "test", Panel: "n", Setting: id, X: experiment.Float(n), Seed: seed, Records: recs},
-				experiment.Line{Experiment: "test", Panel: "behavior", Setting: id, X: experiment.Float(i), Seed: seed, Records: recs},
-				experiment.Line{Experiment: "test", Panel: "var", Setting: id, X: experiment.Float(n), Seed: seed,
-					Metrics: map[string]experiment.Float{"mc": experiment.Float(n * (1 + 0.1*float64(seed))), "exact": experiment.Float(n)}})
+				results.Line{Experiment: "test", Panel: "n", Setting: id, X: results.Float(n), Seed: seed, Records: recs},
+				results.Line{Experiment: "test", Panel: "behavior", Setting: id, X: results.Float(i), Seed: seed, Records: recs},
+				results.Line{Experiment: "test", Panel: "var", Setting: id, X: results.Float(n), Seed: seed,
+					Metrics: map[string]results.Float{"mc": results.Float(n * (1 + 0.1*float64(seed))), "exact": results.Float(n)}})
 		}
 	}
-	lines = append(lines, experiment.Line{Experiment: "test", Panel: "scatter", Setting: "n=100", Seed: 0,
-		Vectors: map[string][]experiment.Float{"x": {0.1, 0.2, 0.3, experiment.Float(math.NaN())}, "y": {0.12, 0.18, 0.3, 0.4}}})
-	return []experiment.Panel{mse, met, sc, cat, {Name: "empty", Kind: experiment.KindMSE}}, lines
+	lines = append(lines, results.Line{Experiment: "test", Panel: "scatter", Setting: "n=100", Seed: 0,
+		Vectors: map[string][]results.Float{"x": {0.1, 0.2, 0.3, results.Float(math.NaN())}, "y": {0.12, 0.18, 0.3, 0.4}}})
+	return []results.Panel{mse, met, sc, cat, {Name: "empty", Kind: results.KindMSE}}, lines
 }
 
 func itoa(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }

@@ -111,7 +111,7 @@ func TestNeuralLinearGaussian(t *testing.T) {
 	}
 }
 
-// pendulumLearner mirrors experiment.PendulumLearner (the settings of the
+// pendulumLearner mirrors paper.PendulumLearner (the settings of the
 // Pendulum experiments): an exponential output, the V-statistic loss and
 // a learning rate of 3e-3; with the library's defaults (U-statistic,
 // softplus) the estimate drifts on this problem in some seeds to errors

@@ -16,6 +16,8 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/ihope-ope/ihope/experiment"
+	_ "github.com/ihope-ope/ihope/experiment/paper" // registers the paper's experiments
+	"github.com/ihope-ope/ihope/experiment/results"
 	"github.com/ihope-ope/ihope/figure"
 	"github.com/ihope-ope/ihope/traci"
 )
@@ -86,7 +88,7 @@ func runExperiment(ctx context.Context, e *runEnv, exp *experiment.Experiment, c
 
 // drawResults draws the figures of one results file, prints the files,
 // the notes and warnings (stderr) and the MSE table (stdout).
-func drawResults(e *runEnv, name, file string, panels []experiment.Panel, lines []experiment.Line) error {
+func drawResults(e *runEnv, name, file string, panels []results.Panel, lines []results.Line) error {
 	base := strings.TrimSuffix(file, ".jsonl")
 	files, notes, err := figure.WriteAll(base, panels, lines)
 	if err != nil {
@@ -95,7 +97,7 @@ func drawResults(e *runEnv, name, file string, panels []experiment.Panel, lines 
 	for _, n := range notes {
 		fmt.Fprintln(e.stderr, "note:", n)
 	}
-	for _, w := range experiment.CheckTruth(panels, lines) {
+	for _, w := range results.CheckTruth(panels, lines) {
 		fmt.Fprintln(e.stderr, "warning:", w)
 	}
 	printSummary(e.stdout, name, panels, lines)
@@ -105,22 +107,22 @@ func drawResults(e *runEnv, name, file string, panels []experiment.Panel, lines 
 
 // printSummary prints, for every panel, the log10 of each estimator's MSE
 // over seeds at each setting (metric panels: the metric's mean).
-func printSummary(out io.Writer, name string, panels []experiment.Panel, lines []experiment.Line) {
+func printSummary(out io.Writer, name string, panels []results.Panel, lines []results.Line) {
 	seeds := map[int]bool{}
 	for _, l := range lines {
 		seeds[l.Seed] = true
 	}
 	fmt.Fprintf(out, "%s: %d cells, %d seeds\n", name, len(lines), len(seeds))
 	for _, p := range panels {
-		var series []experiment.Series
+		var series []results.Series
 		what := "log10 MSE over seeds"
 		switch p.Kind {
-		case experiment.KindMSE:
-			series = experiment.SummarizeMSE(p, lines)
-		case experiment.KindMetric:
-			series = []experiment.Series{experiment.SummarizeMetric(p, lines, p.Metric)}
+		case results.KindMSE:
+			series = results.SummarizeMSE(p, lines)
+		case results.KindMetric:
+			series = []results.Series{results.SummarizeMetric(p, lines, p.Metric)}
 			if p.Reference != "" {
-				series = append(series, experiment.SummarizeMetric(p, lines, p.Reference))
+				series = append(series, results.SummarizeMetric(p, lines, p.Reference))
 			}
 			what = "mean over seeds"
 		default:
@@ -142,7 +144,7 @@ func printSummary(out io.Writer, name string, panels []experiment.Panel, lines [
 		fmt.Fprintln(tw)
 		for _, s := range series {
 			fmt.Fprintf(tw, "%s\t", s.Name)
-			byID := map[string]experiment.Point{}
+			byID := map[string]results.Point{}
 			for _, pt := range s.Points {
 				byID[pt.Setting] = pt
 			}
@@ -151,7 +153,7 @@ func printSummary(out io.Writer, name string, panels []experiment.Panel, lines [
 				switch {
 				case !ok || math.IsNaN(pt.Mean):
 					fmt.Fprint(tw, "-\t")
-				case p.Kind == experiment.KindMSE:
+				case p.Kind == results.KindMSE:
 					fmt.Fprintf(tw, "%.2f\t", math.Log10(pt.Mean))
 				default:
 					fmt.Fprintf(tw, "%.4g\t", pt.Mean)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ihope-ope/ihope/experiment"
+	"github.com/ihope-ope/ihope/experiment/results"
 )
 
 type plotCmd struct {
@@ -25,7 +26,7 @@ func (c *plotCmd) Run(e *runEnv) error {
 		return fmt.Errorf("no results files (*.jsonl) in %s", c.Dir)
 	}
 	for _, file := range files {
-		lines, repaired, err := experiment.ReadResults(file)
+		lines, repaired, err := results.Read(file)
 		if err != nil {
 			return err
 		}
@@ -48,18 +49,18 @@ func (c *plotCmd) Run(e *runEnv) error {
 // panelsFor returns the registered experiment's panels, plus panels
 // inferred from the lines for any panel the registry does not know (a
 // results file from another version or an unregistered experiment).
-func panelsFor(name string, quick bool, lines []experiment.Line) []experiment.Panel {
-	var panels []experiment.Panel
+func panelsFor(name string, quick bool, lines []results.Line) []results.Panel {
+	var panels []results.Panel
 	if exp, ok := experiment.Lookup(name); ok {
 		if ps, err := exp.Panels(quick); err == nil {
-			panels = ps
+			panels = experiment.Describe(ps)
 		}
 	}
 	known := map[string]bool{}
 	for _, p := range panels {
 		known[p.Name] = true
 	}
-	for _, p := range experiment.InferPanels(lines) {
+	for _, p := range results.InferPanels(lines) {
 		if !known[p.Name] {
 			panels = append(panels, p)
 		}

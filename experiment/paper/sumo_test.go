@@ -1,4 +1,4 @@
-package experiment
+package paper
 
 import (
 	"context"
@@ -8,22 +8,24 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/ihope-ope/ihope/experiment"
+	"github.com/ihope-ope/ihope/experiment/results"
 	"github.com/ihope-ope/ihope/traci"
 )
 
-// TestSumoQuick runs the quick grid of the SUMO experiment (not yet in
-// the registry) with real SUMO.
+// TestSumoQuick runs the quick grid of the SUMO experiment with real
+// SUMO.
 func TestSumoQuick(t *testing.T) {
 	if _, err := traci.LookPath(""); err != nil {
 		t.Skip(err.Error())
 	}
 	e := sumoExperiment()
-	r := &Runner{Dir: t.TempDir(), Quick: true, Workers: 2}
+	r := &experiment.Runner{Dir: t.TempDir(), Quick: true, Workers: 2}
 	sum, err := r.Run(context.Background(), e)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines, _, err := ReadResults(sum.File)
+	lines, _, err := results.Read(sum.File)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,10 @@
-package experiment
+package paper
 
 import (
 	"context"
 	"testing"
+
+	"github.com/ihope-ope/ihope/experiment"
 )
 
 // BenchmarkTaxiCell times one cell of Figure 1 at its default setting
@@ -17,14 +19,14 @@ func BenchmarkTaxiCell(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cache := &memo{}
+	c := experiment.NewCell("bench", 0)
 	p := taxiParams{n: 100, T: 400, behavior: "pi18", gamma: 1}
-	if _, err := w.run(context.Background(), &Cell{Experiment: "bench", memo: cache}, p); err != nil {
+	if _, err := w.run(context.Background(), c, p); err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
 	for i := range b.N {
-		if _, err := w.run(context.Background(), &Cell{Experiment: "bench", Seed: i, memo: cache}, p); err != nil {
+		if _, err := w.run(context.Background(), c.WithSeed(i), p); err != nil {
 			b.Fatal(err)
 		}
 	}

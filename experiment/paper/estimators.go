@@ -1,8 +1,9 @@
-package experiment
+package paper
 
 import (
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/env"
+	"github.com/ihope-ope/ihope/experiment/results"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/policy"
 )
@@ -33,8 +34,8 @@ func tabularEstimators(sim env.Discrete, target *policy.Tabular, oracleSeed uint
 
 // runEstimators runs every estimator on d; a failing estimator gives a
 // record with its error (the runner sets its estimate to NaN).
-func runEstimators(d *dataset.Dataset, gamma float64, ests []ope.Estimator) []Record {
-	recs := make([]Record, len(ests))
+func runEstimators(d *dataset.Dataset, gamma float64, ests []ope.Estimator) []results.Record {
+	recs := make([]results.Record, len(ests))
 	for i, e := range ests {
 		recs[i].Estimator = e.Name()
 		res, err := e.Estimate(d, gamma)
@@ -42,7 +43,7 @@ func runEstimators(d *dataset.Dataset, gamma float64, ests []ope.Estimator) []Re
 			recs[i].Error = err.Error()
 			continue
 		}
-		recs[i].Estimate = Float(res.Value)
+		recs[i].Estimate = results.Float(res.Value)
 	}
 	return recs
 }

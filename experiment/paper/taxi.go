@@ -1,4 +1,4 @@
-package experiment
+package paper
 
 import (
 	"context"
@@ -11,24 +11,26 @@ import (
 	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/env/taxi"
 	"github.com/ihope-ope/ihope/exact"
+	"github.com/ihope-ope/ihope/experiment"
+	"github.com/ihope-ope/ihope/experiment/results"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/policy"
 )
 
 func init() {
-	Register(&Experiment{
+	experiment.Register(&experiment.Experiment{
 		Name:        "taxi-average",
 		Description: "Figure 1: Taxi, average reward; MSE vs n, vs behavior policy, vs T; estimated vs exact d_pi(s); TV distance vs n",
 		Seeds:       100,
 		QuickSeeds:  2,
-		Panels:      func(quick bool) ([]Panel, error) { return taxiPanels(quick, 1) },
+		Panels:      func(quick bool) ([]experiment.Panel, error) { return taxiPanels(quick, 1) },
 	})
-	Register(&Experiment{
+	experiment.Register(&experiment.Experiment{
 		Name:        "taxi-discounted",
 		Description: "Figure 2: Taxi, discounted reward; MSE vs n, vs behavior policy, vs T, vs gamma",
 		Seeds:       100,
 		QuickSeeds:  2,
-		Panels:      func(quick bool) ([]Panel, error) { return taxiPanels(quick, 0.99) },
+		Panels:      func(quick bool) ([]experiment.Panel, error) { return taxiPanels(quick, 0.99) },
 	})
 }
 
@@ -124,7 +126,7 @@ func (p taxiParams) key() string {
 // n = 800 logs, and every gamma sees the same logs (common random numbers,
 // which make the curves smoother without biasing any point). The oracle's
 // rollouts are shared the same way.
-func (w *taxiWorld) run(ctx context.Context, c *Cell, p taxiParams) (*Outcome, error) {
+func (w *taxiWorld) run(ctx context.Context, c *experiment.Cell, p taxiParams) (*experiment.Outcome, error) {
 	truth, err := c.Memo(fmt.Sprintf("taxi/truth/T=%d/g=%g", p.T, p.gamma), func() (any, error) {
 		return exact.Value(w.m, w.target, nil, p.T, p.gamma), nil
 	})
@@ -146,7 +148,7 @@ func (w *taxiWorld) run(ctx context.Context, c *Cell, p taxiParams) (*Outcome, e
 		return nil, err
 	}
 	ests := tabularEstimators(w.sim, w.target, c.Rand("oracle/"+stream).Uint64(), false)
-	out := &Outcome{Truth: truth.(float64), TruthMethod: "exact", Records: runEstimators(d, p.gamma, ests)}
+	out := &experiment.Outcome{Truth: truth.(float64), TruthMethod: "exact", Records: runEstimators(d, p.gamma, ests)}
 
 	bch := ests[len(ests)-1].(*ope.DensityRatioTabular)
 	if bch.Model != nil {
@@ -168,7 +170,7 @@ func (w *taxiWorld) run(ctx context.Context, c *Cell, p taxiParams) (*Outcome, e
 	return out, nil
 }
 
-func taxiPanels(quick bool, gamma float64) ([]Panel, error) {
+func taxiPanels(quick bool, gamma float64) ([]experiment.Panel, error) {
 	w, err := loadTaxi()
 	if err != nil {
 		return nil, err
@@ -196,46 +198,46 @@ func taxiPanels(quick bool, gamma float64) ([]Panel, error) {
 	title := func(fixed string) string {
 		return "Taxi, " + quantity + ", target π19:\n" + fixed
 	}
-	setting := func(id string, x float64, tick string, p taxiParams) Setting {
-		return Setting{ID: id, X: x, Tick: tick, Key: p.key(), Run: func(ctx context.Context, c *Cell) (*Outcome, error) {
+	setting := func(id string, x float64, tick string, p taxiParams) experiment.Setting {
+		return experiment.Setting{ID: id, X: x, Tick: tick, Key: p.key(), Run: func(ctx context.Context, c *experiment.Cell) (*experiment.Outcome, error) {
 			return w.run(ctx, c, p)
 		}}
 	}
 
-	nPanel := Panel{Name: "n", XName: "n", XLabel: "number of logged trajectories n", LogX: true, Kind: KindMSE,
+	nPanel := experiment.Panel{Name: "n", XName: "n", XLabel: "number of logged trajectories n", LogX: true, Kind: results.KindMSE,
 		Title: title(fmt.Sprintf("behavior π18, T = %d steps per trajectory", T0))}
 	for _, n := range ns {
 		nPanel.Settings = append(nPanel.Settings, setting(fmt.Sprintf("n=%d", n), float64(n), "", taxiParams{n, T0, b0, gamma}))
 	}
-	bPanel := Panel{Name: "behavior", XName: "behavior", Kind: KindMSE,
+	bPanel := experiment.Panel{Name: "behavior", XName: "behavior", Kind: results.KindMSE,
 		XLabel: "behavior policy, farther from the target →  (α: mixture (1-α)·π19 + α·π18)",
 		Title:  title(fmt.Sprintf("n = %d trajectories of T = %d steps", n0, T0))}
 	for i, b := range behaviors {
 		bPanel.Settings = append(bPanel.Settings, setting("b="+b.id, float64(i), b.tick, taxiParams{n0, T0, b.id, gamma}))
 	}
-	TPanel := Panel{Name: "T", XName: "T", XLabel: "trajectory length T (steps)", LogX: true, Kind: KindMSE,
+	TPanel := experiment.Panel{Name: "T", XName: "T", XLabel: "trajectory length T (steps)", LogX: true, Kind: results.KindMSE,
 		Title: title(fmt.Sprintf("behavior π18, n = %d trajectories", n0))}
 	for _, T := range Ts {
 		TPanel.Settings = append(TPanel.Settings, setting(fmt.Sprintf("T=%d", T), float64(T), "", taxiParams{n0, T, b0, gamma}))
 	}
-	panels := []Panel{nPanel, bPanel, TPanel}
+	panels := []experiment.Panel{nPanel, bPanel, TPanel}
 
 	if average {
 		def := taxiParams{n0, T0, b0, gamma}
-		scatter := Panel{Name: "scatter", XName: "n", Kind: KindScatter, MaxSeeds: 1, KeepVectors: true,
+		scatter := experiment.Panel{Name: "scatter", XName: "n", Kind: results.KindScatter, MaxSeeds: 1, KeepVectors: true,
 			ScatterX: "d_hat", ScatterY: "d_true", Estimator: "bch-tabular", MetricLabel: "one point per taxi state",
 			XLabel: "estimated d_π(s) = ŵ(s) · (share of logged steps in s)",
 			YLabel: "exact stationary d_π(s)",
 			Title:  title(fmt.Sprintf("tabular density ratio from n = %d trajectories of T = %d steps, behavior π18", n0, T0))}
-		scatter.Settings = []Setting{setting(fmt.Sprintf("n=%d", n0), float64(n0), "", def)}
-		tv := Panel{Name: "tv", XName: "n", XLabel: "number of logged trajectories n", LogX: true, Kind: KindMetric,
+		scatter.Settings = []experiment.Setting{setting(fmt.Sprintf("n=%d", n0), float64(n0), "", def)}
+		tv := experiment.Panel{Name: "tv", XName: "n", XLabel: "number of logged trajectories n", LogX: true, Kind: results.KindMetric,
 			Metric: "tv", MetricLabel: "TV distance", Estimator: "bch-tabular",
 			YLabel: "TV distance of ŵ·d_π0 to exact d_π",
 			Title:  title(fmt.Sprintf("error of the learned stationary distribution, behavior π18, T = %d steps", T0))}
 		tv.Settings = nPanel.Settings
 		panels = append(panels, scatter, tv)
 	} else {
-		gPanel := Panel{Name: "gamma", XName: "gamma", XLabel: "discount factor γ", Kind: KindMSE,
+		gPanel := experiment.Panel{Name: "gamma", XName: "gamma", XLabel: "discount factor γ", Kind: results.KindMSE,
 			Title: strings.Replace(title(fmt.Sprintf("behavior π18, n = %d trajectories of T = %d steps", n0, T0)),
 				fmt.Sprintf("discounted reward (γ = %g)", gamma), "discounted reward", 1)}
 		for _, g := range gammas {

@@ -1,4 +1,4 @@
-package experiment
+package paper
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/env/pendulum"
+	"github.com/ihope-ope/ihope/experiment"
+	"github.com/ihope-ope/ihope/experiment/results"
 	"github.com/ihope-ope/ihope/nn"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/policy"
@@ -36,21 +38,21 @@ const (
 )
 
 func init() {
-	Register(&Experiment{
+	experiment.Register(&experiment.Experiment{
 		Name: "pendulum-average",
 		Description: "Figure 3(a,b): Pendulum, average reward; MSE vs mixing ratio alpha, vs T " +
 			"(trains 8 networks per seed: 50 seeds took 12-14 minutes on 2 cores)",
 		Seeds:      50,
 		QuickSeeds: 2,
-		Panels:     func(quick bool) ([]Panel, error) { return pendulumPanels(quick, 1) },
+		Panels:     func(quick bool) ([]experiment.Panel, error) { return pendulumPanels(quick, 1) },
 	})
-	Register(&Experiment{
+	experiment.Register(&experiment.Experiment{
 		Name: "pendulum-discounted",
 		Description: "Figure 3(c,d): Pendulum, discounted reward; MSE vs mixing ratio alpha, vs gamma " +
 			"(trains 8 networks per seed: 50 seeds took 12-14 minutes on 2 cores)",
 		Seeds:      50,
 		QuickSeeds: 2,
-		Panels:     func(quick bool) ([]Panel, error) { return pendulumPanels(quick, PendulumGamma) },
+		Panels:     func(quick bool) ([]experiment.Panel, error) { return pendulumPanels(quick, PendulumGamma) },
 	})
 }
 
@@ -278,7 +280,7 @@ func (tr pendulumTruth) compute(ctx context.Context, exp string, e env.Continuou
 					return
 				}
 				rs := rowSums{make([]float64, len(tr.pairs)), make([]float64, len(tr.pairs))}
-				rng := newRand(exp, fmt.Sprintf("truth/row=%d", k), 0)
+				rng := experiment.Rand(exp, fmt.Sprintf("truth/row=%d", k), 0)
 				for j := range tr.cols {
 					for r := range tr.per {
 						// A start drawn uniformly in cell (k, j) of the reset box.
@@ -344,7 +346,7 @@ func (tr pendulumTruth) compute(ctx context.Context, exp string, e env.Continuou
 // gamma sees the same logs (common random numbers, as in the Taxi
 // experiments). The oracle's rollouts and the network's training are
 // seeded from streams of their own.
-func (w *pendulumWorld) run(ctx context.Context, c *Cell, p pendulumParams, tr pendulumTruth, quick bool) (*Outcome, error) {
+func (w *pendulumWorld) run(ctx context.Context, c *experiment.Cell, p pendulumParams, tr pendulumTruth, quick bool) (*experiment.Outcome, error) {
 	v, err := c.Memo(tr.key(), func() (any, error) {
 		return tr.compute(ctx, c.Experiment, w.env, w.target, 0)
 	})
@@ -374,13 +376,13 @@ func (w *pendulumWorld) run(ctx context.Context, c *Cell, p pendulumParams, tr p
 		&ope.StepwiseWIS{},
 		&ope.DensityRatioNeural{Learner: PendulumLearner(quick), Seed: c.Rand(fmt.Sprintf("bch/%s/g=%g", stream, p.gamma)).Uint64()},
 	}
-	return &Outcome{
+	return &experiment.Outcome{
 		Truth: truth.mean, TruthSE: truth.se, TruthMethod: "monte-carlo",
 		Records: runEstimators(d, p.gamma, ests),
 	}, nil
 }
 
-func pendulumPanels(quick bool, gamma float64) ([]Panel, error) {
+func pendulumPanels(quick bool, gamma float64) ([]experiment.Panel, error) {
 	w := loadPendulum()
 	average := gamma == 1
 	alphas := []float64{0, 0.25, 0.5, 0.75, 1}
@@ -401,28 +403,28 @@ func pendulumPanels(quick bool, gamma float64) ([]Panel, error) {
 	title := func(q, fixed string) string {
 		return "Pendulum, " + q + ", target π*, behavior (1-α)·π* + α·π+:\n" + fixed
 	}
-	setting := func(id string, x float64, p pendulumParams) Setting {
-		return Setting{ID: id, X: x, Key: p.key(), Run: func(ctx context.Context, c *Cell) (*Outcome, error) {
+	setting := func(id string, x float64, p pendulumParams) experiment.Setting {
+		return experiment.Setting{ID: id, X: x, Key: p.key(), Run: func(ctx context.Context, c *experiment.Cell) (*experiment.Outcome, error) {
 			return w.run(ctx, c, p, pendulumTruthFor(p, gammas, quick), quick)
 		}}
 	}
 
-	aPanel := Panel{Name: "alpha", XName: "alpha", Kind: KindMSE,
+	aPanel := experiment.Panel{Name: "alpha", XName: "alpha", Kind: results.KindMSE,
 		XLabel: "mixing ratio α of the behavior policy (α = 0: the target itself)",
 		Title:  title(quantity, fmt.Sprintf("n = %d trajectories of T = %d steps", n0, T0))}
 	for _, a := range alphas {
 		aPanel.Settings = append(aPanel.Settings, setting(fmt.Sprintf("alpha=%g", a), a, pendulumParams{n0, T0, a, gamma}))
 	}
-	panels := []Panel{aPanel}
+	panels := []experiment.Panel{aPanel}
 	if average {
-		TPanel := Panel{Name: "T", XName: "T", XLabel: "trajectory length T (steps)", LogX: true, Kind: KindMSE,
+		TPanel := experiment.Panel{Name: "T", XName: "T", XLabel: "trajectory length T (steps)", LogX: true, Kind: results.KindMSE,
 			Title: title(quantity, fmt.Sprintf("α = %g, n = %d trajectories", a0, n0))}
 		for _, T := range Ts {
 			TPanel.Settings = append(TPanel.Settings, setting(fmt.Sprintf("T=%d", T), float64(T), pendulumParams{n0, T, a0, gamma}))
 		}
 		panels = append(panels, TPanel)
 	} else {
-		gPanel := Panel{Name: "gamma", XName: "gamma", XLabel: "discount factor γ", Kind: KindMSE,
+		gPanel := experiment.Panel{Name: "gamma", XName: "gamma", XLabel: "discount factor γ", Kind: results.KindMSE,
 			Title: title(strings.TrimSuffix(quantity, fmt.Sprintf(" (γ = %g)", gamma)),
 				fmt.Sprintf("α = %g, n = %d trajectories of T = %d steps", a0, n0, T0))}
 		for _, g := range gammas {
@@ -431,4 +433,12 @@ func pendulumPanels(quick bool, gamma float64) ([]Panel, error) {
 		panels = append(panels, gPanel)
 	}
 	return panels, nil
+}
+
+func mean(v []float64) float64 {
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
 }

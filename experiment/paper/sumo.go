@@ -1,4 +1,4 @@
-package experiment
+package paper
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/env/sumo"
+	"github.com/ihope-ope/ihope/experiment"
+	"github.com/ihope-ope/ihope/experiment/results"
 	"github.com/ihope-ope/ihope/nn"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/ratio"
@@ -26,18 +28,23 @@ const (
 	// Monte Carlo truth of a full run (of the longest T; shorter Ts use
 	// their first steps). Each costs a SUMO run, so the truth cannot be
 	// made as precise as Pendulum's: its standard error is about a third
-	// of the on-policy oracle's root-MSE at n = 250, and CheckTruth warns
-	// about the oracle's panels. The importance-sampling and density-ratio
-	// errors are an order of magnitude larger.
+	// of the on-policy oracle's root-MSE at n = 250, and
+	// results.CheckTruth warns about the oracle's panels. The
+	// importance-sampling and density-ratio errors are an order of
+	// magnitude larger.
 	SumoTruthRollouts = 2000
 )
 
+// The SUMO experiment needs the sumo binary; without it, running it fails
+// with one line saying how to install SUMO (traci.ErrNotFound).
+func init() { experiment.Register(sumoExperiment()) }
+
 // sumoExperiment is Figure 4: the single intersection, average reward,
 // MSE against the number of trajectories, the behavior policy and T.
-// Registering it (Register(sumoExperiment()) in an init function) makes
-// "ihope experiment sumo" run it; it needs SUMO installed.
-func sumoExperiment() *Experiment {
-	return &Experiment{
+// Registering it (init above) makes "ihope experiment sumo" run it; it
+// needs SUMO installed.
+func sumoExperiment() *experiment.Experiment {
+	return &experiment.Experiment{
 		Name: "sumo",
 		Description: "Figure 4: SUMO traffic lights (single intersection), average reward; MSE vs n, vs behavior, vs T " +
 			"(needs SUMO: apt-get install -y sumo; long: 900,000 simulated 6-second steps per seed and 1.6 million for the truth)",
@@ -97,7 +104,7 @@ func (tr sumoTruth) compute(ctx context.Context, exp string) (map[int]mcValue, e
 	var rewards [][]float64
 	err := withNetwork(ctx, func(net *sumo.Network) error {
 		var err error
-		rewards, err = net.Rewards(ctx, newRand(exp, "truth", 0), sumo.Target(1), tr.m, tr.maxT, runtime.GOMAXPROCS(0))
+		rewards, err = net.Rewards(ctx, experiment.Rand(exp, "truth", 0), sumo.Target(1), tr.m, tr.maxT, runtime.GOMAXPROCS(0))
 		return err
 	})
 	if err != nil {
@@ -152,7 +159,7 @@ func newSumoPools(cells []sumoParams) sumoPools {
 // runSumo computes one cell: the truth (once per run), the seed's pools
 // (once per seed), then the estimators on the first n logged episodes cut
 // to T steps.
-func runSumo(ctx context.Context, c *Cell, p sumoParams, tr sumoTruth, pools sumoPools, quick bool) (*Outcome, error) {
+func runSumo(ctx context.Context, c *experiment.Cell, p sumoParams, tr sumoTruth, pools sumoPools, quick bool) (*experiment.Outcome, error) {
 	v, err := c.Memo(tr.key(), func() (any, error) { return tr.compute(ctx, c.Experiment) })
 	if err != nil {
 		return nil, err
@@ -197,7 +204,7 @@ func runSumo(ctx context.Context, c *Cell, p sumoParams, tr sumoTruth, pools sum
 		onPolicy += floats.Sum(r[:p.T]) / float64(p.T)
 	}
 	onPolicy /= float64(p.n)
-	recs := append([]Record{{Estimator: "on-policy", Estimate: Float(onPolicy)}}, runEstimators(d, 1, []ope.Estimator{
+	recs := append([]results.Record{{Estimator: "on-policy", Estimate: results.Float(onPolicy)}}, runEstimators(d, 1, []ope.Estimator{
 		&ope.Naive{},
 		&ope.TrajectoryWIS{},
 		&ope.StepwiseWIS{},
@@ -206,10 +213,10 @@ func runSumo(ctx context.Context, c *Cell, p sumoParams, tr sumoTruth, pools sum
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return &Outcome{Truth: truth.mean, TruthSE: truth.se, TruthMethod: "monte-carlo", Records: recs}, nil
+	return &experiment.Outcome{Truth: truth.mean, TruthSE: truth.se, TruthMethod: "monte-carlo", Records: recs}, nil
 }
 
-func sumoPanels(quick bool) ([]Panel, error) {
+func sumoPanels(quick bool) ([]experiment.Panel, error) {
 	ns := []int{50, 100, 250, 500}
 	Ts := []int{100, 200, 400, 800}
 	behaviors := []int{1, 2, 3, 4}
@@ -226,28 +233,28 @@ func sumoPanels(quick bool) ([]Panel, error) {
 		cells []sumoParams
 		pools sumoPools // set below, once every cell is known
 	)
-	setting := func(id string, x float64, tick string, p sumoParams) Setting {
+	setting := func(id string, x float64, tick string, p sumoParams) experiment.Setting {
 		cells = append(cells, p)
-		return Setting{ID: id, X: x, Tick: tick, Key: p.key(), Run: func(ctx context.Context, c *Cell) (*Outcome, error) {
+		return experiment.Setting{ID: id, X: x, Tick: tick, Key: p.key(), Run: func(ctx context.Context, c *experiment.Cell) (*experiment.Outcome, error) {
 			return runSumo(ctx, c, p, tr, pools, quick)
 		}}
 	}
-	nPanel := Panel{Name: "n", XName: "n", XLabel: "number of logged trajectories n", LogX: true, Kind: KindMSE,
+	nPanel := experiment.Panel{Name: "n", XName: "n", XLabel: "number of logged trajectories n", LogX: true, Kind: results.KindMSE,
 		Title: title(fmt.Sprintf("behavior %d (CEM iteration %d), T = %d steps per trajectory", b0, 5+b0, T0))}
 	for _, n := range ns {
 		nPanel.Settings = append(nPanel.Settings, setting(fmt.Sprintf("n=%d", n), float64(n), "", sumoParams{n, T0, b0}))
 	}
-	bPanel := Panel{Name: "behavior", XName: "behavior", Kind: KindMSE,
+	bPanel := experiment.Panel{Name: "behavior", XName: "behavior", Kind: results.KindMSE,
 		XLabel: "behavior policy k = CEM iteration 5+k",
 		Title:  title(fmt.Sprintf("n = %d trajectories of T = %d steps", n0, T0))}
 	for _, b := range behaviors {
 		bPanel.Settings = append(bPanel.Settings, setting(fmt.Sprintf("b=%d", b), float64(b), fmt.Sprint(b), sumoParams{n0, T0, b}))
 	}
-	TPanel := Panel{Name: "T", XName: "T", XLabel: "trajectory length T (steps of 6 s)", LogX: true, Kind: KindMSE,
+	TPanel := experiment.Panel{Name: "T", XName: "T", XLabel: "trajectory length T (steps of 6 s)", LogX: true, Kind: results.KindMSE,
 		Title: title(fmt.Sprintf("behavior %d, n = %d trajectories", b0, n0))}
 	for _, T := range Ts {
 		TPanel.Settings = append(TPanel.Settings, setting(fmt.Sprintf("T=%d", T), float64(T), "", sumoParams{n0, T, b0}))
 	}
 	pools = newSumoPools(cells)
-	return []Panel{nPanel, bPanel, TPanel}, nil
+	return []experiment.Panel{nPanel, bPanel, TPanel}, nil
 }

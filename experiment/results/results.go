@@ -1,4 +1,4 @@
-package experiment
+package results
 
 import (
 	"bytes"
@@ -123,22 +123,22 @@ func (l *Line) marshal() ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// ResultsFile returns the results file of an experiment in dir:
-// NAME.jsonl, or NAME.quick.jsonl for the --quick grid so that a quick
-// run never mixes with a full one.
-func ResultsFile(dir, name string, quick bool) string {
+// FileName returns the results file of an experiment in dir:
+// NAME.jsonl, or NAME.quick.jsonl for the quick grid (Runner.Quick in
+// package experiment) so that a quick run never mixes with a full one.
+func FileName(dir, name string, quick bool) string {
 	if quick {
 		return filepath.Join(dir, name+".quick.jsonl")
 	}
 	return filepath.Join(dir, name+".jsonl")
 }
 
-// ReadResults reads a results file. A last line without its newline or
-// that does not parse is the trace of a killed run: it is dropped, and
+// Read reads a results file. A last line without its newline or that
+// does not parse is the trace of a killed run: it is dropped, and
 // repaired reports that (the runner then truncates the file there). A bad
 // line anywhere else is an error naming the line. A missing file gives no
 // lines and no error.
-func ReadResults(path string) (lines []Line, repaired bool, err error) {
+func Read(path string) (lines []Line, repaired bool, err error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, false, nil
@@ -146,14 +146,15 @@ func ReadResults(path string) (lines []Line, repaired bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
-	lines, good, err := parseResults(path, data)
+	lines, good, err := Parse(path, data)
 	return lines, good < len(data), err
 }
 
-// parseResults parses data and returns the lines and the length of the
-// prefix made of complete, valid lines.
-func parseResults(path string, data []byte) ([]Line, int, error) {
-	var lines []Line
+// Parse parses the contents of the results file path and returns the
+// lines and the length of the prefix made of complete, valid lines (less
+// than len(data) when the last line is torn). path only names the file
+// in errors.
+func Parse(path string, data []byte) (lines []Line, valid int, err error) {
 	off, num := 0, 0
 	for off < len(data) {
 		num++
@@ -184,16 +185,16 @@ func parseResults(path string, data []byte) ([]Line, int, error) {
 	return lines, off, nil
 }
 
-// appender appends lines to a results file, one write per line, so a
+// Appender appends lines to a results file, one write per line, so a
 // killed run leaves only whole lines (and at worst one torn last line,
-// which ReadResults drops).
-type appender struct {
+// which Read drops).
+type Appender struct {
 	f *os.File
 }
 
-// openAppender opens path for appending, first truncating it to the
-// valid prefix of its contents.
-func openAppender(path string, validLen int64) (*appender, error) {
+// OpenAppender opens path for appending, first truncating it to the
+// valid prefix of its contents (validLen, as Parse returns it).
+func OpenAppender(path string, validLen int64) (*Appender, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
@@ -206,21 +207,27 @@ func openAppender(path string, validLen int64) (*appender, error) {
 		f.Close()
 		return nil, err
 	}
-	return &appender{f: f}, nil
+	return &Appender{f: f}, nil
 }
 
-func (a *appender) write(b []byte) error {
-	_, err := a.f.Write(b)
+// Append writes l as one line, with a single write.
+func (a *Appender) Append(l *Line) error {
+	b, err := l.marshal()
+	if err != nil {
+		return err
+	}
+	_, err = a.f.Write(b)
 	return err
 }
 
-func (a *appender) close() error { return a.f.Close() }
+// Close closes the file.
+func (a *Appender) Close() error { return a.f.Close() }
 
-// writeCanonical rewrites path atomically with lines in canonical order:
+// WriteCanonical rewrites path atomically with lines in canonical order:
 // the grid's order (panel, setting, seed) first, then any lines the grid
 // does not know, sorted by key. An interrupted and resumed run thus ends
 // with the same bytes as an uninterrupted one.
-func writeCanonical(path string, panels []Panel, lines []Line) error {
+func WriteCanonical(path string, panels []Panel, lines []Line) error {
 	rank := map[string]int{}
 	i := 0
 	for _, p := range panels {

@@ -1,8 +1,7 @@
-package experiment
+package results
 
 import (
 	"fmt"
-	"github.com/ihope-ope/ihope/ope"
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
@@ -144,7 +143,27 @@ func BootstrapMean(v []float64, b int, alpha float64, seed uint64) (lo, hi float
 		means[i] = s / float64(len(v))
 	}
 	slices.Sort(means)
-	return ope.Quantile(means, alpha), ope.Quantile(means, 1-alpha)
+	return quantile(means, alpha), quantile(means, 1-alpha)
+}
+
+// quantile returns the p-quantile of sorted data, interpolating between
+// order statistics (type 7). It is ope.Quantile, repeated here so that
+// the figures need no estimator package; TestQuantileMatchesOpe keeps the
+// two equal.
+func quantile(sorted []float64, p float64) float64 {
+	n := len(sorted)
+	if n == 1 {
+		return sorted[0]
+	}
+	h := p * float64(n-1)
+	lo := int(math.Floor(h))
+	if lo >= n-1 {
+		return sorted[n-1]
+	}
+	if sorted[lo] == sorted[lo+1] { // also keeps +Inf from becoming NaN
+		return sorted[lo]
+	}
+	return sorted[lo] + (h-float64(lo))*(sorted[lo+1]-sorted[lo])
 }
 
 func mean(v []float64) float64 {

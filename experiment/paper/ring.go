@@ -1,4 +1,4 @@
-package experiment
+package paper
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/env/ring"
 	"github.com/ihope-ope/ihope/exact"
+	"github.com/ihope-ope/ihope/experiment"
+	"github.com/ihope-ope/ihope/experiment/results"
 	"github.com/ihope-ope/ihope/policy"
 )
 
@@ -25,7 +27,7 @@ const (
 )
 
 func init() {
-	Register(&Experiment{
+	experiment.Register(&experiment.Experiment{
 		Name:        "ring",
 		Description: "Appendix B ring: variance of the trajectory IS weight vs length (exact A^L-1 vs Monte Carlo) and estimators' MSE vs T",
 		Seeds:       100,
@@ -34,7 +36,7 @@ func init() {
 	})
 }
 
-func ringPanels(quick bool) ([]Panel, error) {
+func ringPanels(quick bool) ([]experiment.Panel, error) {
 	m, err := ring.New(RingStates)
 	if err != nil {
 		return nil, err
@@ -50,14 +52,14 @@ func ringPanels(quick bool) ([]Panel, error) {
 	}
 	world := fmt.Sprintf("Ring of %d states, behavior P(R) = %g, target P(R) = %g", RingStates, RingRho, 1-RingRho)
 
-	variance := Panel{
+	variance := experiment.Panel{
 		Name:           "variance",
 		Title:          fmt.Sprintf("%s:\nvariance of the trajectory weight prod_t π(a_t|s_t)/π0(a_t|s_t), %d trajectories per seed", world, RingMC),
 		XName:          "L",
 		XLabel:         "trajectory length L (steps)",
 		YLabel:         "variance of the trajectory weight",
 		LogX:           true,
-		Kind:           KindMetric,
+		Kind:           results.KindMetric,
 		Metric:         "var_mc",
 		MetricLabel:    "Monte Carlo",
 		Reference:      "var_analytic",
@@ -65,26 +67,26 @@ func ringPanels(quick bool) ([]Panel, error) {
 		Estimator:      "is-trajectory",
 	}
 	for _, L := range lengths {
-		variance.Settings = append(variance.Settings, Setting{
+		variance.Settings = append(variance.Settings, experiment.Setting{
 			ID: fmt.Sprintf("L=%d", L), X: float64(L),
-			Run: func(ctx context.Context, c *Cell) (*Outcome, error) {
+			Run: func(ctx context.Context, c *experiment.Cell) (*experiment.Outcome, error) {
 				return ringVariance(ctx, c, sim, behavior, target, L)
 			},
 		})
 	}
 
-	mse := Panel{
+	mse := experiment.Panel{
 		Name:   "T",
 		Title:  fmt.Sprintf("%s:\nn = %d logged trajectories, average reward (γ = 1)", world, RingEpisodes),
 		XName:  "T",
 		XLabel: "trajectory length T (steps)",
 		LogX:   true,
-		Kind:   KindMSE,
+		Kind:   results.KindMSE,
 	}
 	for _, T := range horizons {
-		mse.Settings = append(mse.Settings, Setting{
+		mse.Settings = append(mse.Settings, experiment.Setting{
 			ID: fmt.Sprintf("T=%d", T), X: float64(T),
-			Run: func(ctx context.Context, c *Cell) (*Outcome, error) {
+			Run: func(ctx context.Context, c *experiment.Cell) (*experiment.Outcome, error) {
 				v, err := c.Memo(fmt.Sprintf("ring/truth/T=%d", T), func() (any, error) {
 					return exact.Value(m, target, nil, T, 1), nil
 				})
@@ -96,14 +98,14 @@ func ringPanels(quick bool) ([]Panel, error) {
 					return nil, err
 				}
 				seed := c.Rand(fmt.Sprintf("oracle/T=%d", T)).Uint64()
-				return &Outcome{
+				return &experiment.Outcome{
 					Truth: v.(float64), TruthMethod: "exact",
 					Records: runEstimators(d, 1, tabularEstimators(sim, target, seed, true)),
 				}, nil
 			},
 		})
 	}
-	return []Panel{variance, mse}, nil
+	return []experiment.Panel{variance, mse}, nil
 }
 
 // ringVariance estimates Var[w_{0:L-1}] from RingMC behavior trajectories
@@ -113,7 +115,7 @@ func ringPanels(quick bool) ([]Panel, error) {
 //
 // m4 the sample fourth central moment, next to the exact A_rho^L - 1
 // (ring.WeightVariance with T = L-1).
-func ringVariance(ctx context.Context, c *Cell, sim env.Discrete, behavior, target policy.Discrete, L int) (*Outcome, error) {
+func ringVariance(ctx context.Context, c *experiment.Cell, sim env.Discrete, behavior, target policy.Discrete, L int) (*experiment.Outcome, error) {
 	rng := c.Rand(fmt.Sprintf("variance/L=%d", L))
 	w := make([]float64, 0, RingMC)
 	const chunk = 1000
@@ -149,7 +151,7 @@ func ringVariance(ctx context.Context, c *Cell, sim env.Discrete, behavior, targ
 	m4 /= M
 	se := math.Sqrt(math.Max(0, m4-s2*s2*(M-3)/(M-1)) / M)
 	exactVar := ring.WeightVariance(RingRho, L-1)
-	return &Outcome{
+	return &experiment.Outcome{
 		Truth: exactVar, TruthMethod: "exact",
 		Metrics: map[string]float64{
 			"var_mc":       s2,

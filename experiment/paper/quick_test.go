@@ -1,4 +1,4 @@
-package experiment_test
+package paper_test
 
 import (
 	"context"
@@ -9,10 +9,12 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/experiment"
+	_ "github.com/ihope-ope/ihope/experiment/paper" // registers the experiments
+	"github.com/ihope-ope/ihope/experiment/results"
 	"github.com/ihope-ope/ihope/figure"
 )
 
-// TestQuick runs the --quick grid of every registered experiment, checks
+// TestQuick runs the quick grid of every registered experiment, checks
 // its results file and draws its figures.
 func TestQuick(t *testing.T) {
 	for _, name := range experiment.Names() {
@@ -33,7 +35,7 @@ func TestQuick(t *testing.T) {
 			if want := filepath.Join(dir, name+".quick.jsonl"); sum.File != want {
 				t.Errorf("results file %s, want %s", sum.File, want)
 			}
-			lines, repaired, err := experiment.ReadResults(sum.File)
+			lines, repaired, err := results.Read(sum.File)
 			if err != nil || repaired {
 				t.Fatalf("ReadResults: %v, repaired %v", err, repaired)
 			}
@@ -64,7 +66,7 @@ func TestQuick(t *testing.T) {
 					}
 				}
 			}
-			if w := experiment.CheckTruth(sum.Panels, lines); len(w) > 0 {
+			if w := results.CheckTruth(sum.Panels, lines); len(w) > 0 {
 				t.Errorf("truth warnings: %q", w)
 			}
 			base := strings.TrimSuffix(sum.File, ".jsonl")
@@ -91,7 +93,7 @@ func TestQuick(t *testing.T) {
 // trajectory weight agrees with the exact A^L - 1 within four standard
 // errors in every cell, and that the exact values are those of Appendix B
 // for rho = 0.45: A = 1 + 0.01/0.2475.
-func checkRingVariance(t *testing.T, lines []experiment.Line) {
+func checkRingVariance(t *testing.T, lines []results.Line) {
 	t.Helper()
 	a := 1 + 0.01/0.2475
 	n := 0
