@@ -87,7 +87,9 @@ type Neural struct {
 	Activation nn.Activation
 
 	// Output is the output activation, nn.Softplus or nn.Exp (w must be
-	// positive). If 0, nn.Softplus is used.
+	// positive). If 0, nn.Exp is used: the setting of every experiment
+	// (Figures 3 and 4), whose exponential lets w span the orders of
+	// magnitude that heavy-tailed policy ratios need.
 	Output nn.Activation
 
 	// BatchSize is m, the transitions per minibatch. If 0, 512 is used.

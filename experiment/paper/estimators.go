@@ -8,43 +8,58 @@ import (
 	"github.com/ihope-ope/ihope/policy"
 )
 
-// tabularEstimators returns fresh estimators for a tabular world, in the
-// order of the figures' legends: the on-policy oracle (oracleSeed seeds
-// its rollouts), the naive average, the importance-sampling baselines
-// (with or without the plain IS variants), the model-based estimator and
-// the paper's tabular density-ratio estimator.
+// tabularEstimators returns the estimators of a tabular world's figures,
+// from the registry, in the order of their legends: the on-policy oracle
+// (oracleSeed seeds its rollouts), the naive average, the
+// importance-sampling baselines (with or without the plain IS variants),
+// the model-based estimator and the paper's tabular density-ratio
+// estimator.
 func tabularEstimators(sim env.Discrete, target *policy.Tabular, oracleSeed uint64, withIS bool) []ope.Estimator {
-	ests := []ope.Estimator{
-		&ope.OnPolicy{Env: sim, Target: target, Seed: oracleSeed},
-		&ope.Naive{},
-	}
+	names := []string{"on-policy", "naive"}
 	if withIS {
-		ests = append(ests, &ope.TrajectoryIS{})
+		names = append(names, "is-trajectory")
 	}
-	ests = append(ests, &ope.TrajectoryWIS{})
+	names = append(names, "wis-trajectory")
 	if withIS {
-		ests = append(ests, &ope.StepwiseIS{})
+		names = append(names, "is-stepwise")
 	}
-	return append(ests,
-		&ope.StepwiseWIS{},
-		&ope.ModelBased{Target: target},
-		&ope.DensityRatioTabular{},
-	)
+	names = append(names, "wis-stepwise", "model-based", "bch-tabular")
+	return estimators(ope.Options{Sim: sim, Target: target, OracleSeed: oracleSeed}, names...)
+}
+
+// estimators builds the named estimators from the registry. The names are
+// the paper's, fixed in this package, so an unknown one is a programmer's
+// mistake.
+func estimators(o ope.Options, names ...string) []ope.Estimator {
+	ests, err := ope.New(names, o)
+	if err != nil {
+		panic(err)
+	}
+	return ests
 }
 
 // runEstimators runs every estimator on d; a failing estimator gives a
-// record with its error (the runner sets its estimate to NaN).
-func runEstimators(d *dataset.Dataset, gamma float64, ests []ope.Estimator) []results.Record {
+// record with its error (the runner sets its estimate to NaN). The
+// results come back too, in the same order, for the models behind them.
+func runEstimators(d *dataset.Dataset, gamma float64, ests []ope.Estimator) ([]results.Record, []ope.Result) {
 	recs := make([]results.Record, len(ests))
+	res := make([]ope.Result, len(ests))
 	for i, e := range ests {
 		recs[i].Estimator = e.Name()
-		res, err := e.Estimate(d, gamma)
+		r, err := e.Estimate(d, gamma)
 		if err != nil {
 			recs[i].Error = err.Error()
 			continue
 		}
-		recs[i].Estimate = results.Float(res.Value)
+		recs[i].Estimate = results.Float(r.Value)
+		res[i] = r
 	}
+	return recs, res
+}
+
+// records runs every estimator on d and returns their records.
+func records(d *dataset.Dataset, gamma float64, ests []ope.Estimator) []results.Record {
+	recs, _ := runEstimators(d, gamma, ests)
 	return recs
 }
 
@@ -54,10 +69,11 @@ func runEstimators(d *dataset.Dataset, gamma float64, ests []ope.Estimator) []re
 func stateDistribution(d *dataset.Dataset, gamma float64) []float64 {
 	c := make([]float64, d.NumStates)
 	total := 0.0
-	for _, ep := range d.Episodes {
+	for e := range d.NumEpisodes() {
+		lo, hi := d.Span(e)
 		g := 1.0
-		for _, st := range ep.Steps {
-			c[st.State] += g
+		for j := lo; j < hi; j++ {
+			c[d.State[j]] += g
 			total += g
 			g *= gamma
 		}

@@ -10,7 +10,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/env/pendulum"
 	"github.com/ihope-ope/ihope/experiment"
@@ -19,6 +18,7 @@ import (
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/policy"
 	"github.com/ihope-ope/ihope/ratio"
+	"github.com/ihope-ope/ihope/rollout"
 )
 
 // The Pendulum experiments' fixed settings (Section 5, caption of Figure
@@ -362,23 +362,20 @@ func (w *pendulumWorld) run(ctx context.Context, c *experiment.Cell, p pendulumP
 		return nil, err
 	}
 	stream := fmt.Sprintf("T=%d/alpha=%g", p.T, p.alpha)
-	d, err := dataset.SampleContinuous(c.Rand("data/"+stream), w.env, b, w.target, p.n, p.T)
+	d, err := rollout.SampleContinuous(c.Rand("data/"+stream), w.env, b, w.target, p.n, p.T)
 	if err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	ests := []ope.Estimator{
-		&ope.OnPolicyContinuous{Env: w.env, Target: w.target, Seed: c.Rand("oracle/" + stream).Uint64()},
-		&ope.Naive{},
-		&ope.TrajectoryWIS{},
-		&ope.StepwiseWIS{},
-		&ope.DensityRatioNeural{Learner: PendulumLearner(quick), Seed: c.Rand(fmt.Sprintf("bch/%s/g=%g", stream, p.gamma)).Uint64()},
-	}
+	ests := estimators(ope.Options{
+		SimContinuous: w.env, TargetContinuous: w.target, OracleSeed: c.Rand("oracle/" + stream).Uint64(),
+		Neural: PendulumLearner(quick), Seed: c.Rand(fmt.Sprintf("bch/%s/g=%g", stream, p.gamma)).Uint64(),
+	}, "on-policy", "naive", "wis-trajectory", "wis-stepwise", "bch-neural")
 	return &experiment.Outcome{
 		Truth: truth.mean, TruthSE: truth.se, TruthMethod: "monte-carlo",
-		Records: runEstimators(d, p.gamma, ests),
+		Records: records(d, p.gamma, ests),
 	}, nil
 }
 

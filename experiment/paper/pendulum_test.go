@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/env/pendulum"
-	"github.com/ihope-ope/ihope/train"
+	"github.com/ihope-ope/ihope/rollout"
 )
 
 // TestPendulumTruthStratified checks the stratified Monte Carlo truth
@@ -29,7 +29,7 @@ func TestPendulumTruthStratified(t *testing.T) {
 	}
 	const plainN = 4000
 	for k, p := range pairs {
-		m, se, err := train.EvaluateContinuous(rand.New(rand.NewPCG(1, 2)), env, target, plainN, p.T, p.gamma)
+		m, se, err := rollout.Evaluate(rand.New(rand.NewPCG(1, 2)), env, target, plainN, p.T, p.gamma)
 		if err != nil {
 			t.Fatal(err)
 		}

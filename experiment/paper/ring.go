@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/env/ring"
 	"github.com/ihope-ope/ihope/exact"
 	"github.com/ihope-ope/ihope/experiment"
 	"github.com/ihope-ope/ihope/experiment/results"
 	"github.com/ihope-ope/ihope/policy"
+	"github.com/ihope-ope/ihope/rollout"
 )
 
 // The ring experiment's fixed settings (Appendix B): RingStates states,
@@ -93,14 +93,14 @@ func ringPanels(quick bool) ([]experiment.Panel, error) {
 				if err != nil {
 					return nil, err
 				}
-				d, err := dataset.Sample(c.Rand(fmt.Sprintf("data/T=%d", T)), sim, behavior, target, RingEpisodes, T)
+				d, err := rollout.Sample(c.Rand(fmt.Sprintf("data/T=%d", T)), sim, behavior, target, RingEpisodes, T)
 				if err != nil {
 					return nil, err
 				}
 				seed := c.Rand(fmt.Sprintf("oracle/T=%d", T)).Uint64()
 				return &experiment.Outcome{
 					Truth: v.(float64), TruthMethod: "exact",
-					Records: runEstimators(d, 1, tabularEstimators(sim, target, seed, true)),
+					Records: records(d, 1, tabularEstimators(sim, target, seed, true)),
 				}, nil
 			},
 		})
@@ -123,14 +123,15 @@ func ringVariance(ctx context.Context, c *experiment.Cell, sim env.Discrete, beh
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		d, err := dataset.Sample(rng, sim, behavior, target, min(chunk, RingMC-len(w)), L)
+		d, err := rollout.Sample(rng, sim, behavior, target, min(chunk, RingMC-len(w)), L)
 		if err != nil {
 			return nil, err
 		}
-		for _, ep := range d.Episodes {
+		for e := range d.NumEpisodes() {
+			lo, hi := d.Span(e)
 			lw := 0.0
-			for i := range ep.Steps {
-				lw += ep.Steps[i].LogRatio()
+			for j := lo; j < hi; j++ {
+				lw += d.LogRatio(j)
 			}
 			w = append(w, math.Exp(lw)) // |log w| <= L log(11/9): no overflow
 		}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"runtime"
 
+	"gonum.org/v1/gonum/floats"
+
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/env/sumo"
 	"github.com/ihope-ope/ihope/experiment"
@@ -14,7 +16,6 @@ import (
 	"github.com/ihope-ope/ihope/nn"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/ratio"
-	"gonum.org/v1/gonum/floats"
 )
 
 // The SUMO experiment's fixed settings (Section 5, caption of Figure 4):
@@ -204,12 +205,8 @@ func runSumo(ctx context.Context, c *experiment.Cell, p sumoParams, tr sumoTruth
 		onPolicy += floats.Sum(r[:p.T]) / float64(p.T)
 	}
 	onPolicy /= float64(p.n)
-	recs := append([]results.Record{{Estimator: "on-policy", Estimate: results.Float(onPolicy)}}, runEstimators(d, 1, []ope.Estimator{
-		&ope.Naive{},
-		&ope.TrajectoryWIS{},
-		&ope.StepwiseWIS{},
-		&ope.DensityRatioNeural{Learner: SumoLearner(quick), Seed: c.Rand("bch/" + stream).Uint64()},
-	})...)
+	recs := append([]results.Record{{Estimator: "on-policy", Estimate: results.Float(onPolicy)}}, records(d, 1, estimators(ope.Options{Neural: SumoLearner(quick), Seed: c.Rand("bch/" + stream).Uint64()},
+		"naive", "wis-trajectory", "wis-stepwise", "bch-neural"))...)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

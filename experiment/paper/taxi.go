@@ -7,14 +7,14 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/env/taxi"
 	"github.com/ihope-ope/ihope/exact"
 	"github.com/ihope-ope/ihope/experiment"
 	"github.com/ihope-ope/ihope/experiment/results"
-	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/policy"
+	"github.com/ihope-ope/ihope/ratio"
+	"github.com/ihope-ope/ihope/rollout"
 )
 
 func init() {
@@ -140,7 +140,7 @@ func (w *taxiWorld) run(ctx context.Context, c *experiment.Cell, p taxiParams) (
 		return nil, err
 	}
 	stream := fmt.Sprintf("T=%d/b=%s", p.T, p.behavior)
-	d, err := dataset.Sample(c.Rand("data/"+stream), w.sim, w.behaviors[p.behavior], w.target, p.n, p.T)
+	d, err := rollout.Sample(c.Rand("data/"+stream), w.sim, w.behaviors[p.behavior], w.target, p.n, p.T)
 	if err != nil {
 		return nil, err
 	}
@@ -148,14 +148,20 @@ func (w *taxiWorld) run(ctx context.Context, c *experiment.Cell, p taxiParams) (
 		return nil, err
 	}
 	ests := tabularEstimators(w.sim, w.target, c.Rand("oracle/"+stream).Uint64(), false)
-	out := &experiment.Outcome{Truth: truth.(float64), TruthMethod: "exact", Records: runEstimators(d, p.gamma, ests)}
+	recs, res := runEstimators(d, p.gamma, ests)
+	out := &experiment.Outcome{Truth: truth.(float64), TruthMethod: "exact", Records: recs}
 
-	bch := ests[len(ests)-1].(*ope.DensityRatioTabular)
-	if bch.Model != nil {
+	var model *ratio.TabularModel
+	for i, e := range ests {
+		if e.Name() == "bch-tabular" {
+			model, _ = res[i].Model.(*ratio.TabularModel)
+		}
+	}
+	if model != nil {
 		dHat := stateDistribution(d, p.gamma)
 		sum := 0.0
 		for s := range dHat {
-			dHat[s] *= bch.Model.W[s]
+			dHat[s] *= model.W[s]
 			sum += dHat[s]
 		}
 		tv := 0.0

@@ -34,7 +34,15 @@ type estimateCmd struct {
 
 // logEstimators lists, in output order, the estimators that can run on
 // logs alone (the others need a simulator or the target's whole policy).
-var logEstimators = ope.Applicable(&dataset.Dataset{}, ope.Options{})
+var logEstimators = func() []string {
+	var out []string
+	for _, e := range ope.Registry() {
+		if e.LogsOnly() {
+			out = append(out, e.Name)
+		}
+	}
+	return out
+}()
 
 // estimateRow is one estimator's result; the JSON names are a contract.
 type estimateRow struct {

@@ -3,8 +3,6 @@ package cli
 import (
 	"io"
 	"testing"
-
-	"github.com/ihope-ope/ihope/dataset"
 )
 
 // BenchmarkEstimate1M runs every log estimator on 1,000,000 logged Taxi
@@ -34,5 +32,3 @@ func BenchmarkEstimate1M(b *testing.B) {
 		})
 	}
 }
-
-var _ = dataset.Sample
