@@ -10,6 +10,8 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/ihope-ope/ihope/internal/quantile"
+
 	"github.com/ihope-ope/ihope/dataset"
 )
 
@@ -251,18 +253,4 @@ func (b *Bootstrap) draw(rng *rand.Rand, d *dataset.Dataset) ([]int, *dataset.Da
 // Quantile returns the p-quantile of sorted data by linear interpolation
 // between order statistics (type 7 of Hyndman and Fan, the default of R
 // and NumPy).
-func Quantile(sorted []float64, p float64) float64 {
-	n := len(sorted)
-	if n == 1 {
-		return sorted[0]
-	}
-	h := p * float64(n-1)
-	lo := int(math.Floor(h))
-	if lo >= n-1 {
-		return sorted[n-1]
-	}
-	if sorted[lo] == sorted[lo+1] { // also keeps +Inf from becoming NaN
-		return sorted[lo]
-	}
-	return sorted[lo] + (h-float64(lo))*(sorted[lo+1]-sorted[lo])
-}
+func Quantile(sorted []float64, p float64) float64 { return quantile.Type7(sorted, p) }

@@ -7,6 +7,10 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+
+	"gonum.org/v1/gonum/stat"
+
+	"github.com/ihope-ope/ihope/internal/quantile"
 )
 
 // BootstrapResamples is the number of seed resamples behind every band.
@@ -121,7 +125,7 @@ func summarize(id string, st Setting, v []float64, failed int) Point {
 		pt.Mean, pt.Lo, pt.Hi = math.NaN(), math.NaN(), math.NaN()
 		return pt
 	}
-	pt.Mean = mean(v)
+	pt.Mean = stat.Mean(v, nil)
 	pt.Lo, pt.Hi = BootstrapMean(v, BootstrapResamples, 0.05, seedOf(id))
 	return pt
 }
@@ -143,35 +147,7 @@ func BootstrapMean(v []float64, b int, alpha float64, seed uint64) (lo, hi float
 		means[i] = s / float64(len(v))
 	}
 	slices.Sort(means)
-	return quantile(means, alpha), quantile(means, 1-alpha)
-}
-
-// quantile returns the p-quantile of sorted data, interpolating between
-// order statistics (type 7). It is ope.Quantile, repeated here so that
-// the figures need no estimator package; TestQuantileMatchesOpe keeps the
-// two equal.
-func quantile(sorted []float64, p float64) float64 {
-	n := len(sorted)
-	if n == 1 {
-		return sorted[0]
-	}
-	h := p * float64(n-1)
-	lo := int(math.Floor(h))
-	if lo >= n-1 {
-		return sorted[n-1]
-	}
-	if sorted[lo] == sorted[lo+1] { // also keeps +Inf from becoming NaN
-		return sorted[lo]
-	}
-	return sorted[lo] + (h-float64(lo))*(sorted[lo+1]-sorted[lo])
-}
-
-func mean(v []float64) float64 {
-	s := 0.0
-	for _, x := range v {
-		s += x
-	}
-	return s / float64(len(v))
+	return quantile.Type7(means, alpha), quantile.Type7(means, 1-alpha)
 }
 
 func seedOf(id string) uint64 {
