@@ -180,7 +180,7 @@ func (l Neural) settings() (neuralSettings, error) {
 		s.act = nn.Tanh
 	}
 	if s.out == 0 {
-		s.out = nn.Softplus
+		s.out = nn.Exp
 	}
 	if s.out != nn.Softplus && s.out != nn.Exp {
 		return s, fmt.Errorf("ratio: output activation %v, want softplus or exp (w > 0)", s.out)

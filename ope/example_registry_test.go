@@ -1,0 +1,38 @@
+package ope_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/ihope-ope/ihope/env"
+	"github.com/ihope-ope/ihope/env/taxi"
+	"github.com/ihope-ope/ihope/exact"
+	"github.com/ihope-ope/ihope/ope"
+	"github.com/ihope-ope/ihope/rollout"
+)
+
+// Every registered estimator that runs on logs alone, with bootstrap
+// intervals, as ihope estimate computes them.
+func ExampleApplicable() {
+	target, _ := taxi.Policy("pi19")
+	behavior, _ := taxi.Policy("pi18")
+	d, _ := rollout.Sample(rand.New(rand.NewPCG(1, 0)), env.NewSampler(taxi.New()), behavior, target, 50, 200)
+
+	fmt.Printf("%-15s %.3f\n", "truth (exact)", exact.Value(taxi.New(), target, nil, 200, 1))
+	opts := ope.Options{Seed: 1}
+	names := ope.Applicable(d, opts)
+	ests, _ := ope.New(names, opts)
+	ivs, _ := (&ope.Bootstrap{Resamples: 50, Seed: 1}).Run(d, 1, ests)
+	for i, est := range ests {
+		res, _ := est.Estimate(d, 1)
+		fmt.Printf("%-15s %.3f  [%.3f, %.3f]\n", est.Name(), res.Value, ivs[i].Low, ivs[i].High)
+	}
+	// Output:
+	// truth (exact)   -0.161
+	// naive           -0.309  [-0.351, -0.265]
+	// is-trajectory   -0.078  [-0.170, -0.020]
+	// wis-trajectory  -0.180  [-0.334, -0.069]
+	// is-stepwise     -0.091  [-0.138, -0.035]
+	// wis-stepwise    -0.122  [-0.241, -0.040]
+	// bch-tabular     -0.198  [-0.242, -0.097]
+}
