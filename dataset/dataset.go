@@ -45,6 +45,16 @@ type Dataset struct {
 	LogBehavior []float64
 	LogTarget   []float64
 
+	// TargetProbs, if not nil, is the target's whole action distribution
+	// pi(k|s_j) at every step, NumActions entries per step (discrete
+	// actions; the target_prob_k columns or a target policy file).
+	// FinalTargetProbs holds pi(k|s') at the state after each episode's
+	// last step, NumActions per episode, where HasFinalTarget says it is
+	// known (the next_target_prob_k columns).
+	TargetProbs      []float64
+	FinalTargetProbs []float64
+	HasFinalTarget   []bool
+
 	// HasFinal reports, per episode, whether the state after its last
 	// step is known; FinalState (discrete, -1 if unknown) and FinalObs
 	// (real, StateDim per episode, zero if unknown) hold it.
@@ -140,6 +150,42 @@ func (d *Dataset) NextObs(e, j int) ([]float64, bool) {
 	}
 	k := d.StateDim
 	return d.FinalObs[e*k : (e+1)*k : (e+1)*k], true
+}
+
+// HasTargetProbs reports whether the log carries the target's whole
+// action distribution at every step.
+func (d *Dataset) HasTargetProbs() bool { return d.TargetProbs != nil }
+
+// TargetProbsAt returns pi(.|s_j), the target's action distribution at
+// the state of step j (shared); nil if the log does not carry it.
+func (d *Dataset) TargetProbsAt(j int) []float64 {
+	if d.TargetProbs == nil {
+		return nil
+	}
+	k := d.NumActions
+	return d.TargetProbs[j*k : (j+1)*k : (j+1)*k]
+}
+
+// NextTargetProbs returns pi(.|s'_j), the target's action distribution at
+// the state after step j of episode e (shared), and whether it is known:
+// the next step's row, or the episode's final row after its last step.
+func (d *Dataset) NextTargetProbs(e, j int) ([]float64, bool) {
+	if d.TargetProbs == nil {
+		return nil, false
+	}
+	if d.cuts != nil {
+		if _, ok := d.cuts[j]; ok {
+			return nil, false // a block end: the logged next state's row is elsewhere
+		}
+	}
+	if j+1 < d.Start[e+1] {
+		return d.TargetProbsAt(j + 1), true
+	}
+	if d.HasFinalTarget == nil || !d.HasFinalTarget[e] {
+		return nil, false
+	}
+	k := d.NumActions
+	return d.FinalTargetProbs[e*k : (e+1)*k : (e+1)*k], true
 }
 
 // Step returns step j of episode e in row form (vectors shared), for
