@@ -55,6 +55,8 @@ func (e DensityRatio) Estimate(d *dataset.Dataset, gamma float64) (Result, error
 		return Result{}, err
 	}
 	res.Model = m
+	res.Estimand = LongRun
+	res.Learner = e.Learner.Name()
 	if wr, ok := m.(ratio.Warner); ok {
 		for _, s := range wr.Warnings() {
 			res.Warnings = append(res.Warnings, name+": "+s)

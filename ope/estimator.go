@@ -22,6 +22,8 @@ type Estimator interface {
 // Result is an estimate with the weights behind it.
 type Result struct {
 	Value float64
+	// Estimand is the quantity Value targets (Horizon or LongRun).
+	Estimand Estimand
 	// Weights are the final, non-negative weights the estimate places on
 	// its units (episodes for trajectory-wise estimators, steps for the
 	// others), for diagnostics such as the effective sample size. Nil for
@@ -34,6 +36,14 @@ type Result struct {
 	// Warnings are what the estimator has to say about its own fit, in
 	// plain words, each starting with its name.
 	Warnings []string
+	// Learner names the learners behind the estimate ("tabular",
+	// "linear", "neural"; "tabular/tabular" for a ratio and a value
+	// model), empty for estimators that learn nothing.
+	Learner string
+	// SE is the estimate's standard error from its influence function,
+	// clustered by episode (the doubly robust estimator), NaN or 0 when
+	// the estimator has none.
+	SE float64
 }
 
 // checkGamma returns an error unless 0 < gamma <= 1.

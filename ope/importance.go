@@ -183,7 +183,7 @@ func trajectoryEstimate(name string, d *dataset.Dataset, gamma float64, selfNorm
 			return Result{}, fmt.Errorf("%s: every episode has weight 0 (each logs an action of target probability 0)", name)
 		}
 		clear(logW)
-		return Result{Value: 0, Weights: logW}, nil
+		return Result{Value: 0, Weights: logW, Estimand: Horizon}, nil
 	}
 
 	// Plain IS: (1/m) sum_i exp(L_i) V_i = exp(maxV) (1/m) sum_i exp(L_i - maxV) V_i.
@@ -216,7 +216,7 @@ func trajectoryEstimate(name string, d *dataset.Dataset, gamma float64, selfNorm
 			value += w[i] * v
 		}
 	}
-	return Result{Value: value, Weights: w}, nil
+	return Result{Value: value, Weights: w, Estimand: Horizon}, nil
 }
 
 // stepwiseEstimate computes sum_i sum_t gamma^i_t w^i_{0:t} r^i_t / Z_t
@@ -266,7 +266,7 @@ func stepwiseIS(name string, d *dataset.Dataset, gamma float64, buf []float64) (
 	}
 	if math.IsInf(maxA, -1) {
 		clear(buf)
-		return Result{Value: 0, Weights: buf}, nil
+		return Result{Value: 0, Weights: buf, Estimand: Horizon}, nil
 	}
 
 	// (1/m) sum exp(a) r = exp(maxV) (1/m) sum exp(a - maxV) r. When
@@ -300,7 +300,7 @@ func stepwiseIS(name string, d *dataset.Dataset, gamma float64, buf []float64) (
 			return Result{}, err
 		}
 	}
-	return Result{Value: value, Weights: buf}, nil
+	return Result{Value: value, Weights: buf, Estimand: Horizon}, nil
 }
 
 // stepwiseWIS finishes StepwiseWIS from the cumulative log-weights in buf.
@@ -353,5 +353,5 @@ func stepwiseWIS(name string, d *dataset.Dataset, gamma float64, buf []float64) 
 			buf[k] *= den[k-lo]
 		}
 	}
-	return Result{Value: value, Weights: buf}, nil
+	return Result{Value: value, Weights: buf, Estimand: Horizon}, nil
 }

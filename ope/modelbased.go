@@ -41,6 +41,12 @@ type ModelBased struct {
 	Target *policy.Tabular
 	// Horizon is the horizon T; 0 means the longest logged episode.
 	Horizon int
+	// Estimand is the quantity computed in the fitted model: Horizon (the
+	// default) pushes the logged start distribution through it for T
+	// steps; LongRun takes its stationary distribution (gamma = 1, which
+	// must be unique: one closed class) or its normalised discounted
+	// visitation from the logged starts (gamma < 1).
+	Estimand Estimand
 }
 
 var _ Estimator = (*ModelBased)(nil)
@@ -69,15 +75,33 @@ func (e *ModelBased) Estimate(d *dataset.Dataset, gamma float64) (Result, error)
 		return Result{}, fmt.Errorf("%s: target policy is %dx%d, dataset has %d states and %d actions",
 			name, e.Target.NumStates(), e.Target.NumActions(), m.nS, m.nA)
 	}
-	T := e.Horizon
-	if T == 0 {
-		T = d.MaxLen()
+	var v float64
+	switch e.Estimand.orDefault() {
+	case Horizon:
+		T := e.Horizon
+		if T == 0 {
+			T = d.MaxLen()
+		}
+		v = exact.Value(m, e.Target, m.Initial(), T, gamma)
+	case LongRun:
+		dpi, err := exact.Visitation(m, e.Target, gamma)
+		if err != nil {
+			return Result{}, fmt.Errorf("%s: the fitted model has no unique long-run distribution: %w", name, err)
+		}
+		for s, p := range dpi {
+			for a := range m.NumActions() {
+				if pa := e.Target.Prob(s, a); pa > 0 && p > 0 {
+					v += p * pa * env.ExpectedReward(m, s, a)
+				}
+			}
+		}
+	default:
+		return Result{}, fmt.Errorf("%s: unknown estimand %q", name, e.Estimand)
 	}
-	v := exact.Value(m, e.Target, m.Initial(), T, gamma)
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return Result{}, fmt.Errorf("%s: value %v", name, v)
 	}
-	return Result{Value: v, Model: m}, nil
+	return Result{Value: v, Model: m, Estimand: e.Estimand.orDefault(), Learner: "tabular"}, nil
 }
 
 // CountModel is the maximum-likelihood tabular model of a dataset's

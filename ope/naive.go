@@ -44,5 +44,5 @@ func (*Naive) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 		sum += v
 		w[i] = 1 / float64(m)
 	}
-	return Result{Value: sum / float64(m), Weights: w}, nil
+	return Result{Value: sum / float64(m), Weights: w, Estimand: Horizon}, nil
 }

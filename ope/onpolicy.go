@@ -106,7 +106,7 @@ func onPolicyMean(d *dataset.Dataset, gamma float64, episodes, horizon int, seed
 		sum += rollout(rng, T, g0)
 	}
 	if v := sum / float64(n); !math.IsNaN(v) && !math.IsInf(v, 0) {
-		return Result{Value: v}, nil
+		return Result{Value: v, Estimand: Horizon}, nil
 	}
 	return Result{}, fmt.Errorf("%s: non-finite value %v", name, sum/float64(n))
 }

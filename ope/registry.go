@@ -8,6 +8,7 @@ import (
 	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/policy"
 	"github.com/ihope-ope/ihope/ratio"
+	"github.com/ihope-ope/ihope/value"
 )
 
 // Needs is what an estimator needs beyond the logged steps, as a set of
@@ -26,6 +27,12 @@ const (
 	// NeedsSimulator: a simulator to roll the target out in
 	// (Options.Sim or Options.SimContinuous), as the on-policy oracle does.
 	NeedsSimulator
+	// NeedsTargetDist: the target's whole action distribution at the
+	// logged and next states, from Options.Target, the logs'
+	// target_prob_k columns, or Options.TargetContinuous (real actions).
+	NeedsTargetDist
+	// NeedsHorizon: the estimator targets the Horizon estimand only.
+	NeedsHorizon
 )
 
 // Unit is what an estimator's Result.Weights weigh.
@@ -62,7 +69,79 @@ type Options struct {
 	TargetContinuous policy.Continuous
 	// OracleSeed seeds the oracle's rollouts.
 	OracleSeed uint64
+
+	// Estimand is the quantity asked for (empty: Horizon); estimators
+	// that can target either follow it, the others state theirs.
+	Estimand Estimand
+	// ValueModel and RatioModel override the learners the value-based and
+	// doubly robust estimators choose from the data: "tabular", "linear"
+	// or "neural" for values, "tabular", "neural" or "marginal" for
+	// ratios. Empty: chosen from the data.
+	ValueModel, RatioModel string
+	// Folds is the doubly robust estimator's number of cross-fitting
+	// folds (0: 2; 1: none).
+	Folds int
+	// ValueNeural holds the neural value learner's settings (its Seed is
+	// overridden by Seed).
+	ValueNeural value.Neural
+	// Samples is the number of actions drawn per state from
+	// TargetContinuous where a value model needs E_{a~pi}[q(s, a)]
+	// (0: the value learner's default).
+	Samples int
 }
+
+// valueTarget is the target's action distribution as the value learners
+// take it.
+func (o Options) valueTarget() value.Target {
+	t := value.Target{Samples: o.Samples, Seed: o.Seed}
+	if o.Target != nil {
+		t.Policy = o.Target
+	}
+	if o.TargetContinuous != nil {
+		t.Continuous = o.TargetContinuous
+	}
+	return t
+}
+
+// valueLearner is the value learner Options.ValueModel names for the
+// estimand, nil for the data's choice.
+func (o Options) valueLearner() value.Learner {
+	finite := o.Estimand.orDefault() == Horizon
+	switch o.ValueModel {
+	case "tabular":
+		return value.Tabular{Finite: finite}
+	case "linear":
+		return value.Linear{Finite: finite}
+	case "neural":
+		n := o.ValueNeural
+		n.Seed = o.Seed
+		return n
+	}
+	return nil
+}
+
+// ratioLearner is the ratio learner Options.RatioModel names, nil for the
+// data's choice.
+func (o Options) ratioLearner() ratio.Learner {
+	switch o.RatioModel {
+	case "tabular":
+		return o.Tabular
+	case "neural":
+		n := o.Neural
+		n.Seed = o.Seed
+		return n
+	case "marginal":
+		return ratio.Marginal{}
+	}
+	return nil
+}
+
+// ValueModels and RatioModels are the names Options.ValueModel and
+// Options.RatioModel accept.
+var (
+	ValueModels = []string{"tabular", "linear", "neural"}
+	RatioModels = []string{"tabular", "neural", "marginal"}
+)
 
 // Entry describes one estimator of the registry.
 type Entry struct {
@@ -96,7 +175,13 @@ var registry = []Entry{
 	{Name: "wis-stepwise", Label: "step-wise WIS", Unit: UnitStep,
 		New: func(Options) Estimator { return &StepwiseWIS{} }},
 	{Name: "model-based", Label: "model-based (fitted MDP)", Needs: NeedsDiscreteStates | NeedsTargetPolicy,
-		New: func(o Options) Estimator { return &ModelBased{Target: o.Target} }},
+		New: func(o Options) Estimator { return &ModelBased{Target: o.Target, Estimand: o.Estimand} }},
+	{Name: "fqe", Label: "fitted Q evaluation", Needs: NeedsTargetDist,
+		New: func(o Options) Estimator {
+			return FQE{Value: o.valueLearner(), Target: o.valueTarget(), Estimand: o.Estimand}
+		}},
+	{Name: "mis", Label: "marginalized IS (time-indexed ratios)", Needs: NeedsDiscreteStates | NeedsHorizon, Unit: UnitStep,
+		New: func(o Options) Estimator { return MIS{} }},
 	{Name: "bch-tabular", Label: "density ratio, tabular (paper)", Needs: NeedsDiscreteStates, Unit: UnitStep,
 		New: func(o Options) Estimator { return DensityRatio{Learner: o.Tabular} }},
 	{Name: "bch-neural", Label: "density ratio, neural (paper)", Needs: NeedsRealStates, Unit: UnitStep, Slow: true,
@@ -104,6 +189,13 @@ var registry = []Entry{
 			l := o.Neural
 			l.Seed = o.Seed
 			return DensityRatio{Learner: l}
+		}},
+	{Name: "dr", Label: "doubly robust (ratio + value model)", Needs: NeedsTargetDist,
+		New: func(o Options) Estimator {
+			n := o.Neural
+			n.Seed = o.Seed
+			return DR{Ratio: o.ratioLearner(), Neural: n, Value: o.valueLearner(), Target: o.valueTarget(),
+				Estimand: o.Estimand, Folds: o.Folds}
 		}},
 	{Name: "on-policy", Label: "on-policy oracle (target rollouts)", Needs: NeedsSimulator,
 		New: func(o Options) Estimator {
@@ -167,6 +259,12 @@ func (e Entry) Applies(d *dataset.Dataset, o Options) error {
 		return fmt.Errorf("%s needs the target's whole action distribution (a tabular target policy)", e.Name)
 	case e.Needs&NeedsSimulator != 0 && !(o.Sim != nil && o.Target != nil || o.SimContinuous != nil && o.TargetContinuous != nil):
 		return fmt.Errorf("%s needs a simulator of the world and the target policy", e.Name)
+	case e.Needs&NeedsTargetDist != 0 && d.ActionDim > 0 && o.TargetContinuous == nil:
+		return fmt.Errorf("%s needs the target's action distribution at every next state, which logs of real-valued actions do not carry", e.Name)
+	case e.Needs&NeedsTargetDist != 0 && d.ActionDim == 0 && o.Target == nil && !d.HasTargetProbs():
+		return fmt.Errorf("%s needs the target's whole action distribution: target_prob_0, target_prob_1, ... columns or a target policy file", e.Name)
+	case e.Needs&NeedsHorizon != 0 && o.Estimand.orDefault() != Horizon:
+		return fmt.Errorf("%s estimates the horizon value only (time-indexed ratios)", e.Name)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -12,9 +13,11 @@ import (
 	"time"
 
 	"github.com/schollz/progressbar/v3"
+	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/ope"
+	"github.com/ihope-ope/ihope/policy"
 	"github.com/ihope-ope/ihope/ratio"
 )
 
@@ -27,6 +30,12 @@ type estimateCmd struct {
 	NeuralBatch     int      `default:"512" help:"Transitions per minibatch of bch-neural's kernel loss. The loss adds about E[delta^2]/batch, which flattens w: a larger batch removes more of that bias at a quadratic cost in time (2048 halved it on SUMO's traffic logs, 5x slower)."`
 	Alpha           float64  `default:"0.05" help:"Intervals have coverage 1-alpha."`
 	Seed            uint64   `default:"1" help:"Seed of the bootstrap."`
+	TrainSeed       uint64   `default:"1" help:"Seed of every training: bch-neural's network, a neural value model (separate from the bootstrap's --seed)."`
+	Estimand        string   `enum:",horizon,long-run" default:"" help:"What to estimate: horizon (the normalised T-step value from the logged start states, T each episode's length) or long-run (the long-run average reward, or (1-gamma) E[V(s0)] for gamma < 1). Default: horizon for several episodes, long-run for one."`
+	TargetPolicy    string   `placeholder:"FILE" help:"The target policy as a CSV (state,p0,p1,...): its whole action distribution, which model-based, fqe and dr need (or give target_prob_0, target_prob_1, ... columns)."`
+	ValueModel      string   `enum:",tabular,linear,neural" default:"" help:"Value model of fqe and dr: tabular, linear or neural (default: tabular for discrete states, linear for real ones)."`
+	RatioModel      string   `enum:",tabular,neural,marginal" default:"" help:"Ratio model of dr: tabular, neural or marginal (default: marginal under horizon, tabular or neural under long-run)."`
+	Folds           int      `default:"2" help:"Cross-fitting folds of dr (1 turns cross-fitting off)."`
 	BlockLength     int      `help:"Block length of the block bootstrap used for a single long episode (default: cube root of its length)."`
 	Workers         int      `help:"Goroutines for the bootstrap (default: the number of CPUs)."`
 	JSON            bool     `name:"json" help:"Print exactly one JSON object on stdout."`
@@ -48,9 +57,15 @@ var logEstimators = func() []string {
 type estimateRow struct {
 	Estimator         string   `json:"estimator"`
 	Estimate          *float64 `json:"estimate"`
+	Estimand          string   `json:"estimand,omitempty"`
+	Model             string   `json:"model,omitempty"`
+	Note              string   `json:"note,omitempty"`
 	Error             string   `json:"error,omitempty"`
 	CILow             *float64 `json:"ci_low"`
 	CIHigh            *float64 `json:"ci_high"`
+	SE                *float64 `json:"se,omitempty"`
+	WaldLow           *float64 `json:"wald_low,omitempty"`
+	WaldHigh          *float64 `json:"wald_high,omitempty"`
 	ESS               float64  `json:"ess"`
 	Units             int      `json:"weight_units"`
 	Unit              string   `json:"weight_unit"`
@@ -76,6 +91,7 @@ type dataSummary struct {
 	MaxLogRatio *float64 `json:"max_log_ratio"`
 	OpenEndings int      `json:"episodes_without_next_state"`
 	Gamma       float64  `json:"gamma"`
+	Estimand    string   `json:"estimand"`
 }
 
 type bootstrapInfo struct {
@@ -128,25 +144,76 @@ func (c *estimateCmd) Run(e *runEnv) error {
 	return nil
 }
 
-// options are the registry options the flags give.
-func (c *estimateCmd) options() ope.Options {
-	return ope.Options{Seed: c.Seed, Neural: ratio.Neural{BatchSize: c.NeuralBatch}}
+// options are the registry options the flags and the logs give: the
+// estimand, and the target's whole action distribution for discrete
+// states (from --target-policy, which fills the logs' columns, or from the
+// logs' target_prob_k columns).
+func (c *estimateCmd) options(d *dataset.Dataset) (ope.Options, []string, error) {
+	o := ope.Options{Seed: c.TrainSeed, Neural: ratio.Neural{BatchSize: c.NeuralBatch},
+		ValueModel: c.ValueModel, RatioModel: c.RatioModel, Folds: c.Folds, Estimand: ope.DefaultEstimand(d)}
+	if c.Estimand != "" {
+		o.Estimand = ope.Estimand(c.Estimand)
+	}
+	var warnings []string
+	if c.TargetPolicy != "" {
+		if !d.Discrete() || d.ActionDim > 0 {
+			return o, nil, usagef("--target-policy needs discrete states and actions (state,p0,p1,... rows)")
+		}
+		p, err := readPolicyFile(c.TargetPolicy)
+		if err != nil {
+			return o, nil, err
+		}
+		if err := d.SetTargetPolicy(p); err != nil {
+			return o, nil, fmt.Errorf("%s: %w", c.TargetPolicy, err)
+		}
+	}
+	if d.Discrete() && d.ActionDim == 0 && d.HasTargetProbs() {
+		t, err := value.TableFromData(d)
+		if err != nil {
+			warnings = append(warnings, fmt.Sprintf("the target's action distribution is not a function of the state (%v): model-based and the tabular value models are left out", err))
+		} else {
+			o.Target = t
+		}
+	}
+	return o, warnings, nil
+}
+
+// readPolicyFile reads a tabular policy CSV (state,p0,...,p{K-1}).
+func readPolicyFile(path string) (*policy.Tabular, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	p, err := policy.ReadCSV(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return p, nil
 }
 
 // estimate runs the chosen estimators and the bootstrap on d.
 func (c *estimateCmd) estimate(d *dataset.Dataset, stderr io.Writer) (*estimateReport, error) {
 	rep := &estimateReport{Warnings: []string{}}
-	sum := dataset.Summarize(d)
-	rep.Data = newDataSummary(d, sum, c.Gamma)
-	rep.Warnings = append(rep.Warnings, ope.DataWarnings(sum)...)
-	entries, err := c.choose(d)
+	opts, warnings, err := c.options(d)
 	if err != nil {
 		return nil, err
 	}
+	sum := dataset.Summarize(d)
+	rep.Data = newDataSummary(d, sum, c.Gamma)
+	rep.Data.Estimand = string(opts.Estimand)
+	rep.Warnings = append(rep.Warnings, ope.DataWarnings(sum)...)
+	rep.Warnings = append(rep.Warnings, warnings...)
+	entries, skipped := c.choose(d, opts)
 	var ok []ope.Entry // the estimators that succeeded, for the intervals
 	var rows []int
-	for _, en := range entries {
-		row, warnings := c.runOne(en, d, stderr)
+	for i, en := range entries {
+		if skipped[i] != nil {
+			rep.Estimates = append(rep.Estimates, estimateRow{Estimator: en.Name, Unit: string(en.Unit), Error: skipped[i].Error()})
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: not run: %v", en.Name, skipped[i]))
+			continue
+		}
+		row, warnings := c.runOne(en, d, opts, stderr)
 		rep.Warnings = append(rep.Warnings, warnings...)
 		rep.Estimates = append(rep.Estimates, row)
 		if row.Estimate != nil {
@@ -157,35 +224,37 @@ func (c *estimateCmd) estimate(d *dataset.Dataset, stderr io.Writer) (*estimateR
 	if c.Bootstrap == 0 {
 		return rep, nil
 	}
-	return rep, c.intervals(rep, d, ok, rows, stderr)
+	return rep, c.intervals(rep, d, opts, ok, rows, stderr)
 }
 
 // choose returns the entries of the estimators to run: those asked for
 // (an error if one does not apply) or every log estimator that applies.
-func (c *estimateCmd) choose(d *dataset.Dataset) ([]ope.Entry, error) {
+// An estimator asked for by name that cannot run on these logs gets a
+// row with its reason instead (in skipped, by position in the returned
+// order: nil for those that run).
+func (c *estimateCmd) choose(d *dataset.Dataset, opts ope.Options) ([]ope.Entry, []error) {
 	names, explicit := c.Estimators, len(c.Estimators) > 0
 	if !explicit {
 		names = logEstimators
 	}
 	var out []ope.Entry
+	var skipped []error
 	for _, name := range names {
 		en, _ := ope.Lookup(name)
-		if err := en.Applies(d, c.options()); err != nil {
-			if explicit {
-				return nil, err
-			}
+		err := en.Applies(d, opts)
+		if err != nil && !explicit {
 			continue
 		}
 		out = append(out, en)
+		skipped = append(skipped, err)
 	}
-	return out, nil
+	return out, skipped
 }
 
 // runOne runs one estimator on d and returns its row and warnings. An
 // estimator that fails (all weights zero, an overflow, a solver that does
 // not converge) gets an error in its row and does not hide the others.
-func (c *estimateCmd) runOne(en ope.Entry, d *dataset.Dataset, stderr io.Writer) (estimateRow, []string) {
-	opts := c.options()
+func (c *estimateCmd) runOne(en ope.Entry, d *dataset.Dataset, opts ope.Options, stderr io.Writer) (estimateRow, []string) {
 	progress := en.Slow && isTerminal(stderr)
 	if progress {
 		opts.Neural.Progress = func(iter int, loss, heldOut float64) {
@@ -208,18 +277,33 @@ func (c *estimateCmd) runOne(en ope.Entry, d *dataset.Dataset, stderr io.Writer)
 	}
 	v := res.Value
 	row.Estimate = &v
+	row.Estimand = string(res.Estimand)
+	row.Model = res.Learner
+	var notes []string
+	if res.Estimand != "" && res.Estimand != opts.Estimand {
+		row.Note = fmt.Sprintf("targets the %s value, not the %s value asked for", res.Estimand, opts.Estimand)
+		if en.Name == "bch-tabular" || en.Name == "bch-neural" {
+			row.Note += " (the paper evaluates it this way)"
+		}
+		notes = append(notes, en.Name+": "+row.Note)
+	}
+	if res.SE > 0 {
+		z := distuv.UnitNormal.Quantile(1 - c.Alpha/2)
+		se, lo, hi := res.SE, v-z*res.SE, v+z*res.SE
+		row.SE, row.WaldLow, row.WaldHigh = &se, &lo, &hi
+	}
 	row.ESS = ope.KishESS(res.Weights)
 	row.Units = len(res.Weights)
 	row.MaxWeightShare = ope.MaxShare(res.Weights)
 	warnings := ope.WeightWarnings(en.Name, en.Unit, res.Weights)
-	return row, append(warnings, res.Warnings...)
+	return row, append(append(warnings, res.Warnings...), notes...)
 }
 
 // intervals runs the bootstrap for the estimators that succeeded (rows
 // are their rows in rep) and fills in their intervals. Slow estimators,
 // which retrain on every resample, get --bootstrap-neural resamples: the
 // first ones the others see (same seed, same streams).
-func (c *estimateCmd) intervals(rep *estimateReport, d *dataset.Dataset, entries []ope.Entry, rows []int, stderr io.Writer) error {
+func (c *estimateCmd) intervals(rep *estimateReport, d *dataset.Dataset, opts ope.Options, entries []ope.Entry, rows []int, stderr io.Writer) error {
 	workers := c.Workers
 	if workers <= 0 {
 		workers = runtime.NumCPU()
@@ -251,8 +335,16 @@ func (c *estimateCmd) intervals(rep *estimateReport, d *dataset.Dataset, entries
 		}
 	}
 	if len(slow.idx) > 0 && nSlow > 0 {
+		var names []string
+		for _, i := range slow.idx {
+			names = append(names, entries[i].Name)
+		}
+		verb := "retrains its network"
+		if len(names) > 1 {
+			verb = "retrain their models"
+		}
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf(
-			"bch-neural retrains its network on every resample, so its interval uses only %d resamples (--bootstrap-neural): treat its ends as rough", nSlow))
+			"%s %s on every resample, so the bootstrap interval uses only %d resamples (--bootstrap-neural): treat its ends as rough", strings.Join(names, " and "), verb, nSlow))
 	}
 	groups := []group{fast, slow}
 	total := 0
@@ -263,7 +355,6 @@ func (c *estimateCmd) intervals(rep *estimateReport, d *dataset.Dataset, entries
 	}
 	progress, finish := bootstrapProgress(stderr, total)
 	defer finish()
-	opts := c.options()
 	for _, g := range groups {
 		if len(g.idx) == 0 || g.B == 0 {
 			continue
@@ -346,7 +437,7 @@ func printEstimate(out io.Writer, r *estimateReport) {
 	if d.MeanReward != nil {
 		mean = fmt.Sprintf("%.6g", *d.MeanReward)
 	}
-	fmt.Fprintf(out, "\nquantity: %s; mean logged reward %s\n", quantity, mean)
+	fmt.Fprintf(out, "\nquantity: %s, estimand %s; mean logged reward %s\n", quantity, d.Estimand, mean)
 	if b := r.Bootstrap; b != nil {
 		fmt.Fprintf(out, "intervals: %g%% percentile bootstrap, %d resamples over %s", 100*(1-b.Alpha), b.Resamples, b.Method)
 		if b.Method == "blocks" {
@@ -359,8 +450,11 @@ func printEstimate(out io.Writer, r *estimateReport) {
 	fmt.Fprintln(tw, "estimator\testimate\tinterval\tESS\tmax share\ttime\t")
 	for _, row := range r.Estimates {
 		ci := "-"
-		if row.CILow != nil {
-			ci = fmt.Sprintf("[%.6g, %.6g]", *row.CILow, *row.CIHigh)
+		switch {
+		case row.CILow != nil:
+			ci = fmt.Sprintf("[%.6g, %.6g] boot", *row.CILow, *row.CIHigh)
+		case row.WaldLow != nil:
+			ci = fmt.Sprintf("[%.6g, %.6g] wald", *row.WaldLow, *row.WaldHigh)
 		}
 		ess, share := "-", "-"
 		if row.Unit != "" {
@@ -374,6 +468,12 @@ func printEstimate(out io.Writer, r *estimateReport) {
 		fmt.Fprintf(tw, "%s\t%.6g\t%s\t%s\t%s\t%s\t\n", row.Estimator, *row.Estimate, ci, ess, share, fmtDuration(row.Seconds))
 	}
 	tw.Flush()
+	for _, row := range r.Estimates {
+		if row.WaldLow != nil && row.CILow != nil {
+			fmt.Fprintf(out, "%s: influence-function (Wald) interval [%.6g, %.6g], clustered by episode; the table shows the bootstrap's\n",
+				row.Estimator, *row.WaldLow, *row.WaldHigh)
+		}
+	}
 	if len(r.Warnings) > 0 {
 		fmt.Fprintln(out, "\nwarnings:")
 		for _, w := range r.Warnings {

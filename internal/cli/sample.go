@@ -10,11 +10,12 @@ import (
 )
 
 type sampleCmd struct {
-	worldFlags `embed:""`
-	N          int    `short:"n" default:"200" help:"Number of episodes."`
-	T          int    `short:"T" default:"400" help:"Steps per episode."`
-	Seed       uint64 `default:"1" help:"Seed; the same seed as demo gives the same logs."`
-	Out        string `required:"" placeholder:"FILE" help:"Output file, .csv or .parquet."`
+	worldFlags  `embed:""`
+	N           int    `short:"n" default:"200" help:"Number of episodes."`
+	T           int    `short:"T" default:"400" help:"Steps per episode."`
+	Seed        uint64 `default:"1" help:"Seed; the same seed as demo gives the same logs."`
+	Out         string `required:"" placeholder:"FILE" help:"Output file, .csv or .parquet."`
+	TargetProbs bool   `name:"target-probs" help:"Also write the target's whole action distribution (target_prob_0, target_prob_1, ... and next_target_prob_k on each episode's last row), which model-based, fqe and dr need (tabular worlds)."`
 }
 
 func (c *sampleCmd) Run(e *runEnv) error {
@@ -22,6 +23,9 @@ func (c *sampleCmd) Run(e *runEnv) error {
 		return usagef("-n and -T must be positive")
 	}
 	if c.Env == "pendulum" {
+		if c.TargetProbs {
+			return usagef("--target-probs needs discrete actions; pendulum's are real")
+		}
 		return c.samplePendulum(e)
 	}
 	w, err := c.build()
@@ -31,6 +35,11 @@ func (c *sampleCmd) Run(e *runEnv) error {
 	d, err := sampleWorld(w, c.N, c.T, c.Seed)
 	if err != nil {
 		return err
+	}
+	if c.TargetProbs {
+		if err := d.SetTargetPolicy(w.target); err != nil {
+			return err
+		}
 	}
 	if err := dataset.WriteFile(c.Out, d); err != nil {
 		return err

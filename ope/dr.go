@@ -1,0 +1,321 @@
+package ope
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/stat"
+
+	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/ratio"
+	"github.com/ihope-ope/ihope/value"
+)
+
+// DR is the doubly robust estimator, "dr": a value model's estimate
+// corrected by the ratio-weighted Bellman residuals of the logged steps,
+// consistent when either the ratio or the value model is right.
+//
+// LongRun (the stationary form of Tang et al. and Kallus and Uehara),
+// with u_j = gamma^t_j w(s_j) beta_j the paper's step weights normalised
+// to sum to 1 over the steps with a known next state,
+//
+//	R = (1 - gamma) (1/m) sum_i v(s^i_0) + sum_j u_j (r_j + gamma v(s'_j) - q(s_j, a_j))   (gamma < 1)
+//	R =                                    sum_j u_j (r_j + v(s'_j) - q(s_j, a_j))          (gamma = 1, differential q)
+//
+// With q = 0 this is the paper's estimator; with the exact q the
+// correction has mean 0 whatever w is.
+//
+// Horizon (the finite-horizon form of Kallus and Uehara), with q^h the
+// value with h steps left and rho_t the state-action ratio at time t,
+//
+//	R = (1/m) sum_i g0_i [ v^(T_i)(s^i_0) + sum_t gamma^t rho^i_t (r^i_t + gamma v^(T_i-t-1)(s^i_(t+1)) - q^(T_i-t)(s^i_t, a^i_t)) ]
+//
+// where rho_t = w_t(s_t) beta_t from the time-indexed ratios of
+// ratio.Marginal for discrete states, and, for real states, the
+// cumulative policy ratio prod_{k<=t} beta_k normalised over the episodes
+// alive at t (the weighted per-decision DR of Thomas and Brunskill).
+//
+// Cross-fitting: the episodes are split into Folds folds (episode i in
+// fold i mod Folds); the ratio and value models of fold k are fitted on
+// the other folds and evaluated on fold k, so neither model is judged on
+// the data it fitted. A single episode is not split.
+//
+// Result.SE is the standard error from the estimator's influence
+// function, clustered by episode (0 for a single episode).
+//
+// References:
+//
+//	Tang, Feng, Li, Zhou, Liu (2020), Doubly robust bias reduction in
+//	infinite horizon off-policy estimation, Eq. (8); Kallus and Uehara
+//	(2020), Double reinforcement learning for efficient off-policy
+//	evaluation in Markov decision processes, Sections 4-5; Thomas and
+//	Brunskill (2016), Data-efficient off-policy policy evaluation for
+//	reinforcement learning (WDR).
+type DR struct {
+	// Ratio learns w: nil means ratio.Marginal (Horizon, discrete
+	// states), ratio.Tabular (LongRun, discrete states) or ratio.Neural
+	// with Neural's settings (LongRun, real states); real states under
+	// Horizon use policy ratios and need no learner.
+	Ratio ratio.Learner
+	// Neural holds the neural ratio's settings when Ratio is nil.
+	Neural ratio.Neural
+	// Value learns q; nil chooses by the data as FQE does.
+	Value value.Learner
+	// Target is the target's action distribution (zero value: the logs'
+	// target_prob_k columns).
+	Target value.Target
+	// Estimand is the quantity estimated (empty: Horizon).
+	Estimand Estimand
+	// Folds is the number of cross-fitting folds; 0 means 2, 1 turns
+	// cross-fitting off.
+	Folds int
+}
+
+var _ Estimator = DR{}
+
+// Name returns "dr".
+func (DR) Name() string { return "dr" }
+
+// Estimate fits the models fold by fold and returns the corrected value.
+func (e DR) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
+	const name = "dr"
+	if err := checkGamma(gamma); err != nil {
+		return Result{}, fmt.Errorf("%s: %w", name, err)
+	}
+	if err := checkEpisodes(name, d); err != nil {
+		return Result{}, err
+	}
+	est := e.Estimand.orDefault()
+	vl := e.Value
+	if vl == nil {
+		vl = autoValue(d, est)
+	}
+	rl := e.ratioLearner(d, est)
+	K := e.Folds
+	if K == 0 {
+		K = 2
+	}
+	if K < 1 {
+		return Result{}, fmt.Errorf("%s: %d folds", name, K)
+	}
+	m := d.NumEpisodes()
+	K = min(K, m)
+	// Per step: the model values of its own fold and the ratio weight.
+	n := d.NumSteps()
+	q, v, next, w := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+	rhos := make([]float64, 0, K)
+	for k := range K {
+		train, eval := foldEpisodes(m, K, k)
+		fit, on := d, d
+		if K > 1 {
+			fit, on = d.Subset(train), d.Subset(eval)
+		}
+		vm, err := vl.Fit(fit, gamma, e.Target)
+		if err != nil {
+			return Result{}, fmt.Errorf("%s: value model: %w", name, err)
+		}
+		qk, vk, nk, err := vm.Values(on)
+		if err != nil {
+			return Result{}, fmt.Errorf("%s: value model: %w", name, err)
+		}
+		rhos = append(rhos, vm.Rho())
+		var wk []float64
+		if rl != nil {
+			rm, err := rl.Fit(fit, gamma)
+			if err != nil {
+				return Result{}, fmt.Errorf("%s: ratio model: %w", name, err)
+			}
+			if wk, err = rm.StepRatios(on); err != nil {
+				return Result{}, fmt.Errorf("%s: ratio model: %w", name, err)
+			}
+		}
+		// Scatter the fold's steps back to their places in d.
+		for a, i := range eval {
+			lo, hi := d.Span(i)
+			olo, _ := on.Span(a)
+			if K == 1 {
+				olo = lo
+			}
+			for j := lo; j < hi; j++ {
+				o := olo + j - lo
+				q[j], v[j], next[j] = qk[o], vk[o], nk[o]
+				if wk != nil {
+					w[j] = wk[o]
+				}
+			}
+		}
+	}
+	var psi []float64
+	var err error
+	if est == Horizon {
+		if rl == nil {
+			w = perDecisionWeights(d)
+		} else {
+			for j := range w {
+				w[j] *= math.Exp(d.LogRatio(j))
+			}
+		}
+		psi, err = drHorizon(d, gamma, q, v, next, w)
+	} else {
+		psi, err = drLongRun(d, gamma, q, v, next, w)
+	}
+	if err != nil {
+		return Result{}, fmt.Errorf("%s: %w", name, err)
+	}
+	val, se := meanSE(psi)
+	if math.IsNaN(val) || math.IsInf(val, 0) {
+		return Result{}, fmt.Errorf("%s: the estimate is %v", name, val)
+	}
+	learner := vl.Name()
+	if rl != nil {
+		learner = rl.Name() + "/" + vl.Name()
+	}
+	res := Result{Value: val, SE: se, Estimand: est, Learner: learner}
+	if K == 1 && m > 1 {
+		res.Warnings = append(res.Warnings, "dr: no cross-fitting (1 fold): the models are judged on the data they fitted")
+	}
+	return res, nil
+}
+
+// ratioLearner is the ratio learner of e for d and the estimand; nil when
+// the weights need no learner (policy ratios for real states under
+// Horizon).
+func (e DR) ratioLearner(d *dataset.Dataset, est Estimand) ratio.Learner {
+	switch {
+	case e.Ratio != nil:
+		return e.Ratio
+	case est == Horizon && d.Discrete():
+		return ratio.Marginal{}
+	case est == Horizon:
+		return nil
+	case d.Discrete():
+		return ratio.Tabular{}
+	}
+	return e.Neural
+}
+
+// foldEpisodes splits episodes 0..m-1 into K folds, episode i in fold
+// i mod K, and returns the episodes outside fold k and those in it.
+func foldEpisodes(m, K, k int) (train, eval []int) {
+	for i := range m {
+		if K > 1 && i%K != k {
+			train = append(train, i)
+		} else if i%K == k {
+			eval = append(eval, i)
+		}
+	}
+	return train, eval
+}
+
+// perDecisionWeights returns, for every step, the cumulative policy ratio
+// prod_{k<=t} beta_k divided by its mean over the episodes alive at t
+// (formed in log space, shifted by the largest log-weight at t).
+func perDecisionWeights(d *dataset.Dataset) []float64 {
+	L := d.MaxLen()
+	cum := make([]float64, d.NumSteps())
+	top := make([]float64, L)
+	for t := range top {
+		top[t] = math.Inf(-1)
+	}
+	for i := range d.NumEpisodes() {
+		lo, hi := d.Span(i)
+		s := 0.0
+		for j := lo; j < hi; j++ {
+			s += d.LogRatio(j)
+			cum[j] = s
+			top[j-lo] = math.Max(top[j-lo], s)
+		}
+	}
+	sum, cnt := make([]float64, L), make([]float64, L)
+	for i := range d.NumEpisodes() {
+		lo, hi := d.Span(i)
+		for j := lo; j < hi; j++ {
+			t := j - lo
+			cum[j] = math.Exp(cum[j] - top[t])
+			sum[t] += cum[j]
+			cnt[t]++
+		}
+	}
+	for i := range d.NumEpisodes() {
+		lo, hi := d.Span(i)
+		for j := lo; j < hi; j++ {
+			if t := j - lo; sum[t] > 0 {
+				cum[j] *= cnt[t] / sum[t]
+			}
+		}
+	}
+	return cum
+}
+
+// drHorizon returns the per-episode terms psi_i of the finite-horizon DR
+// estimate (their mean is the estimate); rho[j] is the state-action ratio
+// of step j.
+func drHorizon(d *dataset.Dataset, gamma float64, q, v, next, rho []float64) ([]float64, error) {
+	psi := make([]float64, d.NumEpisodes())
+	for i := range psi {
+		lo, hi := d.Span(i)
+		g0, _ := discountStart(gamma, hi-lo)
+		s, g := v[lo], 1.0
+		for j := lo; j < hi; j++ {
+			nx := next[j]
+			if math.IsNaN(nx) {
+				nx = 0 // the last step of a finite horizon: nothing follows
+			}
+			s += g * rho[j] * (d.Reward[j] + gamma*nx - q[j])
+			g *= gamma
+		}
+		psi[i] = g0 * s
+	}
+	return psi, nil
+}
+
+// drLongRun returns per-episode terms whose mean is the stationary DR
+// estimate and whose spread gives its influence-function standard error:
+// psi_i = (1-gamma) v(s^i_0) + C + (m / sum_j u_j) sum_{j in i} u_j (delta_j - C),
+// the linearisation of the self-normalised correction C around its value.
+func drLongRun(d *dataset.Dataset, gamma float64, q, v, next, w []float64) ([]float64, error) {
+	u, err := discountedRatios(d, gamma)
+	if err != nil {
+		return nil, err
+	}
+	delta := make([]float64, len(u))
+	var num, den float64
+	for j := range u {
+		if math.IsNaN(next[j]) {
+			u[j] = 0 // no transition: no Bellman residual
+			continue
+		}
+		u[j] *= w[j]
+		delta[j] = d.Reward[j] + gamma*next[j] - q[j]
+		num += u[j] * delta[j]
+		den += u[j]
+	}
+	if !(den > 0) {
+		return nil, fmt.Errorf("the ratio weights sum to %v", den)
+	}
+	C := num / den
+	m := float64(d.NumEpisodes())
+	psi := make([]float64, d.NumEpisodes())
+	for i := range psi {
+		lo, hi := d.Span(i)
+		s := 0.0
+		for j := lo; j < hi; j++ {
+			s += u[j] * (delta[j] - C)
+		}
+		psi[i] = C + m/den*s
+		if gamma < 1 {
+			psi[i] += (1 - gamma) * v[lo]
+		}
+	}
+	return psi, nil
+}
+
+// meanSE returns the mean of x and its standard error sd/sqrt(n) (0 for
+// one value).
+func meanSE(x []float64) (mean, se float64) {
+	if len(x) < 2 {
+		return stat.Mean(x, nil), 0
+	}
+	mean, sd := stat.MeanStdDev(x, nil)
+	return mean, sd / math.Sqrt(float64(len(x)))
+}

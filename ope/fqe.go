@@ -1,0 +1,109 @@
+package ope
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/value"
+)
+
+// FQE is fitted Q evaluation, "fqe": a value model of the target fitted
+// to the logged transitions (package value), read at the start states.
+//
+//	Horizon:  R = (1/m) sum_i v^(T_i)(s^i_0) / sum_{t<T_i} gamma^t     (q^h: h steps left)
+//	LongRun:  R = (1 - gamma) (1/m) sum_i v(s^i_0)                   (gamma < 1)
+//	          R = rho, the average reward of the differential model  (gamma = 1)
+//
+// It needs the target's whole action distribution (Target, or the logs'
+// target_prob_k columns) but no behavior probabilities. With Value nil the
+// learner is chosen from the data: value.Tabular for discrete states and
+// actions, value.Linear otherwise.
+//
+// Result.Model is the value.Model, Result.Learner its learner's name.
+//
+// References:
+//
+//	Le, Voloshin, Yue (2019), Batch policy learning under constraints,
+//	Section 4 (FQE); Voloshin, Le, Jiang, Yue (2019), Empirical study of
+//	off-policy policy evaluation for reinforcement learning.
+type FQE struct {
+	// Value is the learner; nil chooses by the data.
+	Value value.Learner
+	// Target is the target's action distribution (zero value: the logs'
+	// target_prob_k columns).
+	Target value.Target
+	// Estimand is the quantity estimated (empty: Horizon).
+	Estimand Estimand
+}
+
+var _ Estimator = FQE{}
+
+// Name returns "fqe".
+func (FQE) Name() string { return "fqe" }
+
+// Estimate fits the value model and reads it at the start states.
+func (e FQE) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
+	const name = "fqe"
+	if err := checkGamma(gamma); err != nil {
+		return Result{}, fmt.Errorf("%s: %w", name, err)
+	}
+	if err := checkEpisodes(name, d); err != nil {
+		return Result{}, err
+	}
+	est := e.Estimand.orDefault()
+	l := e.Value
+	if l == nil {
+		l = autoValue(d, est)
+	}
+	m, err := l.Fit(d, gamma, e.Target)
+	if err != nil {
+		return Result{}, fmt.Errorf("%s: %w", name, err)
+	}
+	v, err := startValue(d, gamma, est, m)
+	if err != nil {
+		return Result{}, fmt.Errorf("%s: %w", name, err)
+	}
+	return Result{Value: v, Estimand: est, Model: m, Learner: l.Name()}, nil
+}
+
+// autoValue is the value learner the data call for: exact tabular for
+// discrete states and actions, linear features otherwise.
+func autoValue(d *dataset.Dataset, est Estimand) value.Learner {
+	finite := est == Horizon
+	if d.Discrete() && d.ActionDim == 0 {
+		return value.Tabular{Finite: finite}
+	}
+	return value.Linear{Finite: finite}
+}
+
+// startValue is the value model's estimate: the mean over episodes of
+// g0_i v^(T_i)(s_0) (Horizon, with g0_i = 1/sum_{t<T_i} gamma^t), of
+// (1-gamma) v(s_0) (LongRun, gamma < 1), or rho (LongRun, gamma = 1).
+func startValue(d *dataset.Dataset, gamma float64, est Estimand, m value.Model) (float64, error) {
+	if est == LongRun && gamma == 1 {
+		rho := m.Rho()
+		if math.IsNaN(rho) {
+			return 0, fmt.Errorf("the value model has no average reward")
+		}
+		return rho, nil
+	}
+	_, v, _, err := m.Values(d)
+	if err != nil {
+		return 0, err
+	}
+	sum := 0.0
+	for i := range d.NumEpisodes() {
+		lo, hi := d.Span(i)
+		g0 := 1 - gamma
+		if est == Horizon {
+			g0, _ = discountStart(gamma, hi-lo)
+		}
+		sum += g0 * v[lo]
+	}
+	r := sum / float64(d.NumEpisodes())
+	if math.IsNaN(r) || math.IsInf(r, 0) {
+		return 0, fmt.Errorf("the value model gives %v", r)
+	}
+	return r, nil
+}

@@ -1,0 +1,80 @@
+package ope
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/ratio"
+)
+
+// MIS is marginalized importance sampling, "mis", for the Horizon
+// estimand: each reward is weighted by the time-indexed state ratio
+// w_t(s) = d^pi_t(s)/d^pi0_t(s) (ratio.Marginal, an exact recursion on the
+// counts) times the policy ratio of the logged action,
+//
+//	R = (1/m) sum_i g0_i sum_{t<T_i} gamma^t w_t(s^i_t) beta(a^i_t|s^i_t) r^i_t,   g0_i = 1/sum_{t<T_i} gamma^t,
+//
+// so its variance grows polynomially, not exponentially, with the horizon.
+// Discrete states only (the recursion counts states); it needs behavior
+// probabilities.
+//
+// Result.Weights are the per-step weights g0_i gamma^t w_t beta / m,
+// Result.Model the ratio.Model.
+//
+// References:
+//
+//	Xie, Ma, Wang (2019), Towards optimal off-policy evaluation for
+//	reinforcement learning with marginalized importance sampling, Eq. (4)
+//	and Section 3 (TMIS).
+type MIS struct {
+	// Ratio is the time-indexed ratio learner; nil means ratio.Marginal{}.
+	Ratio ratio.Learner
+}
+
+var _ Estimator = MIS{}
+
+// Name returns "mis".
+func (MIS) Name() string { return "mis" }
+
+// Estimate fits the time-indexed ratios and weights the rewards.
+func (e MIS) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
+	const name = "mis"
+	if err := checkGamma(gamma); err != nil {
+		return Result{}, fmt.Errorf("%s: %w", name, err)
+	}
+	if err := checkEpisodes(name, d); err != nil {
+		return Result{}, err
+	}
+	if !d.Discrete() {
+		return Result{}, fmt.Errorf("%s: needs discrete states (the time-indexed ratios are counted per state); use wis-stepwise or dr for real states", name)
+	}
+	l := e.Ratio
+	if l == nil {
+		l = ratio.Marginal{}
+	}
+	m, err := l.Fit(d, gamma)
+	if err != nil {
+		return Result{}, fmt.Errorf("%s: %w", name, err)
+	}
+	w, err := m.StepRatios(d)
+	if err != nil {
+		return Result{}, fmt.Errorf("%s: %w", name, err)
+	}
+	n := float64(d.NumEpisodes())
+	sum := 0.0
+	for i := range d.NumEpisodes() {
+		lo, hi := d.Span(i)
+		g, _ := discountStart(gamma, hi-lo)
+		for j := lo; j < hi; j++ {
+			wj := g * w[j] * math.Exp(d.LogRatio(j)) / n
+			w[j] = wj
+			sum += wj * d.Reward[j]
+			g *= gamma
+		}
+	}
+	if math.IsNaN(sum) || math.IsInf(sum, 0) {
+		return Result{}, fmt.Errorf("%s: the estimate is %v", name, sum)
+	}
+	return Result{Value: sum, Weights: w, Estimand: Horizon, Model: m, Learner: l.Name()}, nil
+}
