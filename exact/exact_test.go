@@ -368,3 +368,32 @@ func BenchmarkVisitationTaxiIterative(b *testing.B) {
 		}
 	}
 }
+
+// The long-run value is the limit of the T-step value: on Taxi the two
+// differ by about 0.02 at T = 400 (-0.141180 and -0.12173 for pi19), and
+// Value approaches LongRun like 1/T (gamma = 1) or geometrically (gamma < 1).
+func TestLongRunIsTheLimit(t *testing.T) {
+	m := taxi.New()
+	pi, _ := taxi.Policy("pi19")
+	for _, c := range []struct {
+		gamma, tol float64
+		T          int
+	}{{1, 2e-4, 100000}, {0.99, 1e-10, 5000}} {
+		lr, err := LongRun(m, pi, c.gamma)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := Value(m, pi, nil, c.T, c.gamma)
+		if math.Abs(v-lr) > c.tol {
+			t.Errorf("gamma %g: Value(T=%d) = %.8f, LongRun = %.8f", c.gamma, c.T, v, lr)
+		}
+		if c.gamma == 1 {
+			if math.Abs(lr-(-0.12173)) > 5e-6 {
+				t.Errorf("pi19's long-run average reward %.6f, want -0.12173", lr)
+			}
+			if v400 := Value(m, pi, nil, 400, 1); math.Abs(v400-lr) < 0.015 {
+				t.Errorf("T = 400 value %.6f is within 0.015 of the long-run %.6f; the two estimands should differ", v400, lr)
+			}
+		}
+	}
+}

@@ -122,3 +122,17 @@ func l1dist(x, y []float64) float64 {
 	}
 	return s
 }
+
+// LongRun returns the long-run value of pi, the Long-run estimand of
+// package ope: for gamma = 1 the average reward sum_s d_pi(s) r_pi(s)
+// under the stationary distribution (which must be unique), for
+// gamma < 1 the normalised discounted value (1-gamma) E_{d0}[V(s0)] =
+// sum_s d_pi(s) r_pi(s) under the normalised discounted visitation from
+// m.Initial() (Visitation). It is the limit of Value as T grows.
+func LongRun(m env.Tabular, pi policy.Discrete, gamma float64) (float64, error) {
+	d, err := Visitation(m, pi, gamma)
+	if err != nil {
+		return 0, err
+	}
+	return newChain(m, pi).reward(d), nil
+}

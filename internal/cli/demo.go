@@ -19,6 +19,7 @@ type demoCmd struct {
 	T          int     `short:"T" default:"400" help:"Steps per episode (the truncation length)."`
 	Gamma      float64 `default:"1" help:"Discount: 1 for the average reward per step, below 1 for the normalised discounted reward."`
 	Seed       uint64  `default:"1" help:"Seed of the logged data (the on-policy oracle uses seed+1)."`
+	Estimand   string  `enum:"horizon,long-run" default:"horizon" help:"The truth to compare with: horizon (the T-step value from reset, what the paper's figures measure) or long-run (the long-run average reward, or (1-gamma) E[V(s0)])."`
 	JSON       bool    `name:"json" help:"Print one JSON object instead of a table."`
 }
 
@@ -26,6 +27,8 @@ type demoCmd struct {
 type demoRow struct {
 	Estimator string   `json:"estimator"`
 	Estimate  *float64 `json:"estimate"`
+	Estimand  string   `json:"estimand,omitempty"`
+	Model     string   `json:"model,omitempty"`
 	Error     string   `json:"failure,omitempty"`
 	Diff      float64  `json:"error"`
 	ESS       float64  `json:"ess,omitempty"`
@@ -38,6 +41,7 @@ type demoReport struct {
 	Steps    int       `json:"steps_per_episode"`
 	Gamma    float64   `json:"gamma"`
 	Seed     uint64    `json:"seed"`
+	Estimand string    `json:"estimand"`
 	Truth    float64   `json:"truth"`
 	Rows     []demoRow `json:"estimates"`
 	Seconds  float64   `json:"seconds"`
@@ -55,7 +59,7 @@ func (c *demoCmd) Run(e *runEnv) error {
 	if err != nil {
 		return err
 	}
-	rep, err := runDemo(w, c.N, c.T, c.Gamma, c.Seed)
+	rep, err := runDemo(w, c.N, c.T, c.Gamma, c.Seed, ope.Estimand(c.Estimand))
 	if err != nil {
 		return err
 	}
@@ -72,20 +76,26 @@ func (c *demoCmd) Run(e *runEnv) error {
 // demoEstimators returns every registered estimator that applies to a
 // tabular world whose target policy and simulator are known, in registry
 // order (the order of the table). The oracle's rollouts use oracleSeed.
-func demoEstimators(w *world, d *dataset.Dataset, oracleSeed uint64) []ope.Estimator {
-	opts := ope.Options{Target: w.target, Sim: w.sim, OracleSeed: oracleSeed}
+func demoEstimators(w *world, d *dataset.Dataset, oracleSeed uint64, est ope.Estimand) []ope.Estimator {
+	opts := ope.Options{Target: w.target, Sim: w.sim, OracleSeed: oracleSeed, Estimand: est}
 	ests, _ := ope.New(ope.Applicable(d, opts), opts) // names from the registry
 	return ests
 }
 
-func runDemo(w *world, n, T int, gamma float64, seed uint64) (*demoReport, error) {
+func runDemo(w *world, n, T int, gamma float64, seed uint64, estimand ope.Estimand) (*demoReport, error) {
 	d, err := sampleWorld(w, n, T, seed)
 	if err != nil {
 		return nil, err
 	}
-	rep := &demoReport{World: w.desc, Episodes: n, Steps: T, Gamma: gamma, Seed: seed}
-	rep.Truth = exact.Value(w.table, w.target, nil, T, gamma)
-	for _, est := range demoEstimators(w, d, seed+1) {
+	rep := &demoReport{World: w.desc, Episodes: n, Steps: T, Gamma: gamma, Seed: seed, Estimand: string(estimand)}
+	if estimand == ope.LongRun {
+		if rep.Truth, err = exact.LongRun(w.table, w.target, gamma); err != nil {
+			return nil, err
+		}
+	} else {
+		rep.Truth = exact.Value(w.table, w.target, nil, T, gamma)
+	}
+	for _, est := range demoEstimators(w, d, seed+1, estimand) {
 		t0 := time.Now()
 		res, err := est.Estimate(d, gamma)
 		if err != nil {
@@ -96,6 +106,8 @@ func runDemo(w *world, n, T int, gamma float64, seed uint64) (*demoReport, error
 		rep.Rows = append(rep.Rows, demoRow{
 			Estimator: est.Name(),
 			Estimate:  &res.Value,
+			Estimand:  string(res.Estimand),
+			Model:     res.Learner,
 			Diff:      res.Value - rep.Truth,
 			ESS:       ope.KishESS(res.Weights),
 			Seconds:   time.Since(t0).Seconds(),
@@ -109,23 +121,33 @@ func printDemo(out io.Writer, r *demoReport) {
 	if r.Gamma < 1 {
 		quantity = fmt.Sprintf("normalised discounted reward, gamma = %g", r.Gamma)
 	}
-	fmt.Fprintf(out, "%s\n%d episodes x %d steps logged (seed %d); quantity: %s\n\n", r.World, r.Episodes, r.Steps, r.Seed, quantity)
+	fmt.Fprintf(out, "%s\n%d episodes x %d steps logged (seed %d); quantity: %s; estimand: %s\n\n", r.World, r.Episodes, r.Steps, r.Seed, quantity, r.Estimand)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "estimator\testimate\terror\t|error|/truth\tESS\ttime\t")
-	fmt.Fprintf(tw, "truth (exact)\t%.6f\t\t\t\t\t\n", r.Truth)
+	fmt.Fprintln(tw, "estimator\testimate\terror\t|error|/truth\tESS\ttargets\ttime\t")
+	fmt.Fprintf(tw, "truth (exact)\t%.6f\t\t\t\t%s\t\t\n", r.Truth, r.Estimand)
 	for _, row := range r.Rows {
 		if row.Error != "" {
-			fmt.Fprintf(tw, "%s\tfailed\t\t\t\t%s\t\n", row.Estimator, fmtDuration(row.Seconds))
+			fmt.Fprintf(tw, "%s\tfailed\t\t\t\t\t%s\t\n", row.Estimator, fmtDuration(row.Seconds))
 			continue
 		}
 		ess := ""
 		if row.ESS > 0 {
 			ess = fmt.Sprintf("%.1f", row.ESS)
 		}
-		fmt.Fprintf(tw, "%s\t%.6f\t%+.6f\t%.2f%%\t%s\t%s\t\n", row.Estimator, *row.Estimate, row.Diff,
-			100*math.Abs(row.Diff/r.Truth), ess, fmtDuration(row.Seconds))
+		targets := row.Estimand
+		if targets != r.Estimand {
+			targets += " *"
+		}
+		fmt.Fprintf(tw, "%s\t%.6f\t%+.6f\t%.2f%%\t%s\t%s\t%s\t\n", row.Estimator, *row.Estimate, row.Diff,
+			100*math.Abs(row.Diff/r.Truth), ess, targets, fmtDuration(row.Seconds))
 	}
 	tw.Flush()
+	for _, row := range r.Rows {
+		if row.Estimand != "" && row.Estimand != r.Estimand {
+			fmt.Fprintf(out, "\n* targets the %s value, not the %s truth it is compared with (the paper compares its estimator this way)\n", row.Estimand, r.Estimand)
+			break
+		}
+	}
 	fmt.Fprintf(out, "\ntotal time %s\n", fmtDuration(r.Seconds))
 }
 
