@@ -5,6 +5,8 @@ import (
 	"image/color"
 
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/ihope-ope/ihope/ope"
 )
 
 // Style is how one estimator is drawn in every figure.
@@ -25,22 +27,31 @@ type Style struct {
 // (distinguishable with colour-blindness); the paper's estimator is the
 // strong red.
 var styles = map[string]Style{
-	"on-policy":      {Color: color.NRGBA{0, 0, 0, 255}, Glyph: draw.CrossGlyph{}, Label: "on-policy oracle (target rollouts)", Dashed: true},
-	"naive":          {Color: color.NRGBA{128, 128, 128, 255}, Glyph: draw.PlusGlyph{}, Label: "naive (mean logged reward)", Dashed: true},
-	"is-trajectory":  {Color: color.NRGBA{230, 159, 0, 255}, Glyph: draw.RingGlyph{}, Label: "trajectory-wise IS"},
-	"wis-trajectory": {Color: color.NRGBA{213, 94, 0, 255}, Glyph: draw.TriangleGlyph{}, Label: "trajectory-wise WIS"},
-	"is-stepwise":    {Color: color.NRGBA{86, 180, 233, 255}, Glyph: draw.BoxGlyph{}, Label: "step-wise IS"},
-	"wis-stepwise":   {Color: color.NRGBA{0, 114, 178, 255}, Glyph: draw.SquareGlyph{}, Label: "step-wise WIS"},
-	"model-based":    {Color: color.NRGBA{0, 158, 115, 255}, Glyph: draw.PyramidGlyph{}, Label: "model-based (fitted MDP)"},
-	"bch-tabular":    {Color: color.NRGBA{200, 0, 40, 255}, Glyph: draw.CircleGlyph{}, Label: "density ratio, tabular (paper)"},
-	"bch-neural":     {Color: color.NRGBA{204, 121, 167, 255}, Glyph: draw.CircleGlyph{}, Label: "density ratio, neural (paper)"},
+	"on-policy":      {Color: color.NRGBA{0, 0, 0, 255}, Glyph: draw.CrossGlyph{}, Dashed: true},
+	"naive":          {Color: color.NRGBA{128, 128, 128, 255}, Glyph: draw.PlusGlyph{}, Dashed: true},
+	"is-trajectory":  {Color: color.NRGBA{230, 159, 0, 255}, Glyph: draw.RingGlyph{}},
+	"wis-trajectory": {Color: color.NRGBA{213, 94, 0, 255}, Glyph: draw.TriangleGlyph{}},
+	"is-stepwise":    {Color: color.NRGBA{86, 180, 233, 255}, Glyph: draw.BoxGlyph{}},
+	"wis-stepwise":   {Color: color.NRGBA{0, 114, 178, 255}, Glyph: draw.SquareGlyph{}},
+	"model-based":    {Color: color.NRGBA{0, 158, 115, 255}, Glyph: draw.PyramidGlyph{}},
+	"bch-tabular":    {Color: color.NRGBA{200, 0, 40, 255}, Glyph: draw.CircleGlyph{}},
+	"bch-neural":     {Color: color.NRGBA{204, 121, 167, 255}, Glyph: draw.CircleGlyph{}},
+	"fqe":            {Color: color.NRGBA{0, 90, 60, 255}, Glyph: draw.PyramidGlyph{}},
+	"mis":            {Color: color.NRGBA{120, 70, 160, 255}, Glyph: draw.TriangleGlyph{}},
+	"dr":             {Color: color.NRGBA{150, 110, 0, 255}, Glyph: draw.SquareGlyph{}},
 }
 
-// EstimatorStyle returns the fixed style of an estimator. Names without
-// a fixed style get a colour derived from the name (stable across
-// figures) and a ring marker.
+// EstimatorStyle returns the fixed style of an estimator, its legend label
+// from the estimator registry (ope.Lookup). Names without a fixed style
+// get a colour derived from the name (stable across figures) and a ring
+// marker.
 func EstimatorStyle(name string) Style {
+	label := name
+	if e, ok := ope.Lookup(name); ok {
+		label = e.Label
+	}
 	if s, ok := styles[name]; ok {
+		s.Label = label
 		return s
 	}
 	h := fnv.New32a()
@@ -49,7 +60,7 @@ func EstimatorStyle(name string) Style {
 	return Style{
 		Color: color.NRGBA{uint8(40 + v%150), uint8(40 + (v>>8)%150), uint8(40 + (v>>16)%150), 255},
 		Glyph: draw.RingGlyph{},
-		Label: name,
+		Label: label,
 	}
 }
 

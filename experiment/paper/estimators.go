@@ -12,8 +12,10 @@ import (
 // from the registry, in the order of their legends: the on-policy oracle
 // (oracleSeed seeds its rollouts), the naive average, the
 // importance-sampling baselines (with or without the plain IS variants),
-// the model-based estimator and the paper's tabular density-ratio
-// estimator.
+// the model-based estimator, fitted Q evaluation, marginalized IS, the
+// paper's tabular density-ratio estimator and the doubly robust one, all
+// asked for the horizon value the figures measure (the density ratio
+// targets the long-run value whatever is asked, as in the paper).
 func tabularEstimators(sim env.Discrete, target *policy.Tabular, oracleSeed uint64, withIS bool) []ope.Estimator {
 	names := []string{"on-policy", "naive"}
 	if withIS {
@@ -23,8 +25,8 @@ func tabularEstimators(sim env.Discrete, target *policy.Tabular, oracleSeed uint
 	if withIS {
 		names = append(names, "is-stepwise")
 	}
-	names = append(names, "wis-stepwise", "model-based", "bch-tabular")
-	return estimators(ope.Options{Sim: sim, Target: target, OracleSeed: oracleSeed}, names...)
+	names = append(names, "wis-stepwise", "model-based", "fqe", "mis", "bch-tabular", "dr")
+	return estimators(ope.Options{Sim: sim, Target: target, OracleSeed: oracleSeed, Estimand: ope.Horizon}, names...)
 }
 
 // estimators builds the named estimators from the registry. The names are

@@ -372,7 +372,8 @@ func (w *pendulumWorld) run(ctx context.Context, c *experiment.Cell, p pendulumP
 	ests := estimators(ope.Options{
 		SimContinuous: w.env, TargetContinuous: w.target, OracleSeed: c.Rand("oracle/" + stream).Uint64(),
 		Neural: PendulumLearner(quick), Seed: c.Rand(fmt.Sprintf("bch/%s/g=%g", stream, p.gamma)).Uint64(),
-	}, "on-policy", "naive", "wis-trajectory", "wis-stepwise", "bch-neural")
+		Estimand: ope.Horizon,
+	}, "on-policy", "naive", "wis-trajectory", "wis-stepwise", "fqe", "bch-neural", "dr")
 	return &experiment.Outcome{
 		Truth: truth.mean, TruthSE: truth.se, TruthMethod: "monte-carlo",
 		Records: records(d, p.gamma, ests),
