@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 )
 
 // maxID bounds step indices, state ids and action ids: 2^31 - 1.
@@ -19,9 +20,12 @@ type rec struct {
 	// next is the next-state id, or for vector states the index of the
 	// next-state vector in builder.nobs; -1 if the row gives none.
 	next int32
-	ep   int32 // episode index, in order of first appearance
-	row  int32 // row number for error messages
-	idx  int32 // position in the file (index of its vectors in obs, act)
+	// ntp is the index of the row's next_target_prob_k values in
+	// builder.ntp, -1 if the row gives none.
+	ntp int32
+	ep  int32 // episode index, in order of first appearance
+	row int32 // row number for error messages
+	idx int32 // position in the file (index of its vectors in obs, act)
 }
 
 // builder collects validated rows from a reader and assembles a Dataset.
@@ -36,6 +40,8 @@ type builder struct {
 	obs  chunks[float64] // state vectors, one per row in file order
 	act  chunks[float64] // action vectors, one per row in file order
 	nobs chunks[float64] // next-state vectors given in the log
+	tp   chunks[float64] // target_prob_k, one row per row in file order
+	ntp  chunks[float64] // next_target_prob_k given in the log
 
 	ids     []string         // episode ids by index
 	idIndex map[string]int32 // id -> index
@@ -50,7 +56,8 @@ type builder struct {
 func newBuilder(file string, lay *layout) *builder {
 	return &builder{file: file, lay: lay, idIndex: map[string]int32{}, lastEp: -1, inOrder: true,
 		recs: chunks[rec]{w: 1}, obs: chunks[float64]{w: lay.stateDim},
-		act: chunks[float64]{w: lay.actionDim}, nobs: chunks[float64]{w: lay.stateDim}}
+		act: chunks[float64]{w: lay.actionDim}, nobs: chunks[float64]{w: lay.stateDim},
+		tp: chunks[float64]{w: lay.targetK}, ntp: chunks[float64]{w: lay.targetK}}
 }
 
 // chunkBits sets the size of the chunks that hold rows: 2^16 rows.
@@ -197,6 +204,12 @@ func (b *builder) finish() (*Dataset, error) {
 	} else {
 		d.ActionVec = make([]float64, 0, n*ad)
 	}
+	K := lay.targetK
+	if K > 0 {
+		d.TargetProbs = make([]float64, 0, n*K)
+		d.FinalTargetProbs = make([]float64, 0, len(b.ids)*K)
+		d.HasFinalTarget = make([]bool, 0, len(b.ids))
+	}
 	maxState, maxAction := int32(-1), int32(-1)
 	var maxRow int32 // where the largest state id is, for the error below
 	maxCol := ""
@@ -221,11 +234,27 @@ func (b *builder) finish() (*Dataset, error) {
 		} else {
 			d.ActionVec = append(d.ActionVec, b.act.row(int(r.idx))...)
 		}
+		if K > 0 {
+			d.TargetProbs = append(d.TargetProbs, b.tp.row(int(r.idx))...)
+		}
 		if r.state > maxState {
 			maxState, maxRow, maxCol = r.state, r.row, "state"
 		}
 		maxAction = max(maxAction, r.action)
 		last := nx == nil || nx.ep != r.ep
+		if !last && r.ntp >= 0 {
+			return nil, b.fail(r.row, "next_target_prob_0", "given on a row that is not the last of episode %q (t = %d follows on row %d); "+
+				"next_target_prob_k give the target's action distribution at the state after an episode's last row, and are empty elsewhere",
+				b.ids[r.ep], nx.t, nx.row)
+		}
+		if last && K > 0 {
+			d.HasFinalTarget = append(d.HasFinalTarget, r.ntp >= 0)
+			if r.ntp >= 0 {
+				d.FinalTargetProbs = append(d.FinalTargetProbs, b.ntp.row(int(r.ntp))...)
+			} else {
+				d.FinalTargetProbs = append(d.FinalTargetProbs, make([]float64, K)...)
+			}
+		}
 		switch {
 		case !last:
 			// The next state is the next row's; one given must agree.
@@ -275,7 +304,9 @@ func (b *builder) finish() (*Dataset, error) {
 		d.NumStates = int(maxState) + 1
 	}
 	if ad == 0 {
-		d.NumActions = int(maxAction) + 1
+		// Every action id is below K (addRow checks each row), so with
+		// target_prob_k columns NumActions = K >= 1 + the largest id.
+		d.NumActions = max(int(maxAction)+1, K)
 	}
 	return d, nil
 }
@@ -374,18 +405,126 @@ func logProb(v float64, r role, discrete bool) (float64, string) {
 	}
 }
 
-// addWithNext adds a parsed row whose next_state_k columns filled given of
-// the next vector next; a row gives that vector whole or not at all, and
-// the first missing component, firstMissing, is named with the reader's
-// word for a missing value (CSV: empty, Parquet: null).
-func (b *builder) addWithNext(r rec, row int32, next []float64, given, firstMissing int, missing string) error {
-	if given > 0 {
-		if given < b.lay.stateDim {
-			return &FormatError{File: b.file, Row: int(row), Column: fmt.Sprintf("next_state_%d", firstMissing),
-				Msg: missing + ", but other next_state columns of this row are given; give all or none"}
+// checkProb checks one value of a target_prob_k or next_target_prob_k
+// column: a probability in [0, 1].
+func checkProb(v float64) string {
+	if msg := checkReal(v); msg != "" {
+		return msg
+	}
+	if !(v >= 0 && v <= 1) {
+		return num(v) + " is outside [0, 1]"
+	}
+	return ""
+}
+
+// probTol is the tolerance of the rules on a target's action distribution:
+// its sum is 1, and it agrees with the logged action's target probability,
+// both within probTol (absolute, on probabilities).
+const probTol = 1e-6
+
+// checkDistribution checks that the values of a distribution over the
+// actions (each already in [0, 1]) sum to 1 within probTol, the one sum
+// the readers, Validate and SetTargetPolicy all compute.
+func checkDistribution(p []float64) (sum float64, ok bool) {
+	for _, v := range p {
+		sum += v
+	}
+	return sum, math.Abs(sum-1) <= probTol
+}
+
+// sumText formats a sum of probabilities for a message: 12 significant
+// digits, enough to show a miss of 1e-6 and few enough to hide rounding
+// (0.2 + 0.7 shows as 0.9).
+func sumText(v float64) string { return strconv.FormatFloat(v, 'g', 12, 64) }
+
+// agrees reports whether a logged log-probability of the logged action,
+// lt, agrees with p, the action's entry in the target's distribution.
+func agrees(lt, p float64) bool { return math.Abs(math.Exp(lt)-p) <= probTol }
+
+// rowExtra holds what a reader gathered of one row's optional vectors:
+// the next-state vector and next_target_prob_k, each given whole or not at
+// all, and the raw value of target_prob or target_logprob for messages.
+type rowExtra struct {
+	next                   []float64
+	nextGiven, nextMissing int // components given; the first one missing, -1 if none
+	ntp                    []float64
+	ntpGiven, ntpMissing   int
+	target                 float64
+}
+
+func newRowExtra(lay *layout) *rowExtra {
+	return &rowExtra{next: make([]float64, lay.stateDim), ntp: make([]float64, lay.targetK)}
+}
+
+// reset starts a row.
+func (x *rowExtra) reset() { x.nextGiven, x.nextMissing, x.ntpGiven, x.ntpMissing = 0, -1, 0, -1 }
+
+// miss records that vector component k is missing (empty or null).
+func miss(first *int, k int) {
+	if *first < 0 || k < *first {
+		*first = k
+	}
+}
+
+// addRow adds a parsed row whose fields have been checked one by one and
+// checks the rules within the row: a next-state vector or
+// next_target_prob_k given whole or not at all (the first missing
+// component is named with the reader's word for a missing value, missing:
+// CSV "empty value", Parquet "empty value (null)"), next_target_prob_k only
+// with a next state, target_prob_k (the last row of b.tp) and
+// next_target_prob_k each summing to 1, the logged action among them, and
+// target_prob or target_logprob agreeing with target_prob_{a_t}, which
+// gives LogTarget when they are absent.
+func (b *builder) addRow(r rec, x *rowExtra, missing string) error {
+	lay := b.lay
+	if x.nextGiven > 0 {
+		if x.nextGiven < lay.stateDim {
+			return b.fail(r.row, fmt.Sprintf("next_state_%d", x.nextMissing),
+				"%s, but other next_state columns of this row are given; give all or none", missing)
 		}
 		r.next = int32(b.nobs.n)
-		copy(b.nobs.add(), next)
+		copy(b.nobs.add(), x.next)
+	}
+	K := lay.targetK
+	if K == 0 {
+		return b.add(r)
+	}
+	tp := b.tp.row(b.tp.n - 1)
+	if sum, ok := checkDistribution(tp); !ok {
+		return b.fail(r.row, "target_prob_0", "%s sum to %s; the target's action distribution sums to 1 (within 1e-6)",
+			span("target_prob", K), sumText(sum))
+	}
+	if int(r.action) >= K {
+		return b.fail(r.row, "action", "action %d has no target probability: the log gives %s (K = %d); "+
+			"give target_prob_k for every action id k (K = 1 + the largest action id, or more)", r.action, span("target_prob", K), K)
+	}
+	p := tp[r.action]
+	switch {
+	case lay.target == "":
+		r.lt = math.Log(p) // 0 gives -Inf: the target never takes a_t
+	case !agrees(r.lt, p):
+		given := fmt.Sprintf("%s %s", lay.target, num(x.target))
+		if lay.targetLn {
+			given += fmt.Sprintf(" (probability %s)", num(math.Exp(r.lt)))
+		}
+		return b.fail(r.row, lay.target, "%s disagrees with target_prob_%d = %s, the target probability of the logged action %d "+
+			"(they must agree within 1e-6)", given, r.action, num(p), r.action)
+	}
+	if x.ntpGiven > 0 {
+		switch {
+		case x.ntpGiven < K:
+			return b.fail(r.row, fmt.Sprintf("next_target_prob_%d", x.ntpMissing),
+				"%s, but other next_target_prob columns of this row are given; give all or none", missing)
+		case r.next < 0:
+			return b.fail(r.row, "next_target_prob_0", "given, but the row gives no next state; "+
+				"next_target_prob_k are the target's action distribution at the next state")
+		}
+		if sum, ok := checkDistribution(x.ntp); !ok {
+			return b.fail(r.row, "next_target_prob_0", "%s sum to %s; the target's action distribution sums to 1 (within 1e-6)",
+				span("next_target_prob", K), sumText(sum))
+		}
+		r.ntp = int32(b.ntp.n)
+		copy(b.ntp.add(), x.ntp)
 	}
 	return b.add(r)
 }

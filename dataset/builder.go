@@ -15,8 +15,11 @@ import (
 //
 // The next state of every step but an episode's last must be the state of
 // the step after it (it is not stored); the last step's next state, if it
-// has one (HasNext), becomes the episode's final state. Dataset checks
-// the whole log with Validate.
+// has one (HasNext), becomes the episode's final state. Steps may carry
+// the target's whole action distribution (Step.TargetProbs, NumActions
+// entries): then every step must, and the last step's NextTargetProbs,
+// if given, becomes its episode's final one. Dataset checks the whole log
+// with Validate.
 type Builder struct {
 	d   Dataset
 	err error
@@ -24,6 +27,12 @@ type Builder struct {
 	// number of steps.
 	last Step
 	open int
+	// probs is 1 if the steps carry TargetProbs, -1 if not, 0 before the
+	// first step. The final distributions are kept apart until Dataset,
+	// which attaches them only with TargetProbs.
+	probs      int8
+	finalProbs []float64
+	hasFinalP  []bool
 }
 
 // Init resets b for a log of discrete states 0..numStates-1 (or, with
@@ -82,8 +91,45 @@ func (b *Builder) Add(s Step) {
 	d.Reward = append(d.Reward, s.Reward)
 	d.LogBehavior = append(d.LogBehavior, s.LogBehavior)
 	d.LogTarget = append(d.LogTarget, s.LogTarget)
+	b.targetProbs(s)
 	b.last = s
 	b.open++
+}
+
+// targetProbs stores the TargetProbs of a step being added and records an
+// error if the steps carry them on some steps only, with the wrong length,
+// or with NextTargetProbs but no TargetProbs.
+func (b *Builder) targetProbs(s Step) {
+	has := int8(-1)
+	if s.TargetProbs != nil {
+		has = 1
+	}
+	if b.probs == 0 {
+		b.probs = has
+	}
+	if b.err != nil {
+		return
+	}
+	fail := func(format string, args ...any) {
+		b.err = fmt.Errorf("dataset: episode %d, step %d: %s", len(b.d.IDs), b.open, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case has > 0 && b.d.ActionDim > 0:
+		fail("TargetProbs given, but the actions are vectors; TargetProbs is for discrete actions")
+	case has != b.probs && has > 0:
+		fail("TargetProbs given, but earlier steps have none; give them on every step or on none")
+	case has != b.probs:
+		fail("no TargetProbs, but earlier steps have them; give them on every step or on none")
+	case has > 0 && len(s.TargetProbs) != b.d.NumActions:
+		fail("TargetProbs of length %d, want NumActions = %d", len(s.TargetProbs), b.d.NumActions)
+	case has < 0 && s.NextTargetProbs != nil:
+		fail("NextTargetProbs given without TargetProbs")
+	case has > 0 && s.NextTargetProbs != nil && len(s.NextTargetProbs) != b.d.NumActions:
+		fail("NextTargetProbs of length %d, want NumActions = %d", len(s.NextTargetProbs), b.d.NumActions)
+	}
+	if has > 0 {
+		b.d.TargetProbs = append(b.d.TargetProbs, s.TargetProbs...)
+	}
 }
 
 // vector records an error if a vector of step t of the open episode has
@@ -105,6 +151,14 @@ func (b *Builder) checkLink(s Step) {
 	if !p.HasNext {
 		fail("HasNext is false on a step that is not the last of its episode")
 		return
+	}
+	if p.NextTargetProbs != nil && s.TargetProbs != nil {
+		for k, v := range p.NextTargetProbs {
+			if k < len(s.TargetProbs) && v != s.TargetProbs[k] {
+				fail("NextTargetProbs[%d] is %v but the TargetProbs of step %d have %v", k, v, b.open, s.TargetProbs[k])
+				return
+			}
+		}
 	}
 	if b.d.StateDim == 0 {
 		if p.NextState != s.State {
@@ -131,6 +185,18 @@ func (b *Builder) EndEpisode(id string) {
 	d.IDs = append(d.IDs, id)
 	d.Start = append(d.Start, len(d.Reward))
 	d.HasFinal = append(d.HasFinal, has)
+	hasP := b.open > 0 && b.last.NextTargetProbs != nil && len(b.last.NextTargetProbs) == d.NumActions
+	if hasP && !has && b.err == nil {
+		b.err = fmt.Errorf("dataset: episode %d, step %d: NextTargetProbs given, but HasNext is false", len(d.IDs)-1, b.open-1)
+	}
+	if b.probs >= 0 { // steps with TargetProbs, or none yet
+		b.hasFinalP = append(b.hasFinalP, hasP)
+		if hasP {
+			b.finalProbs = append(b.finalProbs, b.last.NextTargetProbs...)
+		} else {
+			b.finalProbs = append(b.finalProbs, make([]float64, d.NumActions)...)
+		}
+	}
 	if d.StateDim == 0 {
 		fs := int32(-1)
 		if has {
@@ -157,6 +223,9 @@ func (b *Builder) Dataset() (*Dataset, error) {
 		return nil, fmt.Errorf("dataset: episode %d has %d steps but was not ended", len(b.d.IDs), b.open)
 	}
 	d := b.d
+	if b.probs > 0 {
+		d.FinalTargetProbs, d.HasFinalTarget = b.finalProbs, b.hasFinalP
+	}
 	if err := d.Validate(); err != nil {
 		return nil, err
 	}

@@ -23,6 +23,8 @@ const (
 	roleTargetLn   // target_logprob
 	roleNext       // next_state id
 	roleNextK      // next_state_k
+	roleTargetK    // target_prob_k
+	roleNextTarget // next_target_prob_k
 	numRoles
 )
 
@@ -49,6 +51,8 @@ var vectorPrefixes = [...]struct {
 	{"state_", roleStateK},
 	{"action_", roleActionK},
 	{"next_state_", roleNextK},
+	{"target_prob_", roleTargetK},
+	{"next_target_prob_", roleNextTarget},
 }
 
 // maxVectorDim bounds the index k of a vector column name (state_k, ...).
@@ -97,6 +101,11 @@ type layout struct {
 	// behaviorLn, targetLn report that the log-probability columns are
 	// used instead of the probability columns.
 	behaviorLn, targetLn bool
+	// target names the column of the logged action's target probability
+	// (target_prob or target_logprob), "" if only target_prob_k are given.
+	target string
+	// targetK is the number K of target_prob_k columns (0 if none).
+	targetK int
 }
 
 // discreteActions reports whether actions are ids (so that probabilities
@@ -116,7 +125,7 @@ func newLayout(file string, names []string, row int) (*layout, error) {
 	}
 	seen := make(map[string]int, len(names))
 	// Vector columns by role: index -> position in the file.
-	vec := map[role]map[int]int{roleStateK: {}, roleActionK: {}, roleNextK: {}}
+	vec := map[role]map[int]int{roleStateK: {}, roleActionK: {}, roleNextK: {}, roleTargetK: {}, roleNextTarget: {}}
 	first := map[role]int{} // first position of each role
 	for j, name := range names {
 		if name == "" {
@@ -176,11 +185,12 @@ func newLayout(file string, names []string, row int) (*layout, error) {
 		{roleAction, roleActionK, ` (give "action" for an action id or "action_0", "action_1", ... for an action vector)`},
 		{roleReward, roleReward, ""},
 		{roleBehavior, roleBehaviorLn, ` (give "behavior_prob" or "behavior_logprob")`},
-		{roleTarget, roleTargetLn, ` (give "target_prob" or "target_logprob")`},
+		{roleTarget, roleTargetLn, ` (give "target_prob" or "target_logprob", or the target's whole action distribution as target_prob_0, target_prob_1, ...)`},
 	} {
 		_, ok1 := first[req.r]
 		_, ok2 := first[req.alt]
-		if !ok1 && !ok2 {
+		_, ok3 := first[roleTargetK]
+		if !ok1 && !ok2 && (req.r != roleTarget || !ok3) {
 			return nil, fail(scalarNames[req.r], "required column is missing%s", req.msg)
 		}
 	}
@@ -224,11 +234,43 @@ func newLayout(file string, names []string, row int) (*layout, error) {
 	l.next = hasNext || hasNextK
 	_, l.behaviorLn = first[roleBehaviorLn]
 	_, l.targetLn = first[roleTargetLn]
+	if p, ok := first[roleTarget]; ok {
+		l.target = names[p]
+	} else if p, ok := first[roleTargetLn]; ok {
+		l.target = names[p]
+	}
+
+	// The target's whole action distribution: discrete actions only;
+	// next_target_prob_k has one column per target_prob_k and needs the
+	// next state.
+	l.targetK = dims[roleTargetK]
+	pk, hasK := first[roleTargetK]
+	pn, hasNextTarget := first[roleNextTarget]
+	switch nd := dims[roleNextTarget]; {
+	case l.actionDim > 0 && (hasK || hasNextTarget):
+		p := pk
+		if !hasK || (hasNextTarget && pn < pk) {
+			p = pn
+		}
+		return nil, fail(names[p], "gives the target's probability of one discrete action, but the actions are vectors (%s); "+
+			"the target_prob_k and next_target_prob_k columns are for action ids (column \"action\")", span("action", l.actionDim))
+	case hasNextTarget && !hasK:
+		return nil, fail(names[pn], "next_target_prob_k (the target's action distribution at the next state) needs the target_prob_k columns (target_prob_0, target_prob_1, ...)")
+	case nd > l.targetK:
+		return nil, fail(fmt.Sprintf("next_target_prob_%d", l.targetK), "there are only %d target_prob_k columns (%s)", l.targetK, span("target_prob", l.targetK))
+	case hasNextTarget && nd < l.targetK:
+		return nil, fail(fmt.Sprintf("next_target_prob_%d", nd), "column is missing: there are %d target_prob_k columns (%s), so give %s",
+			l.targetK, span("target_prob", l.targetK), span("next_target_prob", l.targetK))
+	case hasNextTarget && !l.next:
+		return nil, fail(names[pn], "next_target_prob_k give the target's action distribution at the state after an episode's last row, "+
+			"which needs the next_state column (or next_state_0, ...)")
+	}
 	return l, nil
 }
 
 const contractColumns = "episode, t, state (or state_0, state_1, ...), action (or action_0, ...), reward, " +
-	"behavior_prob or behavior_logprob, target_prob or target_logprob, and optionally next_state (or next_state_0, ...)"
+	"behavior_prob or behavior_logprob, target_prob or target_logprob, and optionally next_state (or next_state_0, ...), " +
+	"target_prob_0, target_prob_1, ... and next_target_prob_0, next_target_prob_1, ..."
 
 // span names the vector columns name_0 ... name_{d-1}.
 func span(name string, d int) string {

@@ -37,7 +37,7 @@ func ReadCSV(r io.Reader, name string) (*Dataset, error) {
 		return nil, err
 	}
 	b := newBuilder(name, lay)
-	p := csvRowParser{b: b, lay: lay, names: names, nextVec: make([]float64, lay.stateDim)}
+	p := csvRowParser{b: b, lay: lay, names: names, x: newRowExtra(lay)}
 	blankRow := 0 // first empty line after the last data row
 	for {
 		fields, err := sc.next()
@@ -79,22 +79,26 @@ func ReadCSV(r io.Reader, name string) (*Dataset, error) {
 
 // csvRowParser checks and converts the fields of one data row.
 type csvRowParser struct {
-	b       *builder
-	lay     *layout
-	names   []string
-	nextVec []float64 // next-state vector of the current row
+	b     *builder
+	lay   *layout
+	names []string
+	x     *rowExtra // the current row's optional vectors
 }
 
 func (p *csvRowParser) parse(fields [][]byte, row int32) error {
 	b, lay := p.b, p.lay
-	r := rec{state: -1, action: -1, next: -1, row: row}
-	nextGiven, firstEmpty := 0, -1 // next-state vector components given
-	var obs, act []float64
+	r := rec{state: -1, action: -1, next: -1, ntp: -1, row: row}
+	x := p.x
+	x.reset()
+	var obs, act, tp []float64
 	if lay.stateDim > 0 {
 		obs = b.obs.add()
 	}
 	if lay.actionDim > 0 {
 		act = b.act.add()
+	}
+	if lay.targetK > 0 {
+		tp = b.tp.add()
 	}
 	discrete := lay.discreteActions()
 	for j, f := range fields {
@@ -138,19 +142,20 @@ func (p *csvRowParser) parse(fields [][]byte, row int32) error {
 			}
 		case roleNextK:
 			if len(f) == 0 {
-				if firstEmpty < 0 {
-					firstEmpty = c.k
-				}
+				miss(&x.nextMissing, c.k)
 				break
 			}
-			nextGiven++
-			p.nextVec[c.k], msg = parseReal(f)
+			x.nextGiven++
+			x.next[c.k], msg = parseReal(f)
 			if msg == "" {
-				msg = checkReal(p.nextVec[c.k])
+				msg = checkReal(x.next[c.k])
 			}
 		case roleBehavior, roleBehaviorLn, roleTarget, roleTargetLn:
 			var v float64
 			v, msg = parseReal(f)
+			if c.role == roleTarget || c.role == roleTargetLn {
+				x.target = v
+			}
 			if msg == "" {
 				v, msg = logProb(v, c.role, discrete)
 			}
@@ -159,12 +164,27 @@ func (p *csvRowParser) parse(fields [][]byte, row int32) error {
 			} else {
 				r.lt = v
 			}
+		case roleTargetK:
+			tp[c.k], msg = parseReal(f)
+			if msg == "" {
+				msg = checkProb(tp[c.k])
+			}
+		case roleNextTarget:
+			if len(f) == 0 {
+				miss(&x.ntpMissing, c.k)
+				break
+			}
+			x.ntpGiven++
+			x.ntp[c.k], msg = parseReal(f)
+			if msg == "" {
+				msg = checkProb(x.ntp[c.k])
+			}
 		}
 		if msg != "" {
 			return &FormatError{File: b.file, Row: int(row), Column: c.name, Msg: msg}
 		}
 	}
-	return b.addWithNext(r, row, p.nextVec, nextGiven, firstEmpty, "empty value")
+	return b.addRow(r, x, "empty value")
 }
 
 // parseReal parses a float field. NaN and infinities parse (the callers
@@ -420,8 +440,12 @@ func (sc *csvScanner) split() [][]byte {
 // t, state (or state_0 ...), action (or action_0 ...), reward,
 // behavior_logprob, target_logprob and next_state (or next_state_0 ...),
 // which is filled on the last row of each episode that has a next state
-// and empty elsewhere. Numbers are written in the shortest form that reads
-// back exactly; a target log-probability of -Inf is written "-Inf".
+// and empty elsewhere. A dataset with TargetProbs adds target_prob_0 ...
+// target_prob_{K-1} (K = NumActions) after target_logprob, and, if some
+// episode has HasFinalTarget, next_target_prob_0 ... after the next-state
+// columns, filled on those episodes' last rows and empty elsewhere.
+// Numbers are written in the shortest form that reads back exactly; a
+// target log-probability of -Inf is written "-Inf".
 //
 // WriteCSV first checks d with Validate, so that whatever it writes,
 // ReadCSV reads back as the same dataset.
@@ -436,7 +460,14 @@ func WriteCSV(w io.Writer, d *Dataset) error {
 	buf = appendNames(buf, "state", sd)
 	buf = appendNames(buf, "action", ad)
 	buf = append(buf, ",reward,behavior_logprob,target_logprob"...)
+	K, nextK := targetColumns(d)
+	if K > 0 {
+		buf = appendNames(buf, "target_prob", K)
+	}
 	buf = appendNames(buf, "next_state", sd)
+	if nextK {
+		buf = appendNames(buf, "next_target_prob", K)
+	}
 	buf = append(buf, '\n')
 	for e := range d.NumEpisodes() {
 		id := appendField(nil, d.IDs[e])
@@ -461,6 +492,9 @@ func WriteCSV(w io.Writer, d *Dataset) error {
 			buf = strconv.AppendFloat(buf, d.LogBehavior[j], 'g', -1, 64)
 			buf = append(buf, ',')
 			buf = strconv.AppendFloat(buf, d.LogTarget[j], 'g', -1, 64)
+			if K > 0 {
+				buf = appendState(buf, -1, d.TargetProbsAt(j), K)
+			}
 			switch {
 			case j == hi-1 && d.HasFinal[e] && sd == 0:
 				buf = appendState(buf, int(d.FinalState[e]), nil, 0)
@@ -472,6 +506,16 @@ func WriteCSV(w io.Writer, d *Dataset) error {
 			default:
 				for range sd {
 					buf = append(buf, ',')
+				}
+			}
+			if nextK {
+				if j == hi-1 && d.HasFinalTarget[e] {
+					v, _ := d.NextTargetProbs(e, j)
+					buf = appendState(buf, -1, v, K)
+				} else {
+					for range K {
+						buf = append(buf, ',')
+					}
 				}
 			}
 			buf = append(buf, '\n')
@@ -487,6 +531,19 @@ func WriteCSV(w io.Writer, d *Dataset) error {
 		return err
 	}
 	return bw.Flush()
+}
+
+// targetColumns returns the number of target_prob_k columns a writer
+// writes (0 without TargetProbs) and whether it writes next_target_prob_k
+// (some episode has HasFinalTarget).
+func targetColumns(d *Dataset) (K int, next bool) {
+	if d.TargetProbs == nil {
+		return 0, false
+	}
+	for _, h := range d.HasFinalTarget {
+		next = next || h
+	}
+	return d.NumActions, next
 }
 
 // appendNames appends ",name" for an id or ",name_0,...,name_{n-1}".

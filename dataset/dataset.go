@@ -18,7 +18,8 @@ import (
 // step is (FinalState, FinalObs), when the log gives it (HasFinal).
 //
 // A discrete-state log costs 32 bytes a step (two int32 ids and three
-// float64s), against about 260 for the step structs ihope used before.
+// float64s), against about 260 for the step structs ihope used before,
+// and 8 bytes more per action with TargetProbs.
 // A Dataset is read-only once built: estimators and learners share it.
 // Build one with a Builder (or New), or read one with ReadFile.
 type Dataset struct {
@@ -47,10 +48,12 @@ type Dataset struct {
 
 	// TargetProbs, if not nil, is the target's whole action distribution
 	// pi(k|s_j) at every step, NumActions entries per step (discrete
-	// actions; the target_prob_k columns or a target policy file).
-	// FinalTargetProbs holds pi(k|s') at the state after each episode's
-	// last step, NumActions per episode, where HasFinalTarget says it is
-	// known (the next_target_prob_k columns).
+	// actions; the target_prob_k columns or a target policy file, see
+	// SetTargetPolicy). FinalTargetProbs holds pi(k|s') at the state after
+	// each episode's last step, NumActions per episode, where
+	// HasFinalTarget says it is known (the next_target_prob_k columns);
+	// it is zero where not known. HasFinalTarget implies HasFinal. Without
+	// TargetProbs, FinalTargetProbs and HasFinalTarget are nil too.
 	TargetProbs      []float64
 	FinalTargetProbs []float64
 	HasFinalTarget   []bool
@@ -192,7 +195,8 @@ func (d *Dataset) NextTargetProbs(e, j int) ([]float64, bool) {
 // code that reads a dataset one step at a time and for tests.
 func (d *Dataset) Step(e, j int) Step {
 	s := Step{State: -1, Action: -1, NextState: -1, Reward: d.Reward[j],
-		LogBehavior: d.LogBehavior[j], LogTarget: d.LogTarget[j]}
+		LogBehavior: d.LogBehavior[j], LogTarget: d.LogTarget[j], TargetProbs: d.TargetProbsAt(j)}
+	s.NextTargetProbs, _ = d.NextTargetProbs(e, j)
 	if d.StateDim == 0 {
 		s.State = int(d.State[j])
 		s.NextState, s.HasNext = d.NextState(e, j)
@@ -309,10 +313,15 @@ type next struct {
 	ok    bool // known (false after an episode's last step without one)
 }
 
-// derive returns an empty dataset with d's sizes.
+// derive returns an empty dataset with d's sizes (and TargetProbs, empty,
+// if d has them).
 func (d *Dataset) derive() *Dataset {
-	return &Dataset{NumStates: d.NumStates, NumActions: d.NumActions, StateDim: d.StateDim,
+	out := &Dataset{NumStates: d.NumStates, NumActions: d.NumActions, StateDim: d.StateDim,
 		ActionDim: d.ActionDim, Start: []int{0}}
+	if d.TargetProbs != nil {
+		out.TargetProbs, out.FinalTargetProbs, out.HasFinalTarget = []float64{}, []float64{}, []bool{}
+	}
+	return out
 }
 
 // appendSpan appends steps [lo, hi) of d's episode e as a new episode;
@@ -339,11 +348,23 @@ func (out *Dataset) appendColumns(d *Dataset, lo, hi int) {
 	out.Reward = append(out.Reward, d.Reward[lo:hi]...)
 	out.LogBehavior = append(out.LogBehavior, d.LogBehavior[lo:hi]...)
 	out.LogTarget = append(out.LogTarget, d.LogTarget[lo:hi]...)
+	if k := d.NumActions; d.TargetProbs != nil {
+		out.TargetProbs = append(out.TargetProbs, d.TargetProbs[lo*k:hi*k]...)
+	}
 }
 
 // appendFinal appends, as the final state of out's last episode, the
-// state after step j of d's episode e.
+// state after step j of d's episode e, and the target's distribution
+// there (none after a block end, see NextTargetProbs).
 func (out *Dataset) appendFinal(d *Dataset, e, j int) {
+	if d.TargetProbs != nil {
+		v, ok := d.NextTargetProbs(e, j)
+		if !ok {
+			v = make([]float64, d.NumActions)
+		}
+		out.FinalTargetProbs = append(out.FinalTargetProbs, v...)
+		out.HasFinalTarget = append(out.HasFinalTarget, ok)
+	}
 	if d.StateDim == 0 {
 		s, ok := d.NextState(e, j)
 		if !ok {
@@ -376,6 +397,9 @@ func (d *Dataset) Clone() *Dataset {
 	c.HasFinal = slices.Clone(d.HasFinal)
 	c.FinalState = slices.Clone(d.FinalState)
 	c.FinalObs = slices.Clone(d.FinalObs)
+	c.TargetProbs = slices.Clone(d.TargetProbs)
+	c.FinalTargetProbs = slices.Clone(d.FinalTargetProbs)
+	c.HasFinalTarget = slices.Clone(d.HasFinalTarget)
 	return &c
 }
 
@@ -403,6 +427,16 @@ type Step struct {
 	// log-probabilities for discrete actions, log-densities for real ones.
 	LogBehavior float64
 	LogTarget   float64
+
+	// TargetProbs, if not nil, is the target's whole action distribution
+	// pi(.|s_t), NumActions entries (discrete actions); a Builder takes
+	// it on every step or on none. NextTargetProbs, if not nil, is
+	// pi(.|s_{t+1}) at the next state: on an episode's last step (which
+	// must have HasNext) it becomes the episode's final distribution
+	// (Dataset.FinalTargetProbs); on another step it must equal the next
+	// step's TargetProbs.
+	TargetProbs     []float64
+	NextTargetProbs []float64
 }
 
 // LogRatio returns log beta(a_t|s_t) = log pi(a_t|s_t) - log pi0(a_t|s_t).

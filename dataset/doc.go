@@ -32,8 +32,12 @@
 //	action | action_0 ...            a discrete action id (integer >= 0), or a real action vector
 //	reward                           the reward of the step
 //	behavior_prob | behavior_logprob pi0(a_t|s_t), or its logarithm
-//	target_prob | target_logprob     pi(a_t|s_t), or its logarithm
+//	target_prob | target_logprob     pi(a_t|s_t), or its logarithm; may be omitted when target_prob_k are given
+//	target_prob_0 ... target_prob_{K-1}
+//	                                 optional, discrete actions only: pi(k|s_t) for every action k
 //	next_state | next_state_0 ...    optional: the state after the step
+//	next_target_prob_0 ... next_target_prob_{K-1}
+//	                                 optional: pi(k|s') at the state after an episode's last step
 //
 // Rows may come in any order: they are sorted by episode, in the order of
 // each episode's first row, then by t. Episodes may have different lengths.
@@ -51,7 +55,8 @@
 //     strconv.ParseFloat accepts ("NaN", "nan", "Inf", "+Inf", "infinity"),
 //     are refused, with one exception: target_logprob may be -Inf.
 //   - With discrete actions, behavior_prob lies in (0, 1] and target_prob
-//     in [0, 1]; log-probabilities are at most 0. With vector actions they
+//     (and target_prob_k, next_target_prob_k) in [0, 1];
+//     log-probabilities are at most 0. With vector actions they
 //     are densities: behavior_prob > 0 and target_prob >= 0, and their
 //     logarithms may be positive.
 //   - A target probability of 0 is valid: the target never takes that
@@ -64,11 +69,38 @@
 //     row it may be empty, and if given it must equal the state of the
 //     following row. A next-state vector is given whole or not at all.
 //
+// The target's whole action distribution (discrete actions only):
+//
+//   - target_prob_0 ... target_prob_{K-1} give pi(k|s_t) for every action
+//     k. They are given on every row or not at all: all K columns are
+//     present, and an empty value (a null) on any row is refused. Each
+//     value lies in [0, 1] and each row's values sum to 1 within 1e-6.
+//   - K is at least the number of actions, 1 + the largest action id:
+//     larger K are actions never logged, and a row whose action id is K
+//     or more is refused (at its action column). NumActions is then K.
+//   - target_prob or target_logprob may be given as well; then the
+//     logged action's probability, exp of the log-probability, must agree
+//     with target_prob_{a_t} within 1e-6 (absolute), and LogTarget is the
+//     logged value. Without them LogTarget = log target_prob_{a_t} (-Inf
+//     for 0). A problem of a whole row (its sum) is reported at
+//     target_prob_0, a disagreement at target_prob or target_logprob.
+//   - next_target_prob_0 ... next_target_prob_{K-1} need the
+//     target_prob_k columns (one for each) and the next_state column(s).
+//     They give pi(k|s') at the next state, on an episode's last row
+//     that gives next_state, by the same rules (given whole or not at
+//     all); on any other row they must be empty. An episode whose last
+//     row has none has HasFinalTarget false (pi after it unknown).
+//   - With real actions (action_0 ...) these columns are refused.
+//
+// They are stored in Dataset.TargetProbs (NumActions per step) and
+// FinalTargetProbs and HasFinalTarget (per episode). A target policy file
+// (Dataset.SetTargetPolicy) fills the same columns.
+//
 // The dataset read has, for discrete states, NumStates = 1 + the largest
 // state id in state and next_state, and NumActions = 1 + the largest action
-// id. For vector states StateDim = d and the Obs column is set; for vector
-// actions ActionDim = d and ActionVec is set. An episode whose last row has
-// no next state has HasFinal false.
+// id, or K with target_prob_k columns. For vector states StateDim = d and
+// the Obs column is set; for vector actions ActionDim = d and ActionVec is
+// set. An episode whose last row has no next state has HasFinal false.
 //
 // # CSV details
 //
@@ -108,7 +140,9 @@
 //
 // WriteCSV, WriteParquet and WriteFile write behavior_logprob and
 // target_logprob (exact, in the shortest form that reads back to the same
-// float64) and next_state on the last row of each episode. They first check
-// the dataset with Dataset.Validate, so a dataset that is written reads back
-// identical.
+// float64) and next_state on the last row of each episode; with
+// TargetProbs also target_prob_0 ... target_prob_{K-1} on every row and,
+// where HasFinalTarget, next_target_prob_k on the last row. They first
+// check the dataset with Dataset.Validate, so a dataset that is written
+// reads back identical.
 package dataset

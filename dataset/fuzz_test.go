@@ -29,11 +29,17 @@ func FuzzReadCSV(f *testing.F) {
 		hdr + ok + "\n" + ok,
 		hdr + "\"a\n,0,1,0,1,0.5,0.5\n",
 		"episode,t,state,action,reward,behavior_prob,target_prob,next_state\na,0,1,0,1,0.5,0.5,2\na,1,3,0,1,0.5,0.5,\n",
+		// The target's whole distribution.
+		tpHdr + tpRow0 + tpRow1,
+		tpNextHdr + tpNext1 + tpNext0 + "b,0,2,2,0,1,0,0,1,0,1,0,0\n",
+		tpScalarHdr + "a,0,0,1,1,0.5,0.8000001,0.2,0.8,0\n",
+		tpHdr + "a,0,0,1,1,0.5,0.2,0.7999995,0.0000004\n",
 	} {
 		f.Add([]byte(s))
 	}
 	f.Add(writeCSV(f, sampled(f, 3, 4)))
 	f.Add(writeCSV(f, continuous(f)))
+	f.Add(writeCSV(f, withTargetProbs(f)["vector states"]))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		d, err := dataset.ReadCSV(bytes.NewReader(in), "fuzz.csv")
 		if err != nil {
@@ -65,6 +71,7 @@ func FuzzReadCSV(f *testing.F) {
 func FuzzReadParquet(f *testing.F) {
 	f.Add(writeParquet(f, sampled(f, 2, 3)))
 	f.Add(writeParquet(f, continuous(f)))
+	f.Add(writeParquet(f, withTargetProbs(f)["vector states"]))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		d, err := dataset.ReadParquet(bytes.NewReader(in), int64(len(in)), "fuzz.parquet")
 		if err != nil {

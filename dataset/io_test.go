@@ -49,6 +49,9 @@ func (m *tiny) NumActions() int                 { return 3 }
 func (m *tiny) Initial() []float64              { return []float64{0.25, 0.25, 0.25, 0.25} }
 func (m *tiny) Outcomes(s, a int) []env.Outcome { return m.out[s][a] }
 
+// tinyTarget is the target policy of sampled, one row per state of tiny.
+var tinyTarget = [][]float64{{0.5, 0.5, 0}, {0.1, 0.2, 0.7}, {0, 0, 1}, {0.4, 0.4, 0.2}}
+
 // sampled returns 20 episodes of 15 steps from tiny. The target policy
 // gives probability 0 to some logged actions (LogTarget = -Inf).
 func sampled(t testing.TB, n, T int) *dataset.Dataset {
@@ -57,7 +60,7 @@ func sampled(t testing.TB, n, T int) *dataset.Dataset {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := policy.NewTabular([][]float64{{0.5, 0.5, 0}, {0.1, 0.2, 0.7}, {0, 0, 1}, {0.4, 0.4, 0.2}})
+	p, err := policy.NewTabular(tinyTarget)
 	if err != nil {
 		t.Fatal(err)
 	}

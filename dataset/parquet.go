@@ -22,7 +22,8 @@ import (
 // FLOAT or DOUBLE holding whole numbers; real columns may be any of these
 // four; episode may be a string (BYTE_ARRAY) or an integer. Columns may be
 // optional, but a null counts as an empty value: it is refused everywhere
-// except in next_state. Row numbers in errors count records from 1.
+// except in next_state and next_target_prob_k. Row numbers in errors count
+// records from 1.
 // Columns are read in batches, so memory beyond the dataset stays small.
 func ReadParquet(r io.ReaderAt, size int64, name string) (d *Dataset, err error) {
 	if msg := checkParquetFrame(r, size); msg != "" {
@@ -63,7 +64,7 @@ func ReadParquet(r io.ReaderAt, size int64, name string) (d *Dataset, err error)
 	}
 
 	b := newBuilder(name, lay)
-	p := pqRowParser{b: b, lay: lay, nextVec: make([]float64, lay.stateDim)}
+	p := pqRowParser{b: b, lay: lay, x: newRowExtra(lay)}
 	base := int64(0) // rows in earlier row groups
 	for _, rg := range f.RowGroups() {
 		chunks := rg.ColumnChunks()
@@ -265,21 +266,25 @@ func (c *pqColumn) index(i int, noun string) (int32, string) {
 
 // pqRowParser checks and converts one row of a batch.
 type pqRowParser struct {
-	b       *builder
-	lay     *layout
-	nextVec []float64
+	b   *builder
+	lay *layout
+	x   *rowExtra // the current row's optional vectors
 }
 
 func (p *pqRowParser) parse(cols []*pqColumn, i int, row int32) error {
 	b, lay := p.b, p.lay
-	r := rec{state: -1, action: -1, next: -1, row: row}
-	nextGiven, firstNull := 0, -1
-	var obs, act []float64
+	r := rec{state: -1, action: -1, next: -1, ntp: -1, row: row}
+	x := p.x
+	x.reset()
+	var obs, act, tp []float64
 	if lay.stateDim > 0 {
 		obs = b.obs.add()
 	}
 	if lay.actionDim > 0 {
 		act = b.act.add()
+	}
+	if lay.targetK > 0 {
+		tp = b.tp.add()
 	}
 	discrete := lay.discreteActions()
 	for _, c := range cols {
@@ -289,9 +294,9 @@ func (p *pqRowParser) parse(cols []*pqColumn, i int, row int32) error {
 			switch col.role {
 			case roleNext:
 			case roleNextK:
-				if firstNull < 0 {
-					firstNull = col.k
-				}
+				miss(&x.nextMissing, col.k)
+			case roleNextTarget:
+				miss(&x.ntpMissing, col.k)
 			default:
 				msg = "empty value (null)"
 			}
@@ -330,27 +335,37 @@ func (p *pqRowParser) parse(cols []*pqColumn, i int, row int32) error {
 			r.reward = c.real(i)
 			msg = checkReal(r.reward)
 		case roleNextK:
-			nextGiven++
-			p.nextVec[col.k] = c.real(i)
+			x.nextGiven++
+			x.next[col.k] = c.real(i)
 			msg = checkReal(c.real(i))
 		case roleBehavior, roleBehaviorLn:
 			r.lb, msg = logProb(c.real(i), col.role, discrete)
 		case roleTarget, roleTargetLn:
+			x.target = c.real(i)
 			r.lt, msg = logProb(c.real(i), col.role, discrete)
+		case roleTargetK:
+			tp[col.k] = c.real(i)
+			msg = checkProb(tp[col.k])
+		case roleNextTarget:
+			x.ntpGiven++
+			x.ntp[col.k] = c.real(i)
+			msg = checkProb(x.ntp[col.k])
 		}
 		if msg != "" {
 			return &FormatError{File: b.file, Row: int(row), Column: col.name, Msg: msg}
 		}
 	}
-	return b.addWithNext(r, row, p.nextVec, nextGiven, firstNull, "empty value (null)")
+	return b.addRow(r, x, "empty value (null)")
 }
 
 // WriteParquet writes d in the Parquet form of the log contract, with the
 // columns of WriteCSV in the same order: episode (string), t, state and
 // action ids (INT64) or their vector components (DOUBLE), reward,
-// behavior_logprob and target_logprob (DOUBLE), and an optional (nullable)
-// next_state (or next_state_0 ...) that is set on the last row of each
-// episode that has a next state and null elsewhere. Pages are compressed
+// behavior_logprob and target_logprob (DOUBLE), target_prob_k (DOUBLE) if
+// d has TargetProbs, an optional (nullable) next_state (or next_state_0
+// ...) that is set on the last row of each episode that has a next state
+// and null elsewhere, and, as WriteCSV, optional next_target_prob_k set on
+// the last row of each episode with HasFinalTarget. Pages are compressed
 // with Snappy.
 //
 // WriteParquet first checks d with Validate, so that whatever it writes,
@@ -370,7 +385,14 @@ func WriteParquet(w io.Writer, d *Dataset) error {
 	real("reward")
 	real("behavior_logprob")
 	real("target_logprob")
+	K, nextK := targetColumns(d)
+	if K > 0 {
+		vectorNode(&g, "target_prob", K, false)
+	}
 	nextCol := vectorNode(&g, "next_state", sd, true)
+	if nextK {
+		vectorNode(&g, "next_target_prob", K, true)
+	}
 
 	pw := parquet.NewWriter(w, parquet.NewSchema("ihope", &g), parquet.Compression(&parquet.Snappy))
 	const batch = 1024
@@ -414,6 +436,11 @@ func WriteParquet(w io.Writer, d *Dataset) error {
 			put(parquet.DoubleValue(d.Reward[j]), 0)
 			put(parquet.DoubleValue(d.LogBehavior[j]), 0)
 			put(parquet.DoubleValue(d.LogTarget[j]), 0)
+			if K > 0 {
+				for _, v := range d.TargetProbsAt(j) {
+					put(parquet.DoubleValue(v), 0)
+				}
+			}
 			hasNext := j == hi-1 && d.HasFinal[e]
 			var nextObs []float64
 			if hasNext && sd > 0 {
@@ -427,6 +454,16 @@ func WriteParquet(w io.Writer, d *Dataset) error {
 					put(parquet.Int64Value(int64(d.FinalState[e])), 1)
 				default:
 					put(parquet.DoubleValue(nextObs[k]), 1)
+				}
+			}
+			if nextK {
+				v, ok := d.NextTargetProbs(e, j)
+				for k := range K {
+					if j == hi-1 && ok {
+						put(parquet.DoubleValue(v[k]), 1)
+					} else {
+						put(parquet.NullValue(), 0)
+					}
 				}
 			}
 			rows = append(rows, row)

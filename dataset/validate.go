@@ -21,6 +21,13 @@ import (
 //   - Rewards are finite; LogBehavior is finite; LogTarget is not NaN or
 //     +Inf (-Inf means the target never takes the action); with discrete
 //     actions both are at most 0.
+//   - TargetProbs, if not nil: discrete actions; NumActions entries per
+//     step, FinalTargetProbs NumActions per episode and HasFinalTarget one
+//     per episode (all three nil without TargetProbs). Every step's row
+//     and every known final row lies in [0, 1] and sums to 1 within 1e-6;
+//     a step's entry for its action agrees with exp(LogTarget) within
+//     1e-6. HasFinalTarget implies HasFinal, and an unknown final row is
+//     zero.
 //
 // The error names the episode and the step.
 func (d *Dataset) Validate() error {
@@ -60,6 +67,9 @@ func (d *Dataset) Validate() error {
 			if msg := d.checkStep(j); msg != "" {
 				return fmt.Errorf("dataset: episode %q, step %d: %s", id, j-lo, msg)
 			}
+		}
+		if msg := d.checkFinalTarget(e); msg != "" {
+			return fmt.Errorf("dataset: episode %q, step %d: %s", id, hi-1-lo, msg)
 		}
 		if d.HasFinal[e] {
 			var msg string
@@ -112,12 +122,61 @@ func (d *Dataset) checkShape() error {
 	} else {
 		checks = append(checks, col("Action", len(d.Action), 0), col("ActionVec", len(d.ActionVec), n*d.ActionDim))
 	}
+	if d.TargetProbs == nil {
+		checks = append(checks, col("FinalTargetProbs (without TargetProbs)", len(d.FinalTargetProbs), 0),
+			col("HasFinalTarget (without TargetProbs)", len(d.HasFinalTarget), 0))
+	} else {
+		if d.ActionDim > 0 {
+			return fmt.Errorf("dataset: TargetProbs is set but the actions are vectors (ActionDim %d); it is for discrete actions", d.ActionDim)
+		}
+		k := d.NumActions
+		checks = append(checks, col("TargetProbs", len(d.TargetProbs), n*k),
+			col("FinalTargetProbs", len(d.FinalTargetProbs), m*k), col("HasFinalTarget", len(d.HasFinalTarget), m))
+	}
 	for _, err := range checks {
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// checkTargetRow checks a row of the target's action distribution.
+func checkTargetRow(p []float64) string {
+	for k, v := range p {
+		if msg := checkProb(v); msg != "" {
+			return fmt.Sprintf("probability of action %d: %s", k, msg)
+		}
+	}
+	if sum, ok := checkDistribution(p); !ok {
+		return fmt.Sprintf("probabilities sum to %s, want 1 (within 1e-6)", sumText(sum))
+	}
+	return ""
+}
+
+// checkFinalTarget checks episode e's final row of the target's action
+// distribution.
+func (d *Dataset) checkFinalTarget(e int) string {
+	if d.TargetProbs == nil {
+		return ""
+	}
+	k := d.NumActions
+	p := d.FinalTargetProbs[e*k : (e+1)*k]
+	switch {
+	case d.HasFinalTarget[e] && !d.HasFinal[e]:
+		return "HasFinalTarget is set but the next state is unknown (HasFinal is false)"
+	case d.HasFinalTarget[e]:
+		if msg := checkTargetRow(p); msg != "" {
+			return "FinalTargetProbs: " + msg
+		}
+	default:
+		for a, v := range p {
+			if v != 0 {
+				return fmt.Sprintf("FinalTargetProbs[%d] is %v but HasFinalTarget is false (an unknown row is zero)", a, v)
+			}
+		}
+	}
+	return ""
 }
 
 func (d *Dataset) checkStep(j int) string {
@@ -154,6 +213,16 @@ func (d *Dataset) checkStep(j int) string {
 	}
 	if discrete && (lb > 0 || lt > 0) {
 		return fmt.Sprintf("log-probabilities %v (behavior) and %v (target) must be at most 0 for discrete actions", lb, lt)
+	}
+	if d.TargetProbs != nil {
+		p := d.TargetProbsAt(j)
+		if msg := checkTargetRow(p); msg != "" {
+			return "TargetProbs: " + msg
+		}
+		if a := d.Action[j]; !agrees(lt, p[a]) {
+			return fmt.Sprintf("LogTarget %v (probability %v) disagrees with TargetProbs[%d] = %v, the target probability of the action (within 1e-6)",
+				lt, math.Exp(lt), a, p[a])
+		}
 	}
 	return ""
 }
