@@ -21,6 +21,12 @@
 // gradients instead of stochastic gradient descent. The neural learner
 // for real-valued states lives beside it in this package.
 //
+// Marginal learns, for the finite-horizon estimand instead, the
+// time-indexed ratios w_t(s) = d^pi_t(s) / d^pi0_t(s) of tabular
+// marginalized importance sampling (Xie, Ma, Wang 2019), by pushing the
+// logged start distribution through the importance-weighted empirical
+// transitions of every step t.
+//
 // A learned ratio is consumed by the density-ratio estimator of package
 // ope, R = sum_i v_i r_i / sum_i v_i with v_i = gamma^t_i w(s_i) beta_i.
 //

@@ -1,0 +1,190 @@
+package ratio
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/ihope-ope/ihope/dataset"
+)
+
+// Marginal learns the time-indexed state ratios of tabular marginalized
+// importance sampling (Xie, Ma, Wang 2019, "TMIS"), for the finite-horizon
+// estimand:
+//
+//	w_t(s) = d^pi_t(s) / d^pi0_t(s),   t = 0..H-1,
+//
+// with d_t the distribution of the state at step t and H the longest
+// logged episode. From the log:
+//
+//	d^pi0_t(s)  = share of the episodes alive at t (with a step t) that are in s at t,
+//	d^pi_0      = d^pi0_0,
+//	d^pi_{t+1}(s') = sum_s d^pi_t(s) Phat^pi_t(s'|s),
+//	Phat^pi_t(s'|s) = (1/n_t(s)) sum_{i alive at t+1, s^i_t = s} beta^i_t 1[s^i_{t+1} = s'],
+//
+// n_t(s) the number of episodes alive at t+1 that are in s at t and
+// beta^i_t = pi(a^i_t|s^i_t) / pi0(a^i_t|s^i_t): the importance-weighted
+// empirical transition of step t, kept apart for every t (the chain of a
+// finite horizon need not be stationary in t, and the log's start
+// distribution is its own). Recursing on state marginals instead of
+// multiplying the ratios beta along a trajectory is what makes the
+// estimator's mean-squared error polynomial in the horizon instead of
+// exponential (Xie et al.'s main theorem).
+//
+// Episodes of unequal lengths: an episode that ends at step t says
+// nothing about step t+1, so it is left out of both d^pi0_{t+1} (the share
+// is over the episodes that continue) and Phat^pi_t (n_t(s) counts the
+// episodes that continue from s). If no episode continues from a state s
+// that carries target mass at t, that mass is dropped: d^pi_{t+1} is left
+// as the recursion gives it, not rescaled (with sampled data it does not
+// sum to 1 anyway: Phat is an importance-sampling estimate, exact only in
+// expectation). The final next state of an episode is not used.
+//
+// Where d^pi0_t(s) = 0 the ratio is 0; the recursion never puts target
+// mass there (Phat^pi_t only leads to states logged at t+1). The
+// discount plays no role in w_t: the estimator applies gamma^t; Fit
+// accepts any gamma in (0, 1]. Fit needs the behavior's log-probabilities
+// (LogBehavior) and the target's (LogTarget) of the logged actions only.
+//
+// The finite-horizon estimate built on it is
+//
+//	R = (1/n) sum_i g0_i sum_t gamma^t w_t(s^i_t) beta^i_t r^i_t,   g0_i = 1 / sum_{t<T_i} gamma^t.
+//
+// References:
+//
+//	Xie, Ma, Wang (2019), "Towards optimal off-policy evaluation for
+//	reinforcement learning with marginalized importance sampling",
+//	NeurIPS (the MIS estimator of the state marginals, in its tabular
+//	form with the importance-weighted transition above).
+type Marginal struct{}
+
+// MarginalModel holds the learned time-indexed ratios w_t(s).
+type MarginalModel struct {
+	nS, horizon int
+	w           []float64 // w_t(s) at t*nS+s
+}
+
+var (
+	_ Learner = Marginal{}
+	_ Model   = (*MarginalModel)(nil)
+)
+
+// Name returns "marginal".
+func (Marginal) Name() string { return "marginal" }
+
+// Fit learns w_t(s) for t below the longest episode of d (see Marginal).
+// The model is a *MarginalModel.
+func (Marginal) Fit(d *dataset.Dataset, gamma float64) (Model, error) {
+	if !(gamma > 0 && gamma <= 1) {
+		return nil, fmt.Errorf("ratio: discount %v outside (0, 1]", gamma)
+	}
+	if d == nil || !d.Discrete() || d.NumStates <= 0 || d.NumStates > math.MaxInt32 {
+		return nil, errors.New("ratio: the marginal learner needs discrete states")
+	}
+	nE := d.NumEpisodes()
+	if nE == 0 {
+		return nil, errors.New("ratio: marginal: no episodes")
+	}
+	nS := d.NumStates
+	beta := make([]float64, d.NumSteps())
+	for e := range nE {
+		lo, hi := d.Span(e)
+		if hi == lo {
+			return nil, fmt.Errorf("ratio: marginal: episode %q has no steps", d.IDs[e])
+		}
+		for j := lo; j < hi; j++ {
+			if s := d.State[j]; s < 0 || int(s) >= nS {
+				return nil, fmt.Errorf("ratio: episode %q step %d: state %d outside [0, %d)", d.IDs[e], j-lo, s, nS)
+			}
+			lt, lb := d.LogTarget[j], d.LogBehavior[j]
+			lr := lt - lb
+			beta[j] = math.Exp(lr)
+			if math.IsNaN(lr) || math.IsInf(lb, 0) || math.IsInf(beta[j], 1) {
+				return nil, fmt.Errorf("ratio: episode %q step %d: log-probabilities %v (target), %v (behavior) give no finite ratio",
+					d.IDs[e], j-lo, lt, lb)
+			}
+		}
+	}
+	H := d.MaxLen()
+	m := &MarginalModel{nS: nS, horizon: H, w: make([]float64, H*nS)}
+	// alive lists the episodes alive at t (Len > t); it shrinks with t.
+	alive := make([]int, nE)
+	for e := range alive {
+		alive[e] = e
+	}
+	dpi := make([]float64, nS)  // d^pi_t
+	next := make([]float64, nS) // d^pi_{t+1}
+	cnt := make([]float64, nS)  // episodes alive at t in s, then n_t(s)
+	// t = 0: d^pi_0 = d^pi0_0, w_0 = 1 on the logged first states.
+	for _, e := range alive {
+		cnt[d.State[d.Start[e]]]++
+	}
+	for s, c := range cnt {
+		if c > 0 {
+			dpi[s] = c / float64(nE)
+			m.w[s] = 1
+		}
+	}
+	for t := 0; t+1 < H; t++ {
+		// The episodes that continue to t+1.
+		k := 0
+		for _, e := range alive {
+			if d.Len(e) > t+1 {
+				alive[k] = e
+				k++
+			}
+		}
+		alive = alive[:k]
+		clear(cnt)
+		for _, e := range alive {
+			cnt[d.State[d.Start[e]+t]]++ // n_t(s)
+		}
+		clear(next)
+		for _, e := range alive {
+			j := d.Start[e] + t
+			s := d.State[j]
+			next[d.State[j+1]] += dpi[s] * beta[j] / cnt[s]
+		}
+		// d^pi0_{t+1}: the continuing episodes' states at t+1.
+		clear(cnt)
+		for _, e := range alive {
+			cnt[d.State[d.Start[e]+t+1]]++
+		}
+		row := m.w[(t+1)*nS : (t+2)*nS]
+		for s, c := range cnt {
+			if c > 0 {
+				row[s] = next[s] / (c / float64(k))
+			}
+		}
+		dpi, next = next, dpi
+	}
+	return m, nil
+}
+
+// Horizon returns H, the number of steps t with a learned ratio.
+func (m *MarginalModel) Horizon() int { return m.horizon }
+
+// Ratio returns w_t(s), or 0 for a step t >= Horizon() (no logged episode
+// was that long) or a state outside the model.
+func (m *MarginalModel) Ratio(t, s int) float64 {
+	if t < 0 || t >= m.horizon || s < 0 || s >= m.nS {
+		return 0
+	}
+	return m.w[t*m.nS+s]
+}
+
+// StepRatios returns w_t(s_j) for every step j of d, t = j - Start[e] the
+// step's index in its episode (0 where Ratio is 0).
+func (m *MarginalModel) StepRatios(d *dataset.Dataset) ([]float64, error) {
+	if !d.Discrete() {
+		return nil, errors.New("ratio: a marginal ratio needs discrete states")
+	}
+	w := make([]float64, d.NumSteps())
+	for e := range d.NumEpisodes() {
+		lo, hi := d.Span(e)
+		for j := lo; j < hi; j++ {
+			w[j] = m.Ratio(j-lo, int(d.State[j]))
+		}
+	}
+	return w, nil
+}

@@ -1,0 +1,224 @@
+package value
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/env"
+)
+
+// CountModel is the maximum-likelihood tabular model of a dataset's
+// transitions, an env.Tabular:
+//
+//	P(s'|s,a) = N(s,a,s') / N(s,a),   r(s,a) = mean of the rewards logged at (s,a),
+//	Initial   = the empirical distribution of the episodes' first states,
+//
+// where N counts the logged transitions (steps whose next state is known;
+// a final step without a next state still counts towards r). Every
+// outcome of (s,a) carries the reward r(s,a).
+//
+// Pairs the logs say nothing about follow two rules, applied separately
+// to the transition and to the reward:
+//
+//   - An action never logged in a state that was logged with other actions
+//     behaves like that state's logged actions pooled together: its next
+//     state is drawn from N(s,·,s') / N(s,·) and its reward is the mean of
+//     all rewards logged in s. Unseen actions are thus "an average action
+//     of that state" — the empirical mixture the behavior policy itself
+//     played there.
+//   - A state never left in the logs (it appears only as the next state of
+//     an episode's last step) loops to itself with the mean of all logged
+//     rewards.
+//
+// Why: these rules invent no dynamics and no reward the data do not
+// contain. The authors' code instead smooths the counts by 1e-9, which
+// sends an unseen pair to a uniformly random state among all states (in
+// Taxi, any of 2000, reachable or not), and gives it the mean reward of
+// the seen pairs; over a long horizon that teleport spreads the target's
+// mass to states the logs never describe and the error compounds. Pooling
+// keeps an unseen action where the data are, and the self-loop keeps an
+// unknown state from pulling mass anywhere else while scoring it with the
+// neutral data mean. Either way, pairs the behavior never tries are pairs
+// no estimator can evaluate from these logs; Visits exposes the counts so
+// that callers can check the coverage.
+type CountModel struct {
+	nS, nA int
+	init   []float64
+	out    [][]env.Outcome // out[s*nA+a]
+	visits []int           // N(s,a)
+}
+
+var _ env.Tabular = (*CountModel)(nil)
+
+// FitCountModel fits the count model to d, which must have discrete states
+// and actions (NumStates > 0, NumActions > 0) with every id in range.
+func FitCountModel(d *dataset.Dataset) (*CountModel, error) {
+	const name = "count model"
+	if d == nil || !d.Discrete() || d.NumStates <= 0 || d.NumActions <= 0 {
+		return nil, fmt.Errorf("%s: needs discrete states and actions (NumStates > 0, NumActions > 0)", name)
+	}
+	if err := checkEpisodes(name, d); err != nil {
+		return nil, err
+	}
+	nS, nA := d.NumStates, d.NumActions
+	nSA := nS * nA
+	m := &CountModel{nS: nS, nA: nA, init: make([]float64, nS), out: make([][]env.Outcome, nSA), visits: make([]int, nSA)}
+	rSum := make([]float64, nSA)
+	rCnt := make([]int, nSA)
+	// Pass 1: validate and count.
+	for i := range d.NumEpisodes() {
+		lo, hi := d.Span(i)
+		for j := lo; j < hi; j++ {
+			t, s, a := j-lo, int(d.State[j]), int(d.Action[j])
+			if s < 0 || s >= nS {
+				return nil, fmt.Errorf("%s: episode %q step %d: state %d outside [0, %d)", name, d.IDs[i], t, s, nS)
+			}
+			if a < 0 || a >= nA {
+				return nil, fmt.Errorf("%s: episode %q step %d: action %d outside [0, %d)", name, d.IDs[i], t, a, nA)
+			}
+			if err := checkReward(name, d, i, j); err != nil {
+				return nil, err
+			}
+			sa := s*nA + a
+			rSum[sa] += d.Reward[j]
+			rCnt[sa]++
+			if next, ok := d.NextState(i, j); ok {
+				if next < 0 || next >= nS {
+					return nil, fmt.Errorf("%s: episode %q step %d: next state %d outside [0, %d)", name, d.IDs[i], t, next, nS)
+				}
+				m.visits[sa]++
+			}
+		}
+		m.init[d.State[lo]]++
+	}
+	for s := range m.init {
+		m.init[s] /= float64(d.NumEpisodes())
+	}
+	// Pass 2: next states grouped by (s,a) (a counting sort), so that the
+	// next states of state s are next[off[s*nA]:off[(s+1)*nA]].
+	off := make([]int, nSA+1)
+	for sa, c := range m.visits {
+		off[sa+1] = off[sa] + c
+	}
+	next := make([]int, off[nSA])
+	pos := slices.Clone(off[:nSA])
+	for i := range d.NumEpisodes() {
+		lo, hi := d.Span(i)
+		for j := lo; j < hi; j++ {
+			if ns, ok := d.NextState(i, j); ok {
+				sa := int(d.State[j])*nA + int(d.Action[j])
+				next[pos[sa]] = ns
+				pos[sa]++
+			}
+		}
+	}
+	globalSum, globalCnt := 0.0, 0
+	for sa := range rSum {
+		globalSum += rSum[sa]
+		globalCnt += rCnt[sa]
+	}
+	globalMean := globalSum / float64(globalCnt) // globalCnt = d.NumSteps() > 0
+
+	// Pass 3: outcomes. Runs are appended to one backing array and sliced
+	// at the end.
+	type span struct{ lo, hi int }
+	spans := make([]span, nSA)
+	backing := make([]env.Outcome, 0, off[nSA]+nS)
+	var pooled []int // scratch for a state's pooled next states
+	for s := range nS {
+		stateLo, stateHi := off[s*nA], off[(s+1)*nA]
+		stateSum, stateCnt := 0.0, 0
+		for a := range nA {
+			stateSum += rSum[s*nA+a]
+			stateCnt += rCnt[s*nA+a]
+		}
+		var pooledSorted bool
+		for a := range nA {
+			sa := s*nA + a
+			r := globalMean
+			switch {
+			case rCnt[sa] > 0:
+				r = rSum[sa] / float64(rCnt[sa])
+			case stateCnt > 0:
+				r = stateSum / float64(stateCnt)
+			}
+			lo := len(backing)
+			switch {
+			case m.visits[sa] > 0:
+				seg := next[off[sa]:off[sa+1]]
+				slices.Sort(seg)
+				backing = appendRuns(backing, seg, r)
+			case stateHi > stateLo:
+				if !pooledSorted {
+					pooled = append(pooled[:0], next[stateLo:stateHi]...)
+					slices.Sort(pooled)
+					pooledSorted = true
+				}
+				backing = appendRuns(backing, pooled, r)
+			default:
+				backing = append(backing, env.Outcome{Next: s, Prob: 1, Reward: r})
+			}
+			spans[sa] = span{lo, len(backing)}
+		}
+	}
+	for sa, sp := range spans {
+		m.out[sa] = backing[sp.lo:sp.hi:sp.hi]
+	}
+	return m, nil
+}
+
+// appendRuns appends one outcome per distinct value of the sorted next
+// states, with probability its share of them and reward r.
+func appendRuns(dst []env.Outcome, sorted []int, r float64) []env.Outcome {
+	n := float64(len(sorted))
+	for i := 0; i < len(sorted); {
+		j := i + 1
+		for j < len(sorted) && sorted[j] == sorted[i] {
+			j++
+		}
+		dst = append(dst, env.Outcome{Next: sorted[i], Prob: float64(j-i) / n, Reward: r})
+		i = j
+	}
+	return dst
+}
+
+// NumStates returns the dataset's number of states.
+func (m *CountModel) NumStates() int { return m.nS }
+
+// NumActions returns the dataset's number of actions.
+func (m *CountModel) NumActions() int { return m.nA }
+
+// Initial returns the empirical distribution of the logged first states.
+// It must not be modified.
+func (m *CountModel) Initial() []float64 { return m.init }
+
+// Outcomes returns the fitted outcomes of action a in state s, sorted by
+// next state. They must not be modified.
+func (m *CountModel) Outcomes(s, a int) []env.Outcome { return m.out[s*m.nA+a] }
+
+// Visits returns N(s,a), the number of logged transitions from s with
+// action a; 0 means the outcomes of (s,a) come from the fallback rules.
+func (m *CountModel) Visits(s, a int) int { return m.visits[s*m.nA+a] }
+
+// checkEpisodes returns an error if d has no episodes or an empty one.
+func checkEpisodes(name string, d *dataset.Dataset) error {
+	if d == nil || d.NumEpisodes() == 0 {
+		return fmt.Errorf("%s: no episodes", name)
+	}
+	for e := range d.NumEpisodes() {
+		if d.Len(e) == 0 {
+			return fmt.Errorf("%s: episode %q has no steps", name, d.IDs[e])
+		}
+	}
+	return nil
+}
+
+// checkReward returns an error for a NaN or infinite reward at step j of
+// episode e.
+func checkReward(name string, d *dataset.Dataset, e, j int) error {
+	if r := d.Reward[j]; r-r != 0 { // NaN or ±Inf
+		return fmt.Errorf("%s: episode %q step %d: reward %v", name, d.IDs[e], j-d.Start[e], r)
+	}
+	return nil
+}
