@@ -36,9 +36,17 @@ import (
 // alive at t (the weighted per-decision DR of Thomas and Brunskill).
 //
 // Cross-fitting: the episodes are split into Folds folds (episode i in
-// fold i mod Folds); the ratio and value models of fold k are fitted on
-// the other folds and evaluated on fold k, so neither model is judged on
-// the data it fitted. A single episode is not split.
+// fold i mod Folds); the value model of fold k is fitted on the other
+// folds and evaluated on fold k. Without it the count model's in-sample
+// Bellman residuals average to about zero and the correction vanishes
+// (on Taxi, n = 200: dr = fqe to 0.0005). The ratio is fitted once on all
+// episodes: the count-based ratios (the time-indexed w_t of mis, the
+// tabular w of the paper) are frequencies whose denominators must come
+// from the data they weight; fitted on other folds they give 0 to every
+// state those folds never reached at that time, which on Taxi drops most
+// of the correction (measured over 10 seeds: bias +0.022 with 2 folds for
+// both models, -0.003 with the ratio in-sample). A single episode is not
+// split.
 //
 // Result.SE is the standard error from the estimator's influence
 // function, clustered by episode (0 for a single episode).
@@ -102,8 +110,17 @@ func (e DR) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	K = min(K, m)
 	// Per step: the model values of its own fold and the ratio weight.
 	n := d.NumSteps()
-	q, v, next, w := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
-	rhos := make([]float64, 0, K)
+	q, v, next := make([]float64, n), make([]float64, n), make([]float64, n)
+	var w []float64
+	if rl != nil {
+		rm, err := rl.Fit(d, gamma)
+		if err != nil {
+			return Result{}, fmt.Errorf("%s: ratio model: %w", name, err)
+		}
+		if w, err = rm.StepRatios(d); err != nil {
+			return Result{}, fmt.Errorf("%s: ratio model: %w", name, err)
+		}
+	}
 	for k := range K {
 		train, eval := foldEpisodes(m, K, k)
 		fit, on := d, d
@@ -118,17 +135,6 @@ func (e DR) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 		if err != nil {
 			return Result{}, fmt.Errorf("%s: value model: %w", name, err)
 		}
-		rhos = append(rhos, vm.Rho())
-		var wk []float64
-		if rl != nil {
-			rm, err := rl.Fit(fit, gamma)
-			if err != nil {
-				return Result{}, fmt.Errorf("%s: ratio model: %w", name, err)
-			}
-			if wk, err = rm.StepRatios(on); err != nil {
-				return Result{}, fmt.Errorf("%s: ratio model: %w", name, err)
-			}
-		}
 		// Scatter the fold's steps back to their places in d.
 		for a, i := range eval {
 			lo, hi := d.Span(i)
@@ -139,9 +145,6 @@ func (e DR) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 			for j := lo; j < hi; j++ {
 				o := olo + j - lo
 				q[j], v[j], next[j] = qk[o], vk[o], nk[o]
-				if wk != nil {
-					w[j] = wk[o]
-				}
 			}
 		}
 	}

@@ -42,9 +42,11 @@ type ModelBased struct {
 	Horizon int
 	// Estimand is the quantity computed in the fitted model: Horizon (the
 	// default) pushes the logged start distribution through it for T
-	// steps; LongRun takes its stationary distribution (gamma = 1, which
-	// must be unique: one closed class) or its normalised discounted
-	// visitation from the logged starts (gamma < 1).
+	// steps; LongRun solves for its average reward (gamma = 1, with the
+	// closed classes of sparse logs handled as value.Tabular documents) or
+	// (1-gamma) E_d0[V] from the logged starts (gamma < 1). In both cases
+	// the result equals tabular fqe's: the two are one method on discrete
+	// data.
 	Estimand Estimand
 }
 
@@ -83,8 +85,16 @@ func (e *ModelBased) Estimate(d *dataset.Dataset, gamma float64) (Result, error)
 		}
 		v = exact.Value(m, e.Target, m.Initial(), T, gamma)
 	case LongRun:
-		if v, err = exact.LongRun(m, e.Target, gamma); err != nil {
-			return Result{}, fmt.Errorf("%s: the fitted model has no unique long-run distribution: %w", name, err)
+		// The exact long-run value of the count model, solved as tabular
+		// FQE does (value.Tabular, which for gamma = 1 keeps the one
+		// closed class the logs support: sparse logs leave traps that
+		// would absorb the whole long-run mass).
+		vm, err := value.Tabular{}.Fit(d, gamma, value.Target{Policy: e.Target})
+		if err != nil {
+			return Result{}, fmt.Errorf("%s: %w", name, err)
+		}
+		if v, err = startValue(d, gamma, LongRun, vm); err != nil {
+			return Result{}, fmt.Errorf("%s: %w", name, err)
 		}
 	default:
 		return Result{}, fmt.Errorf("%s: unknown estimand %q", name, e.Estimand)
