@@ -19,6 +19,7 @@ import (
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/policy"
 	"github.com/ihope-ope/ihope/ratio"
+	"github.com/ihope-ope/ihope/value"
 )
 
 type estimateCmd struct {
