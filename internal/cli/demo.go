@@ -144,7 +144,11 @@ func printDemo(out io.Writer, r *demoReport) {
 	tw.Flush()
 	for _, row := range r.Rows {
 		if row.Estimand != "" && row.Estimand != r.Estimand {
-			fmt.Fprintf(out, "\n* targets the %s value, not the %s truth it is compared with (the paper compares its estimator this way)\n", row.Estimand, r.Estimand)
+			note := ""
+			if r.Estimand == string(ope.Horizon) {
+				note = " (the paper evaluates its density ratio this way)"
+			}
+			fmt.Fprintf(out, "\n* targets the %s value, not the %s truth it is compared with%s\n", row.Estimand, r.Estimand, note)
 			break
 		}
 	}
