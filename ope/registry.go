@@ -269,9 +269,9 @@ func (e Entry) Applies(d *dataset.Dataset, o Options) error {
 	return nil
 }
 
-// LogsOnly reports whether the estimator needs nothing but logs: no
-// simulator and no target policy beyond the logged probabilities.
-func (e Entry) LogsOnly() bool { return e.Needs&(NeedsTargetPolicy|NeedsSimulator) == 0 }
+// LogsOnly reports whether the estimator can run on logs: it needs no
+// simulator (what else it needs, Applies checks on the logs at hand).
+func (e Entry) LogsOnly() bool { return e.Needs&NeedsSimulator == 0 }
 
 // Applicable returns the names of the registered estimators that apply to
 // d with options o, in registry order.
