@@ -79,8 +79,8 @@ import (
 // blocks of up to 200 states by dense LU, larger ones by restarted GMRES
 // (right Jacobi preconditioner, the near-constant mode deflated) to a
 // relative residual of 1e-13, with dense LU as the fallback up to 3000
-// states. (A dense LU of the whole Taxi system would take about 0.5 s;
-// these take 5 to 10 ms.) (3) by H sparse matrix-vector products.
+// states. (A dense LU of a whole Taxi system takes about 0.7 s, see
+// exact.DenseLimit; these solves take 5 to 10 ms.) (3) by H sparse matrix-vector products.
 //
 // The target's action distribution comes from Target.Policy (a
 // policy.Discrete with the data's numbers of actions and, if it reports
@@ -130,8 +130,7 @@ func (l Tabular) Fit(d *dataset.Dataset, gamma float64, target Target) (Model, e
 	if l.Finite {
 		p.horizon = d.MaxLen()
 	}
-	// The states the log shows, the occupancy c of the logged states and,
-	// for the differential model, the states never left.
+	// The states the log shows and the occupancy c of the logged states.
 	p.active = make([]bool, d.NumStates)
 	c := make([]float64, d.NumStates)
 	for e := range d.NumEpisodes() {
