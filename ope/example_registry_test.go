@@ -11,15 +11,16 @@ import (
 	"github.com/ihope-ope/ihope/rollout"
 )
 
-// Every registered estimator that runs on logs alone, with bootstrap
-// intervals, as ihope estimate computes them.
+// Every registered estimator that runs on these logs and the target's
+// action distribution, with bootstrap intervals, as ihope estimate
+// computes them (the estimand is the 200-step value, the truth's).
 func ExampleApplicable() {
 	target, _ := taxi.Policy("pi19")
 	behavior, _ := taxi.Policy("pi18")
 	d, _ := rollout.Sample(rand.New(rand.NewPCG(1, 0)), env.NewSampler(taxi.New()), behavior, target, 50, 200)
 
 	fmt.Printf("%-15s %.3f\n", "truth (exact)", exact.Value(taxi.New(), target, nil, 200, 1))
-	opts := ope.Options{Seed: 1}
+	opts := ope.Options{Seed: 1, Target: target} // the target's whole distribution: model-based, fqe, dr run too
 	names := ope.Applicable(d, opts)
 	ests, _ := ope.New(names, opts)
 	ivs, _ := (&ope.Bootstrap{Resamples: 50, Seed: 1}).Run(d, 1, ests)
@@ -34,5 +35,9 @@ func ExampleApplicable() {
 	// wis-trajectory  -0.180  [-0.334, -0.069]
 	// is-stepwise     -0.091  [-0.138, -0.035]
 	// wis-stepwise    -0.122  [-0.241, -0.040]
+	// model-based     -0.172  [-0.226, -0.138]
+	// fqe             -0.172  [-0.226, -0.138]
+	// mis             -0.154  [-0.179, -0.088]
 	// bch-tabular     -0.198  [-0.242, -0.097]
+	// dr              -0.176  [-0.226, -0.127]
 }

@@ -16,8 +16,7 @@ import (
 )
 
 // registryNames is the registry's order, the order of ihope's tables.
-var registryNames = []string{"naive", "is-trajectory", "wis-trajectory", "is-stepwise", "wis-stepwise",
-	"model-based", "bch-tabular", "bch-neural", "on-policy"}
+var registryNames = []string{"naive", "is-trajectory", "wis-trajectory", "is-stepwise", "wis-stepwise", "model-based", "fqe", "mis", "bch-tabular", "bch-neural", "dr", "on-policy"}
 
 // ringWorld returns 8 episodes of 12 steps on the 5-state ring (behavior
 // P(R) = 0.6, target 0.3), with the options that let every discrete
@@ -184,11 +183,12 @@ func TestRegistryApplies(t *testing.T) {
 		o    ope.Options
 		want []string
 	}{
-		{"discrete, logs only", dd, ope.Options{}, append(slices.Clone(logOnly), "bch-tabular")},
-		{"discrete, target", dd, target, append(slices.Clone(logOnly), "model-based", "bch-tabular")},
-		{"discrete, everything", dd, full, append(slices.Clone(logOnly), "model-based", "bch-tabular", "on-policy")},
+		{"discrete, logs only", dd, ope.Options{}, append(slices.Clone(logOnly), "mis", "bch-tabular")},
+		{"discrete, target", dd, target, append(slices.Clone(logOnly), "model-based", "fqe", "mis", "bch-tabular", "dr")},
+		{"discrete, everything", dd, full, append(slices.Clone(logOnly), "model-based", "fqe", "mis", "bch-tabular", "dr", "on-policy")},
+		{"discrete, long-run", dd, ope.Options{Target: target.Target, Estimand: ope.LongRun}, append(slices.Clone(logOnly), "model-based", "fqe", "bch-tabular", "dr")},
 		{"real, logs only", rd, ope.Options{}, append(slices.Clone(logOnly), "bch-neural")},
-		{"real, everything", rd, fullReal, append(slices.Clone(logOnly), "bch-neural", "on-policy")},
+		{"real, everything", rd, fullReal, append(slices.Clone(logOnly), "fqe", "bch-neural", "dr", "on-policy")},
 	} {
 		if got := ope.Applicable(c.d, c.o); !slices.Equal(got, c.want) {
 			t.Errorf("%s: Applicable = %q, want %q", c.name, got, c.want)
