@@ -3,7 +3,9 @@ package ope
 import (
 	"fmt"
 	"math"
+	"runtime"
 
+	"golang.org/x/sync/errgroup"
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/ihope-ope/ihope/dataset"
@@ -112,41 +114,30 @@ func (e DR) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	n := d.NumSteps()
 	q, v, next := make([]float64, n), make([]float64, n), make([]float64, n)
 	var w []float64
+	// The ratio and the K value models are independent fits: run them
+	// at once (each writes its own steps, so the result does not depend
+	// on the schedule).
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
 	if rl != nil {
-		rm, err := rl.Fit(d, gamma)
-		if err != nil {
-			return Result{}, fmt.Errorf("%s: ratio model: %w", name, err)
-		}
-		if w, err = rm.StepRatios(d); err != nil {
-			return Result{}, fmt.Errorf("%s: ratio model: %w", name, err)
-		}
+		g.Go(func() error {
+			rm, err := rl.Fit(d, gamma)
+			if err == nil {
+				w, err = rm.StepRatios(d)
+			}
+			if err != nil {
+				return fmt.Errorf("%s: ratio model: %w", name, err)
+			}
+			return nil
+		})
 	}
 	for k := range K {
-		train, eval := foldEpisodes(m, K, k)
-		fit, on := d, d
-		if K > 1 {
-			fit, on = d.Subset(train), d.Subset(eval)
-		}
-		vm, err := vl.Fit(fit, gamma, e.Target)
-		if err != nil {
-			return Result{}, fmt.Errorf("%s: value model: %w", name, err)
-		}
-		qk, vk, nk, err := vm.Values(on)
-		if err != nil {
-			return Result{}, fmt.Errorf("%s: value model: %w", name, err)
-		}
-		// Scatter the fold's steps back to their places in d.
-		for a, i := range eval {
-			lo, hi := d.Span(i)
-			olo, _ := on.Span(a)
-			if K == 1 {
-				olo = lo
-			}
-			for j := lo; j < hi; j++ {
-				o := olo + j - lo
-				q[j], v[j], next[j] = qk[o], vk[o], nk[o]
-			}
-		}
+		g.Go(func() error {
+			return e.fold(d, gamma, vl, K, k, q, v, next)
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return Result{}, err
 	}
 	var psi []float64
 	var err error
@@ -178,6 +169,38 @@ func (e DR) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 		res.Warnings = append(res.Warnings, "dr: no cross-fitting (1 fold): the models are judged on the data they fitted")
 	}
 	return res, nil
+}
+
+// fold fits the value model on the episodes outside fold k (all of them
+// for K = 1) and writes its values at the steps of fold k into q, v and
+// next.
+func (e DR) fold(d *dataset.Dataset, gamma float64, vl value.Learner, K, k int, q, v, next []float64) error {
+	train, eval := foldEpisodes(d.NumEpisodes(), K, k)
+	fit, on := d, d
+	if K > 1 {
+		fit, on = d.Subset(train), d.Subset(eval)
+	}
+	vm, err := vl.Fit(fit, gamma, e.Target)
+	if err != nil {
+		return fmt.Errorf("dr: value model: %w", err)
+	}
+	qk, vk, nk, err := vm.Values(on)
+	if err != nil {
+		return fmt.Errorf("dr: value model: %w", err)
+	}
+	// Scatter the fold's steps back to their places in d.
+	for a, i := range eval {
+		lo, hi := d.Span(i)
+		olo := lo
+		if K > 1 {
+			olo, _ = on.Span(a)
+		}
+		for j := lo; j < hi; j++ {
+			o := olo + j - lo
+			q[j], v[j], next[j] = qk[o], vk[o], nk[o]
+		}
+	}
+	return nil
 }
 
 // ratioLearner is the ratio learner of e for d and the estimand; nil when

@@ -1,6 +1,7 @@
 package ope_test
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -47,5 +48,37 @@ func BenchmarkTaxiEstimators(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkTaxiValueEstimators times fqe (tabular) and dr (2 folds) on the
+// same data under both estimands; the target is 50 ms each.
+func BenchmarkTaxiValueEstimators(b *testing.B) {
+	target, _ := taxi.Policy("pi19")
+	behavior, _ := taxi.Policy("pi18")
+	d, err := rollout.Sample(rand.New(rand.NewPCG(1, 0)), env.NewSampler(taxi.New()), behavior, target, 200, 400)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, est := range []ope.Estimand{ope.Horizon, ope.LongRun} {
+		for _, gamma := range []float64{1, 0.99} {
+			ests, err := ope.New([]string{"fqe", "mis", "dr"}, ope.Options{Target: target, Estimand: est})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, e := range ests {
+				if est == ope.LongRun && e.Name() == "mis" {
+					continue
+				}
+				b.Run(fmt.Sprintf("%s/gamma=%g/%s", est, gamma, e.Name()), func(b *testing.B) {
+					b.ReportAllocs()
+					for b.Loop() {
+						if _, err := e.Estimate(d, gamma); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+		}
 	}
 }
