@@ -285,13 +285,6 @@ func rPi(m env.Tabular, pi policy.Discrete) []float64 {
 	return r
 }
 
-func dot(x, y []float64) float64 {
-	s := 0.0
-	for i := range x {
-		s += x[i] * y[i]
-	}
-	return s
-}
 
 // TestSolveTabularTaxi solves the true Taxi model: the stationary
 // solutions give the exact long-run values of package exact, the finite
