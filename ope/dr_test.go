@@ -6,7 +6,10 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/env"
+	"github.com/ihope-ope/ihope/exact"
 	"github.com/ihope-ope/ihope/ope"
+	"github.com/ihope-ope/ihope/policy"
 	"github.com/ihope-ope/ihope/ratio"
 	"github.com/ihope-ope/ihope/value"
 )
@@ -252,6 +255,58 @@ func TestDRDoublyRobustHorizon(t *testing.T) {
 		}
 		if math.Abs(fqe.Value-truth) > 1e-12 {
 			t.Errorf("gamma %g: FQE with the exact q %.15f, truth %.15f", gamma, fqe.Value, truth)
+		}
+	}
+}
+
+// tinyTable is tinyMDP as an env.Tabular with start distribution d0.
+type tinyTable struct{ d0 [2]float64 }
+
+func (tinyTable) NumStates() int       { return 2 }
+func (tinyTable) NumActions() int      { return 2 }
+func (m tinyTable) Initial() []float64 { return m.d0[:] }
+func (tinyTable) Outcomes(s, a int) []env.Outcome {
+	return []env.Outcome{{Next: 0, Prob: tinyP(s, a, 0), Reward: tiny.reward(s, a)}, {Next: 1, Prob: tinyP(s, a, 1), Reward: tiny.reward(s, a)}}
+}
+
+// Each estimand, learned from the population: on the expectation log the
+// count model is the true MDP, so model-based and fqe (learned, tabular)
+// return the exact T-step value under Horizon and the exact long-run value
+// under LongRun — two numbers that differ on this world.
+func TestEstimandsFromThePopulation(t *testing.T) {
+	d0 := [2]float64{0.25, 0.75}
+	const T = 3
+	d := expectationLog(t, d0, T)
+	pi, err := policy.NewTabular([][]float64{tiny.pi[0][:], tiny.pi[1][:]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, gamma := range []float64{1, 0.5} {
+		horizon := truthT(d0, T, gamma)
+		longRun, err := exact.LongRun(tinyTable{d0}, pi, gamma)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(horizon-longRun) < 0.01 {
+			t.Fatalf("gamma %g: the two estimands %.4f and %.4f do not differ", gamma, horizon, longRun)
+		}
+		for _, c := range []struct {
+			est  ope.Estimand
+			want float64
+		}{{ope.Horizon, horizon}, {ope.LongRun, longRun}} {
+			ests, err := ope.New([]string{"model-based", "fqe"}, ope.Options{Target: pi, Estimand: c.est})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range ests {
+				res, err := e.Estimate(d, gamma)
+				if err != nil {
+					t.Fatalf("%s: %v", e.Name(), err)
+				}
+				if math.Abs(res.Value-c.want) > 1e-9 || res.Estimand != c.est {
+					t.Errorf("gamma %g, %s: %s = %.12f (%s), want %.12f", gamma, c.est, e.Name(), res.Value, res.Estimand, c.want)
+				}
+			}
 		}
 	}
 }
