@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/ihope-ope/ihope/env"
+	"github.com/ihope-ope/ihope/internal/scc"
 	"github.com/ihope-ope/ihope/policy"
 )
 
@@ -588,63 +589,5 @@ func (c *chain) minorClasses(norm []float64) (restart []bool, k int) {
 	return restart, k
 }
 
-// scc labels the strongly connected components of the chain's graph
-// (Tarjan's algorithm, iterative so that long chains cannot exhaust the
-// stack).
-func (c *chain) scc() (comp []int, ncomp int) {
-	n := c.n
-	index := make([]int, n) // 0 = unvisited, else visit order + 1
-	low := make([]int, n)
-	onStack := make([]bool, n)
-	comp = make([]int, n)
-	var stack []int
-	type frame struct{ s, k int }
-	var call []frame
-	counter := 0
-	for root := range n {
-		if index[root] != 0 {
-			continue
-		}
-		call = append(call, frame{root, int(c.start[root])})
-		counter++
-		index[root], low[root] = counter, counter
-		stack = append(stack, root)
-		onStack[root] = true
-		for len(call) > 0 {
-			f := &call[len(call)-1]
-			s := f.s
-			if f.k < int(c.start[s+1]) {
-				j := int(c.next[f.k])
-				f.k++
-				if index[j] == 0 {
-					counter++
-					index[j], low[j] = counter, counter
-					stack = append(stack, j)
-					onStack[j] = true
-					call = append(call, frame{j, int(c.start[j])})
-				} else if onStack[j] {
-					low[s] = min(low[s], index[j])
-				}
-				continue
-			}
-			call = call[:len(call)-1]
-			if len(call) > 0 {
-				p := call[len(call)-1].s
-				low[p] = min(low[p], low[s])
-			}
-			if low[s] == index[s] {
-				for {
-					j := stack[len(stack)-1]
-					stack = stack[:len(stack)-1]
-					onStack[j] = false
-					comp[j] = ncomp
-					if j == s {
-						break
-					}
-				}
-				ncomp++
-			}
-		}
-	}
-	return comp, ncomp
-}
+// scc labels the strongly connected components of the chain's graph.
+func (c *chain) scc() (comp []int, ncomp int) { return scc.Tarjan(c.n, c.start, c.next) }
