@@ -139,6 +139,9 @@ func (e DR) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	if err := g.Wait(); err != nil {
 		return Result{}, err
 	}
+	if err := checkBounded(d, gamma, est, q, v, next); err != nil {
+		return Result{}, fmt.Errorf("%s: %w", name, err)
+	}
 	var psi []float64
 	var err error
 	if est == Horizon {

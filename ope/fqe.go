@@ -88,8 +88,11 @@ func startValue(d *dataset.Dataset, gamma float64, est Estimand, m value.Model) 
 		}
 		return rho, nil
 	}
-	_, v, _, err := m.Values(d)
+	q, v, next, err := m.Values(d)
 	if err != nil {
+		return 0, err
+	}
+	if err := checkBounded(d, gamma, est, q, v, next); err != nil {
 		return 0, err
 	}
 	sum := 0.0
@@ -106,4 +109,41 @@ func startValue(d *dataset.Dataset, gamma float64, est Estimand, m value.Model) 
 		return 0, fmt.Errorf("the value model gives %v", r)
 	}
 	return r, nil
+}
+
+// checkBounded returns an error when a value model's values exceed what
+// the logged rewards allow: |q| <= max|r| sum_{t<T} gamma^t (horizon; T
+// the longest episode) or max|r| / (1 - gamma) (long-run, gamma < 1), with
+// a factor 10 of slack for extrapolation. A model beyond it has diverged
+// (a linear model whose features cannot represent q, compounding its error
+// through T backups) and its estimate means nothing. Differential models
+// (long-run, gamma = 1) are not bounded this way.
+func checkBounded(d *dataset.Dataset, gamma float64, est Estimand, vals ...[]float64) error {
+	if est == LongRun && gamma == 1 {
+		return nil
+	}
+	rmax := 0.0
+	for _, r := range d.Reward {
+		rmax = math.Max(rmax, math.Abs(r))
+	}
+	var horizon float64
+	if est == Horizon {
+		T := d.MaxLen()
+		if gamma == 1 {
+			horizon = float64(T)
+		} else {
+			horizon = -math.Expm1(float64(T)*math.Log(gamma)) / (1 - gamma)
+		}
+	} else {
+		horizon = 1 / (1 - gamma)
+	}
+	bound := 10 * rmax * horizon
+	for _, xs := range vals {
+		for _, x := range xs {
+			if math.Abs(x) > bound { // NaN passes: unknown next states are NaN
+				return fmt.Errorf("the value model diverged: it gives %.3g where the rewards allow at most %.3g in absolute value (its features cannot represent q on these logs; try another value model)", x, rmax*horizon)
+			}
+		}
+	}
+	return nil
 }
