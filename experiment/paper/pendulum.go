@@ -373,7 +373,10 @@ func (w *pendulumWorld) run(ctx context.Context, c *experiment.Cell, p pendulumP
 		SimContinuous: w.env, TargetContinuous: w.target, OracleSeed: c.Rand("oracle/" + stream).Uint64(),
 		Neural: PendulumLearner(quick), Seed: c.Rand(fmt.Sprintf("bch/%s/g=%g", stream, p.gamma)).Uint64(),
 		Estimand: ope.Horizon,
-	}, "on-policy", "naive", "wis-trajectory", "wis-stepwise", "fqe", "bch-neural", "dr")
+		// fqe and dr are not drawn here: the linear value model diverges on
+		// Pendulum (its q is far from quadratic) and fqe/dr refuse it; the
+		// neural one needs gamma < 1 and half a minute per fit (README).
+	}, "on-policy", "naive", "wis-trajectory", "wis-stepwise", "bch-neural")
 	return &experiment.Outcome{
 		Truth: truth.mean, TruthSE: truth.se, TruthMethod: "monte-carlo",
 		Records: records(d, p.gamma, ests),
