@@ -40,6 +40,18 @@ func checkEpisodes(name string, d *dataset.Dataset) error {
 	return nil
 }
 
+// checkSeveral returns an error for a log of one episode: importance
+// sampling weighs episodes against each other, and with one episode its
+// weights normalise to 1 (WIS returns the behavior's own value, plain IS
+// one product of ratios with nothing to average it), which would look
+// like an estimate with a perfect effective sample size.
+func checkSeveral(name string, d *dataset.Dataset) error {
+	if d.NumEpisodes() < 2 {
+		return fmt.Errorf("%s: needs several episodes (importance sampling weighs episodes against each other); this log is one continuing episode: use the density-ratio or value-based estimators", name)
+	}
+	return nil
+}
+
 // checkReward returns an error for a NaN or infinite reward at step j of
 // episode e.
 func checkReward(name string, d *dataset.Dataset, e, j int) error {

@@ -160,6 +160,9 @@ func trajectoryEstimate(name string, d *dataset.Dataset, gamma float64, selfNorm
 	if err := checkEpisodes(name, d); err != nil {
 		return Result{}, err
 	}
+	if err := checkSeveral(name, d); err != nil {
+		return Result{}, err
+	}
 	m := d.NumEpisodes()
 	logW := make([]float64, m) // log w^i_{0:T_i}, then the normalised weights
 	vals := make([]float64, m) // V_i
@@ -226,6 +229,9 @@ func stepwiseEstimate(name string, d *dataset.Dataset, gamma float64, selfNormal
 		return Result{}, fmt.Errorf("%s: %w", name, err)
 	}
 	if err := checkEpisodes(name, d); err != nil {
+		return Result{}, err
+	}
+	if err := checkSeveral(name, d); err != nil {
 		return Result{}, err
 	}
 	// buf holds log w^i_{0:t} for every step, episode after episode; it is

@@ -191,12 +191,16 @@ func TestErrors(t *testing.T) {
 	)
 	// The invalid datasets cannot be built (dataset.New validates): their
 	// columns are corrupted after building.
-	badBehavior := loggedData([]dataset.Step{{LogTarget: math.Log(0.5)}})
+	// A second, sound episode keeps importance sampling's need for
+	// several episodes out of the way.
+	sound := []dataset.Step{loggedStep(0.5, 0.5, 1)}
+	badBehavior := loggedData([]dataset.Step{{LogTarget: math.Log(0.5)}}, sound)
 	badBehavior.LogBehavior[0] = math.Inf(-1)
-	bothZero := loggedData([]dataset.Step{{}})
+	bothZero := loggedData([]dataset.Step{{}}, sound)
 	bothZero.LogBehavior[0], bothZero.LogTarget[0] = math.Inf(-1), math.Inf(-1)
-	nanReward := loggedData([]dataset.Step{loggedStep(0.5, 0.5, 0)})
+	nanReward := loggedData([]dataset.Step{loggedStep(0.5, 0.5, 0)}, sound)
 	nanReward.Reward[0] = math.NaN()
+	oneEpisode := loggedData([]dataset.Step{loggedStep(0.5, 0.5, 1), loggedStep(0.5, 0.25, 0)})
 	// An episode "b" with no steps after an episode "a" of one step.
 	emptyEpisode := &dataset.Dataset{NumStates: 1, NumActions: 1,
 		IDs: []string{"a", "b"}, Start: []int{0, 1, 1},
@@ -215,6 +219,7 @@ func TestErrors(t *testing.T) {
 		{"both probs 0", bothZero, 1, [5]bool{false, true, true, true, true}, "log-ratio"},
 		{"NaN reward", nanReward, 1, [5]bool{true, true, true, true, true}, "reward"},
 		{"empty episode", emptyEpisode, 1, [5]bool{true, true, true, true, true}, "no steps"},
+		{"one episode", oneEpisode, 1, [5]bool{false, true, true, true, true}, "several episodes"},
 		{"no episodes", &dataset.Dataset{}, 1, [5]bool{true, true, true, true, true}, "no episodes"},
 		{"gamma 0", handEqual, 0, [5]bool{true, true, true, true, true}, "discount"},
 		{"gamma 1.5", handEqual, 1.5, [5]bool{true, true, true, true, true}, "discount"},
@@ -348,7 +353,9 @@ func TestLongHorizon(t *testing.T) {
 	// last step, gamma = 1: V = 1e-4, so both IS estimates are
 	// exp(712) * 1e-4 ~ 1.65e305, finite only if formed in log space; both
 	// WIS estimates are V = 1e-4.
-	big := loggedData(longEpisode(T, 712.0/T))
+	// (Two copies of the episode: importance sampling needs several, and
+	// identical episodes leave every estimate as it is for one.)
+	big := loggedData(longEpisode(T, 712.0/T), longEpisode(T, 712.0/T))
 	want := math.Exp(712 - math.Log(T))
 	for _, c := range []struct {
 		e    Estimator
@@ -364,7 +371,7 @@ func TestLongHorizon(t *testing.T) {
 		}
 	}
 	// log w = 800: exp(800) * 1e-4 is beyond float64; plain IS must say so.
-	huge := loggedData(longEpisode(T, 800.0/T))
+	huge := loggedData(longEpisode(T, 800.0/T), longEpisode(T, 800.0/T))
 	for _, e := range []Estimator{&TrajectoryIS{}, &StepwiseIS{}} {
 		if res, err := e.Estimate(huge, 1); err == nil || !strings.Contains(err.Error(), "overflows") {
 			t.Errorf("log w = 800, %s: %v, %v; want an overflow error", e.Name(), res.Value, err)
@@ -374,7 +381,7 @@ func TestLongHorizon(t *testing.T) {
 	// step: gamma_1999 = 2^-2000 / (2 (1 - 2^-2000)) underflows and
 	// w_{0:1999} = e^1000 overflows, but their product e^(1000 - 2000 ln 2)
 	// ~ 1e-168 is what step-wise IS must return.
-	under := loggedData(longEpisode(2000, 0.5))
+	under := loggedData(longEpisode(2000, 0.5), longEpisode(2000, 0.5))
 	res, err := (&StepwiseIS{}).Estimate(under, 0.5)
 	want = math.Exp(1000 - 2000*math.Ln2)
 	if err != nil || !scalar.EqualWithinRel(res.Value, want, 1e-9) {
