@@ -55,6 +55,7 @@ func (e DensityRatio) Estimate(d *dataset.Dataset, gamma float64) (Result, error
 		return Result{}, err
 	}
 	res.Model = m
+	res.Transient = halvesGap(d, res.Weights)
 	res.Estimand = LongRun
 	res.Learner = e.Learner.Name()
 	if wr, ok := m.(ratio.Warner); ok {
@@ -113,4 +114,28 @@ func discountedRatios(d *dataset.Dataset, gamma float64) ([]float64, error) {
 		}
 	}
 	return q, nil
+}
+
+// halvesGap returns sum v r / sum v over the first half of every
+// episode's steps minus the same over the second half (v the normalised
+// step weights), NaN if a half has no weight. An odd middle step counts
+// in neither.
+func halvesGap(d *dataset.Dataset, v []float64) float64 {
+	var n1, d1, n2, d2 float64
+	for e := range d.NumEpisodes() {
+		lo, hi := d.Span(e)
+		half := (hi - lo) / 2
+		for j := lo; j < lo+half; j++ {
+			n1 += v[j] * d.Reward[j]
+			d1 += v[j]
+		}
+		for j := hi - half; j < hi; j++ {
+			n2 += v[j] * d.Reward[j]
+			d2 += v[j]
+		}
+	}
+	if !(d1 > 0 && d2 > 0) {
+		return math.NaN()
+	}
+	return n1/d1 - n2/d2
 }

@@ -40,6 +40,14 @@ type Result struct {
 	// "linear", "neural"; "tabular/tabular" for a ratio and a value
 	// model), empty for estimators that learn nothing.
 	Learner string
+	// Transient is, for the density-ratio estimators, the difference
+	// between their weighted mean reward over the first and over the
+	// second half of every episode's steps (NaN for the others). Under
+	// the long-run estimand the two halves agree up to noise; logs that
+	// start from a reset and have not mixed make them differ, and the
+	// long-run value then differs from the T-step one. 0 for estimators
+	// that do not compute it.
+	Transient float64
 	// SE is the estimate's standard error from its influence function,
 	// clustered by episode (the doubly robust estimator), NaN or 0 when
 	// the estimator has none.

@@ -64,6 +64,7 @@ type estimateRow struct {
 	Error             string   `json:"error,omitempty"`
 	CILow             *float64 `json:"ci_low"`
 	CIHigh            *float64 `json:"ci_high"`
+	Transient         *float64 `json:"transient,omitempty"`
 	SE                *float64 `json:"se,omitempty"`
 	WaldLow           *float64 `json:"wald_low,omitempty"`
 	WaldHigh          *float64 `json:"wald_high,omitempty"`
@@ -288,6 +289,9 @@ func (c *estimateCmd) runOne(en ope.Entry, d *dataset.Dataset, opts ope.Options,
 		}
 		notes = append(notes, en.Name+": "+row.Note)
 	}
+	if tr := res.Transient; tr != 0 && !math.IsNaN(tr) {
+		row.Transient = &tr
+	}
 	if res.SE > 0 {
 		z := distuv.UnitNormal.Quantile(1 - c.Alpha/2)
 		se, lo, hi := res.SE, v-z*res.SE, v+z*res.SE
@@ -385,7 +389,28 @@ func (c *estimateCmd) intervals(rep *estimateReport, d *dataset.Dataset, opts op
 			}
 		}
 	}
+	rep.Warnings = append(rep.Warnings, transientWarnings(rep)...)
 	return nil
+}
+
+// transientWarnings says when a density-ratio estimate's first and second
+// halves of the episodes differ by more than its interval's half-width:
+// the logs start in a transient (from a reset) that the long-run value
+// the ratio targets leaves out, so its long-run and T-step values differ
+// by more than its own uncertainty.
+func transientWarnings(rep *estimateReport) []string {
+	var out []string
+	for _, row := range rep.Estimates {
+		if row.Transient == nil || row.CILow == nil {
+			continue
+		}
+		half := (*row.CIHigh - *row.CILow) / 2
+		if math.Abs(*row.Transient) > half {
+			out = append(out, fmt.Sprintf("%s: the first and second halves of the episodes differ by %.3g, more than the interval's half-width %.3g: the logs start in a transient, so the long-run value this estimator targets and the %d-step value differ by more than its own uncertainty (see --estimand)",
+				row.Estimator, *row.Transient, half, rep.Data.MaxLength))
+		}
+	}
+	return out
 }
 
 // bootstrapProgress returns a progress callback drawing a bar on a
