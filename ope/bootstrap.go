@@ -171,6 +171,11 @@ func (b *Bootstrap) resample(d *dataset.Dataset, gamma float64, ests []Estimator
 		}
 	}
 	for k, est := range ests {
+		if rs, ok := est.(Reseeder); ok {
+			// A fresh training seed per resample (and per estimator), from
+			// the resample's own stream.
+			est = rs.Reseed(rng.Uint64())
+		}
 		if prepared[k] != nil && mult != nil {
 			v, err := prepared[k](mult)
 			if err == nil && (math.IsNaN(v) || math.IsInf(v, 0)) {

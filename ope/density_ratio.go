@@ -32,6 +32,16 @@ type DensityRatio struct {
 
 var _ Estimator = DensityRatio{}
 
+// Reseed implements Reseeder: the same estimator with its learner's
+// training seed replaced, for learners that draw random numbers (others
+// are returned unchanged).
+func (e DensityRatio) Reseed(seed uint64) Estimator {
+	if s, ok := e.Learner.(ratio.Seeded); ok {
+		e.Learner = s.WithSeed(seed)
+	}
+	return e
+}
+
 // Name returns "bch-" followed by the learner's name.
 func (e DensityRatio) Name() string { return "bch-" + e.Learner.Name() }
 

@@ -83,6 +83,19 @@ type DR struct {
 
 var _ Estimator = DR{}
 
+// Reseed implements Reseeder: the same estimator with the training seeds
+// of its learners that draw random numbers replaced.
+func (e DR) Reseed(seed uint64) Estimator {
+	if s, ok := e.Ratio.(ratio.Seeded); ok {
+		e.Ratio = s.WithSeed(seed)
+	}
+	e.Neural.Seed = seed
+	if s, ok := e.Value.(value.Seeded); ok {
+		e.Value = s.WithSeed(seed ^ 0x76616c7565) // "value": another seed than the ratio's
+	}
+	return e
+}
+
 // Name returns "dr".
 func (DR) Name() string { return "dr" }
 

@@ -61,3 +61,11 @@ func checkGamma(gamma float64) error {
 	}
 	return nil
 }
+
+// Reseeder is implemented by estimators whose fit draws random numbers
+// (a neural learner's training): the same estimator with another training
+// seed. Bootstrap.Run gives each resample its own, so that an interval
+// accounts for every source of randomness of its estimator.
+type Reseeder interface {
+	Reseed(seed uint64) Estimator
+}

@@ -233,6 +233,12 @@ const neuralStream = 0x6263682d6e6e
 // Name returns "neural".
 func (Neural) Name() string { return "neural" }
 
+// WithSeed returns l with another training seed.
+func (l Neural) WithSeed(seed uint64) Learner {
+	l.Seed = seed
+	return l
+}
+
 // Fit learns w from the logged transitions of d with discount gamma in
 // (0, 1], drawing every random number from rand.NewPCG(l.Seed, s) with a
 // fixed stream s (see FitRand). The model is a *NeuralModel.

@@ -23,6 +23,14 @@ type Model interface {
 	StepRatios(d *dataset.Dataset) ([]float64, error)
 }
 
+// Seeded is implemented by learners whose fit draws random numbers: the
+// same learner with another seed. The bootstrap refits such a learner
+// with a fresh seed on every resample, so that its interval accounts for
+// the training's randomness too.
+type Seeded interface {
+	WithSeed(seed uint64) Learner
+}
+
 // Warner is implemented by models that have something to say about
 // themselves in plain words (a negative tabular ratio, ...).
 type Warner interface {
@@ -35,4 +43,5 @@ var (
 	_ Model   = (*TabularModel)(nil)
 	_ Model   = (*NeuralModel)(nil)
 	_ Warner  = (*TabularModel)(nil)
+	_ Seeded  = Neural{}
 )

@@ -263,6 +263,12 @@ func (l Neural) settings(gamma float64, samples int) (fqeSettings, error) {
 // Name returns "neural".
 func (Neural) Name() string { return "neural" }
 
+// WithSeed returns l with another training seed.
+func (l Neural) WithSeed(seed uint64) Learner {
+	l.Seed = seed
+	return l
+}
+
 // Fit trains q on the logged transitions of d (real-valued states) with
 // discount 0 < gamma < 1 and the target's action distribution pi. The
 // model is a *NeuralModel.

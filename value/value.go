@@ -51,3 +51,11 @@ type Target struct {
 	Samples    int
 	Seed       uint64
 }
+
+// Seeded is implemented by learners whose fit draws random numbers: the
+// same learner with another seed (the bootstrap refits with a fresh one).
+type Seeded interface {
+	WithSeed(seed uint64) Learner
+}
+
+var _ Seeded = Neural{}

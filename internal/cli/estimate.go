@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/schollz/progressbar/v3"
+	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/ihope-ope/ihope/dataset"
@@ -65,6 +66,7 @@ type estimateRow struct {
 	CILow             *float64 `json:"ci_low"`
 	CIHigh            *float64 `json:"ci_high"`
 	Transient         *float64 `json:"transient,omitempty"`
+	BootstrapBias     *float64 `json:"bootstrap_bias,omitempty"`
 	SE                *float64 `json:"se,omitempty"`
 	WaldLow           *float64 `json:"wald_low,omitempty"`
 	WaldHigh          *float64 `json:"wald_high,omitempty"`
@@ -380,6 +382,13 @@ func (c *estimateCmd) intervals(rep *estimateReport, d *dataset.Dataset, opts op
 			iv := ivs[k]
 			if len(iv.Estimates) > 0 {
 				row.CILow, row.CIHigh = &iv.Low, &iv.High
+				bias := stat.Mean(iv.Estimates, nil) - *row.Estimate
+				row.BootstrapBias = &bias
+				if half := (iv.High - iv.Low) / 2; math.Abs(bias) > half {
+					rep.Warnings = append(rep.Warnings, fmt.Sprintf(
+						"%s: the bootstrap puts its estimate %.3g away from the mean of its resamples, more than half the interval's width (%.3g): the estimator is biased on these logs, and its percentile interval may not hold the truth",
+						row.Estimator, bias, half))
+				}
 			}
 			row.Resamples = g.B
 			row.BootstrapFailures = iv.Failures
