@@ -41,7 +41,20 @@ import (
 //   - real actions: the monomials of the joint vector (x(s), y(a)).
 //
 // With Degree 2 a q that is quadratic in (s, a) is represented exactly,
-// as in linear-quadratic control (env/lineargauss).
+// as in linear-quadratic control (env/lineargauss). These are Features
+// "poly", the default.
+//
+// Features "rff" add NumRandom (DefaultNumRandom) random Fourier features
+// of the standardised state, sqrt(2) cos(w_i^T x + c_i) with
+// w_i ~ N(0, I/sigma^2), sigma Bandwidth times the median distance
+// between logged states (the median heuristic), drawn with a fixed seed
+// (rffMap): the state basis is the monomials of the state of degree at
+// most Degree followed by these features, and it is crossed with the
+// one-hot action (discrete actions) or with the monomials of degree at
+// most 2 of the standardised action (real actions). The polynomial
+// features' span is contained in theirs. On the 1-d linear-Gaussian
+// system they are worse than "poly" (about 300 nearly collinear
+// features for a quadratic q), which is why "poly" stays the default.
 //
 // The target. For discrete actions pi(.|s) is read from the logs'
 // TargetProbs columns, at s_j and through Dataset.NextTargetProbs at
@@ -84,13 +97,47 @@ import (
 //     q^h = r + gamma E[v^(h-1)(s')], v^0 = 0, fitted backwards by ridge
 //     regression of y_j = r_j + gamma phi'_pi,j^T theta_(h-1) on phi_j:
 //
-//     theta_h = (Phi^T Phi/n + lambda I)^{-1} (Phi^T r + gamma Phi^T Phi'_pi theta_(h-1))/n,
+//     theta_h = (Phi^T Phi/n + lambda_b I)^{-1} (Phi^T r + gamma Phi^T Phi'_pi theta_(h-1))/n,
 //
 //     over all the fitted transitions, whatever their time step (the
 //     world is time-homogeneous, so every transition informs every q^h).
-//     One factorisation serves every h; H is the longest episode, and
-//     LinearModel.Values extends the recursion for longer logs. Rho is
-//     NaN.
+//     lambda_b is BackupRidge times the mean diagonal entry of
+//     Phi^T Phi/n. One factorisation serves every h; H is the longest
+//     episode, and LinearModel.Values extends the model for longer logs.
+//     Rho is NaN.
+//
+//     The tail. Each backup composes the projection with the target's
+//     transition operator; where the features cannot represent q the
+//     composed map can expand, and over a thousand backups its error
+//     compounds geometrically (Pendulum: |theta_h| grows about 5% per
+//     backup, beyond 1e17 at h = 1000). Only the first H0 = Backups
+//     (DefaultLinearBackups) horizons are exact backups; beyond, the
+//     model is built from the stationary solution, by these identities
+//     (v the stationary or differential value, s_h the state after h
+//     steps from (s, a) under the target):
+//
+//     gamma < 1:  q^h(s, a) = q(s, a) - gamma^h E[v(s_h) | s, a],
+//     gamma = 1:  q^h(s, a) = h rho + q_diff(s, a) - E[v_diff(s_h) | s, a]
+//
+//     (the second by telescoping r_t = rho + q_diff(s_t, a_t) -
+//     E[v_diff(s_(t+1))]). For a mixing chain E[v(s_h) | s, a] tends to
+//     the constant kappa = E_(d_pi)[v], so for h > H0
+//
+//     theta_h = theta_inf + ((h - H0) rho - gamma^(h-H0) delta) 1,   delta = f^T (theta_inf - theta_H0),
+//
+//     with theta_inf the stationary (rho = 0) or differential solution
+//     and 1 the coefficients of the constant function: the constant is
+//     matched to the last exact backup on the mean of the fitted
+//     transitions (f^T theta is that mean). Its error is
+//     gamma^h |E[v(s_h) | s, a] - kappa_H0|, at most
+//     2 gamma^h (beta(h) + beta(H0)) sup|v| with beta(t) the total
+//     variation distance of the t-step distribution from the stationary
+//     one: geometric in H0 for a geometrically mixing chain, and, for
+//     gamma < 1, also at most 2 gamma^h sup|v| whatever the mixing. On
+//     the linear-Gaussian system with 20 exact backups the tail agrees
+//     with 200 exact backups to 1e-4 at h = 200
+//     (TestLinearTailLinearGauss). Backups < 0 makes every horizon an
+//     exact backup.
 //
 // Cost: one pass over the data accumulating the moment matrices in
 // blocks, about p^2 (stationary) or 2 p^2 (Finite) multiply-adds per
@@ -112,9 +159,32 @@ type Linear struct {
 	// lambda = 0.
 	Ridge float64
 
+	// Features names the feature map (see Features above): "poly", the
+	// monomials of degree Degree, or "rff", the monomials of the state
+	// plus NumRandom random Fourier features of it, crossed with the
+	// action. If empty, DefaultLinearFeatures is used.
+	Features string
+	// NumRandom is the number of random Fourier features of "rff". If 0,
+	// DefaultNumRandom is used.
+	NumRandom int
+	// Bandwidth is the bandwidth of the random Fourier features as a
+	// multiple of the median heuristic. If 0, 1 is used.
+	Bandwidth float64
+
 	// Finite fits the finite-horizon values q^h indexed by the steps
 	// left, instead of the stationary value.
 	Finite bool
+	// Backups is the number of exact backward regressions of a Finite
+	// fit; beyond it q^h is the stationary (gamma < 1) or differential
+	// (gamma = 1) solution with a constant matched at h = Backups (see
+	// Finite above). If 0, DefaultLinearBackups is used; if negative,
+	// every horizon is an exact backup.
+	Backups int
+	// BackupRidge is the relative ridge of the backward regressions of
+	// a Finite fit (lambda_b = BackupRidge times the mean diagonal entry
+	// of Phi^T Phi/n). If 0, DefaultBackupRidge is used; if negative, the
+	// ridge Ridge is used.
+	BackupRidge float64
 
 	// Workers is the number of goroutines of the passes over the data, 1
 	// or 2. If 0, 2 is used when GOMAXPROCS allows it. It does not change
@@ -126,15 +196,27 @@ type Linear struct {
 // DefaultLinearRidge is the relative ridge of Linear when Ridge is 0.
 const DefaultLinearRidge = 1e-6
 
+// The defaults of Linear's feature map and finite-horizon recursion,
+// chosen by measurement (see Linear).
+const (
+	DefaultLinearFeatures = "poly"
+	DefaultNumRandom      = 100
+	DefaultLinearBackups  = 200
+	DefaultBackupRidge    = DefaultLinearRidge
+)
+
 // maxLinearFeatures caps the number of features (the moment matrices are
 // dense p x p).
 const maxLinearFeatures = 4096
 
 // linearSettings are the settings of a Linear with defaults filled in.
 type linearSettings struct {
-	degree  int
-	ridge   float64
-	workers int
+	spec        featureSpec
+	degree      int
+	ridge       float64
+	backupRidge float64
+	backups     int // 0: every horizon
+	workers     int
 }
 
 func (l Linear) settings() (linearSettings, error) {
@@ -145,6 +227,34 @@ func (l Linear) settings() (linearSettings, error) {
 	if s.degree == 0 {
 		s.degree = 2
 	}
+	s.spec = featureSpec{kind: l.Features, degree: s.degree, random: l.NumRandom, bandwidth: l.Bandwidth}
+	if s.spec.kind == "" {
+		s.spec.kind = DefaultLinearFeatures
+	}
+	if s.spec.kind != "poly" && s.spec.kind != "rff" {
+		return s, fmt.Errorf("value: linear: features %q, want \"poly\" or \"rff\"", l.Features)
+	}
+	if s.spec.random < 0 {
+		return s, fmt.Errorf("value: linear: %d random features, want >= 0", s.spec.random)
+	}
+	if s.spec.random == 0 {
+		s.spec.random = DefaultNumRandom
+	}
+	if !(s.spec.bandwidth >= 0) || math.IsInf(s.spec.bandwidth, 0) {
+		return s, fmt.Errorf("value: linear: bandwidth %v, want a finite value >= 0", l.Bandwidth)
+	}
+	if s.spec.bandwidth == 0 {
+		s.spec.bandwidth = 1
+	}
+	switch {
+	case l.Backups == 0:
+		s.backups = DefaultLinearBackups
+	case l.Backups > 0:
+		s.backups = l.Backups
+	}
+	if math.IsNaN(l.BackupRidge) || math.IsInf(l.BackupRidge, 0) {
+		return s, fmt.Errorf("value: linear: backup ridge %v, want a finite value", l.BackupRidge)
+	}
 	if math.IsNaN(s.ridge) || math.IsInf(s.ridge, 0) {
 		return s, fmt.Errorf("value: linear: ridge %v, want a finite value", s.ridge)
 	}
@@ -153,6 +263,14 @@ func (l Linear) settings() (linearSettings, error) {
 		s.ridge = DefaultLinearRidge
 	case s.ridge < 0:
 		s.ridge = 0
+	}
+	switch {
+	case l.BackupRidge == 0:
+		s.backupRidge = DefaultBackupRidge
+	case l.BackupRidge < 0:
+		s.backupRidge = s.ridge
+	default:
+		s.backupRidge = l.BackupRidge
 	}
 	if s.workers < 0 {
 		return s, fmt.Errorf("value: linear: workers %d, want >= 0", s.workers)
@@ -197,7 +315,7 @@ func (l Linear) FitLinear(d *dataset.Dataset, gamma float64, pi Target) (*Linear
 	if d.NumSteps() == 0 {
 		return nil, errors.New("value: linear: the logs have no steps")
 	}
-	f, err := newLinFeatures(d, set.degree)
+	f, err := newLinFeatures(d, set.spec)
 	if err != nil {
 		return nil, err
 	}
@@ -229,38 +347,46 @@ func (l Linear) FitLinear(d *dataset.Dataset, gamma float64, pi Target) (*Linear
 	}
 	meanDiag /= float64(p)
 	model.Lambda = set.ridge * meanDiag
+	model.LambdaBackup = set.backupRidge * meanDiag
+	model.backups = set.backups
 	model.warnings = acc.warnings(f)
 
-	switch {
-	case l.Finite:
+	if l.Finite {
 		if err := model.solveFinite(mo, d.MaxLen()); err != nil {
 			return nil, err
 		}
-	case gamma < 1:
-		a := mo.g // Phi^T (Phi - gamma Phi'_pi)/n
-		addDiag(a, model.Lambda)
-		theta, err := solve(a, mo.b)
-		if err != nil {
-			return nil, err
-		}
-		model.Theta = theta
-	default:
-		// The differential system, bordered by the normalisation.
-		aug := mat.NewDense(p+1, p+1, nil)
-		a := mo.g // Phi^T (Phi - Phi'_pi)/n
-		addDiag(a, model.Lambda)
-		aug.Slice(0, p, 0, p).(*mat.Dense).Copy(a)
-		for i := range p {
-			aug.Set(i, p, mo.f[i])
-			aug.Set(p, i, mo.f[i])
-		}
-		sol, err := solve(aug, append(slices.Clone(mo.b), 0))
-		if err != nil {
-			return nil, err
-		}
-		model.Theta, model.rho = sol[:p], sol[p]
+		return model, nil
+	}
+	// mo.g is Phi^T (Phi - gamma Phi'_pi)/n.
+	model.Theta, model.rho, err = stationary(mo.g, mo.b, mo.f, gamma, model.Lambda)
+	if err != nil {
+		return nil, err
 	}
 	return model, nil
+}
+
+// stationary solves the stationary LSTD-Q system (gamma < 1, rho NaN) or
+// the differential one bordered by the normalisation (gamma = 1) with
+// a = Phi^T (Phi - gamma Phi'_pi)/n, which it changes, b = Phi^T r/n,
+// f = Phi^T 1/n and the absolute ridge lambda.
+func stationary(a *mat.Dense, b, f []float64, gamma, lambda float64) (theta []float64, rho float64, err error) {
+	addDiag(a, lambda)
+	if gamma < 1 {
+		theta, err = solve(a, b)
+		return theta, math.NaN(), err
+	}
+	p := len(b)
+	aug := mat.NewDense(p+1, p+1, nil)
+	aug.Slice(0, p, 0, p).(*mat.Dense).Copy(a)
+	for i := range p {
+		aug.Set(i, p, f[i])
+		aug.Set(p, i, f[i])
+	}
+	sol, err := solve(aug, append(slices.Clone(b), 0))
+	if err != nil {
+		return nil, 0, err
+	}
+	return sol[:p], sol[p], nil
 }
 
 // run calls f(0) and f(1), on two goroutines if workers is 2.
@@ -304,8 +430,9 @@ func solve(a *mat.Dense, b []float64) ([]float64, error) {
 	return out, nil
 }
 
-// solveFinite sets Thetas[h-1] = theta_h for h = 1..H by the backward
-// ridge regressions.
+// solveFinite sets Thetas[h-1] = theta_h for h = 1..H: the backward
+// ridge regressions up to the exact backups, the stationary or
+// differential tail beyond (see Linear).
 func (m *LinearModel) solveFinite(mo linMoments, H int) error {
 	p := m.f.p
 	g := mat.NewSymDense(p, nil)
@@ -313,24 +440,59 @@ func (m *LinearModel) solveFinite(mo linMoments, H int) error {
 		for k := i; k < p; k++ {
 			g.SetSym(i, k, 0.5*(mo.g.At(i, k)+mo.g.At(k, i)))
 		}
-		g.SetSym(i, i, g.At(i, i)+m.Lambda)
+		g.SetSym(i, i, g.At(i, i)+m.LambdaBackup)
 	}
 	var ch mat.Cholesky
 	if !ch.Factorize(g) {
 		return errors.New("value: linear: Phi^T Phi is singular (features collinear on the data?); a positive Ridge regularises it")
 	}
 	m.chol, m.c, m.b = &ch, mo.c, mo.b
+	if m.backups > 0 {
+		// The stationary system Phi^T (Phi - gamma Phi'_pi)/n.
+		a := mat.NewDense(p, p, nil)
+		a.Scale(-m.Gamma, mo.c)
+		a.Add(a, mo.g)
+		theta, rho, err := stationary(a, mo.b, mo.f, m.Gamma, m.Lambda)
+		if err != nil {
+			return err
+		}
+		m.tailTheta, m.tailRho, m.meanFeat = theta, rho, mo.f
+		if math.IsNaN(rho) {
+			m.tailRho = 0
+		}
+		m.one = make([]float64, p)
+		for a := range max(m.f.numActions, 1) {
+			m.one[a*m.f.P] = 1 // the constant feature of every block
+		}
+	}
 	m.Thetas = m.extend(nil, H)
 	return nil
 }
 
-// extend returns thetas extended to H horizons by
-// theta_h = (G + lambda I)^{-1} (b + gamma C theta_(h-1)).
+// extend returns thetas extended to H horizons: up to the exact backups
+// by theta_h = (G + lambda_b I)^{-1} (b + gamma C theta_(h-1)), beyond by
+// the tail theta_h = theta_inf + ((h - H0) rho - gamma^(h-H0) delta) 1,
+// delta = f^T (theta_inf - theta_H0).
 func (m *LinearModel) extend(thetas [][]float64, H int) [][]float64 {
 	p := m.f.p
 	rhs := mat.NewVecDense(p, nil)
 	b := mat.NewVecDense(p, m.b)
 	for h := len(thetas) + 1; h <= H; h++ {
+		if H0 := m.backups; H0 > 0 && h > H0 {
+			th0 := thetas[H0-1]
+			delta := 0.0
+			for i, v := range m.meanFeat {
+				delta += v * (m.tailTheta[i] - th0[i])
+			}
+			k := float64(h - H0)
+			shift := k*m.tailRho - math.Pow(m.Gamma, k)*delta
+			th := slices.Clone(m.tailTheta)
+			for i, v := range m.one {
+				th[i] += shift * v
+			}
+			thetas = append(thetas, th)
+			continue
+		}
 		if h == 1 {
 			rhs.CopyVec(b)
 		} else {
@@ -354,8 +516,9 @@ type LinearModel struct {
 	// finite-horizon model (nil otherwise); H is the longest episode of
 	// the data it was fitted on.
 	Thetas [][]float64
-	// Gamma is the discount and Lambda the absolute ridge of the fit.
-	Gamma, Lambda float64
+	// Gamma is the discount and Lambda the absolute ridge of the fit;
+	// LambdaBackup that of the backward regressions (Finite).
+	Gamma, Lambda, LambdaBackup float64
 	// Transitions is the number of transitions fitted; Skipped the
 	// number left out because the target's distribution at their next
 	// state was unknown (discrete actions).
@@ -367,10 +530,16 @@ type LinearModel struct {
 	target  realTarget
 	workers int
 
-	// Finite-horizon recursion, to extend Thetas for longer logs.
-	chol *mat.Cholesky
-	c    *mat.Dense
-	b    []float64
+	// Finite-horizon recursion, to extend Thetas for longer logs, and its
+	// tail beyond the exact backups (backups 0: none).
+	chol      *mat.Cholesky
+	c         *mat.Dense
+	b         []float64
+	backups   int
+	tailTheta []float64
+	tailRho   float64
+	meanFeat  []float64
+	one       []float64
 
 	warnings []string
 }
@@ -450,7 +619,7 @@ func (m *LinearModel) values(d *dataset.Dataset, lo, hi int, theta func(h int) [
 		}
 		h := d.Start[e+1] - j // steps left
 		th := theta(h)
-		blk := f.stateAction(sc.x, sc.z, d, j)
+		blk := f.stateAction(sc.x, sc, d, j)
 		q[j] = dot(sc.x, th[blk*f.P:blk*f.P+f.P])
 		var probs []float64
 		if f.numActions > 0 {
@@ -577,26 +746,44 @@ func numMonomials(n, degree, limit int) int {
 
 // linFeatures is the feature map of a Linear fit (see Linear).
 //
-// For real actions every joint monomial x^alpha y^beta is also kept as
-// the product of a monomial of the state, term sIdx[t] of smono, and one
-// of the action, term aIdx[t] of amono. The expected features at a state
-// are then E_y[x^alpha y^beta] = x^alpha mean_k(y_k^beta): the Monte
-// Carlo draws cost the action's few monomials each (6 for two action
-// components and degree 2) instead of all the joint ones.
+// The state's part is a basis b(x) of the standardised state x: its
+// monomials of degree at most Degree, followed, for Features "rff", by the
+// random Fourier features (see rffMap). For discrete actions
+// phi(s, a) = e_a (x) b(x). For real actions every feature is the product
+// of a basis function of the state, term sIdx[t] of b, and a monomial of
+// the standardised action y, term aIdx[t] of amono: with "poly" the pairs
+// whose joint degree is at most Degree (the joint monomials x^alpha y^beta,
+// in the order of newMonomials over (x, y)), with "rff" every basis
+// function times every action monomial of degree at most 2. The expected
+// features at a state are then E_y[b_i(x) y^beta] = b_i(x) mean_k(y_k^beta):
+// the Monte Carlo draws cost the action's few monomials each (3 for one
+// action component and degree 2) instead of all the joint features.
 type linFeatures struct {
 	state, action scaler
-	mono          monomials
 	numActions    int // discrete actions; 0 for real ones
 	stateDim      int
 	actionDim     int
-	P             int // monomials per block
+	P             int // features per block
 	p             int // features: numActions blocks of P, or P
 
-	smono, amono monomials
-	sIdx, aIdx   []int32
+	smono monomials // monomials of the state
+	rff   rffMap    // random Fourier features of the state (none for "poly")
+	nb    int       // basis functions of the state: smono.len() + rff.d
+
+	amono      monomials // real actions: monomials of the action
+	sIdx, aIdx []int32   // real actions: feature t = b[sIdx[t]] y^amono[aIdx[t]]
 }
 
-func newLinFeatures(d *dataset.Dataset, degree int) (*linFeatures, error) {
+// featureSpec is how a Linear builds its features.
+type featureSpec struct {
+	kind      string // "poly" or "rff"
+	degree    int
+	random    int     // random Fourier features ("rff")
+	bandwidth float64 // multiple of the median heuristic ("rff")
+}
+
+func newLinFeatures(d *dataset.Dataset, spec featureSpec) (*linFeatures, error) {
+	degree := spec.degree
 	f := &linFeatures{state: newScaler(d.Obs, d.StateDim), numActions: d.NumActions,
 		stateDim: d.StateDim, actionDim: d.ActionDim}
 	nvar := d.StateDim
@@ -605,15 +792,35 @@ func newLinFeatures(d *dataset.Dataset, degree int) (*linFeatures, error) {
 		f.numActions = 0
 		nvar += d.ActionDim
 	}
-	f.P = numMonomials(nvar, degree, maxLinearFeatures)
-	f.p = f.P * max(f.numActions, 1)
-	if f.P < 0 || f.p > maxLinearFeatures {
-		return nil, fmt.Errorf("value: linear: degree %d in %d variables (times %d actions) gives more than %d features; lower Degree",
+	limit := func() error {
+		return fmt.Errorf("value: linear: degree %d in %d variables (times %d actions) gives more than %d features; lower Degree",
 			degree, nvar, max(f.numActions, 1), maxLinearFeatures)
 	}
-	f.mono = newMonomials(nvar, degree)
-	if f.actionDim > 0 {
-		f.smono, f.amono = newMonomials(f.stateDim, degree), newMonomials(f.actionDim, degree)
+	ns := numMonomials(f.stateDim, degree, maxLinearFeatures)
+	if ns < 0 {
+		return nil, limit()
+	}
+	f.smono = newMonomials(f.stateDim, degree)
+	if spec.kind == "rff" {
+		f.rff = newRFF(d, f.state, spec.random, spec.bandwidth)
+	}
+	f.nb = f.smono.len() + f.rff.d
+	if f.actionDim == 0 {
+		f.P = f.nb
+	} else if spec.kind == "rff" {
+		f.amono = newMonomials(f.actionDim, 2)
+		for i := range f.nb {
+			for a := range f.amono.len() {
+				f.sIdx = append(f.sIdx, int32(i))
+				f.aIdx = append(f.aIdx, int32(a))
+			}
+		}
+		f.P = len(f.sIdx)
+	} else {
+		if numMonomials(nvar, degree, maxLinearFeatures) < 0 {
+			return nil, limit()
+		}
+		f.amono = newMonomials(f.actionDim, degree)
 		index := func(m monomials, n int) map[string]int32 {
 			out := map[string]int32{}
 			for t, e := range m.exponents(n) {
@@ -622,18 +829,43 @@ func newLinFeatures(d *dataset.Dataset, degree int) (*linFeatures, error) {
 			return out
 		}
 		si, ai := index(f.smono, f.stateDim), index(f.amono, f.actionDim)
-		for _, e := range f.mono.exponents(nvar) {
+		for _, e := range newMonomials(nvar, degree).exponents(nvar) {
 			f.sIdx = append(f.sIdx, si[fmt.Sprint(e[:f.stateDim])])
 			f.aIdx = append(f.aIdx, ai[fmt.Sprint(e[f.stateDim:])])
 		}
+		f.P = len(f.sIdx)
+	}
+	f.p = f.P * max(f.numActions, 1)
+	if f.p > maxLinearFeatures {
+		return nil, fmt.Errorf("value: linear: %d features (times %d actions) is more than %d; lower Degree or NumRandom",
+			f.P, max(f.numActions, 1), maxLinearFeatures)
 	}
 	return f, nil
 }
 
+// basis writes the basis functions of the standardised state z (stateDim
+// entries) to dst (nb entries).
+func (f *linFeatures) basis(dst, z []float64) {
+	nm := f.smono.len()
+	f.smono.eval(dst[:nm], z)
+	f.rff.eval(dst[nm:f.nb], z)
+}
+
+// joint writes the features of a real-action pair to x from the
+// standardised (state, action) vector z, using xs (nb) and ya (amono)
+// as scratch.
+func (f *linFeatures) joint(x, z, xs, ya []float64) {
+	f.basis(xs, z[:f.stateDim])
+	f.amono.eval(ya, z[f.stateDim:])
+	for t := range x {
+		x[t] = xs[f.sIdx[t]] * ya[f.aIdx[t]]
+	}
+}
+
 // linScratch is the per-goroutine scratch space of the feature map.
 type linScratch struct {
-	z, x   []float64 // standardised variables, monomials
-	xs, ya []float64 // monomials of the state, of a drawn action
+	z, x   []float64 // standardised variables, features of a block
+	xs, ya []float64 // basis of the state, monomials of an action
 	ybar   []float64 // mean of ya over the draws
 	psi    []float64 // expected features, p
 	smp    *mcSampler
@@ -641,37 +873,39 @@ type linScratch struct {
 
 func (f *linFeatures) newScratch(t realTarget) *linScratch {
 	sc := &linScratch{z: make([]float64, f.stateDim+f.actionDim), x: make([]float64, f.P),
-		psi: make([]float64, f.p)}
+		psi: make([]float64, f.p), xs: make([]float64, f.nb)}
+	if f.actionDim > 0 {
+		sc.ya, sc.ybar = make([]float64, f.amono.len()), make([]float64, f.amono.len())
+	}
 	if t.cont != nil {
 		sc.smp = newMCSampler(t)
-		sc.xs, sc.ya, sc.ybar = make([]float64, f.smono.len()), make([]float64, f.amono.len()), make([]float64, f.amono.len())
 	}
 	return sc
 }
 
-// stateAction writes the monomials of step j's (s, a) to x and returns the
-// block of phi(s_j, a_j) they fill (the action for discrete actions, else
-// 0): phi = e_block (x) x.
-func (f *linFeatures) stateAction(x, z []float64, d *dataset.Dataset, j int) int {
-	f.state.apply(z, d.ObsAt(j))
+// stateAction writes the features of step j's (s, a) within its block to
+// x and returns the block of phi(s_j, a_j) they fill (the action for
+// discrete actions, else 0): phi = e_block (x) x.
+func (f *linFeatures) stateAction(x []float64, sc *linScratch, d *dataset.Dataset, j int) int {
+	f.state.apply(sc.z, d.ObsAt(j))
 	if f.numActions > 0 {
-		f.mono.eval(x, z)
+		f.basis(x, sc.z)
 		return int(d.Action[j])
 	}
-	f.action.apply(z[f.stateDim:], d.ActionVecAt(j))
-	f.mono.eval(x, z)
+	f.action.apply(sc.z[f.stateDim:], d.ActionVecAt(j))
+	f.joint(x, sc.z, sc.xs, sc.ya)
 	return 0
 }
 
 // expected sets sc.psi = E_{a~pi(.|s)} phi(s, a) at the state obs: from
 // the probabilities probs for discrete actions, from the Monte Carlo draws
 // of sc.smp for real ones (the mean of phi over the draws, as state
-// monomials times the mean action monomials summed in draw order).
+// basis functions times the mean action monomials summed in draw order).
 func (f *linFeatures) expected(sc *linScratch, obs, probs []float64) {
 	P := f.P
 	f.state.apply(sc.z, obs)
 	if f.numActions > 0 {
-		f.mono.eval(sc.x, sc.z)
+		f.basis(sc.x, sc.z)
 		for a, pa := range probs {
 			blk := sc.psi[a*P : (a+1)*P]
 			if pa == 0 {
@@ -684,7 +918,7 @@ func (f *linFeatures) expected(sc *linScratch, obs, probs []float64) {
 		}
 		return
 	}
-	f.smono.eval(sc.xs, sc.z[:f.stateDim])
+	f.basis(sc.xs, sc.z[:f.stateDim])
 	za := sc.z[f.stateDim:]
 	clear(sc.ybar)
 	sc.smp.draw(obs, func(_ int, a []float64) {
@@ -797,7 +1031,7 @@ func (w *linWorker) accumulate(d *dataset.Dataset, lo, hi int) {
 		l := w.L
 		x := w.xb[l*w.Pp : l*w.Pp+P]
 		r := w.rb[l*w.Qp : (l+1)*w.Qp]
-		blk := f.stateAction(x, sc.z, d, j)
+		blk := f.stateAction(x, sc, d, j)
 		w.blk[l] = blk
 		for i, v := range x {
 			w.gdiag[blk*P+i] += v * v

@@ -24,7 +24,7 @@ func (m *LinearModel) qAt(obs, act []float64, h int) float64 {
 	x := make([]float64, f.P)
 	f.state.apply(z, obs)
 	f.action.apply(z[f.stateDim:], act)
-	f.mono.eval(x, z)
+	f.joint(x, z, make([]float64, f.nb), make([]float64, f.amono.len()))
 	if m.finite {
 		return dot(x, m.Thetas[h-1])
 	}
@@ -253,7 +253,7 @@ func TestLinearExactDiscrete(t *testing.T) {
 	for _, gamma := range []float64{0.9, 1} {
 		rng := rand.New(rand.NewPCG(1, 2))
 		d := discreteLog(rng, 2, 3, 20, 30)
-		f, err := newLinFeatures(d, 2)
+		f, err := newLinFeatures(d, featureSpec{kind: "poly", degree: 2})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -267,7 +267,7 @@ func TestLinearExactDiscrete(t *testing.T) {
 		rho := 0.0
 		sc := f.newScratch(realTarget{numActions: 3})
 		qj := func(j int) float64 {
-			blk := f.stateAction(sc.x, sc.z, d, j)
+			blk := f.stateAction(sc.x, sc, d, j)
 			return dot(sc.x, theta[blk*f.P:(blk+1)*f.P])
 		}
 		if gamma == 1 {
@@ -292,7 +292,7 @@ func TestLinearExactDiscrete(t *testing.T) {
 				d.Reward[j] = qj(j) + rho - gamma*dot(sc.psi, theta)
 			}
 		}
-		m, err := Linear{Ridge: -1}.FitLinear(d, gamma, Target{})
+		m, err := Linear{Features: "poly", Ridge: -1}.FitLinear(d, gamma, Target{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -325,7 +325,7 @@ func TestLinearExactDiscrete(t *testing.T) {
 			want := 0.0
 			for a, pa := range d.TargetProbsAt(j) {
 				f.state.apply(sc.z, d.ObsAt(j))
-				f.mono.eval(sc.x, sc.z)
+				f.basis(sc.x, sc.z)
 				want += pa * dot(sc.x, theta[a*f.P:(a+1)*f.P])
 			}
 			if math.Abs(v[j]-want) > 1e-9 {
@@ -485,7 +485,7 @@ func TestExpectedFeaturesSplit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := newLinFeatures(d, 3)
+	f, err := newLinFeatures(d, featureSpec{kind: "poly", degree: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -499,7 +499,7 @@ func TestExpectedFeaturesSplit(t *testing.T) {
 	newMCSampler(tgt).draw(obs, func(_ int, a []float64) {
 		f.state.apply(z, obs)
 		f.action.apply(z[2:], a)
-		f.mono.eval(x, z)
+		newMonomials(3, 3).eval(x, z)
 		for i, v := range x {
 			want[i] += v / 5
 		}
@@ -544,6 +544,48 @@ func TestLinearUnknownNext(t *testing.T) {
 		_, hi := d.Span(e)
 		if !math.IsNaN(next[hi-1]) || math.IsNaN(next[hi-2]) {
 			t.Fatalf("episode %d: next values %v at the last two steps, want a number then NaN", e, next[hi-2:hi])
+		}
+	}
+}
+
+// TestLinearTailLinearGauss checks the finite-horizon tail (Backups
+// exact backward regressions, then the stationary or differential
+// solution with its constant matched at h = Backups) against the exact
+// T-step value of the 1-d linear-Gaussian problem, for horizons far
+// beyond the exact backups: the closed loop mixes within a few steps, so
+// the tail's error gamma^h |E[v(s_h) | s, a] - kappa| is negligible and
+// what is left is the fit's sampling error.
+func TestLinearTailLinearGauss(t *testing.T) {
+	p := lineargauss.Problem1D()
+	const n, T = 100, 200
+	for _, gamma := range []float64{0.9, 1} {
+		rng := rand.New(rand.NewPCG(3, 1))
+		d, err := rollout.SampleContinuous(rng, p.System, p.Behavior, p.Target, n, T)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := Linear{Finite: true, Backups: 20}.FitLinear(d, gamma, Target{Continuous: p.Target, Seed: 9})
+		if err != nil {
+			t.Fatal(err)
+		}
+		full, err := Linear{Finite: true, Backups: -1}.FitLinear(d, gamma, Target{Continuous: p.Target, Seed: 9})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range []int{10, 20, 21, 50, T} {
+			want, err := p.System.Value(p.Target, gamma, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			nh := 0.0
+			for k := range h {
+				nh += math.Pow(gamma, float64(k))
+			}
+			got, exact := startValue(m, p, h)/nh, startValue(full, p, h)/nh
+			t.Logf("gamma %v h %3d: tail %.5f, all backups %.5f, exact %.5f", gamma, h, got, exact, want)
+			if math.Abs(got-want) > 0.025 {
+				t.Errorf("gamma %v h %d: tail value %.5f, exact %.5f", gamma, h, got, want)
+			}
 		}
 	}
 }

@@ -135,7 +135,7 @@ func TestNeuralDiscrete(t *testing.T) {
 	const gamma = 0.9
 	rng := rand.New(rand.NewPCG(1, 2))
 	d := discreteLog(rng, 2, 3, 200, 30)
-	f, err := newLinFeatures(d, 2)
+	f, err := newLinFeatures(d, featureSpec{kind: "poly", degree: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestNeuralDiscrete(t *testing.T) {
 	for e := range d.NumEpisodes() {
 		lo, hi := d.Span(e)
 		for j := lo; j < hi; j++ {
-			blk := f.stateAction(sc.x, sc.z, d, j)
+			blk := f.stateAction(sc.x, sc, d, j)
 			want[j] = dot(sc.x, theta[blk*f.P:(blk+1)*f.P])
 			obs, _ := d.NextObs(e, j)
 			probs, _ := d.NextTargetProbs(e, j)
