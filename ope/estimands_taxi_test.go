@@ -60,6 +60,7 @@ func TestTaxiEstimands(t *testing.T) {
 				t.Fatal(err)
 			}
 			se := make(map[string][]float64)
+			covered := 0 // seeds whose dr Wald 90% interval holds the truth
 			for seed := range seeds {
 				d, err := rollout.Sample(rand.New(rand.NewPCG(uint64(seed)+1, 0)), sim, behavior, target, n, T)
 				if err != nil {
@@ -71,6 +72,9 @@ func TestTaxiEstimands(t *testing.T) {
 						t.Fatalf("%s: %v", e.Name(), err)
 					}
 					se[e.Name()] = append(se[e.Name()], (res.Value-c.truth)*(res.Value-c.truth))
+					if e.Name() == "dr" && math.Abs(res.Value-c.truth) <= 1.6449*res.SE {
+						covered++
+					}
 				}
 			}
 			mse := map[string]float64{}
@@ -88,7 +92,7 @@ func TestTaxiEstimands(t *testing.T) {
 			for _, name := range rows {
 				fmt.Fprintf(&b, "\n  %-12s log10 MSE %7.3f   ln MSE %7.3f", name, math.Log10(mse[name]), math.Log(mse[name]))
 			}
-			t.Logf("gamma %g, estimand %s (truth %.6f), %d seeds:%s", gamma, c.est, c.truth, seeds, b.String())
+			t.Logf("gamma %g, estimand %s (truth %.6f), %d seeds:%s\n  dr's 90%% Wald interval holds the truth in %d of %d seeds", gamma, c.est, c.truth, seeds, b.String(), covered, seeds)
 			best := math.Min(mse[c.parts[0]], mse[c.parts[1]])
 			// "No worse" up to the seeds' noise: within 25% of the better part.
 			if mse["dr"] > 1.25*best {
