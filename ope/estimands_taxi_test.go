@@ -93,6 +93,11 @@ func TestTaxiEstimands(t *testing.T) {
 				fmt.Fprintf(&b, "\n  %-12s log10 MSE %7.3f   ln MSE %7.3f", name, math.Log10(mse[name]), math.Log(mse[name]))
 			}
 			t.Logf("gamma %g, estimand %s (truth %.6f), %d seeds:%s\n  dr's 90%% Wald interval holds the truth in %d of %d seeds", gamma, c.est, c.truth, seeds, b.String(), covered, seeds)
+			// A correct 90% interval covers at least 80 of 100 seeds with
+			// probability 0.998 and at least 5 of 8 with 0.96 (binomial).
+			if min80 := int(math.Ceil(0.8*float64(seeds))) - map[bool]int{true: 2, false: 0}[seeds < 20]; covered < min80 {
+				t.Errorf("gamma %g %s: dr's 90%% Wald interval holds the truth in %d of %d seeds", gamma, c.est, covered, seeds)
+			}
 			best := math.Min(mse[c.parts[0]], mse[c.parts[1]])
 			// "No worse" up to the seeds' noise: within 25% of the better part.
 			if mse["dr"] > 1.25*best {
