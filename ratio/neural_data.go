@@ -9,6 +9,7 @@ import (
 	"sort"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/internal/holdout"
 )
 
 // transitions is a set of (scaled) transitions to draw minibatches from.
@@ -143,14 +144,7 @@ func splitTransitions(rng *rand.Rand, d *dataset.Dataset, gamma, heldOut float64
 		held = &transitions{d: dim}
 	}
 	nEp := d.NumEpisodes()
-	heldEp := make([]bool, nEp)
-	byEpisode := heldOut > 0 && float64(nEp)*heldOut >= 1
-	if byEpisode {
-		k := int(math.Round(float64(nEp) * heldOut))
-		for _, e := range rng.Perm(nEp)[:k] {
-			heldEp[e] = true
-		}
-	}
+	heldEp, byEpisode := holdout.Episodes(rng, nEp, heldOut)
 	sx := make([]float64, dim)
 	nx := make([]float64, dim)
 	scaleTo := func(dst, s []float64) {

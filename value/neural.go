@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/internal/holdout"
 	"github.com/ihope-ope/ihope/nn"
 )
 
@@ -432,14 +433,7 @@ func (m *NeuralModel) transitions(rng *rand.Rand, d *dataset.Dataset, heldOut fl
 		held = &fqeSet{}
 	}
 	nEp := d.NumEpisodes()
-	heldEp := make([]bool, nEp)
-	byEpisode := heldOut > 0 && float64(nEp)*heldOut >= 1
-	if byEpisode {
-		k := int(math.Round(float64(nEp) * heldOut))
-		for _, e := range rng.Perm(nEp)[:k] {
-			heldEp[e] = true
-		}
-	}
+	heldEp, byEpisode := holdout.Episodes(rng, nEp, heldOut)
 	ds, din := m.stateDim(), m.inputs()
 	x := make([]float64, din)
 	nx := make([]float64, ds)
