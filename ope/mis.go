@@ -78,3 +78,48 @@ func (e MIS) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	}
 	return Result{Value: sum, Weights: w, Estimand: Horizon, Model: m, Learner: l.Name()}, nil
 }
+
+var _ Reweighter = MIS{}
+
+// Prepare implements Reweighter for the default learner (ratio.Marginal):
+// a resample's time-indexed ratios are counted with the episodes'
+// multiplicities (ratio.Marginal.FitMult) instead of on a rebuilt log.
+func (e MIS) Prepare(d *dataset.Dataset, gamma float64) (func([]int) (float64, error), error) {
+	if e.Ratio != nil {
+		return nil, nil
+	}
+	if _, err := e.Estimate(d, gamma); err != nil {
+		return nil, err
+	}
+	// Per episode: g0_i gamma^t beta r for every step, and its start.
+	q := make([]float64, d.NumSteps())
+	for i := range d.NumEpisodes() {
+		lo, hi := d.Span(i)
+		g, _ := discountStart(gamma, hi-lo)
+		for j := lo; j < hi; j++ {
+			q[j] = g * math.Exp(d.LogRatio(j)) * d.Reward[j]
+			g *= gamma
+		}
+	}
+	return func(mult []int) (float64, error) {
+		m, err := ratio.Marginal{}.FitMult(d, gamma, mult)
+		if err != nil {
+			return 0, fmt.Errorf("mis: %w", err)
+		}
+		var sum float64
+		n := 0
+		for i, c := range mult {
+			if c == 0 {
+				continue
+			}
+			n += c
+			lo, hi := d.Span(i)
+			s := 0.0
+			for j := lo; j < hi; j++ {
+				s += m.Ratio(j-lo, int(d.State[j])) * q[j]
+			}
+			sum += float64(c) * s
+		}
+		return sum / float64(n), nil
+	}, nil
+}

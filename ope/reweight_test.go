@@ -32,7 +32,7 @@ func TestReweightMatchesEstimate(t *testing.T) {
 		{"ring-zero-target", ringData},
 	}
 	ests := []ope.Estimator{&ope.Naive{}, &ope.TrajectoryIS{}, &ope.TrajectoryWIS{},
-		&ope.StepwiseIS{}, &ope.StepwiseWIS{}, ope.DensityRatio{Learner: ratio.Tabular{}}}
+		&ope.StepwiseIS{}, &ope.StepwiseWIS{}, ope.DensityRatio{Learner: ratio.Tabular{}}, ope.MIS{}}
 	for _, set := range sets {
 		for _, gamma := range []float64{1, 0.95} {
 			for _, est := range ests {

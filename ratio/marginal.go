@@ -75,6 +75,17 @@ func (Marginal) Name() string { return "marginal" }
 // Fit learns w_t(s) for t below the longest episode of d (see Marginal).
 // The model is a *MarginalModel.
 func (Marginal) Fit(d *dataset.Dataset, gamma float64) (Model, error) {
+	m, err := Marginal{}.FitMult(d, gamma, nil)
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// FitMult is Fit on the log in which episode e appears mult[e] times
+// (nil: once each), as an episode bootstrap's resample, without building
+// that log: every count is weighted by the multiplicity.
+func (Marginal) FitMult(d *dataset.Dataset, gamma float64, mult []int) (*MarginalModel, error) {
 	if !(gamma > 0 && gamma <= 1) {
 		return nil, fmt.Errorf("ratio: discount %v outside (0, 1]", gamma)
 	}
@@ -105,6 +116,15 @@ func (Marginal) Fit(d *dataset.Dataset, gamma float64) (Model, error) {
 			}
 		}
 	}
+	if mult != nil && len(mult) != nE {
+		return nil, fmt.Errorf("ratio: marginal: %d multiplicities for %d episodes", len(mult), nE)
+	}
+	weight := func(e int) float64 {
+		if mult == nil {
+			return 1
+		}
+		return float64(mult[e])
+	}
 	H := d.MaxLen()
 	m := &MarginalModel{nS: nS, horizon: H, w: make([]float64, H*nS)}
 	// alive lists the episodes alive at t (Len > t); it shrinks with t.
@@ -116,12 +136,14 @@ func (Marginal) Fit(d *dataset.Dataset, gamma float64) (Model, error) {
 	next := make([]float64, nS) // d^pi_{t+1}
 	cnt := make([]float64, nS)  // episodes alive at t in s, then n_t(s)
 	// t = 0: d^pi_0 = d^pi0_0, w_0 = 1 on the logged first states.
+	total := 0.0
 	for _, e := range alive {
-		cnt[d.State[d.Start[e]]]++
+		cnt[d.State[d.Start[e]]] += weight(e)
+		total += weight(e)
 	}
 	for s, c := range cnt {
 		if c > 0 {
-			dpi[s] = c / float64(nE)
+			dpi[s] = c / total
 			m.w[s] = 1
 		}
 	}
@@ -137,23 +159,28 @@ func (Marginal) Fit(d *dataset.Dataset, gamma float64) (Model, error) {
 		alive = alive[:k]
 		clear(cnt)
 		for _, e := range alive {
-			cnt[d.State[d.Start[e]+t]]++ // n_t(s)
+			cnt[d.State[d.Start[e]+t]] += weight(e) // n_t(s)
 		}
 		clear(next)
 		for _, e := range alive {
+			if weight(e) == 0 {
+				continue
+			}
 			j := d.Start[e] + t
 			s := d.State[j]
-			next[d.State[j+1]] += dpi[s] * beta[j] / cnt[s]
+			next[d.State[j+1]] += weight(e) * dpi[s] * beta[j] / cnt[s]
 		}
 		// d^pi0_{t+1}: the continuing episodes' states at t+1.
 		clear(cnt)
+		alive1 := 0.0
 		for _, e := range alive {
-			cnt[d.State[d.Start[e]+t+1]]++
+			cnt[d.State[d.Start[e]+t+1]] += weight(e)
+			alive1 += weight(e)
 		}
 		row := m.w[(t+1)*nS : (t+2)*nS]
 		for s, c := range cnt {
 			if c > 0 {
-				row[s] = next[s] / (c / float64(k))
+				row[s] = next[s] / (c / alive1)
 			}
 		}
 		dpi, next = next, dpi
