@@ -35,6 +35,7 @@ var styles = map[string]Style{
 	"wis-stepwise":   {Color: color.NRGBA{0, 114, 178, 255}, Glyph: draw.SquareGlyph{}},
 	"model-based":    {Color: color.NRGBA{0, 158, 115, 255}, Glyph: draw.PyramidGlyph{}},
 	"bch-tabular":    {Color: color.NRGBA{200, 0, 40, 255}, Glyph: draw.CircleGlyph{}},
+	"bch-kernel":     {Color: color.NRGBA{110, 20, 60, 255}, Glyph: draw.RingGlyph{}},
 	"bch-neural":     {Color: color.NRGBA{204, 121, 167, 255}, Glyph: draw.CircleGlyph{}},
 	"fqe":            {Color: color.NRGBA{0, 90, 60, 255}, Glyph: draw.PyramidGlyph{}},
 	"mis":            {Color: color.NRGBA{120, 70, 160, 255}, Glyph: draw.TriangleGlyph{}},

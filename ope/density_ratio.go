@@ -15,8 +15,10 @@ import (
 //	R = sum_i v_i r_i / sum_i v_i,   v_i = gamma^{t_i} w(s_i) beta(a_i|s_i).
 //
 // With ratio.Tabular it is "bch-tabular" (discrete states, the kernel loss
-// with the delta kernel minimised exactly); with ratio.Neural it is
-// "bch-neural" (real states, a network trained on the RBF kernel loss).
+// with the delta kernel minimised exactly); with ratio.Kernel it is
+// "bch-kernel" (real states, w linear in Gaussian bumps, the RBF kernel
+// loss minimised exactly); with ratio.Neural it is "bch-neural" (real
+// states, a network trained on the RBF kernel loss).
 //
 // Result.Weights are the normalised v_i in step order, Result.Model the
 // learned ratio.Model, and Result.Warnings what the model says about

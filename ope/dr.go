@@ -63,12 +63,15 @@ import (
 //	reinforcement learning (WDR).
 type DR struct {
 	// Ratio learns w: nil means ratio.Marginal (Horizon, discrete
-	// states), ratio.Tabular (LongRun, discrete states) or ratio.Neural
-	// with Neural's settings (LongRun, real states); real states under
+	// states), ratio.Tabular (LongRun, discrete states) or ratio.Kernel
+	// with Kernel's settings (LongRun, real states: deterministic and
+	// fitted in closed form, where ratio.Neural, the default before,
+	// trains by stochastic gradients; Ratio = ratio.Neural{} or
+	// Options.RatioModel "neural" still chooses it); real states under
 	// Horizon use policy ratios and need no learner.
 	Ratio ratio.Learner
-	// Neural holds the neural ratio's settings when Ratio is nil.
-	Neural ratio.Neural
+	// Kernel holds the kernel ratio's settings when Ratio is nil.
+	Kernel ratio.Kernel
 	// Value learns q; nil chooses by the data as FQE does.
 	Value value.Learner
 	// Target is the target's action distribution (zero value: the logs'
@@ -89,7 +92,6 @@ func (e DR) Reseed(seed uint64) Estimator {
 	if s, ok := e.Ratio.(ratio.Seeded); ok {
 		e.Ratio = s.WithSeed(seed)
 	}
-	e.Neural.Seed = seed
 	if s, ok := e.Value.(value.Seeded); ok {
 		e.Value = s.WithSeed(seed ^ 0x76616c7565) // "value": another seed than the ratio's
 	}
@@ -234,7 +236,7 @@ func (e DR) ratioLearner(d *dataset.Dataset, est Estimand) ratio.Learner {
 	case d.Discrete():
 		return ratio.Tabular{}
 	}
-	return e.Neural
+	return e.Kernel
 }
 
 // foldEpisodes splits episodes 0..m-1 into K folds, episode i in fold

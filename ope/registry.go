@@ -18,7 +18,8 @@ type Needs uint
 const (
 	// NeedsDiscreteStates: state ids (the tabular learners and models).
 	NeedsDiscreteStates Needs = 1 << iota
-	// NeedsRealStates: real state vectors (the neural learner).
+	// NeedsRealStates: real state vectors (the kernel and neural
+	// learners).
 	NeedsRealStates
 	// NeedsTargetPolicy: the target's whole action distribution in every
 	// state (Options.Target), not only the probability of the logged
@@ -52,11 +53,13 @@ const (
 // The zero value builds every estimator that needs nothing but the logs.
 type Options struct {
 	// Seed seeds the estimators that train (bch-neural); it overrides
-	// Neural.Seed.
+	// Neural.Seed. (bch-kernel's feature draw has its own fixed seed,
+	// Kernel.Seed: its estimate is deterministic.)
 	Seed uint64
-	// Tabular holds bch-tabular's settings, Neural bch-neural's (zero
-	// values: the documented defaults).
+	// Tabular holds bch-tabular's settings, Kernel bch-kernel's, Neural
+	// bch-neural's (zero values: the documented defaults).
 	Tabular ratio.Tabular
+	Kernel  ratio.Kernel
 	Neural  ratio.Neural
 
 	// Target is the tabular target policy (model-based and the discrete
@@ -75,8 +78,8 @@ type Options struct {
 	Estimand Estimand
 	// ValueModel and RatioModel override the learners the value-based and
 	// doubly robust estimators choose from the data: "tabular", "linear"
-	// or "neural" for values, "tabular", "neural" or "marginal" for
-	// ratios. Empty: chosen from the data.
+	// or "neural" for values, "tabular", "kernel", "neural" or
+	// "marginal" for ratios. Empty: chosen from the data.
 	ValueModel, RatioModel string
 	// Folds is the doubly robust estimator's number of cross-fitting
 	// folds (0: 2; 1: none).
@@ -126,6 +129,8 @@ func (o Options) ratioLearner() ratio.Learner {
 	switch o.RatioModel {
 	case "tabular":
 		return o.Tabular
+	case "kernel":
+		return o.Kernel
 	case "neural":
 		n := o.Neural
 		n.Seed = o.Seed
@@ -140,7 +145,7 @@ func (o Options) ratioLearner() ratio.Learner {
 // Options.RatioModel accept.
 var (
 	ValueModels = []string{"tabular", "linear", "neural"}
-	RatioModels = []string{"tabular", "neural", "marginal"}
+	RatioModels = []string{"tabular", "kernel", "neural", "marginal"}
 )
 
 // Entry describes one estimator of the registry.
@@ -184,6 +189,8 @@ var registry = []Entry{
 		New: func(o Options) Estimator { return MIS{} }},
 	{Name: "bch-tabular", Label: "density ratio, tabular (paper)", Needs: NeedsDiscreteStates, Unit: UnitStep,
 		New: func(o Options) Estimator { return DensityRatio{Learner: o.Tabular} }},
+	{Name: "bch-kernel", Label: "density ratio, kernel (closed form)", Needs: NeedsRealStates, Unit: UnitStep,
+		New: func(o Options) Estimator { return DensityRatio{Learner: o.Kernel} }},
 	{Name: "bch-neural", Label: "density ratio, neural (paper)", Needs: NeedsRealStates, Unit: UnitStep, Slow: true,
 		New: func(o Options) Estimator {
 			l := o.Neural
@@ -192,9 +199,7 @@ var registry = []Entry{
 		}},
 	{Name: "dr", Label: "doubly robust (ratio + value model)", Needs: NeedsTargetDist,
 		New: func(o Options) Estimator {
-			n := o.Neural
-			n.Seed = o.Seed
-			return DR{Ratio: o.ratioLearner(), Neural: n, Value: o.valueLearner(), Target: o.valueTarget(),
+			return DR{Ratio: o.ratioLearner(), Kernel: o.Kernel, Value: o.valueLearner(), Target: o.valueTarget(),
 				Estimand: o.Estimand, Folds: o.Folds}
 		}},
 	{Name: "on-policy", Label: "on-policy oracle (target rollouts)", Needs: NeedsSimulator,

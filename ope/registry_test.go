@@ -16,7 +16,7 @@ import (
 )
 
 // registryNames is the registry's order, the order of ihope's tables.
-var registryNames = []string{"naive", "is-trajectory", "wis-trajectory", "is-stepwise", "wis-stepwise", "model-based", "fqe", "mis", "bch-tabular", "bch-neural", "dr", "on-policy"}
+var registryNames = []string{"naive", "is-trajectory", "wis-trajectory", "is-stepwise", "wis-stepwise", "model-based", "fqe", "mis", "bch-tabular", "bch-kernel", "bch-neural", "dr", "on-policy"}
 
 // ringWorld returns 8 episodes of 12 steps on the 5-state ring (behavior
 // P(R) = 0.6, target 0.3), with the options that let every discrete
@@ -122,12 +122,12 @@ func TestRegistryNew(t *testing.T) {
 }
 
 func TestRegistryNewUnknown(t *testing.T) {
-	ests, err := ope.New([]string{"naive", "bch-kernel"}, ope.Options{})
+	ests, err := ope.New([]string{"naive", "bch-unknown"}, ope.Options{})
 	if err == nil {
 		t.Fatalf("New with an unknown name built %d estimators", len(ests))
 	}
 	msg := err.Error()
-	if !strings.Contains(msg, `"bch-kernel"`) {
+	if !strings.Contains(msg, `"bch-unknown"`) {
 		t.Errorf("error %q does not name the unknown estimator", msg)
 	}
 	if want := strings.Join(registryNames, ", "); !strings.Contains(msg, want) {
@@ -187,8 +187,8 @@ func TestRegistryApplies(t *testing.T) {
 		{"discrete, target", dd, target, append(slices.Clone(logOnly), "model-based", "fqe", "mis", "bch-tabular", "dr")},
 		{"discrete, everything", dd, full, append(slices.Clone(logOnly), "model-based", "fqe", "mis", "bch-tabular", "dr", "on-policy")},
 		{"discrete, long-run", dd, ope.Options{Target: target.Target, Estimand: ope.LongRun}, append(slices.Clone(logOnly), "model-based", "fqe", "bch-tabular", "dr")},
-		{"real, logs only", rd, ope.Options{}, append(slices.Clone(logOnly), "bch-neural")},
-		{"real, everything", rd, fullReal, append(slices.Clone(logOnly), "fqe", "bch-neural", "dr", "on-policy")},
+		{"real, logs only", rd, ope.Options{}, append(slices.Clone(logOnly), "bch-kernel", "bch-neural")},
+		{"real, everything", rd, fullReal, append(slices.Clone(logOnly), "fqe", "bch-kernel", "bch-neural", "dr", "on-policy")},
 	} {
 		if got := ope.Applicable(c.d, c.o); !slices.Equal(got, c.want) {
 			t.Errorf("%s: Applicable = %q, want %q", c.name, got, c.want)

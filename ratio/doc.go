@@ -18,8 +18,16 @@
 // there, D(w) is a quadratic form in the vector w, so the minimiser under
 // the normalisation is the solution of a sparse linear system, found
 // exactly (to a relative residual of 1e-12) by projected conjugate
-// gradients instead of stochastic gradient descent. The neural learner
-// for real-valued states lives beside it in this package.
+// gradients instead of stochastic gradient descent.
+//
+// Kernel handles real-valued states the same way: with w a non-negative
+// combination of a constant and Gaussian bumps at logged states, and the
+// RBF kernel of the loss replaced by random Fourier features, D(w) is a
+// small quadratic form in the coefficients, minimised exactly (an
+// active-set method of closed-form KKT solves) with a ridge chosen by
+// cross-validation; it is deterministic and fits 150,000 transitions in
+// about 1.5 s. Neural, the paper's feed-forward network trained by Adam
+// on minibatches of the same loss, lives beside it.
 //
 // Marginal learns, for the finite-horizon estimand instead, the
 // time-indexed ratios w_t(s) = d^pi_t(s) / d^pi0_t(s) of tabular

@@ -3,7 +3,8 @@ package ratio
 import "github.com/ihope-ope/ihope/dataset"
 
 // Learner fits a density-ratio model to logged data: the tabular solver
-// (Tabular), the neural trainer (Neural), and the learners to come. A
+// (Tabular), the kernel solver (Kernel) and the neural trainer (Neural)
+// for real states, and the learners to come. A
 // learner is a value of settings; Fit does not change it, so one learner
 // may fit many datasets at once.
 type Learner interface {
@@ -39,9 +40,12 @@ type Warner interface {
 
 var (
 	_ Learner = Tabular{}
+	_ Learner = Kernel{}
 	_ Learner = Neural{}
 	_ Model   = (*TabularModel)(nil)
+	_ Model   = (*KernelModel)(nil)
 	_ Model   = (*NeuralModel)(nil)
 	_ Warner  = (*TabularModel)(nil)
 	_ Seeded  = Neural{}
+	_ Warner  = (*KernelModel)(nil)
 )

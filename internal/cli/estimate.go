@@ -36,7 +36,7 @@ type estimateCmd struct {
 	Estimand        string   `enum:",horizon,long-run" default:"" help:"What to estimate: horizon (the normalised T-step value from the logged start states, T each episode's length) or long-run (the long-run average reward, or (1-gamma) E[V(s0)] for gamma < 1). Default: horizon for several episodes, long-run for one."`
 	TargetPolicy    string   `placeholder:"FILE" help:"The target policy as a CSV (state,p0,p1,...): its whole action distribution, which model-based, fqe and dr need (or give target_prob_0, target_prob_1, ... columns)."`
 	ValueModel      string   `enum:",tabular,linear,neural" default:"" help:"Value model of fqe and dr: tabular, linear or neural (default: tabular for discrete states, linear for real ones)."`
-	RatioModel      string   `enum:",tabular,neural,marginal" default:"" help:"Ratio model of dr: tabular, neural or marginal (default: marginal under horizon, tabular or neural under long-run)."`
+	RatioModel      string   `enum:",tabular,kernel,neural,marginal" default:"" help:"Ratio model of dr: tabular, kernel, neural or marginal (default: marginal under horizon, tabular or kernel under long-run)."`
 	Folds           int      `default:"2" help:"Cross-fitting folds of dr (1 turns cross-fitting off)."`
 	BlockLength     int      `help:"Block length of the block bootstrap used for a single long episode (default: cube root of its length)."`
 	Workers         int      `help:"Goroutines for the bootstrap (default: the number of CPUs)."`
