@@ -159,9 +159,9 @@ type Entry struct {
 	Needs Needs
 	// Unit is what its weights weigh, for the diagnostics.
 	Unit Unit
-	// Slow marks estimators that retrain a model by stochastic
-	// optimisation on every bootstrap resample; callers give them fewer
-	// resamples.
+	// Slow marks estimators whose refit on every bootstrap resample costs
+	// seconds on large logs (a network's training, a kernel fit with its
+	// cross-validated ridge); callers give them fewer resamples.
 	Slow bool
 	// New builds the estimator from options.
 	New func(o Options) Estimator
@@ -189,7 +189,7 @@ var registry = []Entry{
 		New: func(o Options) Estimator { return MIS{} }},
 	{Name: "bch-tabular", Label: "density ratio, tabular (paper)", Needs: NeedsDiscreteStates, Unit: UnitStep,
 		New: func(o Options) Estimator { return DensityRatio{Learner: o.Tabular} }},
-	{Name: "bch-kernel", Label: "density ratio, kernel (closed form)", Needs: NeedsRealStates, Unit: UnitStep,
+	{Name: "bch-kernel", Label: "density ratio, kernel (closed form)", Needs: NeedsRealStates, Unit: UnitStep, Slow: true,
 		New: func(o Options) Estimator { return DensityRatio{Learner: o.Kernel} }},
 	{Name: "bch-neural", Label: "density ratio, neural (paper)", Needs: NeedsRealStates, Unit: UnitStep, Slow: true,
 		New: func(o Options) Estimator {

@@ -28,7 +28,7 @@ type estimateCmd struct {
 	Gamma           float64  `default:"1" help:"Discount: 1 for the average reward per step, below 1 for the normalised discounted reward."`
 	Estimators      []string `sep:"," placeholder:"LIST" help:"Comma-separated estimators to run (default: every one that applies): ${estimators}."`
 	Bootstrap       int      `default:"200" help:"Bootstrap resamples for the intervals; 0 turns intervals off."`
-	BootstrapNeural int      `default:"20" help:"Bootstrap resamples for bch-neural, which retrains its network on every resample (at most --bootstrap)."`
+	BootstrapNeural int      `default:"20" help:"Bootstrap resamples for the estimators whose refit costs seconds (bch-kernel, bch-neural), which refit on every resample (at most --bootstrap)."`
 	NeuralBatch     int      `default:"512" help:"Transitions per minibatch of bch-neural's kernel loss. The loss adds about E[delta^2]/batch, which flattens w: a larger batch removes more of that bias at a quadratic cost in time (2048 halved it on SUMO's traffic logs, 5x slower)."`
 	Alpha           float64  `default:"0.05" help:"Intervals have coverage 1-alpha."`
 	Seed            uint64   `default:"1" help:"Seed of the bootstrap."`
@@ -346,9 +346,9 @@ func (c *estimateCmd) intervals(rep *estimateReport, d *dataset.Dataset, opts op
 		for _, i := range slow.idx {
 			names = append(names, entries[i].Name)
 		}
-		verb := "retrains its network"
+		verb := "refits its model"
 		if len(names) > 1 {
-			verb = "retrain their models"
+			verb = "refit their models"
 		}
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf(
 			"%s %s on every resample, so the bootstrap interval uses only %d resamples (--bootstrap-neural): treat its ends as rough", strings.Join(names, " and "), verb, nSlow))
