@@ -285,7 +285,6 @@ func rPi(m env.Tabular, pi policy.Discrete) []float64 {
 	return r
 }
 
-
 // TestSolveTabularTaxi solves the true Taxi model: the stationary
 // solutions give the exact long-run values of package exact, the finite
 // one exact.Value, and q satisfies its Bellman equation.

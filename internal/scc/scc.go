@@ -67,4 +67,3 @@ func Tarjan(n int, start, next []int32) (comp []int, ncomp int) {
 	}
 	return comp, ncomp
 }
-
