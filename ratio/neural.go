@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/internal/settings"
 	"github.com/ihope-ope/ihope/nn"
 )
 
@@ -185,15 +186,7 @@ func (l Neural) settings() (neuralSettings, error) {
 	if s.out != nn.Softplus && s.out != nn.Exp {
 		return s, fmt.Errorf("ratio: output activation %v, want softplus or exp (w > 0)", s.out)
 	}
-	def := func(v *int, d int, name string) error {
-		if *v < 0 {
-			return fmt.Errorf("ratio: %s %d, want >= 0", name, *v)
-		}
-		if *v == 0 {
-			*v = d
-		}
-		return nil
-	}
+	def := func(v *int, d int, name string) error { return settings.Int("ratio", v, d, name) }
 	for _, f := range []error{
 		def(&s.m, 512, "batch size"), def(&s.maxIter, 3000, "iteration cap"),
 		def(&s.evalEvery, 50, "evaluation period"), def(&s.pat, 20, "patience"),

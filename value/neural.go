@@ -10,6 +10,7 @@ import (
 
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/internal/holdout"
+	"github.com/ihope-ope/ihope/internal/settings"
 	"github.com/ihope-ope/ihope/nn"
 )
 
@@ -208,15 +209,7 @@ func (l Neural) settings(gamma float64, samples int) (fqeSettings, error) {
 	if s.act == 0 {
 		s.act = nn.Tanh
 	}
-	def := func(v *int, d int, name string) error {
-		if *v < 0 {
-			return fmt.Errorf("value: neural: %s %d, want >= 0", name, *v)
-		}
-		if *v == 0 {
-			*v = d
-		}
-		return nil
-	}
+	def := func(v *int, d int, name string) error { return settings.Int("value: neural", v, d, name) }
 	for _, err := range []error{
 		def(&s.m, 256, "batch size"), def(&s.targetEvery, 50, "target refresh period"),
 		def(&s.maxIter, 40000, "iteration cap"), def(&s.evalEvery, 500, "evaluation period"),
