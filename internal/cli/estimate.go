@@ -286,9 +286,6 @@ func (c *estimateCmd) runOne(en ope.Entry, d *dataset.Dataset, opts ope.Options,
 	var notes []string
 	if res.Estimand != "" && res.Estimand != opts.Estimand {
 		row.Note = fmt.Sprintf("targets the %s value, not the %s value asked for", res.Estimand, opts.Estimand)
-		if en.Name == "bch-tabular" || en.Name == "bch-neural" {
-			row.Note += " (the paper evaluates it this way)"
-		}
 		notes = append(notes, en.Name+": "+row.Note)
 	}
 	if tr := res.Transient; tr != 0 && !math.IsNaN(tr) {
