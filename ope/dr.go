@@ -32,10 +32,20 @@ import (
 //
 //	R = (1/m) sum_i g0_i [ v^(T_i)(s^i_0) + sum_t gamma^t rho^i_t (r^i_t + gamma v^(T_i-t-1)(s^i_(t+1)) - q^(T_i-t)(s^i_t, a^i_t)) ]
 //
-// where rho_t = w_t(s_t) beta_t from the time-indexed ratios of
-// ratio.Marginal for discrete states, and, for real states, the
-// cumulative policy ratio prod_{k<=t} beta_k normalised over the episodes
-// alive at t (the weighted per-decision DR of Thomas and Brunskill).
+// where rho_t = w_t(s_t) beta_t, normalised to mean 1 over the episodes
+// alive at t (normalisePerStep). For discrete states w_t is the
+// time-indexed ratio of ratio.Marginal. For real states no time-indexed
+// ratio is learnt: w_t is the stationary ratio of the kernel learner
+// (ratio.Kernel, fitted with the same discount), the limit of w_t once
+// both policies' t-step distributions have mixed; the per-t
+// normalisation makes it exact at t = 0, where every state has ratio 1.
+// The weighted per-decision ratios prod_{k<=t} beta_k of Thomas and
+// Brunskill's WDR, the form used before, degenerate over long episodes:
+// on Pendulum (n = 150, T = 1000, gamma = 1) they left dr with an RMSE
+// of 34 over 5 seeds against step-wise WIS's 1.13; with the stationary
+// ratio its errors over 3 seeds are -0.60, -0.39, -0.42 (WIS -1.08,
+// -1.33, -0.71), and at gamma = 0.99 0.19, 0.08, 0.09 (WIS 0.16, 0.29,
+// 0.60).
 //
 // Cross-fitting: the episodes are split into Folds folds (episode i in
 // fold i mod Folds); the value model of fold k is fitted on the other
@@ -60,15 +70,14 @@ import (
 //	(2020), Double reinforcement learning for efficient off-policy
 //	evaluation in Markov decision processes, Sections 4-5; Thomas and
 //	Brunskill (2016), Data-efficient off-policy policy evaluation for
-//	reinforcement learning (WDR).
+//	reinforcement learning (WDR, the per-t normalisation).
 type DR struct {
 	// Ratio learns w: nil means ratio.Marginal (Horizon, discrete
 	// states), ratio.Tabular (LongRun, discrete states) or ratio.Kernel
-	// with Kernel's settings (LongRun, real states: deterministic and
-	// fitted in closed form, where ratio.Neural, the default before,
+	// with Kernel's settings (real states, both estimands: deterministic
+	// and fitted in closed form, where ratio.Neural, the default before,
 	// trains by stochastic gradients; Ratio = ratio.Neural{} or
-	// Options.RatioModel "neural" still chooses it); real states under
-	// Horizon use policy ratios and need no learner.
+	// Options.RatioModel "neural" still chooses it).
 	Ratio ratio.Learner
 	// Kernel holds the kernel ratio's settings when Ratio is nil.
 	Kernel ratio.Kernel
@@ -134,18 +143,16 @@ func (e DR) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	// on the schedule).
 	var g errgroup.Group
 	g.SetLimit(runtime.GOMAXPROCS(0))
-	if rl != nil {
-		g.Go(func() error {
-			rm, err := rl.Fit(d, gamma)
-			if err == nil {
-				w, err = rm.StepRatios(d)
-			}
-			if err != nil {
-				return fmt.Errorf("%s: ratio model: %w", name, err)
-			}
-			return nil
-		})
-	}
+	g.Go(func() error {
+		rm, err := rl.Fit(d, gamma)
+		if err == nil {
+			w, err = rm.StepRatios(d)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: ratio model: %w", name, err)
+		}
+		return nil
+	})
 	for k := range K {
 		g.Go(func() error {
 			return e.fold(d, gamma, vl, K, k, q, v, next)
@@ -160,14 +167,10 @@ func (e DR) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	var psi []float64
 	var err error
 	if est == Horizon {
-		if rl == nil {
-			w = perDecisionWeights(d)
-		} else {
-			for j := range w {
-				w[j] *= math.Exp(d.LogRatio(j))
-			}
-			normalisePerStep(d, w)
+		for j := range w {
+			w[j] *= math.Exp(d.LogRatio(j))
 		}
+		normalisePerStep(d, w)
 		psi, err = drHorizon(d, gamma, q, v, next, w)
 	} else {
 		psi, err = drLongRun(d, gamma, q, v, next, w)
@@ -179,11 +182,7 @@ func (e DR) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	if math.IsNaN(val) || math.IsInf(val, 0) {
 		return Result{}, fmt.Errorf("%s: the estimate is %v", name, val)
 	}
-	learner := vl.Name()
-	if rl != nil {
-		learner = rl.Name() + "/" + vl.Name()
-	}
-	res := Result{Value: val, SE: se, Estimand: est, Learner: learner}
+	res := Result{Value: val, SE: se, Estimand: est, Learner: rl.Name() + "/" + vl.Name()}
 	if K == 1 && m > 1 {
 		res.Warnings = append(res.Warnings, "dr: no cross-fitting (1 fold): the models are judged on the data they fitted")
 	}
@@ -222,17 +221,13 @@ func (e DR) fold(d *dataset.Dataset, gamma float64, vl value.Learner, K, k int, 
 	return nil
 }
 
-// ratioLearner is the ratio learner of e for d and the estimand; nil when
-// the weights need no learner (policy ratios for real states under
-// Horizon).
+// ratioLearner is the ratio learner of e for d and the estimand.
 func (e DR) ratioLearner(d *dataset.Dataset, est Estimand) ratio.Learner {
 	switch {
 	case e.Ratio != nil:
 		return e.Ratio
 	case est == Horizon && d.Discrete():
 		return ratio.Marginal{}
-	case est == Horizon:
-		return nil
 	case d.Discrete():
 		return ratio.Tabular{}
 	}
@@ -250,46 +245,6 @@ func foldEpisodes(m, K, k int) (train, eval []int) {
 		}
 	}
 	return train, eval
-}
-
-// perDecisionWeights returns, for every step, the cumulative policy ratio
-// prod_{k<=t} beta_k divided by its mean over the episodes alive at t
-// (formed in log space, shifted by the largest log-weight at t).
-func perDecisionWeights(d *dataset.Dataset) []float64 {
-	L := d.MaxLen()
-	cum := make([]float64, d.NumSteps())
-	top := make([]float64, L)
-	for t := range top {
-		top[t] = math.Inf(-1)
-	}
-	for i := range d.NumEpisodes() {
-		lo, hi := d.Span(i)
-		s := 0.0
-		for j := lo; j < hi; j++ {
-			s += d.LogRatio(j)
-			cum[j] = s
-			top[j-lo] = math.Max(top[j-lo], s)
-		}
-	}
-	sum, cnt := make([]float64, L), make([]float64, L)
-	for i := range d.NumEpisodes() {
-		lo, hi := d.Span(i)
-		for j := lo; j < hi; j++ {
-			t := j - lo
-			cum[j] = math.Exp(cum[j] - top[t])
-			sum[t] += cum[j]
-			cnt[t]++
-		}
-	}
-	for i := range d.NumEpisodes() {
-		lo, hi := d.Span(i)
-		for j := lo; j < hi; j++ {
-			if t := j - lo; sum[t] > 0 {
-				cum[j] *= cnt[t] / sum[t]
-			}
-		}
-	}
-	return cum
 }
 
 // normalisePerStep divides every step's weight by the mean weight of the

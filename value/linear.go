@@ -110,8 +110,12 @@ import (
 //     transition operator; where the features cannot represent q the
 //     composed map can expand, and over a thousand backups its error
 //     compounds geometrically (Pendulum: |theta_h| grows about 5% per
-//     backup, beyond 1e17 at h = 1000). Only the first H0 = Backups
-//     (DefaultLinearBackups) horizons are exact backups; beyond, the
+//     backup, beyond 1e17 at h = 1000). Only the first H0 horizons are
+//     exact backups, H0 at most Backups (DefaultLinearBackups) and
+//     chosen as the backup closest to the tail (LinearModel.chooseBackups:
+//     the least variance of q^h - q_inf over the fitted transitions; all
+//     of them where the backups converge, as on the linear-Gaussian
+//     system, about 10 on Pendulum); beyond, the
 //     model is built from the stationary solution, by these identities
 //     (v the stationary or differential value, s_h the state after h
 //     steps from (s, a) under the target):
@@ -174,11 +178,13 @@ type Linear struct {
 	// Finite fits the finite-horizon values q^h indexed by the steps
 	// left, instead of the stationary value.
 	Finite bool
-	// Backups is the number of exact backward regressions of a Finite
-	// fit; beyond it q^h is the stationary (gamma < 1) or differential
-	// (gamma = 1) solution with a constant matched at h = Backups (see
-	// Finite above). If 0, DefaultLinearBackups is used; if negative,
-	// every horizon is an exact backup.
+	// Backups caps the number of exact backward regressions of a Finite
+	// fit, which keeps those up to the one closest to the tail
+	// (LinearModel.ExactBackups); beyond them q^h is the stationary
+	// (gamma < 1) or differential (gamma = 1) solution with a constant
+	// matched at the last exact one (see Finite above). If 0,
+	// DefaultLinearBackups is used; if negative, every horizon is an
+	// exact backup.
 	Backups int
 	// BackupRidge is the relative ridge of the backward regressions of
 	// a Finite fit (lambda_b = BackupRidge times the mean diagonal entry
@@ -464,9 +470,52 @@ func (m *LinearModel) solveFinite(mo linMoments, H int) error {
 		for a := range max(m.f.numActions, 1) {
 			m.one[a*m.f.P] = 1 // the constant feature of every block
 		}
+		m.gram = mo.g
+		m.chooseBackups()
 	}
-	m.Thetas = m.extend(nil, H)
+	if len(m.Thetas) > H {
+		m.Thetas = m.Thetas[:H] // extend recomputes them for longer logs
+	}
+	m.Thetas = m.extend(m.Thetas, H)
 	return nil
+}
+
+// chooseBackups runs the exact backups up to m.backups and keeps them up
+// to the one closest to the tail, H0 = argmin_h gap_h with
+//
+//	gap_h = Var_j[phi_j^T (theta_h - theta_inf)],
+//
+// the variance over the fitted transitions of q^h - q_inf, which leaves
+// out the constant the tail matches (the part of q^h the tail cannot
+// represent). Where the features can represent the backups, the chain's
+// mixing makes gap_h fall geometrically and H0 is the cap (on the
+// linear-Gaussian system, all 200); where the projected backup expands,
+// gap_h grows after a few backups and the later ones would carry the
+// compounded error into the tail's constant (Pendulum, gamma = 1: a
+// minimum near h = 10, then growth by about 5% per backup). It sets
+// m.Thetas to theta_1..theta_H0, m.backups to H0 and m.ExactBackups.
+func (m *LinearModel) chooseBackups() {
+	limit := m.backups
+	m.backups = 0 // extend: exact backups only
+	thetas := m.extend(nil, limit)
+	p := m.f.p
+	diff := mat.NewVecDense(p, nil)
+	gd := mat.NewVecDense(p, nil)
+	best, bestGap := limit, math.Inf(1)
+	for h, th := range thetas {
+		mean := 0.0
+		for i := range p {
+			diff.SetVec(i, th[i]-m.tailTheta[i])
+			mean += m.meanFeat[i] * diff.AtVec(i)
+		}
+		gd.MulVec(m.gram, diff)
+		gap := mat.Dot(diff, gd) - mean*mean
+		if gap < bestGap {
+			best, bestGap = h+1, gap
+		}
+	}
+	m.backups, m.ExactBackups = best, best
+	m.Thetas = thetas[:best]
 }
 
 // extend returns thetas extended to H horizons: up to the exact backups
@@ -523,6 +572,10 @@ type LinearModel struct {
 	// number left out because the target's distribution at their next
 	// state was unknown (discrete actions).
 	Transitions, Skipped int
+	// ExactBackups is the number of exact backups of a Finite model
+	// before its tail (see Linear's Backups), 0 when every horizon is
+	// exact.
+	ExactBackups int
 
 	rho     float64
 	finite  bool
@@ -540,6 +593,7 @@ type LinearModel struct {
 	tailRho   float64
 	meanFeat  []float64
 	one       []float64
+	gram      *mat.Dense // Phi^T Phi/n, the metric of chooseBackups
 
 	warnings []string
 }

@@ -12,7 +12,10 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/env/lineargauss"
+	"github.com/ihope-ope/ihope/env/pendulum"
+	"github.com/ihope-ope/ihope/policy"
 	"github.com/ihope-ope/ihope/rollout"
 )
 
@@ -586,6 +589,83 @@ func TestLinearTailLinearGauss(t *testing.T) {
 			if math.Abs(got-want) > 0.025 {
 				t.Errorf("gamma %v h %d: tail value %.5f, exact %.5f", gamma, h, got, want)
 			}
+		}
+	}
+}
+
+// TestLinearBackupsChosen checks the choice of the exact backups. Where
+// the projected backups converge (the linear-Gaussian system, whose q^h
+// the quadratic features represent) the chosen ones give the values of
+// all-exact backups. Where they expand (Pendulum, whose swing-up value no
+// quadratic represents, gamma = 1, T = 1000) only the first few are kept
+// and the 1000-step value stays within the rewards' range, which
+// all-exact backups leave (their coefficients grow by about 5% per
+// backup: the case keeps its teeth by checking that they do).
+func TestLinearBackupsChosen(t *testing.T) {
+	lg := lineargauss.Problem1D()
+	pend, target := pendulum.Pendulum{}, pendulum.DefaultTarget()
+	behavior, err := pendulum.Behavior(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name             string
+		sys              env.Continuous
+		behavior, target policy.Continuous
+		n, T             int
+		converges        bool    // the backups converge
+		maxReward        float64 // |r| <= maxReward
+	}{
+		{"linear-Gaussian", lg.System, lg.Behavior, lg.Target, 100, 300, true, math.Inf(1)},
+		// |r| = theta^2 + 0.1 thetadot^2 + 0.001 u^2 <= pi^2 + 6.4 + 0.004.
+		{"Pendulum", pend, behavior, target, 20, 1000, false, 16.3},
+	}
+	// largest returns max_i |v^T_i(s^i_0)|/T_i and the start values.
+	largest := func(m *LinearModel, d *dataset.Dataset) (float64, []float64) {
+		_, v, _, err := m.Values(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		worst, starts := 0.0, []float64{}
+		for i := range d.NumEpisodes() {
+			lo, hi := d.Span(i)
+			worst = math.Max(worst, math.Abs(v[lo])/float64(hi-lo))
+			starts = append(starts, v[lo]/float64(hi-lo))
+		}
+		return worst, starts
+	}
+	for _, c := range cases {
+		d, err := rollout.SampleContinuous(rand.New(rand.NewPCG(5, 1)), c.sys, c.behavior, c.target, c.n, c.T)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fit := func(backups int) *LinearModel {
+			m, err := Linear{Finite: true, Backups: backups}.FitLinear(d, 1, Target{Continuous: c.target, Seed: 9})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return m
+		}
+		chosen, exact := fit(0), fit(-1)
+		worst, got := largest(chosen, d)
+		worstExact, want := largest(exact, d)
+		t.Logf("%s: %d exact backups, largest |v^T(s0)|/T %.3g (all exact: %.3g)", c.name, chosen.ExactBackups, worst, worstExact)
+		if !(worst <= c.maxReward) {
+			t.Errorf("%s: |v^T(s0)|/T = %.3g beyond the rewards' bound %g", c.name, worst, c.maxReward)
+		}
+		if c.converges {
+			for i := range got {
+				if math.Abs(got[i]-want[i]) > 1e-4 {
+					t.Fatalf("%s: episode %d: v^T(s0)/T %.6f with %d exact backups, %.6f with all", c.name, i, got[i], chosen.ExactBackups, want[i])
+				}
+			}
+			continue
+		}
+		if chosen.ExactBackups > 100 {
+			t.Errorf("%s: %d exact backups kept, want few", c.name, chosen.ExactBackups)
+		}
+		if worstExact <= c.maxReward {
+			t.Errorf("%s: all-exact backups stay within the rewards' range (%.3g): the case no longer tests the choice", c.name, worstExact)
 		}
 	}
 }
