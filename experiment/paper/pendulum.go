@@ -340,7 +340,9 @@ func (tr pendulumTruth) compute(ctx context.Context, exp string, e env.Continuou
 }
 
 // run computes one Pendulum cell: the Monte Carlo truth (once per run),
-// then the five estimators on n logged trajectories of T steps.
+// then the estimators on n logged trajectories of T steps: the oracle,
+// naive, the two WIS, fqe (the linear value model), the kernel and the
+// neural density ratios and dr (kernel ratio and linear value model).
 //
 // The data stream is named by T and alpha only: within a seed, every
 // gamma sees the same logs (common random numbers, as in the Taxi
@@ -373,10 +375,7 @@ func (w *pendulumWorld) run(ctx context.Context, c *experiment.Cell, p pendulumP
 		SimContinuous: w.env, TargetContinuous: w.target, OracleSeed: c.Rand("oracle/" + stream).Uint64(),
 		Neural: PendulumLearner(quick), Seed: c.Rand(fmt.Sprintf("bch/%s/g=%g", stream, p.gamma)).Uint64(),
 		Estimand: ope.Horizon,
-		// fqe and dr are not drawn here: the linear value model diverges on
-		// Pendulum (its q is far from quadratic) and fqe/dr refuse it; the
-		// neural one needs gamma < 1 and half a minute per fit (README).
-	}, "on-policy", "naive", "wis-trajectory", "wis-stepwise", "bch-neural")
+	}, "on-policy", "naive", "wis-trajectory", "wis-stepwise", "fqe", "bch-kernel", "bch-neural", "dr")
 	return &experiment.Outcome{
 		Truth: truth.mean, TruthSE: truth.se, TruthMethod: "monte-carlo",
 		Records: records(d, p.gamma, ests),
