@@ -654,10 +654,11 @@ func stateMean(d *dataset.Dataset, gamma float64, mean, scale []float64, phi *bu
 // (|psi| = 1).
 func accumulate(kd *kernelData, psi *fourier, phi *bumps, workers int) []*minimax.Sums {
 	dk, dw := psi.dim(), phi.size()
-	return minimax.AccumulateFolds(kd.fold, kernelFolds, dk, dw, workers, func() func(a *minimax.Sums, ch *minimax.Chunk, rows []int) {
+	return minimax.AccumulateFolds(kd.fold, kernelFolds, dk, dw, workers, func() func(a *minimax.Sums, rows []int) {
 		fs := make([]float64, dw) // phi(x_i)
 		fn := make([]float64, dw) // phi(x'_i)
-		return func(a *minimax.Sums, ch *minimax.Chunk, rows []int) {
+		ch := minimax.NewChunk(minimax.ChunkLen, dk, dw)
+		return func(a *minimax.Sums, rows []int) {
 			prev := -1 // the previous row, whose phi(x') is in fn
 			for r, i := range rows {
 				rho, beta := kd.rho[i], kd.beta[i]
@@ -697,6 +698,7 @@ func accumulate(kd *kernelData, psi *fourier, phi *bumps, workers int) []*minima
 				a.Z2 += rho * rho
 				a.H0 += ch.RC[r] * ch.RC[r]
 			}
+			a.Accumulate(ch, len(rows))
 		}
 	})
 }

@@ -125,9 +125,10 @@ type Chunk struct {
 	L, G, R, C, RC []float64
 }
 
-// NewChunk returns scratch for up to n terms of the sums' sizes.
-func (k *Sums) NewChunk(n int) *Chunk {
-	return &Chunk{L: make([]float64, n*k.D), G: make([]float64, n*k.P), R: make([]float64, n*k.P),
+// NewChunk returns scratch for up to n terms of d test and p coefficient
+// entries.
+func NewChunk(n, d, p int) *Chunk {
+	return &Chunk{L: make([]float64, n*d), G: make([]float64, n*p), R: make([]float64, n*p),
 		C: make([]float64, n), RC: make([]float64, n)}
 }
 
@@ -521,14 +522,13 @@ func CrossValidate(all *Sums, folds []*Sums, a, pen, grid []float64, signed bool
 const ChunkLen = 512
 
 // AccumulateFolds returns the sums of every fold in one pass over the
-// terms: fold[i] < len(folds) is the fold of term i, and the terms of a
-// fold are cut into chunks of ChunkLen consecutive ones, dealt to Groups
+// terms: fold[i] < nFolds is the fold of term i, and the terms of a fold
+// are cut into chunks of ChunkLen consecutive ones, dealt to Groups
 // partial sums (in a fixed order, whatever the number of goroutines). For
-// every chunk, fill writes the rows of its terms (rows holds their
-// indices) into the scratch ch (see Chunk) and adds their scalar sums to
-// a; newFill is called once per group, so that each fill may keep its
-// own scratch.
-func AccumulateFolds(fold []int8, nFolds, d, p, workers int, newFill func() func(a *Sums, ch *Chunk, rows []int)) []*Sums {
+// every chunk, add adds its terms (rows holds their indices) to a;
+// newAdd is called once per group, so that each add may keep its own
+// scratch.
+func AccumulateFolds(fold []int8, nFolds, d, p, workers int, newAdd func() func(a *Sums, rows []int)) []*Sums {
 	idx := make([][]int, nFolds)
 	for i, f := range fold {
 		idx[f] = append(idx[f], i)
@@ -543,19 +543,13 @@ func AccumulateFolds(fold []int8, nFolds, d, p, workers int, newFill func() func
 	groups := make([][]*Sums, Groups)
 	Parallel(workers, func(g int) {
 		acc := make([]*Sums, nFolds)
-		fill := newFill()
-		var ch *Chunk
+		add := newAdd()
 		for c := g; c < len(chunks); c += Groups {
 			sp := chunks[c]
 			if acc[sp.fold] == nil {
 				acc[sp.fold] = NewSums(d, p)
 			}
-			if ch == nil {
-				ch = acc[sp.fold].NewChunk(ChunkLen)
-			}
-			rows := idx[sp.fold][sp.lo:sp.hi]
-			fill(acc[sp.fold], ch, rows)
-			acc[sp.fold].Accumulate(ch, len(rows))
+			add(acc[sp.fold], idx[sp.fold][sp.lo:sp.hi])
 		}
 		groups[g] = acc
 	})
@@ -569,4 +563,39 @@ func AccumulateFolds(fold []int8, nFolds, d, p, workers int, newFill func() func
 		}
 	}
 	return out
+}
+
+// AccumulateBlock adds n terms whose coefficient vectors h_i vanish
+// outside the columns [off, off+w): ch.L holds rows rho_i l_i (n x D),
+// ch.G rows h_i and ch.R rows rho_i |l_i| h_i restricted to the block
+// (n x w), ch.C and ch.RC as for Accumulate.
+func (k *Sums) AccumulateBlock(ch *Chunk, n, off, w int) {
+	if n == 0 {
+		return
+	}
+	dk, p := k.D, k.P
+	pm := blas64.General{Rows: n, Cols: dk, Stride: dk, Data: ch.L[:n*dk]}
+	gm := blas64.General{Rows: n, Cols: w, Stride: w, Data: ch.G[:n*w]}
+	rm := blas64.General{Rows: n, Cols: w, Stride: w, Data: ch.R[:n*w]}
+	blas64.Gemm(blas.Trans, blas.NoTrans, 1, pm, gm, 1, blas64.General{Rows: dk, Cols: w, Stride: p, Data: k.S[off:]})
+	blas64.Gemv(blas.Trans, 1, pm, blas64.Vector{N: n, Inc: 1, Data: ch.C[:n]}, 1, blas64.Vector{N: dk, Inc: 1, Data: k.U})
+	blas64.Syrk(blas.Trans, 1, rm, 1, blas64.Symmetric{N: w, Stride: p, Data: k.H[off*p+off:], Uplo: blas.Upper})
+	blas64.Gemv(blas.Trans, 1, rm, blas64.Vector{N: n, Inc: 1, Data: ch.RC[:n]}, 1, blas64.Vector{N: w, Inc: 1, Data: k.Hv[off:]})
+}
+
+// AccumulateRows adds n terms whose test vectors l_i vanish outside the
+// rows [off, off+w) of S: ch.L holds rows rho_i l_i restricted to them
+// (n x w), ch.G, ch.R, ch.C and ch.RC are as for Accumulate.
+func (k *Sums) AccumulateRows(ch *Chunk, n, off, w int) {
+	if n == 0 {
+		return
+	}
+	p := k.P
+	pm := blas64.General{Rows: n, Cols: w, Stride: w, Data: ch.L[:n*w]}
+	gm := blas64.General{Rows: n, Cols: p, Stride: p, Data: ch.G[:n*p]}
+	rm := blas64.General{Rows: n, Cols: p, Stride: p, Data: ch.R[:n*p]}
+	blas64.Gemm(blas.Trans, blas.NoTrans, 1, pm, gm, 1, blas64.General{Rows: w, Cols: p, Stride: p, Data: k.S[off*p:]})
+	blas64.Gemv(blas.Trans, 1, pm, blas64.Vector{N: n, Inc: 1, Data: ch.C[:n]}, 1, blas64.Vector{N: w, Inc: 1, Data: k.U[off:]})
+	blas64.Syrk(blas.Trans, 1, rm, 1, blas64.Symmetric{N: p, Stride: p, Data: k.H, Uplo: blas.Upper})
+	blas64.Gemv(blas.Trans, 1, rm, blas64.Vector{N: n, Inc: 1, Data: ch.RC[:n]}, 1, blas64.Vector{N: p, Inc: 1, Data: k.Hv})
 }
