@@ -322,6 +322,8 @@ type Flow struct {
 	// Loss is the squared flow residual sum_p (pi~(p) x~(s_p) - u(p))^2
 	// (0 up to rounding for the exact solve).
 	Loss float64
+	// Lambda is the absolute ridge of RidgeFlow (0 for Flow).
+	Lambda float64
 }
 
 // Flow solves the flow equations of the target's visitation exactly:

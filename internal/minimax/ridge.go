@@ -112,7 +112,7 @@ func (ch *Chain) RidgeFlow(ridge, tol float64, maxIter int) (*Flow, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &Flow{U: make([]float64, np), Iterations: it, Residual: res}
+	f := &Flow{U: make([]float64, np), Iterations: it, Residual: res, Lambda: lam}
 	for p := range yy {
 		f.U[p] = yy[p] * dinv[p]
 	}
