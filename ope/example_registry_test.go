@@ -13,7 +13,9 @@ import (
 
 // Every registered estimator that runs on these logs and the target's
 // action distribution, with bootstrap intervals, as ihope estimate
-// computes them (the estimand is the 200-step value, the truth's).
+// computes them (the estimand is the 200-step value, the truth's;
+// bch-tabular, mwl, mql and dualdice target the long-run value, -0.122,
+// whatever the estimand asked for).
 func ExampleApplicable() {
 	target, _ := taxi.Policy("pi19")
 	behavior, _ := taxi.Policy("pi18")
@@ -40,4 +42,7 @@ func ExampleApplicable() {
 	// mis             -0.154  [-0.179, -0.088]
 	// bch-tabular     -0.198  [-0.242, -0.097]
 	// dr              -0.186  [-0.249, -0.128]
+	// mwl             -0.127  [-0.172, -0.089]
+	// mql             -0.127  [-0.172, -0.089]
+	// dualdice        -0.127  [-0.172, -0.089]
 }

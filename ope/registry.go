@@ -34,6 +34,8 @@ const (
 	NeedsTargetDist
 	// NeedsHorizon: the estimator targets the Horizon estimand only.
 	NeedsHorizon
+	// NeedsDiscreteActions: action ids (the state-action learners).
+	NeedsDiscreteActions
 )
 
 // Unit is what an estimator's Result.Weights weigh.
@@ -202,6 +204,14 @@ var registry = []Entry{
 			return DR{Ratio: o.ratioLearner(), Kernel: o.Kernel, Value: o.valueLearner(), Target: o.valueTarget(),
 				Estimand: o.Estimand, Folds: o.Folds}
 		}},
+	{Name: "mwl", Label: "minimax weight learning (state-action ratio)", Needs: NeedsTargetDist | NeedsDiscreteActions, Unit: UnitStep,
+		New: func(o Options) Estimator {
+			return PairRatio{Learner: ratio.MWL{}, Target: o.valueTarget(), Normalise: true}
+		}},
+	{Name: "mql", Label: "minimax Q-learning", Needs: NeedsTargetDist | NeedsDiscreteActions,
+		New: func(o Options) Estimator { return MQL{Target: o.valueTarget()} }},
+	{Name: "dualdice", Label: "DualDICE (GenDICE's normalisation at gamma = 1)", Needs: NeedsTargetDist | NeedsDiscreteActions, Unit: UnitStep,
+		New: func(o Options) Estimator { return PairRatio{Learner: ratio.DualDICE{}, Target: o.valueTarget()} }},
 	{Name: "on-policy", Label: "on-policy oracle (target rollouts)", Needs: NeedsSimulator,
 		New: func(o Options) Estimator {
 			if o.SimContinuous != nil {
@@ -268,6 +278,8 @@ func (e Entry) Applies(d *dataset.Dataset, o Options) error {
 		return fmt.Errorf("%s needs the target's action distribution at every next state, which logs of real-valued actions do not carry", e.Name)
 	case e.Needs&NeedsTargetDist != 0 && d.ActionDim == 0 && o.Target == nil && !d.HasTargetProbs():
 		return fmt.Errorf("%s needs the target's whole action distribution: target_prob_0, target_prob_1, ... columns or a target policy file", e.Name)
+	case e.Needs&NeedsDiscreteActions != 0 && d.ActionDim > 0:
+		return fmt.Errorf("%s needs discrete actions (the target's whole distribution at every next state)", e.Name)
 	case e.Needs&NeedsHorizon != 0 && o.Estimand.orDefault() != Horizon:
 		return fmt.Errorf("%s estimates the horizon value only (time-indexed ratios)", e.Name)
 	}

@@ -1,7 +1,6 @@
 package minimax
 
 import (
-	"errors"
 	"fmt"
 	"math"
 
@@ -38,10 +37,12 @@ import (
 //
 // For gamma = 1 the chain of M may have several closed classes (states
 // whose logged transitions only lead to each other), and then the
-// stationary flow is not unique. As value.Tabular does, the closed class
-// holding the most logged mass (under c) is kept, and the pairs of the
-// states of every other closed class lead to c instead of their logged
-// next states (Restarted counts these states).
+// stationary flow is not unique (sparse logs make traps: a state logged
+// once, with a move into a wall, loops to itself). As value.Tabular does,
+// the strongly connected component holding the most logged mass (under
+// c) is kept, and the pairs of the states of every closed class other
+// than it lead to c instead of their logged next states (Restarted counts
+// these states).
 type Chain struct {
 	pp    *Pairs
 	gamma float64
@@ -139,8 +140,11 @@ func (pp *Pairs) Chain(gamma float64) (*Chain, error) {
 	return ch, nil
 }
 
-// restartMinor finds the closed classes of the chain and marks the states
-// of all but the one with the most logged mass as restarting.
+// restartMinor marks as restarting the states of every closed class of
+// the chain other than the principal component, the strongly connected
+// component holding the most logged mass (value.Tabular's rule): with
+// them restarting from c, the principal component is the one closed
+// class.
 func (ch *Chain) restartMinor() error {
 	n := len(ch.States)
 	pp := ch.pp
@@ -186,14 +190,11 @@ func (ch *Chain) restartMinor() error {
 	for i, v := range ch.c {
 		mass[comp[i]] += v
 	}
-	best := -1
-	for k := range closed {
-		if closed[k] && (best < 0 || mass[k] > mass[best]) {
+	best := 0
+	for k := range mass {
+		if mass[k] > mass[best] {
 			best = k
 		}
-	}
-	if best < 0 {
-		return errors.New("the logged chain has no closed class")
 	}
 	for i := range n {
 		if closed[comp[i]] && comp[i] != best {
