@@ -38,8 +38,16 @@ import (
 // (minimax.Chain.RidgeFlow), which shrinks w towards 0.
 //
 // Real states, discrete actions: the features of MWL (the bumps for zeta,
-// the random Fourier features of the kernel for nu), with lambda chosen by
-// the same cross-validation.
+// the random Fourier features of the kernel for nu), the same constraints
+// (zeta signed unless Kernel.NonNegative; E_D[zeta] = 1 for gamma = 1) and the
+// same relative ridge (DefaultPairRidge) on E_D[w^2], to which a jitter
+// of 1e-6 of its mean diagonal on every coefficient is added (overlapping
+// bumps are nearly collinear on the data). On the discrete-action
+// linear-Gaussian problem its RMSE was within 10% of MWL's at ridges
+// 1e-7 to 1e-5 (0.044, 0.025, 0.011 for n = 20, 80, 320 at gamma = 0.9;
+// 0.018, 0.013, 0.0045 at gamma = 1), and worse at larger ridges (0.034
+// at n = 320, gamma = 0.9, ridge 1e-4), where the pull of E_D[w^2]
+// towards w = 0 is felt.
 //
 // References:
 //

@@ -58,11 +58,34 @@ import (
 // one pass over the data); MWL minimises it plus lambda times the squared
 // bump coefficients (the per-action constants free, so that a large ridge
 // shrinks w to a function of the action alone), for gamma = 1 subject to
-// E_D[w] = 1, by one linear solve. The relative ridge is chosen by
-// Kernel's rule: 5-fold cross-validation of the held-out U-statistic of
-// the loss over the grid 1e-6 ... 100 and the one-standard-error rule. w
-// is not constrained to be non-negative (PairKernelModel.Negative counts
-// where it is negative).
+// E_D[w] = 1: one linear (KKT) solve (minimax.QP). lambda is the relative
+// ridge DefaultPairRidge (1e-6) times the mean curvature of the bumps'
+// coefficients. w is not constrained to be non-negative
+// (PairKernelModel.Negative counts the transitions where it is;
+// PairKernel.NonNegative imposes it, as ratio.Kernel does). Measured on
+// the discrete-action linear-Gaussian problem
+// (lineargauss.DiscreteProblem, n = 20, 80, 320 episodes of 100 steps;
+// RMSE of the self-normalised estimate against the quadrature truth,
+// gamma = 0.9 / 1), first with w >= 0 imposed, seeds 10-13:
+//
+//	                                   n = 20          n = 80          n = 320
+//	ridge 1e-7                         0.044 / 0.018   0.025 / 0.013   0.011 / 0.0043
+//	ridge 1e-6                         0.043 / 0.018   0.024 / 0.013   0.010 / 0.0034
+//	ridge 1e-5                         0.044 / 0.018   0.026 / 0.013   0.010 / 0.0019
+//	ridge 1e-4                         0.042 / 0.010   0.027 / 0.018   0.010 / 0.0082
+//	Kernel's cross-validation          0.123 / 0.187   0.162 / 0.260   0.036 / 0.129
+//
+// then at ridge 1e-6, seeds 1-8: with w >= 0, 0.036 / 0.017 (n = 80) and
+// 0.043 / 0.044 (n = 320, one seed missing by 0.12: the non-negative
+// bumps of its feature draw could not follow w, loss 1e-4 against 1e-8
+// for other draws); without it (the default) 0.033 / 0.016 and
+// 0.015 / 0.0055.
+//
+// The cross-validation of ratio.Kernel fails here: the held-out loss is
+// flat near 0 over the grid, and the one-standard-error rule picks ridges
+// (1e-3 to 100) that shrink w towards a function of the action alone.
+// The unnormalised estimate E_D[w r] differed from the self-normalised one
+// by less than 1% of the RMSE.
 //
 // References:
 //

@@ -32,13 +32,25 @@ type PairKernel struct {
 	// BandwidthSample is the number of next states whose pairwise
 	// distances give the median heuristic. If 0, 1000.
 	BandwidthSample int
-	// Ridge fixes the relative ridge nu. If 0, it is chosen by 5-fold
-	// cross-validation. It must not be negative.
+	// Ridge is the relative ridge nu. If 0, DefaultPairRidge is used. It
+	// must not be negative.
 	Ridge float64
+	// CrossValidate chooses nu instead by Kernel's rule (5-fold
+	// cross-validation of the held-out U-statistic of the loss over the
+	// grid 1e-6 ... 100, one-standard-error rule); measured worse (see
+	// MWL).
+	CrossValidate bool
+	// NonNegative constrains the coefficients, and so w, to be
+	// non-negative (as ratio.Kernel's are); measured worse (see MWL).
+	NonNegative bool
 	// Workers is the number of goroutines of the passes over the data.
 	// If 0, GOMAXPROCS. It does not change the result.
 	Workers int
 }
+
+// DefaultPairRidge is the relative ridge of the kernel fits of MWL and
+// DualDICE, chosen by measurement (see MWL).
+const DefaultPairRidge = 1e-6
 
 // pairKernelStream is the second word of the PCG state of the draws of
 // the state-action kernel fits ("pair-krn").
@@ -114,7 +126,7 @@ func (m *PairKernelModel) StepRatios(d *dataset.Dataset) ([]float64, error) {
 func (m *PairKernelModel) Warnings() []string {
 	var out []string
 	if m.Negative > 0 {
-		out = append(out, fmt.Sprintf("the learned ratio w is negative at %d of the %d logged transitions (w is linear in its features and not constrained to w >= 0)",
+		out = append(out, fmt.Sprintf("the learned ratio w is negative at %d of the %d logged transitions (w is linear in its features, not constrained to w >= 0; a few are noise in the tails)",
 			m.Negative, m.Transitions))
 	}
 	if len(m.Grid) > 0 && m.Ridge == m.Grid[len(m.Grid)-1] {
@@ -142,7 +154,7 @@ type pairData struct {
 // newPairData collects the transitions of d (those whose next state and
 // target distribution there are known) and the episodes' start states,
 // with the folds of Kernel's cross-validation.
-func newPairData(d *dataset.Dataset, mean, scale []float64) *pairData {
+func newPairData(d *dataset.Dataset, mean, scale []float64, cv bool) *pairData {
 	dim, nA := d.StateDim, d.NumActions
 	pd := &pairData{dim: dim, nA: nA}
 	nonEmpty := 0
@@ -167,6 +179,9 @@ func newPairData(d *dataset.Dataset, mean, scale []float64) *pairData {
 			continue
 		}
 		fold := func(t int) int8 {
+			if !cv {
+				return 0
+			}
 			if byEpisode {
 				return int8(k % kernelFolds)
 			}
@@ -253,7 +268,7 @@ func fitPairKernel(name string, d *dataset.Dataset, gamma float64, target value.
 	}
 	rng := rand.New(rand.NewPCG(l.Seed, pairKernelStream))
 	mean, scale := stateScaling(d)
-	pd := newPairData(d, mean, scale)
+	pd := newPairData(d, mean, scale, l.CrossValidate)
 	if pd.n < 2 {
 		return nil, fmt.Errorf("ratio: %s: %d transitions, need at least 2", name, pd.n)
 	}
@@ -283,7 +298,18 @@ func fitPairKernel(name string, d *dataset.Dataset, gamma float64, target value.
 			}
 		}
 	case penaltySecondMoment:
+		// E_D[w^2], plus a jitter of 1e-6 of its mean diagonal on every
+		// coefficient: bumps that overlap are nearly collinear on the
+		// data, and the directions that change w nowhere on them are
+		// seen neither by the loss nor by E_D[w^2].
 		penalty = second
+		tr := 0.0
+		for j := range P {
+			tr += second[j*P+j]
+		}
+		for j := range P {
+			penalty[j*P+j] += 1e-6 * tr / float64(P)
+		}
 	}
 	if gamma == 1 {
 		constraint = cbar
@@ -292,7 +318,10 @@ func fitPairKernel(name string, d *dataset.Dataset, gamma float64, target value.
 		Widths: phi.widths, KernelFeatures: D, Transitions: pd.n, Skipped: pd.skipped}
 	nu := l.Ridge
 	if nu == 0 {
-		cv, err := minimax.CrossValidate(all, folds, constraint, penalty, kernelRidges, true, 1e-2)
+		nu = DefaultPairRidge
+	}
+	if l.CrossValidate {
+		cv, err := minimax.CrossValidate(all, folds, constraint, penalty, kernelRidges, !l.NonNegative, 1e-2)
 		if err != nil {
 			return nil, fmt.Errorf("ratio: %s: %w", name, err)
 		}
@@ -302,7 +331,7 @@ func fitPairKernel(name string, d *dataset.Dataset, gamma float64, target value.
 	if err != nil {
 		return nil, fmt.Errorf("ratio: %s: %w", name, err)
 	}
-	if model.Coef, _, err = qp.Solve(nu, true, nil); err != nil {
+	if model.Coef, _, err = qp.Solve(nu, !l.NonNegative, nil); err != nil {
 		return nil, fmt.Errorf("ratio: %s: %w", name, err)
 	}
 	model.Ridge, model.Lambda = nu, nu*qp.Scale

@@ -55,12 +55,26 @@ import (
 // minimised with a ridge on theta (for gamma < 1 the per-action constants
 // are free, so that a large ridge shrinks q to a function of the action
 // alone; for gamma = 1 they are penalised, their sum being a direction the
-// loss does not see) by one linear solve. The relative ridge is chosen
-// as ratio.Kernel chooses its own: 5-fold cross-validation of the
-// held-out U-statistic of the loss over the grid 1e-6 ... 100 and the
-// one-standard-error rule. With G the span of phi instead of an RKHS,
-// this would be LSTD-Q (Linear): MQL weighs the same Bellman residuals by
-// the kernel's test functions.
+// loss does not see) by one linear solve, the ridge lambda being Ridge
+// (DefaultMQLRidge, 1e-4) times the mean curvature of the penalised
+// coefficients. With G the span of phi instead of an RKHS, this would be
+// LSTD-Q (Linear): MQL weighs the same Bellman residuals by the kernel's
+// test functions.
+//
+// The defaults were measured on the discrete-action linear-Gaussian
+// problem (lineargauss.DiscreteProblem, n = 20, 80, 320 episodes of 100
+// steps, 4 seeds; RMSE against the quadrature truth, gamma = 0.9 / 1):
+//
+//	                                   n = 20          n = 80          n = 320
+//	degree 2, ridge 1e-4               0.103 / 0.119   0.077 / 0.132   0.098 / 0.144
+//	degree 4, ridge 1e-4 (default)     0.032 / 0.045   0.022 / 0.030   0.005 / 0.014
+//	degree 4, ridge 1e-6               0.053 / 0.041   0.022 / 0.028   0.024 / 0.031
+//	degree 4, cross-validated ridge    0.032 / 0.068   0.021 / 0.032   0.021 / 0.024
+//	degree 6, ridge 1e-4               0.196 / 0.261   0.225 / 0.281   0.205 / 0.267
+//
+// (degree 2 cannot represent q; degree 6 extrapolates wildly at the next
+// states; 50 random Fourier features added to the monomials were worse
+// than either, 0.016 to 0.24).
 //
 // References:
 //
@@ -77,9 +91,13 @@ type MQL struct {
 	// Bandwidth is the kernel bandwidth as a multiple of the median
 	// heuristic. If 0, 1 is used.
 	Bandwidth float64
-	// Ridge fixes the relative ridge (real states). If 0, it is chosen by
-	// cross-validation. It must not be negative.
+	// Ridge is the relative ridge (real states). If 0, DefaultMQLRidge
+	// is used. It must not be negative.
 	Ridge float64
+	// CrossValidate chooses the relative ridge instead, by Kernel's rule
+	// (ratio.Kernel: 5-fold cross-validation of the held-out U-statistic
+	// of the loss over the grid 1e-6 ... 100, one-standard-error rule).
+	CrossValidate bool
 	// Workers is the number of goroutines of the pass over the data. If
 	// 0, GOMAXPROCS. It does not change the result.
 	Workers int
@@ -236,6 +254,10 @@ type MQLKernelModel struct {
 // Rho returns the average reward (gamma = 1), NaN otherwise.
 func (m *MQLKernelModel) Rho() float64 { return m.rho }
 
+// DefaultMQLRidge is MQL's relative ridge on real states, chosen by
+// measurement (see MQL).
+const DefaultMQLRidge = 1e-4
+
 // mqlRidges is the grid of relative ridges of the cross-validation.
 var mqlRidges = []float64{1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1, 10, 100}
 
@@ -304,7 +326,9 @@ func (l MQL) fitKernel(d *dataset.Dataset, gamma float64, target Target) (*MQLKe
 				continue
 			}
 			steps = append(steps, step{j, e})
-			if nonEmpty >= mqlFolds {
+			if !l.CrossValidate {
+				fold = append(fold, 0)
+			} else if nonEmpty >= mqlFolds {
 				fold = append(fold, int8(k%mqlFolds))
 			} else {
 				fold = append(fold, int8((j-lo)*mqlFolds/(hi-lo)))
@@ -383,6 +407,9 @@ func (l MQL) fitKernel(d *dataset.Dataset, gamma float64, target Target) (*MQLKe
 	model := &MQLKernelModel{f: f, target: tgt, rho: math.NaN(), Transitions: len(steps), Skipped: skipped}
 	nu := l.Ridge
 	if nu == 0 {
+		nu = DefaultMQLRidge
+	}
+	if l.CrossValidate {
 		cv, err := minimax.CrossValidate(all, folds, nil, penalty, mqlRidges, true, 1e-2)
 		if err != nil {
 			return nil, fmt.Errorf("value: mql: %w", err)

@@ -229,11 +229,11 @@ func NewQP(k *Sums, a, pen []float64) (*QP, error) {
 }
 
 // Solve returns the minimiser for the relative ridge nu and the number of
-// active-set steps (1 if signed). With signed false (which needs a
-// constraint) the programme keeps theta >= 0 by a primal active-set
-// method (Nocedal and Wright 2006, Algorithm 16.3) started from start, a
-// feasible point (a^T start = 1, start >= 0), or from theta = e_0 / a_0
-// if start is nil: every step solves the KKT system of the free
+// active-set steps (1 if signed). With signed false the programme keeps
+// theta >= 0 by a primal active-set method (Nocedal and Wright 2006,
+// Algorithm 16.3) started from start, a feasible point (a^T start = 1,
+// start >= 0), or if start is nil from theta = e_0 / a_0 (theta = 0
+// without a constraint): every step solves the KKT system of the free
 // coefficients in closed form (Cholesky factor and the Schur complement
 // of the constraint), then either stops at the first coefficient that
 // would turn negative or, at the optimum of the free set, frees the
@@ -252,14 +252,14 @@ func (p *QP) Solve(nu float64, signed bool, start []float64) ([]float64, int, er
 		fs, _ := ch.kkt()
 		return fs, 1, nil
 	}
-	if p.a == nil {
-		return nil, 0, errors.New("a sign-constrained programme needs its normalisation")
-	}
 	inFree := make([]bool, n)
-	if start == nil {
+	switch {
+	case start == nil && p.a == nil:
+		// theta = 0, every coefficient bound.
+	case start == nil:
 		theta[0] = 1 / p.a[0]
 		ch.free, inFree[0] = []int{0}, true
-	} else {
+	default:
 		copy(theta, start)
 		for i, v := range theta {
 			if v > 0 {
@@ -308,7 +308,7 @@ func (p *QP) Solve(nu float64, signed bool, start []float64) ([]float64, int, er
 				keep = append(keep, i)
 			}
 			ch.free = keep
-			if len(ch.free) == 0 {
+			if len(ch.free) == 0 && p.a != nil {
 				return nil, iter, errors.New("the active-set method lost every coefficient")
 			}
 			if err := ch.factor(); err != nil {
@@ -330,7 +330,11 @@ func (p *QP) Solve(nu float64, signed bool, start []float64) ([]float64, int, er
 		}
 		best, bi := -1e-9*scale, -1
 		for i := range n {
-			if z := g[i] + mu*p.a[i]; !inFree[i] && z < best {
+			z := g[i]
+			if p.a != nil {
+				z += mu * p.a[i]
+			}
+			if !inFree[i] && z < best {
 				best, bi = z, i
 			}
 		}
@@ -458,7 +462,8 @@ type CV struct {
 // K-fold cross-validation: for every fold f with data, the programme of
 // all - folds[f] (constraint a, penalty pen) is solved for every ridge,
 // from the largest down, each solve started from the previous one, and
-// scored by the held-out U-statistic of fold f. The largest ridge whose
+// scored by the held-out U-statistic of fold f (a ridge too small for a
+// singular loss scores +Inf). The largest ridge whose
 // mean held-out loss is within one standard error (over the folds) of
 // the smallest is kept (the one-standard-error rule, Hastie, Tibshirani
 // and Friedman 2009, Section 7.10). With fewer than two folds holding
@@ -476,9 +481,12 @@ func CrossValidate(all *Sums, folds []*Sums, a, pen, grid []float64, signed bool
 		loss := make([]float64, len(grid))
 		var theta []float64
 		for k := len(grid) - 1; k >= 0; k-- {
-			if theta, _, err = sol.Solve(grid[k], signed, theta); err != nil {
-				return CV{}, err
+			th, _, err := sol.Solve(grid[k], signed, theta)
+			if err != nil { // too small a ridge for a singular loss
+				loss[k] = math.Inf(1)
+				continue
 			}
+			theta = th
 			loss[k] = ho.ULoss(theta)
 		}
 		per = append(per, loss)
@@ -492,7 +500,7 @@ func CrossValidate(all *Sums, folds []*Sums, a, pen, grid []float64, signed bool
 	cv.Grid = slices.Clone(grid)
 	cv.Loss = make([]float64, len(grid))
 	cv.SE = make([]float64, len(grid))
-	best := 0
+	best := -1
 	for k := range grid {
 		m, v := 0.0, 0.0
 		for _, f := range per {
@@ -504,9 +512,15 @@ func CrossValidate(all *Sums, folds []*Sums, a, pen, grid []float64, signed bool
 		}
 		cv.Loss[k] = m
 		cv.SE[k] = math.Sqrt(v / (nf - 1) / nf)
-		if m < cv.Loss[best] {
+		if math.IsInf(m, 1) {
+			cv.SE[k] = math.Inf(1)
+		}
+		if !math.IsInf(m, 1) && (best < 0 || m < cv.Loss[best]) {
 			best = k
 		}
+	}
+	if best < 0 {
+		return CV{}, errors.New("the loss is singular at every ridge of the grid")
 	}
 	cv.Ridge = grid[best]
 	for k := len(grid) - 1; k > best; k-- {
