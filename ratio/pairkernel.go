@@ -22,7 +22,10 @@ type PairKernel struct {
 	// bumps and the kernel's frequencies).
 	Seed uint64
 	// KernelFeatures is D_k, the random Fourier features of the state
-	// kernel per action (rounded up to an even number). If 0, 128.
+	// kernel per action (rounded up to an even number). If 0, 64: on the
+	// discrete-action linear-Gaussian problem 64 and 128 gave the same
+	// RMSE to 1% (n = 80, 320, 8 seeds), and the pass over the data costs
+	// D_k (m + 1) NumActions per transition.
 	KernelFeatures int
 	// Centres is m, the number of bumps of w per action. If 0, 64.
 	Centres int
@@ -253,7 +256,7 @@ func fitPairKernel(name string, d *dataset.Dataset, gamma float64, target value.
 		return nil, fmt.Errorf("ratio: %s: settings %+v, want finite values >= 0", name, l)
 	}
 	if dk == 0 {
-		dk = 128
+		dk = 64
 	}
 	dk += dk % 2
 	if m == 0 {
