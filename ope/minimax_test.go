@@ -3,10 +3,12 @@ package ope_test
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/env"
+	"github.com/ihope-ope/ihope/env/lineargauss"
 	"github.com/ihope-ope/ihope/exact"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/policy"
@@ -235,5 +237,45 @@ func TestDualDICERidge(t *testing.T) {
 	}
 	if _, err := (ratio.DualDICE{Ridge: 1e-3}).FitPairs(d, 1, tgt); err == nil {
 		t.Error("a tabular ridge at gamma = 1 was accepted")
+	}
+}
+
+// None of mwl, mql and dualdice reads the behavior's probabilities: with
+// every LogBehavior replaced by NaN their estimates are the same, on
+// discrete and on real states.
+func TestMinimaxIgnoreBehavior(t *testing.T) {
+	dd, pi := smallLog(t, true)
+	sys, target, behavior := lineargauss.DiscreteProblem()
+	rd, err := sys.Sample(rand.New(rand.NewPCG(3, 0)), behavior, target, 5, 40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		d *dataset.Dataset
+		o ope.Options
+	}{{dd, ope.Options{Target: pi}}, {rd, ope.Options{}}} {
+		blind := c.d.Clone()
+		for j := range blind.LogBehavior {
+			blind.LogBehavior[j] = math.NaN()
+		}
+		ests, err := ope.New([]string{"mwl", "mql", "dualdice"}, c.o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range ests {
+			for _, gamma := range []float64{0.9, 1} {
+				a, err := e.Estimate(c.d, gamma)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, err := e.Estimate(blind, gamma)
+				if err != nil {
+					t.Fatalf("%s without behavior probabilities: %v", e.Name(), err)
+				}
+				if a.Value != b.Value {
+					t.Errorf("%s, gamma %g: %v with behavior probabilities, %v without", e.Name(), gamma, a.Value, b.Value)
+				}
+			}
+		}
 	}
 }

@@ -231,7 +231,30 @@ func checkPairLogs(name string, d *dataset.Dataset, gamma float64, target value.
 	case !d.HasTargetProbs():
 		return fmt.Errorf("ratio: %s needs the target's whole action distribution: target_prob_0, target_prob_1, ... columns", name)
 	}
-	return checkNeuralData(d)
+	// The states, next states and rewards must be finite; the behavior's
+	// probabilities are never read.
+	for e := range d.NumEpisodes() {
+		lo, hi := d.Span(e)
+		for j := lo; j < hi; j++ {
+			next, ok := d.NextObs(e, j)
+			if !finiteAll(d.ObsAt(j)) || ok && !finiteAll(next) || math.IsNaN(d.Reward[j]) || math.IsInf(d.Reward[j], 0) {
+				return fmt.Errorf("ratio: %s: episode %q step %d: state, next state or reward not finite", name, d.IDs[e], j-lo)
+			}
+			if a := d.Action[j]; a < 0 || int(a) >= d.NumActions {
+				return fmt.Errorf("ratio: %s: episode %q step %d: action %d outside 0..%d", name, d.IDs[e], j-lo, a, d.NumActions-1)
+			}
+		}
+	}
+	return nil
+}
+
+func finiteAll(v []float64) bool {
+	for _, x := range v {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // pairPenalty says how a kernel fit penalises w: MWL's ridge on the
