@@ -8,10 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"gonum.org/v1/gonum/stat"
-
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/nn"
+	"gonum.org/v1/gonum/stat"
 )
 
 // arChain describes a linear-Gaussian system with Gaussian policies whose
