@@ -168,7 +168,7 @@ func trainSeedSpread(t *testing.T, e ope.Estimator, d *dataset.Dataset, gamma fl
 	}
 	v := make([]float64, k)
 	for i := range v {
-		r, err := rs.Reseed(uint64(i) + 100).Estimate(d, gamma)
+		r, err := rs.Reseed(uint64(i)+100).Estimate(d, gamma)
 		if err != nil {
 			t.Fatal(err)
 		}
