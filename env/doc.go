@@ -27,5 +27,6 @@
 // closed-form stationary ratio, for tests) and env/sumo (Appendix D); and
 // the tabular worlds of other OPE benchmarks, with exact truths: env/cobs
 // (COBS's Graph, ModelFail, ModelWin and ToyMC) and env/gridwalk
-// (dice_rl's GridWalk).
+// (dice_rl's GridWalk); env/synthetic is SCOPE-RL's synthetic world
+// (real states, discrete actions) with Monte Carlo truths.
 package env
