@@ -39,10 +39,9 @@ type Env struct {
 	thetaS           [StateDim]float64
 	thetaA           [ActionDim]float64
 	mr               [StateDim][ActionDim]float64
-	scaledCtx        [NumActions][ActionDim]float64 // u = c_a / 3
-	rewardA          [NumActions]float64            // theta_a . u_a
-	rewardSA, stepCU [NumActions][StateDim]float64  // M_r u_a and B u_a
-	stepScalar       [NumActions][StateDim]float64  // C u_a
+	rewardA          [NumActions]float64           // theta_a . u_a
+	rewardSA, stepCU [NumActions][StateDim]float64 // M_r u_a and B u_a
+	stepScalar       [NumActions][StateDim]float64 // C u_a
 }
 
 // New returns the environment SCOPE-RL builds with random_state = seed
@@ -90,7 +89,6 @@ func New(seed uint32) *Env {
 		for j := range ActionDim {
 			u[j] = e.context[k][j] / ActionDim
 		}
-		e.scaledCtx[k] = u
 		for j := range ActionDim {
 			e.rewardA[k] += e.thetaA[j] * u[j]
 		}
