@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"fmt"
 	"math"
 	"sort"
 )
@@ -86,4 +87,22 @@ func FindBehaviorConflict(d *Dataset) BehaviorConflict {
 		}
 	}
 	return c
+}
+
+// WithBehavior returns a dataset whose LogBehavior is logProbs (log
+// pi0(a_j|s_j) for every step j, fitted by package behavior, say) and
+// whose other columns are d's, shared. logProbs must have one finite
+// entry per step, at most 0 for discrete actions; d is not changed.
+func (d *Dataset) WithBehavior(logProbs []float64) (*Dataset, error) {
+	if len(logProbs) != d.NumSteps() {
+		return nil, fmt.Errorf("dataset: %d behavior log-probabilities for %d steps", len(logProbs), d.NumSteps())
+	}
+	for j, lb := range logProbs {
+		if msg := checkReal(lb); msg != "" || d.ActionDim == 0 && lb > 0 {
+			return nil, fmt.Errorf("dataset: behavior log-probability %v at step %d", lb, j)
+		}
+	}
+	out := *d
+	out.LogBehavior = logProbs
+	return &out, nil
 }
