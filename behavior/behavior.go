@@ -63,9 +63,6 @@ const DefaultFolds = 5
 // means DefaultFolds; 1 fits once on all of d (in sample). The folds are
 // fitted concurrently; the result does not depend on the schedule.
 func CrossFit(l Learner, d *dataset.Dataset, folds int) ([]float64, error) {
-	if folds == 0 {
-		folds = DefaultFolds
-	}
 	if folds < 0 {
 		return nil, fmt.Errorf("behavior: %d folds", folds)
 	}
@@ -74,16 +71,14 @@ func CrossFit(l Learner, d *dataset.Dataset, folds int) ([]float64, error) {
 	}
 	n, m := d.NumSteps(), d.NumEpisodes()
 	out := make([]float64, n)
+	K := NumFolds(d, folds)
 	// split returns fold k's training and evaluation data and the steps
 	// of d that the evaluation data holds, in order.
-	var K int
 	var split func(k int) (train, eval *dataset.Dataset, steps []int)
 	switch {
-	case folds == 1:
-		K = 1
+	case K == 1:
 		split = func(int) (*dataset.Dataset, *dataset.Dataset, []int) { return d, d, nil }
 	case m > 1:
-		K = min(folds, m)
 		split = func(k int) (*dataset.Dataset, *dataset.Dataset, []int) {
 			var train, eval, steps []int
 			for e := range m {
@@ -102,7 +97,6 @@ func CrossFit(l Learner, d *dataset.Dataset, folds int) ([]float64, error) {
 	case n < 2:
 		return nil, fmt.Errorf("behavior: cross-fitting needs two steps or more; the log has %d", n)
 	default:
-		K = min(folds, n)
 		split = func(k int) (*dataset.Dataset, *dataset.Dataset, []int) {
 			lo, hi := k*n/K, (k+1)*n/K
 			var starts, lens []int
@@ -151,6 +145,19 @@ func CrossFit(l Learner, d *dataset.Dataset, folds int) ([]float64, error) {
 		}
 	}
 	return out, nil
+}
+
+// NumFolds returns the number of folds CrossFit makes of d when asked for
+// folds (0: DefaultFolds): at most one per episode, or, for one episode,
+// one per step.
+func NumFolds(d *dataset.Dataset, folds int) int {
+	if folds == 0 {
+		folds = DefaultFolds
+	}
+	if d.NumEpisodes() > 1 {
+		return min(folds, d.NumEpisodes())
+	}
+	return max(1, min(folds, d.NumSteps()))
 }
 
 // Distance is how far fitted behavior log-probabilities are from logged

@@ -20,9 +20,13 @@ import (
 // Jeffreys prior Dirichlet(1/2, ..., 1/2); lambda = 1 is Laplace's rule.
 type Counts struct {
 	// Smoothing is lambda, the pseudo-count added to every action of a
-	// state (0: 1/2).
+	// state (0: DefaultSmoothing).
 	Smoothing float64
 }
+
+// DefaultSmoothing is Counts' lambda when Smoothing is 0: the
+// Krichevsky-Trofimov 1/2.
+const DefaultSmoothing = 0.5
 
 // Name returns "counts".
 func (Counts) Name() string { return "counts" }
@@ -32,7 +36,7 @@ func (l Counts) Fit(d *dataset.Dataset) (Model, error) {
 	lambda := l.Smoothing
 	switch {
 	case lambda == 0:
-		lambda = 0.5
+		lambda = DefaultSmoothing
 	case !(lambda > 0) || math.IsInf(lambda, 1):
 		return nil, fmt.Errorf("smoothing %v, want > 0", lambda)
 	}

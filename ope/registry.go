@@ -270,8 +270,6 @@ func (e Entry) Applies(d *dataset.Dataset, o Options) error {
 		return fmt.Errorf("%s needs a discrete state column", e.Name)
 	case e.Needs&NeedsRealStates != 0 && d.Discrete():
 		return fmt.Errorf("%s needs real-valued state columns state_0, state_1, ...", e.Name)
-	case e.Needs&NeedsBehavior != 0 && !d.HasBehavior():
-		return ErrNoBehavior
 	case e.Needs&NeedsTargetPolicy != 0 && o.Target == nil:
 		return fmt.Errorf("%s needs the target's whole action distribution (a tabular target policy)", e.Name)
 	case e.Needs&NeedsSimulator != 0 && !(o.Sim != nil && o.Target != nil || o.SimContinuous != nil && o.TargetContinuous != nil):
@@ -282,6 +280,8 @@ func (e Entry) Applies(d *dataset.Dataset, o Options) error {
 		return fmt.Errorf("%s needs the target's whole action distribution: target_prob_0, target_prob_1, ... columns or a target policy file", e.Name)
 	case e.Needs&NeedsHorizon != 0 && o.Estimand.orDefault() != Horizon:
 		return fmt.Errorf("%s estimates the horizon value only (time-indexed ratios)", e.Name)
+	case e.Needs&NeedsBehavior != 0 && !d.HasBehavior(): // last: the only reason it does not run
+		return ErrNoBehavior
 	}
 	return nil
 }
