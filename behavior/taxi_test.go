@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/behavior"
-	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/env/taxi"
 	"github.com/ihope-ope/ihope/exact"
@@ -23,8 +22,8 @@ import (
 // cross-fitted over 5 folds, calibrated per state) has a log10 MSE
 // against the exact 400-step value no more than 0.3 above the one on the
 // logged probabilities. With IHOPE_LONG=1 it runs 100 seeds and logs the
-// table the README quotes (uncalibrated fits and two more estimators
-// beside); in CI 4 seeds.
+// table the README quotes (other smoothings and folds, uncalibrated fits,
+// and two more estimators beside); in CI 4 seeds.
 func TestTaxiFittedBehavior(t *testing.T) {
 	seeds := 4
 	if os.Getenv("IHOPE_LONG") != "" {
@@ -44,7 +43,27 @@ func TestTaxiFittedBehavior(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kinds := []string{"logged", "fitted", "fitted, not calibrated"}
+	// How the probabilities are fitted: the logged ones (nil), what
+	// --fit-behavior does ("fitted"), and in the long run the variations
+	// the README discusses.
+	type fit struct {
+		name      string
+		smoothing float64
+		folds     int
+		calibrate bool
+	}
+	fits := []*fit{nil, {"fitted", 0, behavior.DefaultFolds, true}}
+	if seeds > 10 {
+		fits = append(fits, &fit{"not calibrated", 0, behavior.DefaultFolds, false},
+			&fit{"smoothing 0.25", 0.25, behavior.DefaultFolds, true}, &fit{"smoothing 1", 1, behavior.DefaultFolds, true},
+			&fit{"2 folds", 0, 2, true}, &fit{"in sample", 0, 1, true})
+	}
+	kind := func(f *fit) string {
+		if f == nil {
+			return "logged"
+		}
+		return f.name
+	}
 	se := map[string]float64{} // sum of squared errors by estimator and kind
 	fails := map[string]int{}
 	for seed := range seeds {
@@ -52,38 +71,29 @@ func TestTaxiFittedBehavior(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		logs := map[string]*dataset.Dataset{"logged": d}
 		blind := d.Clone()
 		blind.LogBehavior = nil // the column removed
-		l, err := behavior.For(blind)
-		if err != nil {
-			t.Fatal(err)
-		}
-		lp, err := behavior.CrossFit(l, blind, behavior.DefaultFolds)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cal, err := behavior.Calibrate(blind, lp)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if logs["fitted"], err = blind.WithBehavior(cal); err != nil {
-			t.Fatal(err)
-		}
-		if seeds > 10 {
-			if logs["fitted, not calibrated"], err = blind.WithBehavior(lp); err != nil {
-				t.Fatal(err)
-			}
-		}
-		for _, kind := range kinds {
-			if logs[kind] == nil {
-				continue
+		for _, f := range fits {
+			in := d
+			if f != nil {
+				lp, err := behavior.CrossFit(behavior.Counts{Smoothing: f.smoothing}, blind, f.folds)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if f.calibrate {
+					if lp, err = behavior.Calibrate(blind, lp); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if in, err = blind.WithBehavior(lp); err != nil {
+					t.Fatal(err)
+				}
 			}
 			for _, e := range ests {
-				key := e.Name() + ", " + kind
-				res, err := e.Estimate(logs[kind], 1)
+				key := e.Name() + ", " + kind(f)
+				res, err := e.Estimate(in, 1)
 				if err != nil {
-					if kind != "fitted, not calibrated" {
+					if f == nil || f.calibrate {
 						t.Fatalf("seed %d: %s: %v", seed, key, err)
 					}
 					fails[key]++
@@ -96,8 +106,8 @@ func TestTaxiFittedBehavior(t *testing.T) {
 	log10MSE := func(key string) float64 { return math.Log10(se[key] / float64(seeds-fails[key])) }
 	var b strings.Builder
 	for _, name := range names {
-		for _, kind := range kinds {
-			key := name + ", " + kind
+		for _, f := range fits {
+			key := name + ", " + kind(f)
 			if _, ok := se[key]; ok {
 				fmt.Fprintf(&b, "\n  %-36s log10 MSE %7.3f", key, log10MSE(key))
 				if fails[key] > 0 {
