@@ -58,7 +58,8 @@ const DefaultFolds = 5
 
 // CrossFit returns log pi0(a_j|s_j) for every step j of d, each step's
 // from a model that l fitted on the other folds: episode i is in fold
-// i mod K, K = min(folds, episodes), and a log of one episode (a
+// i mod K, K = min(folds, episodes) (counting the copies of an episode in
+// a bootstrap resample once, in one fold), and a log of one episode (a
 // continuing task) is cut into K contiguous blocks of steps. folds 0
 // means DefaultFolds; 1 fits once on all of d (in sample). The folds are
 // fitted concurrently; the result does not depend on the schedule.
@@ -76,13 +77,16 @@ func CrossFit(l Learner, d *dataset.Dataset, folds int) ([]float64, error) {
 	// of d that the evaluation data holds, in order.
 	var split func(k int) (train, eval *dataset.Dataset, steps []int)
 	switch {
-	case K == 1:
+	case folds != 1 && K < 2:
+		return nil, fmt.Errorf("behavior: cross-fitting needs two episodes, or one of two steps or more; the log has %d of %d steps", len(distinctIDs(d)), n)
+	case folds == 1:
 		split = func(int) (*dataset.Dataset, *dataset.Dataset, []int) { return d, d, nil }
 	case m > 1:
+		fold := episodeFolds(d, K)
 		split = func(k int) (*dataset.Dataset, *dataset.Dataset, []int) {
 			var train, eval, steps []int
 			for e := range m {
-				if e%K != k {
+				if fold[e] != k {
 					train = append(train, e)
 					continue
 				}
@@ -94,8 +98,6 @@ func CrossFit(l Learner, d *dataset.Dataset, folds int) ([]float64, error) {
 			}
 			return d.Subset(train), d.Subset(eval), steps
 		}
-	case n < 2:
-		return nil, fmt.Errorf("behavior: cross-fitting needs two steps or more; the log has %d", n)
 	default:
 		split = func(k int) (*dataset.Dataset, *dataset.Dataset, []int) {
 			lo, hi := k*n/K, (k+1)*n/K
@@ -148,16 +150,40 @@ func CrossFit(l Learner, d *dataset.Dataset, folds int) ([]float64, error) {
 }
 
 // NumFolds returns the number of folds CrossFit makes of d when asked for
-// folds (0: DefaultFolds): at most one per episode, or, for one episode,
-// one per step.
+// folds (0: DefaultFolds): at most one per episode id, or, for one
+// episode, one per step.
 func NumFolds(d *dataset.Dataset, folds int) int {
 	if folds == 0 {
 		folds = DefaultFolds
 	}
 	if d.NumEpisodes() > 1 {
-		return min(folds, d.NumEpisodes())
+		return min(folds, len(distinctIDs(d)))
 	}
 	return max(1, min(folds, d.NumSteps()))
+}
+
+// distinctIDs numbers d's episode ids in order of first appearance.
+func distinctIDs(d *dataset.Dataset) map[string]int {
+	rank := make(map[string]int, d.NumEpisodes())
+	for _, id := range d.IDs {
+		if _, ok := rank[id]; !ok {
+			rank[id] = len(rank)
+		}
+	}
+	return rank
+}
+
+// episodeFolds returns the fold of every episode of d: the i-th distinct
+// episode id is in fold i mod K, so that the copies of one episode in a
+// bootstrap resample (dataset.Subset keeps ids) share a fold and never
+// set each other's propensities.
+func episodeFolds(d *dataset.Dataset, K int) []int {
+	rank := distinctIDs(d)
+	fold := make([]int, d.NumEpisodes())
+	for e, id := range d.IDs {
+		fold[e] = rank[id] % K
+	}
+	return fold
 }
 
 // Distance is how far fitted behavior log-probabilities are from logged

@@ -77,7 +77,7 @@ func TestCountsErrors(t *testing.T) {
 		{behavior.Counts{}, vec, 2, "needs discrete actions"},
 		{behavior.Logistic{}, d, 2, "needs real states"},
 		{behavior.Counts{}, d, -1, "-1 folds"},
-		{behavior.Counts{}, readLog(t, "episode,t,state,action,reward,target_prob\na,0,0,0,1,0.5\n"), 2, "two steps or more"},
+		{behavior.Counts{}, readLog(t, "episode,t,state,action,reward,target_prob\na,0,0,0,1,0.5\n"), 2, "needs two episodes"},
 	} {
 		if _, err := behavior.CrossFit(c.l, c.d, c.folds); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%d: error %v, want %q", i, err, c.want)

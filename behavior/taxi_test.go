@@ -52,7 +52,7 @@ func TestTaxiFittedBehavior(t *testing.T) {
 		folds     int
 		calibrate bool
 	}
-	fits := []*fit{nil, {"fitted", 0, behavior.DefaultFolds, true}}
+	fits := []*fit{nil, {"fitted", 0, 0, true}} // --fit-behavior's: behavior.Fit{}
 	if seeds > 10 {
 		fits = append(fits, &fit{"not calibrated", 0, behavior.DefaultFolds, false},
 			&fit{"smoothing 0.25", 0.25, behavior.DefaultFolds, true}, &fit{"smoothing 1", 1, behavior.DefaultFolds, true},
@@ -76,16 +76,8 @@ func TestTaxiFittedBehavior(t *testing.T) {
 		for _, f := range fits {
 			in := d
 			if f != nil {
-				lp, err := behavior.CrossFit(behavior.Counts{Smoothing: f.smoothing}, blind, f.folds)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if f.calibrate {
-					if lp, err = behavior.Calibrate(blind, lp); err != nil {
-						t.Fatal(err)
-					}
-				}
-				if in, err = blind.WithBehavior(lp); err != nil {
+				fit := behavior.Fit{Learner: behavior.Counts{Smoothing: f.smoothing}, Folds: f.folds, Uncalibrated: !f.calibrate}
+				if in, _, err = fit.Apply(blind); err != nil {
 					t.Fatal(err)
 				}
 			}

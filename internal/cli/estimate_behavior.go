@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -43,9 +44,10 @@ type behaviorInfo struct {
 
 // fitBehavior returns the log the estimators see: d itself, or with
 // --fit-behavior d with behavior probabilities fitted from its logged
-// actions (cross-fitted over episodes; calibrated per state for discrete
-// states, see behavior.Calibrate). It checks logged probabilities for
-// contradictions first.
+// actions (behavior.Fit: cross-fitted over episodes, calibrated per state
+// for discrete states; the logistic regression's held-out split seeded
+// by --train-seed). It checks logged probabilities for contradictions
+// first.
 func (c *estimateCmd) fitBehavior(d *dataset.Dataset) (*dataset.Dataset, *behaviorInfo, error) {
 	info := &behaviorInfo{source: behaviorLogged, warnings: ope.ConflictWarnings(dataset.FindBehaviorConflict(d))}
 	if !d.HasBehavior() {
@@ -59,37 +61,27 @@ func (c *estimateCmd) fitBehavior(d *dataset.Dataset) (*dataset.Dataset, *behavi
 		return nil, nil, fmt.Errorf("--fit-behavior: %w", err)
 	}
 	if lg, ok := l.(behavior.Logistic); ok {
-		lg.Seed = c.TrainSeed
+		lg.Seed = c.TrainSeed // its held-out split
 		l = lg
 	}
-	lp, err := behavior.CrossFit(l, d, behavior.DefaultFolds)
+	fit := behavior.Fit{Learner: l}
+	fitted, lp, err := fit.Apply(d)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--fit-behavior: %w", err)
 	}
 	info.source = behaviorFitted
-	info.fit = &behaviorFitInfo{Model: l.Name(), Folds: behavior.NumFolds(d, behavior.DefaultFolds)}
-	if cl, ok := l.(behavior.Counts); ok {
-		info.fit.Smoothing = cl.Smoothing
-		if info.fit.Smoothing == 0 {
-			info.fit.Smoothing = behavior.DefaultSmoothing
-		}
+	info.fit = &behaviorFitInfo{Model: fit.Learner.Name(), Folds: behavior.NumFolds(d, fit.Folds), Calibrated: d.Discrete()}
+	if cl, ok := fit.Learner.(behavior.Counts); ok {
+		info.fit.Smoothing = cmp.Or(cl.Smoothing, behavior.DefaultSmoothing)
 	}
 	if d.HasBehavior() {
 		dist := behavior.Compare(d.LogBehavior, lp)
 		info.fit.MeanAbsLogRatio, info.fit.MaxAbsLogRatio, info.fit.KL = &dist.MeanAbsLogRatio, &dist.MaxAbsLogRatio, &dist.KL
 	}
-	weigh := lp
-	if d.Discrete() {
-		if weigh, err = behavior.Calibrate(d, lp); err != nil {
-			return nil, nil, err
-		}
-		info.fit.Calibrated = true
+	if c.Bootstrap > 0 {
+		info.warnings = append(info.warnings, "the behavior probabilities are fitted once (--fit-behavior) and the bootstrap resamples keep them: "+
+			"the intervals do not refit them (see the README's logs without behavior probabilities)")
 	}
-	fitted, err := d.WithBehavior(weigh)
-	if err != nil {
-		return nil, nil, err
-	}
-	info.warnings = append(info.warnings, "the behavior probabilities are fitted (--fit-behavior) once, on all the episodes: the bootstrap intervals take them as known and leave out the uncertainty of their fit")
 	return fitted, info, nil
 }
 
