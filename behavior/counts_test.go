@@ -46,6 +46,9 @@ func TestCountsCrossFit(t *testing.T) {
 		{d, 0, 1, []float64{2.5 / 4, 2.5 / 4, 1.5 / 4, 1.5 / 2}},
 		// More folds than episodes: one episode per fold.
 		{d, 0, 5, []float64{0.25, 0.25, 0.5 / 3, 0.5}},
+		// A bootstrap resample with episode a twice: both copies in one
+		// fold, fitted from b alone; b from a's two copies, (4, 0).
+		{d.Subset([]int{0, 0, 1}), 0, 2, []float64{0.25, 0.25, 0.25, 0.25, 0.5 / 5, 0.5}},
 		// One episode, two blocks of two steps: steps 0-1 (actions 0, 1)
 		// from steps 2-3 (1, 1) and the other way round.
 		{one, 0, 2, []float64{0.5 / 3, 2.5 / 3, 1.5 / 3, 1.5 / 3}},
