@@ -82,22 +82,24 @@ type estimateRow struct {
 }
 
 type dataSummary struct {
-	File        string           `json:"file"`
-	Episodes    int              `json:"episodes"`
-	Steps       int              `json:"steps"`
-	MinLength   int              `json:"min_episode_length"`
-	MaxLength   int              `json:"max_episode_length"`
-	StateKind   string           `json:"state"`
-	StateDim    int              `json:"state_dim,omitempty"`
-	StatesSeen  int              `json:"states_seen,omitempty"`
-	ActionsSeen int              `json:"actions_seen,omitempty"`
-	MeanReward  *float64         `json:"mean_reward"`
-	ZeroTarget  int              `json:"steps_target_prob_zero"`
-	LargeRatio  int              `json:"steps_ratio_over_1e6"`
-	MaxLogRatio *float64         `json:"max_log_ratio"`
-	OpenEndings int              `json:"episodes_without_next_state"`
-	Gamma       float64          `json:"gamma"`
-	Estimand    string           `json:"estimand"`
+	File        string   `json:"file"`
+	Episodes    int      `json:"episodes"`
+	Steps       int      `json:"steps"`
+	MinLength   int      `json:"min_episode_length"`
+	MaxLength   int      `json:"max_episode_length"`
+	StateKind   string   `json:"state"`
+	StateDim    int      `json:"state_dim,omitempty"`
+	StatesSeen  int      `json:"states_seen,omitempty"`
+	ActionsSeen int      `json:"actions_seen,omitempty"`
+	MeanReward  *float64 `json:"mean_reward"`
+	ZeroTarget  int      `json:"steps_target_prob_zero"`
+	LargeRatio  int      `json:"steps_ratio_over_1e6"`
+	MaxLogRatio *float64 `json:"max_log_ratio"`
+	OpenEndings int      `json:"episodes_without_next_state"`
+	Gamma       float64  `json:"gamma"`
+	Estimand    string   `json:"estimand"`
+
+	// Where the behavior probabilities come from (estimate_behavior.go).
 	Behavior    string           `json:"behavior"`
 	BehaviorFit *behaviorFitInfo `json:"behavior_fit,omitempty"`
 }
