@@ -15,9 +15,12 @@
 // actions never set its own propensities (Chernozhukov et al. 2018):
 // fitted in sample, a model puts more mass on the actions that happen to
 // be logged in a state than the behavior does, and the ratios pi/pi0
-// shrink toward the ones the log already favours. Compare measures how
-// far the fitted probabilities are from logged ones, a check of the
-// logging itself when a log has both.
+// shrink toward the ones the log already favours. Calibrate rescales
+// cross-fitted probabilities of discrete states so that each state's
+// ratios average 1 in sample, without which the density-ratio estimators
+// fail on them; Fit is the whole recipe of ihope estimate --fit-behavior.
+// Compare measures how far the fitted probabilities are from logged
+// ones, a check of the logging itself when a log has both.
 //
 // References:
 //
@@ -27,4 +30,7 @@
 //
 // Hanna, Niekum, Stone. Importance Sampling Policy Evaluation with an
 // Estimated Behavior Policy. ICML 2019.
+//
+// Imai, Ratkovic. Covariate balancing propensity score. Journal of the
+// Royal Statistical Society B 76(1), 2014.
 package behavior
