@@ -41,6 +41,7 @@ type estimateCmd struct {
 	BlockLength     int      `help:"Block length of the block bootstrap used for a single long episode (default: cube root of its length)."`
 	Workers         int      `help:"Goroutines for the bootstrap (default: the number of CPUs)."`
 	JSON            bool     `name:"json" help:"Print exactly one JSON object on stdout."`
+	FitBehavior     bool     `name:"fit-behavior" help:"Fit the behavior policy from the logged (state, action) pairs and weigh by it: counts for discrete states, logistic regression for real ones, cross-fitted over episodes (for logs without behavior probabilities; with them, the output says how far the fitted ones are)."`
 }
 
 // logEstimators lists, in output order, the estimators that can run on
@@ -61,6 +62,7 @@ type estimateRow struct {
 	Estimate          *float64 `json:"estimate"`
 	Estimand          string   `json:"estimand,omitempty"`
 	Model             string   `json:"model,omitempty"`
+	Behavior          string   `json:"behavior,omitempty"`
 	Note              string   `json:"note,omitempty"`
 	Error             string   `json:"error,omitempty"`
 	CILow             *float64 `json:"ci_low"`
@@ -96,6 +98,10 @@ type dataSummary struct {
 	OpenEndings int      `json:"episodes_without_next_state"`
 	Gamma       float64  `json:"gamma"`
 	Estimand    string   `json:"estimand"`
+
+	// Where the behavior probabilities come from (estimate_behavior.go).
+	Behavior    string           `json:"behavior"`
+	BehaviorFit *behaviorFitInfo `json:"behavior_fit,omitempty"`
 }
 
 type bootstrapInfo struct {
@@ -136,10 +142,15 @@ func (c *estimateCmd) Run(e *runEnv) error {
 	if err != nil {
 		return err
 	}
+	d, info, err := c.fitBehavior(d)
+	if err != nil {
+		return err
+	}
 	rep, err := c.estimate(d, e.stderr)
 	if err != nil {
 		return err
 	}
+	info.apply(rep)
 	rep.Data.File = c.Data
 	if c.JSON {
 		return json.NewEncoder(e.stdout).Encode(rep)
@@ -208,6 +219,7 @@ func (c *estimateCmd) estimate(d *dataset.Dataset, stderr io.Writer) (*estimateR
 	rep.Data.Estimand = string(opts.Estimand)
 	rep.Warnings = append(rep.Warnings, ope.DataWarnings(sum)...)
 	rep.Warnings = append(rep.Warnings, warnings...)
+	rep.Warnings = append(rep.Warnings, c.noBehaviorWarnings(d, opts)...)
 	entries, skipped := c.choose(d, opts)
 	var ok []ope.Entry // the estimators that succeeded, for the intervals
 	var rows []int
@@ -470,6 +482,7 @@ func printEstimate(out io.Writer, r *estimateReport) {
 		mean = fmt.Sprintf("%.6g", *d.MeanReward)
 	}
 	fmt.Fprintf(out, "\nquantity: %s, estimand %s; mean logged reward %s\n", quantity, d.Estimand, mean)
+	printBehavior(out, d)
 	if b := r.Bootstrap; b != nil {
 		fmt.Fprintf(out, "intervals: %g%% percentile bootstrap, %d resamples over %s", 100*(1-b.Alpha), b.Resamples, b.Method)
 		if b.Method == "blocks" {
