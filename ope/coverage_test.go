@@ -95,16 +95,18 @@ type coverageCell struct {
 // truth of the estimand the estimator targets (Result.Estimand), at the
 // levels 90% and 50%.
 type coverageStats struct {
-	cell     coverageCell
-	seeds    int
-	target   ope.Estimand // Result.Estimand
-	truth    float64
-	model    string // Result.Learner
-	boot90   int    // percentile intervals holding the truth
-	boot50   int
-	wald90   int // Wald intervals (estimate ± z SE) holding the truth; -1 without an SE
-	wald50   int
-	other90  int       // 90% percentile intervals holding the other estimand's truth
+	cell   coverageCell
+	seeds  int
+	target ope.Estimand // Result.Estimand
+	truth  float64
+	model  string // Result.Learner
+	boot90 int    // percentile intervals holding the truth
+	boot50 int
+	wald90 int // Wald intervals (estimate ± z SE) holding the truth; -1 without an SE
+	wald50 int
+	// byTruth counts the 90% percentile intervals holding each
+	// estimand's truth (byTruth[target] = boot90).
+	byTruth  map[ope.Estimand]int
 	errs     []float64 // estimate - truth
 	widths   []float64 // of the 90% percentile intervals
 	walds    []float64 // of the 90% Wald intervals
@@ -129,7 +131,7 @@ func measureCoverage(t testing.TB, w coverageWorld, c coverageCell, first uint64
 	start := time.Now()
 	opts := w.opts
 	opts.Estimand = c.estimand
-	st := coverageStats{cell: c, seeds: seeds, wald90: -1, wald50: -1}
+	st := coverageStats{cell: c, seeds: seeds, wald90: -1, wald50: -1, byTruth: map[ope.Estimand]int{}}
 	for s := range seeds {
 		seed := first + uint64(s)
 		d := w.sample(t, seed)
@@ -145,10 +147,6 @@ func measureCoverage(t testing.TB, w coverageWorld, c coverageCell, first uint64
 		truth, ok := w.truth[res.Estimand]
 		if !ok {
 			t.Fatalf("%s: no truth for the estimand %q", c.name, res.Estimand)
-		}
-		other := w.truth[ope.Horizon]
-		if res.Estimand == ope.Horizon {
-			other = w.truth[ope.LongRun]
 		}
 		st.target, st.truth, st.model = res.Estimand, truth, res.Learner
 		st.errs = append(st.errs, res.Value-truth)
@@ -166,7 +164,9 @@ func measureCoverage(t testing.TB, w coverageWorld, c coverageCell, first uint64
 		sorted := slices.Sorted(slices.Values(iv.Estimates))
 		st.boot90 += holds(iv.Low, iv.High, truth)
 		st.boot50 += holds(ope.Quantile(sorted, 0.25), ope.Quantile(sorted, 0.75), truth)
-		st.other90 += holds(iv.Low, iv.High, other)
+		for e, x := range w.truth {
+			st.byTruth[e] += holds(iv.Low, iv.High, x)
+		}
 		st.widths = append(st.widths, iv.High-iv.Low)
 		if res.SE > 0 {
 			if st.wald90 < 0 {
@@ -337,7 +337,7 @@ func TestCoverageLong(t *testing.T) {
 			other = ope.LongRun
 		}
 		t.Logf("%s, %s under %s: %v; %d resamples failed; the 90%% bootstrap interval holds the %s truth %.5f in %d of %d seeds\n%s",
-			c.w.name, c.cell.name, c.cell.estimand, st.elapsed.Round(time.Second), st.failures, other, c.w.truth[other], st.other90, seeds, strings.Join(r, "\n"))
+			c.w.name, c.cell.name, c.cell.estimand, st.elapsed.Round(time.Second), st.failures, other, c.w.truth[other], st.byTruth[other], seeds, strings.Join(r, "\n"))
 		if !c.assert {
 			continue
 		}
