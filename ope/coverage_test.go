@@ -293,11 +293,13 @@ func TestCoverageTaxi(t *testing.T) {
 //
 // bch-neural trains 50 x 21 networks here. With the library's defaults
 // (learning rate 1e-3, up to 3000 iterations: 3.4 s of one core per fit
-// on these logs) that alone is an hour on two cores, and smaller logs do
-// not help: a training iteration costs the same minibatch of 512 whatever
-// the data size. So it runs with the Pendulum experiment's learning rate,
-// 3e-3, capped at 1000 iterations (1.3 s per fit; errors of the same size
-// as the defaults' on four trial seeds).
+// on these logs) that alone is half an hour on two cores, the whole
+// budget of this test, and smaller logs do not help: a training iteration
+// costs the same minibatch of 512 whatever the data size. So it runs with
+// the Pendulum experiment's learning rate, 3e-3, capped at 1000
+// iterations (1.3 s per fit; errors of the same size as the defaults' on
+// four trial seeds). The whole test took 2360 s of CPU, about 20 minutes
+// on two idle cores.
 //
 // Every estimator is compared with the truth of the estimand it targets
 // (Result.Estimand): bch-* the long-run value, dr the one it is run
@@ -310,7 +312,7 @@ func TestCoverageTaxi(t *testing.T) {
 // transient the long-run value leaves out.
 func TestCoverageLong(t *testing.T) {
 	if os.Getenv("IHOPE_LONG") == "" {
-		t.Skip("set IHOPE_LONG=1 to run (about 30 minutes on two cores)")
+		t.Skip("set IHOPE_LONG=1 to run (about 20 minutes on two cores)")
 	}
 	const seeds, need = 50, 40
 	taxiW := taxiCoverage(t, 200, 400)
