@@ -173,8 +173,18 @@ type Entry struct {
 	// seconds on large logs (a network's training, a kernel fit with its
 	// cross-validated ridge); callers give them fewer resamples.
 	Slow bool
+	// SlowOnRealStates marks estimators that are Slow on real-valued
+	// states only (dr, whose ratio there is a kernel fit; on discrete
+	// states its refit takes milliseconds). Use SlowOn.
+	SlowOnRealStates bool
 	// New builds the estimator from options.
 	New func(o Options) Estimator
+}
+
+// SlowOn reports whether e's refit is slow on d (Slow, or
+// SlowOnRealStates and d's states are real-valued).
+func (e Entry) SlowOn(d *dataset.Dataset) bool {
+	return e.Slow || e.SlowOnRealStates && !d.Discrete()
 }
 
 // registry lists every estimator in the order of ihope's tables.
@@ -207,7 +217,7 @@ var registry = []Entry{
 			l.Seed = o.Seed
 			return DensityRatio{Learner: l}
 		}},
-	{Name: "dr", Label: "doubly robust (ratio + value model)", Needs: NeedsTargetDist | NeedsBehavior,
+	{Name: "dr", Label: "doubly robust (ratio + value model)", SlowOnRealStates: true, Needs: NeedsTargetDist | NeedsBehavior,
 		New: func(o Options) Estimator {
 			return DR{Ratio: o.ratioLearner(), Kernel: o.Kernel, Value: o.valueLearner(), Target: o.valueTarget(),
 				Estimand: o.Estimand, Folds: o.Folds}
