@@ -11,7 +11,12 @@
 // Gymnasium's Taxi P[s][a], so that exact values, visitations and density
 // ratios can be computed (package exact). NewSampler turns any table into a
 // Discrete simulator, so sampling and exact computation share one source of
-// truth.
+// truth; a Table is both at once.
+//
+// Episodic worlds (the benchmarks of env/cobs) end in a terminal state,
+// modelled as an absorbing state of the table (every action loops back
+// with reward 0), so that the simulator still never stops and exact values
+// need no special case; Episodic says which states are absorbing.
 //
 // A Continuous environment has a real state vector and real actions
 // (Pendulum); it separates the internal state from the observation that
@@ -19,5 +24,9 @@
 //
 // The worlds live in sub-packages: env/ring (Appendix B), env/taxi
 // (Section 5), env/pendulum (Section 5), env/lineargauss (a system with a
-// closed-form stationary ratio, for tests) and env/sumo (Appendix D).
+// closed-form stationary ratio, for tests) and env/sumo (Appendix D); and
+// the tabular worlds of other OPE benchmarks, with exact truths: env/cobs
+// (COBS's Graph, ModelFail, ModelWin and ToyMC) and env/gridwalk
+// (dice_rl's GridWalk); env/synthetic is SCOPE-RL's synthetic world
+// (real states, discrete actions) with Monte Carlo truths.
 package env

@@ -95,6 +95,18 @@ func TestTwoState(t *testing.T) {
 		}
 	}
 
+	// Return is Value without the normalisation: 1 + 0.5 * 0.8 for T = 2,
+	// gamma = 0.5; 1 + 0.8 + 0.7 for T = 3, gamma = 1.
+	returns := []struct {
+		T           int
+		gamma, want float64
+	}{{2, 0.5, 1.4}, {3, 1, 2.5}, {1, 0.3, 1}}
+	for i, c := range returns {
+		if got := Return(m, pi, nil, c.T, c.gamma); !scalar.EqualWithinAbsOrRel(got, c.want, 1e-15, 1e-15) {
+			t.Errorf("case %d: Return = %.17g, want %.17g", i, got, c.want)
+		}
+	}
+
 	checkVec(t, "VisitationT(T=3)", VisitationT(m, pi, nil, 3, 1), []float64{2.5 / 3, 0.5 / 3}, 1e-15)
 
 	d, err := Visitation(m, pi, 1)

@@ -31,6 +31,28 @@ func Value(m env.Tabular, pi policy.Discrete, d0 []float64, T int, gamma float64
 	return c.run(d0, T, gamma, nil)
 }
 
+// Return returns the expected discounted return of pi over T steps from
+// d0 (nil means m.Initial()),
+//
+//	G^T_pi = E[ sum_{t<T} gamma^t r_t ] = R^T_pi * sum_{t<T} gamma^t,
+//
+// Value without its normalisation: the number COBS and most episodic OPE
+// benchmarks report as a policy's value. With a terminal state modelled as
+// an absorbing state of reward 0 (env.Episodic), it is the value of the
+// episode ended by absorption or by the horizon T, whichever comes first.
+// It panics on the same mistakes as Value.
+func Return(m env.Tabular, pi policy.Discrete, d0 []float64, T int, gamma float64) float64 {
+	return Value(m, pi, d0, T, gamma) * discountSum(T, gamma)
+}
+
+// discountSum returns sum_{t<T} gamma^t.
+func discountSum(T int, gamma float64) float64 {
+	if gamma == 1 {
+		return float64(T)
+	}
+	return -math.Expm1(float64(T)*math.Log(gamma)) / (1 - gamma)
+}
+
 // VisitationT returns the normalised T-step visitation
 //
 //	d^T_pi = sum_{t<T} gamma_t d_t,   gamma_t = gamma^t / sum_{u<T} gamma^u,
@@ -70,11 +92,7 @@ const earlyStop = 1e-14
 // sum_t gamma_t r_pi . d_t; if visit is not nil, it also accumulates
 // sum_t gamma_t d_t into it.
 func (c *chain) run(d0 []float64, T int, gamma float64, visit []float64) float64 {
-	// z = sum_{t<T} gamma^t.
-	z := float64(T)
-	if gamma < 1 {
-		z = -math.Expm1(float64(T)*math.Log(gamma)) / (1 - gamma)
-	}
+	z := discountSum(T, gamma)
 	cur := append([]float64(nil), d0...)
 	nxt := make([]float64, c.n)
 	value := 0.0

@@ -1,6 +1,7 @@
 package ope_test
 
 import (
+	"errors"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -260,5 +261,46 @@ func TestRegistryRunsWhereItApplies(t *testing.T) {
 	}
 	if want := slices.Repeat([]float64{1. / 8}, 8); !slices.Equal(res.Weights, want) {
 		t.Errorf("naive weights %v, want %v", res.Weights, want)
+	}
+}
+
+// Without behavior probabilities the estimators that weigh by pi/pi0
+// (NeedsBehavior) are left out, with ErrNoBehavior as the reason, and
+// refuse the log if run anyway; the others apply and give the same
+// estimates as on the log with them.
+func TestRegistryWithoutBehavior(t *testing.T) {
+	for _, world := range []func(testing.TB) (*dataset.Dataset, ope.Options){ringWorld, gaussWorld} {
+		d, o := world(t)
+		o.Neural.MaxIter, o.ValueNeural.MaxIter = 2, 2
+		none := d.Clone()
+		none.LogBehavior = nil
+		var want []string
+		for _, e := range ope.Registry() {
+			if e.Applies(d, o) != nil {
+				continue
+			}
+			needs := e.Needs&ope.NeedsBehavior != 0
+			if !needs {
+				want = append(want, e.Name)
+			}
+			err := e.Applies(none, o)
+			if needs != (err != nil) || needs && (!errors.Is(err, ope.ErrNoBehavior) || err.Error() != "needs behavior probabilities (or --fit-behavior)") {
+				t.Errorf("%s on %s states without behavior: Applies = %v", e.Name, kind(d), err)
+			}
+			got, err := e.New(o).Estimate(none, 1)
+			if needs {
+				if !errors.Is(err, ope.ErrNoBehavior) {
+					t.Errorf("%s on %s states without behavior: error %v", e.Name, kind(d), err)
+				}
+				continue
+			}
+			with, err2 := e.New(o).Estimate(d, 1)
+			if err != nil || err2 != nil || got.Value != with.Value {
+				t.Errorf("%s on %s states: %v (%v) without behavior, %v (%v) with", e.Name, kind(d), got.Value, err, with.Value, err2)
+			}
+		}
+		if got := ope.Applicable(none, o); !slices.Equal(got, want) {
+			t.Errorf("%s states without behavior: Applicable = %q, want %q", kind(d), got, want)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/alecthomas/kong"
@@ -19,6 +20,8 @@ const (
 
 // app is the command tree.
 type app struct {
+	Version kong.VersionFlag `help:"Print ihope's version (module version and commit) and exit."`
+
 	Demo       demoCmd       `cmd:"" help:"Compare every estimator on a built-in world against the exact truth."`
 	Estimate   estimateCmd   `cmd:"" help:"Estimate a target policy's value from your own logs (CSV or Parquet)."`
 	Sample     sampleCmd     `cmd:"" help:"Write logs sampled from a built-in world in the log contract."`
@@ -42,7 +45,7 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(code int) { exit = code }),
 		kong.UsageOnError(),
-		kong.Vars{"estimators": strings.Join(logEstimators, ", ")},
+		kong.Vars{"estimators": strings.Join(logEstimators, ", "), "version": version()},
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 	)
 	if err != nil {
@@ -74,6 +77,40 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		return ExitError
 	}
 	return ExitOK
+}
+
+// version is the module version and VCS commit the binary was built
+// from, as the Go toolchain recorded them ("(devel)" and the commit for a
+// build in a clone, "v1.2.3" for go install of a tagged version; a
+// "+dirty" commit was built from a modified tree).
+func version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "ihope (unknown version: built without module information)"
+	}
+	v := "ihope " + info.Main.Version
+	var commit, when string
+	dirty := false
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			commit = s.Value
+		case "vcs.time":
+			when = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if commit != "" {
+		v += ", commit " + commit
+		if dirty {
+			v += "+dirty"
+		}
+		if when != "" {
+			v += " (" + when + ")"
+		}
+	}
+	return v + ", " + info.GoVersion
 }
 
 // usageError marks a mistake in flags that kong cannot see (e.g. an

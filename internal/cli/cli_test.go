@@ -109,3 +109,15 @@ func TestTrainTaxiThenDemo(t *testing.T) {
 		t.Fatalf("demo with trained policy: exit %d: %s", code, errOut)
 	}
 }
+
+// TestVersion checks that --version prints one line naming ihope and the
+// Go version it was built with, and exits 0.
+func TestVersion(t *testing.T) {
+	out, errOut, code := run(t, "--version")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !regexp.MustCompile(`^ihope \S+.*, go1\.\d+`).MatchString(out) || strings.Count(out, "\n") != 1 {
+		t.Errorf("--version printed %q", out)
+	}
+}
