@@ -224,13 +224,13 @@ var registry = []Entry{
 			return DR{Ratio: o.ratioLearner(), Kernel: o.Kernel, Value: o.valueLearner(), Target: o.valueTarget(),
 				Estimand: o.Estimand, Folds: o.Folds}
 		}},
-	{Name: "mwl", Label: "minimax weight learning (state-action ratio)", Needs: NeedsTargetDist | NeedsDiscreteActions, Unit: UnitStep,
+	{Name: "mwl", Label: "minimax weight learning (state-action ratio)", SlowOnRealStates: true, Needs: NeedsTargetDist | NeedsDiscreteActions, Unit: UnitStep,
 		New: func(o Options) Estimator {
 			return PairRatio{Learner: ratio.MWL{}, Target: o.valueTarget(), Normalise: true}
 		}},
-	{Name: "mql", Label: "minimax Q-learning", Needs: NeedsTargetDist | NeedsDiscreteActions,
+	{Name: "mql", Label: "minimax Q-learning", SlowOnRealStates: true, Needs: NeedsTargetDist | NeedsDiscreteActions,
 		New: func(o Options) Estimator { return MQL{Target: o.valueTarget()} }},
-	{Name: "dualdice", Label: "DualDICE (GenDICE's normalisation at gamma = 1)", Needs: NeedsTargetDist | NeedsDiscreteActions, Unit: UnitStep,
+	{Name: "dualdice", Label: "DualDICE (GenDICE's normalisation at gamma = 1)", SlowOnRealStates: true, Needs: NeedsTargetDist | NeedsDiscreteActions, Unit: UnitStep,
 		New: func(o Options) Estimator { return PairRatio{Learner: ratio.DualDICE{}, Target: o.valueTarget()} }},
 	{Name: "on-policy", Label: "on-policy oracle (target rollouts)", Needs: NeedsSimulator,
 		New: func(o Options) Estimator {
