@@ -25,7 +25,7 @@ func BenchmarkEstimate1M(b *testing.B) {
 			b.ReportAllocs()
 			cmd := &estimateCmd{Gamma: 1, Bootstrap: c.B, BootstrapNeural: 20, Alpha: 0.05, Seed: 1}
 			for b.Loop() {
-				if _, err := cmd.estimate(d, io.Discard); err != nil {
+				if _, err := cmd.estimate(d, nil, io.Discard); err != nil {
 					b.Fatal(err)
 				}
 			}
