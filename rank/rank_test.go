@@ -12,7 +12,7 @@ import (
 func TestSpearmanRegret(t *testing.T) {
 	cases := []struct {
 		est, truth []float64
-		rho        float64 // NaN: undefined
+		rho        float64   // NaN: undefined
 		regret     []float64 // regret@1, @2, ...
 	}{
 		// Four policies, true values A 1, B 0.5, C 0.2, D 0: true ranks

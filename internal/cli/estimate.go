@@ -126,7 +126,7 @@ type estimateReport struct {
 	Warnings  []string       `json:"warnings"`
 
 	// Several target policies (policies.go, rank.go).
-	Policies []policyInfo  `json:"policies,omitempty"`
+	Policies []policyInfo   `json:"policies,omitempty"`
 	Ranking  *rankingReport `json:"ranking,omitempty"`
 }
 
