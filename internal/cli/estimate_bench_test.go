@@ -9,7 +9,8 @@ import (
 // steps (2500 episodes x 400), without and with 200 bootstrap resamples.
 // Reading the file is measured separately by dataset's benchmarks.
 func BenchmarkEstimate1M(b *testing.B) {
-	w, err := (&worldFlags{Env: "taxi", Target: "pi19", Behavior: "pi18", Alpha: 1}).build()
+	mix := 1.0
+	w, err := (&worldFlags{Env: "taxi", Target: "pi19", Behavior: "pi18", Mix: &mix}).build(io.Discard)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -17,6 +17,9 @@ import (
 // smaller files read in about a second.
 var readProgressMin int64 = 32 << 20
 
+// readThrottle is the least time between two redraws of the reading bar.
+var readThrottle = 100 * time.Millisecond
+
 // readLog reads a log as dataset.ReadFile does and, on a terminal, draws
 // a bar of the bytes read for a large file.
 func readLog(path string, stderr io.Writer) (*dataset.Dataset, error) {
@@ -43,7 +46,7 @@ func readLogProgress(path string, w io.Writer) (*dataset.Dataset, error) {
 	bar := progressbar.NewOptions64(st.Size(), progressbar.OptionSetWriter(w),
 		progressbar.OptionSetDescription("reading "+filepath.Base(path)), progressbar.OptionShowBytes(true),
 		progressbar.OptionSetElapsedTime(true), progressbar.OptionSetPredictTime(true),
-		progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+		progressbar.OptionThrottle(readThrottle), progressbar.OptionClearOnFinish())
 	defer bar.Finish()
 	if ext == ".csv" {
 		r := progressbar.NewReader(f, bar)
