@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"math"
@@ -145,14 +146,20 @@ func printRanking(out io.Writer, r *rankingReport) {
 		fmt.Fprint(out, "; against the references: Spearman's rank correlation and regret@1 = (V_best - V_picked)/(V_best - V_worst)")
 	}
 	fmt.Fprintln(out)
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	// Every cell ends in a tab, so that the columns line up over all
+	// rows; the padding this leaves at the ends of lines is trimmed.
+	var buf bytes.Buffer
+	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
 	if metrics {
-		fmt.Fprint(tw, "estimator\tranking\tspearman\tregret@1")
+		fmt.Fprint(tw, "estimator\tranking\tspearman\tregret@1\t")
 	} else {
-		fmt.Fprint(tw, "estimator\tranking")
+		fmt.Fprint(tw, "estimator\tranking\t")
 	}
 	if len(r.ReferenceOrder) > 0 {
-		fmt.Fprintf(tw, "\nreference\t%s", orderText(r.ReferenceOrder, nil))
+		fmt.Fprintf(tw, "\nreference\t%s\t", orderText(r.ReferenceOrder, nil))
+		if metrics {
+			fmt.Fprint(tw, "\t\t")
+		}
 	}
 	for _, e := range r.Estimators {
 		text := orderText(e.Order, e.Ties)
@@ -162,7 +169,7 @@ func printRanking(out io.Writer, r *rankingReport) {
 		if len(e.Order) == 0 {
 			text = "failed"
 		}
-		fmt.Fprintf(tw, "\n%s\t%s", e.Estimator, text)
+		fmt.Fprintf(tw, "\n%s\t%s\t", e.Estimator, text)
 		if metrics {
 			rho, regret := "-", "-"
 			if e.Spearman != nil {
@@ -171,11 +178,14 @@ func printRanking(out io.Writer, r *rankingReport) {
 			if e.RegretAt1 != nil {
 				regret = fmtNum("%.3f", *e.RegretAt1)
 			}
-			fmt.Fprintf(tw, "\t%s\t%s", rho, regret)
+			fmt.Fprintf(tw, "%s\t%s\t", rho, regret)
 		}
 	}
 	fmt.Fprintln(tw)
 	tw.Flush()
+	for _, line := range strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n") {
+		fmt.Fprintln(out, strings.TrimRight(line, " "))
+	}
 	partial := 0
 	for _, v := range r.Reference {
 		if v != nil {
