@@ -98,12 +98,10 @@ type dataSummary struct {
 	StatesSeen  int      `json:"states_seen,omitempty"`
 	ActionsSeen int      `json:"actions_seen,omitempty"`
 	MeanReward  *float64 `json:"mean_reward"`
-	ZeroTarget  int      `json:"steps_target_prob_zero"`
-	LargeRatio  int      `json:"steps_ratio_over_1e6"`
-	MaxLogRatio *float64 `json:"max_log_ratio"`
-	OpenEndings int      `json:"episodes_without_next_state"`
-	Gamma       float64  `json:"gamma"`
-	Estimand    string   `json:"estimand"`
+	targetSummary
+	OpenEndings int     `json:"episodes_without_next_state"`
+	Gamma       float64 `json:"gamma"`
+	Estimand    string  `json:"estimand"`
 
 	// Where the behavior probabilities come from (estimate_behavior.go).
 	Behavior    string           `json:"behavior"`
@@ -453,7 +451,7 @@ func transientWarnings(rep *estimateReport) []string {
 // newDataSummary is the JSON form of a log's summary.
 func newDataSummary(d *dataset.Dataset, s dataset.Summary, gamma float64) dataSummary {
 	out := dataSummary{Episodes: s.Episodes, Steps: s.Steps, MinLength: s.MinLength, MaxLength: s.MaxLength,
-		ActionsSeen: s.ActionsSeen, ZeroTarget: s.ZeroTarget, LargeRatio: s.LargeRatio,
+		ActionsSeen: s.ActionsSeen, targetSummary: targetSummary{ZeroTarget: s.ZeroTarget, LargeRatio: s.LargeRatio},
 		OpenEndings: s.OpenEndings, Gamma: gamma}
 	if !math.IsNaN(s.MeanReward) {
 		v := s.MeanReward

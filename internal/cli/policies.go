@@ -23,9 +23,16 @@ type targetPolicy struct {
 // its known value if --reference gave one, and the fields of the data
 // summary that depend on the target.
 type policyInfo struct {
-	Name        string   `json:"name"`
-	File        string   `json:"file,omitempty"`
-	Reference   *float64 `json:"reference,omitempty"`
+	Name      string   `json:"name"`
+	File      string   `json:"file,omitempty"`
+	Reference *float64 `json:"reference,omitempty"`
+	targetSummary
+}
+
+// targetSummary are the fields of a log's summary that depend on the
+// target policy: the steps whose action it never takes, and the policy
+// ratios' support.
+type targetSummary struct {
 	ZeroTarget  int      `json:"steps_target_prob_zero"`
 	LargeRatio  int      `json:"steps_ratio_over_1e6"`
 	MaxLogRatio *float64 `json:"max_log_ratio"`
@@ -111,7 +118,7 @@ func (c *estimateCmd) estimateTargets(d *dataset.Dataset, targets []targetPolicy
 			return nil, err
 		}
 		if t != nil || len(refs) > 0 {
-			info := policyInfo{Name: "", ZeroTarget: rep.Data.ZeroTarget, LargeRatio: rep.Data.LargeRatio, MaxLogRatio: rep.Data.MaxLogRatio}
+			info := policyInfo{targetSummary: rep.Data.targetSummary}
 			if t != nil {
 				info.Name, info.File = t.name, t.file
 			}
@@ -171,7 +178,7 @@ func mergeReports(targets []targetPolicy, reps []*estimateReport, refs map[strin
 	var shared []string
 	for i, r := range reps {
 		t := targets[i]
-		info := policyInfo{Name: t.name, File: t.file, ZeroTarget: r.Data.ZeroTarget, LargeRatio: r.Data.LargeRatio, MaxLogRatio: r.Data.MaxLogRatio}
+		info := policyInfo{Name: t.name, File: t.file, targetSummary: r.Data.targetSummary}
 		if v, ok := refs[t.name]; ok {
 			info.Reference = &v
 		}
