@@ -121,6 +121,9 @@ func (c *estimateCmd) estimateTargets(d *dataset.Dataset, targets []targetPolicy
 			info := policyInfo{targetSummary: rep.Data.targetSummary}
 			if t != nil {
 				info.Name, info.File = t.name, t.file
+				for i := range rep.Estimates {
+					rep.Estimates[i].Policy = t.name
+				}
 			}
 			if v, ok := refs[info.Name]; ok {
 				info.Reference = &v

@@ -301,3 +301,35 @@ func inked(img image.Image, r image.Rectangle) (ink, colour int) {
 	}
 	return ink, colour
 }
+
+// A report of one named policy with a bare reference: the policy's rows,
+// and the reference in its heading and forest plot.
+func TestReportOnePolicy(t *testing.T) {
+	dir := t.TempDir()
+	logs := filepath.Join(dir, "logs.csv")
+	if _, errOut, code := run(t, "sample", "--out", logs, "-n", "20", "-T", "30"); code != ExitOK {
+		t.Fatal(errOut)
+	}
+	files := writePolicies(t, dir, "pi19")
+	page := filepath.Join(dir, "one.html")
+	rep := estimateJSON(t, "--data", logs, "--bootstrap", "0", "--estimators", "wis-stepwise,fqe",
+		"--target-policy", files[0], "--reference=-0.14118", "--report", page)
+	if len(rep.Policies) != 1 || rep.Policies[0].Name != "pi19" || rep.Policies[0].Reference == nil || *rep.Policies[0].Reference != -0.14118 {
+		t.Fatalf("policies %+v", rep.Policies)
+	}
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(b)
+	for _, want := range []string{"target policy pi19 (", "reference value -0.14118", "<code>wis-stepwise</code>", "<code>fqe</code>", ">reference -0.14118<"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+	for _, row := range rep.Estimates {
+		if !strings.Contains(html, fmt.Sprintf(`<td class="num">%s</td>`, fmtNum("%.6g", *row.Estimate))) {
+			t.Errorf("the report lacks %s's estimate", row.Estimator)
+		}
+	}
+}
