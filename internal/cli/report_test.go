@@ -143,7 +143,7 @@ func chromium(t *testing.T, browser string, args ...string) []byte {
 	// A guard against a browser that hangs, not a limit on its speed.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
+	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run", "--disable-extensions",
 		"--user-data-dir=" + t.TempDir(), "--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=127.0.0.1:9",
 		"--hide-scrollbars", "--force-device-scale-factor=1", "--window-size=1200,900"}
 	cmd := exec.CommandContext(ctx, browser, append(base, args...)...)
