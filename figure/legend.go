@@ -112,8 +112,13 @@ func wrap(label string, sty text.Style, room vg.Length, bounded bool) []string {
 	return out
 }
 
-// lineHeight is the height of one line of labels in style sty.
-func lineHeight(sty text.Style) vg.Length { return sty.Font.Size * 1.2 }
+// lineHeight is the height of a line of a label in style sty: 1.2
+// times the font size, or more for a line whose sub- or superscripts
+// reach further.
+func lineHeight(sty text.Style, line string) vg.Length {
+	_, h, d := sty.Handler.Box(line, sty.Font)
+	return max(sty.Font.Size*1.2, h+d+sty.Font.Size*0.2)
+}
 
 // Size returns the legend's width and height.
 func (l *Legend) Size() (w, h vg.Length) {
@@ -125,7 +130,9 @@ func (l *Legend) Size() (w, h vg.Length) {
 		for _, ln := range ls {
 			w = max(w, sty.Width(ln))
 		}
-		h += vg.Length(len(ls)) * lineHeight(sty)
+		for _, ln := range ls {
+			h += lineHeight(sty, ln)
+		}
 		if i > 0 {
 			h += l.Padding
 		}
@@ -137,19 +144,21 @@ func (l *Legend) Size() (w, h vg.Length) {
 func (l *Legend) Draw(c draw.Canvas) {
 	sty, lines := l.layout()
 	sty.XAlign, sty.YAlign = draw.XLeft, draw.YTop
-	lh := lineHeight(sty)
 	y := c.Max.Y
 	for i, e := range l.entries {
-		icon := draw.Canvas{Canvas: c.Canvas, Rectangle: vg.Rectangle{
-			Min: vg.Point{X: c.Min.X, Y: y - lh},
-			Max: vg.Point{X: c.Min.X + l.ThumbnailWidth, Y: y},
-		}}
-		for _, t := range e.thumbs {
-			t.Thumbnail(&icon)
-		}
-		for _, ln := range lines[i] {
-			// Centre the line's text in its line height.
-			c.FillText(sty, vg.Point{X: c.Min.X + l.ThumbnailWidth + l.gap(), Y: y - (lh-sty.Font.Size)/2}, ln)
+		for k, ln := range lines[i] {
+			lh := lineHeight(sty, ln)
+			if k == 0 { // the thumbnail beside the first line
+				icon := draw.Canvas{Canvas: c.Canvas, Rectangle: vg.Rectangle{
+					Min: vg.Point{X: c.Min.X, Y: y - lh},
+					Max: vg.Point{X: c.Min.X + l.ThumbnailWidth, Y: y},
+				}}
+				for _, t := range e.thumbs {
+					t.Thumbnail(&icon)
+				}
+			}
+			// Centre the line's text in its height.
+			c.FillText(sty, vg.Point{X: c.Min.X + l.ThumbnailWidth + l.gap(), Y: y - (lh-sty.Height(ln))/2}, ln)
 			y -= lh
 		}
 		y -= l.Padding
