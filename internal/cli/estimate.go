@@ -61,28 +61,31 @@ var logEstimators = func() []string {
 
 // estimateRow is one estimator's result; the JSON names are a contract.
 type estimateRow struct {
-	Estimator         string   `json:"estimator"`
-	Policy            string   `json:"policy,omitempty"`
-	Estimate          *float64 `json:"estimate"`
-	Estimand          string   `json:"estimand,omitempty"`
-	Model             string   `json:"model,omitempty"`
-	Behavior          string   `json:"behavior,omitempty"`
-	Note              string   `json:"note,omitempty"`
-	Error             string   `json:"error,omitempty"`
-	CILow             *float64 `json:"ci_low"`
-	CIHigh            *float64 `json:"ci_high"`
-	Transient         *float64 `json:"transient,omitempty"`
-	BootstrapBias     *float64 `json:"bootstrap_bias,omitempty"`
-	SE                *float64 `json:"se,omitempty"`
-	WaldLow           *float64 `json:"wald_low,omitempty"`
-	WaldHigh          *float64 `json:"wald_high,omitempty"`
-	ESS               float64  `json:"ess"`
-	Units             int      `json:"weight_units"`
-	Unit              string   `json:"weight_unit"`
-	MaxWeightShare    float64  `json:"max_weight_share"`
-	Resamples         int      `json:"bootstrap_resamples"`
-	BootstrapFailures int      `json:"bootstrap_failures,omitempty"`
-	Seconds           float64  `json:"seconds"`
+	Estimator      string   `json:"estimator"`
+	Policy         string   `json:"policy,omitempty"`
+	Estimate       *float64 `json:"estimate"`
+	Estimand       string   `json:"estimand,omitempty"`
+	Model          string   `json:"model,omitempty"`
+	Behavior       string   `json:"behavior,omitempty"`
+	Note           string   `json:"note,omitempty"`
+	Error          string   `json:"error,omitempty"`
+	CILow          *float64 `json:"ci_low"`
+	CIHigh         *float64 `json:"ci_high"`
+	Transient      *float64 `json:"transient,omitempty"`
+	BootstrapBias  *float64 `json:"bootstrap_bias,omitempty"`
+	SE             *float64 `json:"se,omitempty"`
+	WaldLow        *float64 `json:"wald_low,omitempty"`
+	WaldHigh       *float64 `json:"wald_high,omitempty"`
+	ESS            float64  `json:"ess"`
+	Units          int      `json:"weight_units"`
+	Unit           string   `json:"weight_unit"`
+	MaxWeightShare float64  `json:"max_weight_share"`
+	Resamples      int      `json:"bootstrap_resamples"`
+	// Interval is how the interval was formed from the resamples:
+	// "percentile", or "student-t" for fewer than ope.PercentileMin.
+	Interval          string  `json:"interval,omitempty"`
+	BootstrapFailures int     `json:"bootstrap_failures,omitempty"`
+	Seconds           float64 `json:"seconds"`
 
 	weights []float64 // Result.Weights, kept for --report only
 }
@@ -286,7 +289,7 @@ func (c *estimateCmd) choose(d *dataset.Dataset, opts ope.Options) ([]ope.Entry,
 // estimator that fails (all weights zero, an overflow, a solver that does
 // not converge) gets an error in its row and does not hide the others.
 func (c *estimateCmd) runOne(en ope.Entry, d *dataset.Dataset, opts ope.Options, stderr io.Writer) (estimateRow, []string) {
-	progress := en.Slow && isTerminal(stderr)
+	progress := en.SlowOn(d) && isTerminal(stderr)
 	if progress {
 		opts.Neural.Progress = func(iter int, loss, heldOut float64) {
 			fmt.Fprintf(stderr, "\r%s: iteration %d, loss %.4g, held-out loss %.4g   ", en.Name, iter, loss, heldOut)
@@ -364,7 +367,7 @@ func (c *estimateCmd) intervals(rep *estimateReport, d *dataset.Dataset, opts op
 	nSlow := min(c.BootstrapNeural, c.Bootstrap)
 	fast, slow := group{B: c.Bootstrap}, group{B: nSlow}
 	for i, en := range entries {
-		if en.Slow {
+		if en.SlowOn(d) {
 			slow.idx = append(slow.idx, i)
 			rep.Bootstrap.ResamplesNeural = nSlow
 		} else {
@@ -408,6 +411,7 @@ func (c *estimateCmd) intervals(rep *estimateReport, d *dataset.Dataset, opts op
 			iv := ivs[k]
 			if len(iv.Estimates) > 0 {
 				row.CILow, row.CIHigh = &iv.Low, &iv.High
+				row.Interval = iv.Method
 				bias := stat.Mean(iv.Estimates, nil) - *row.Estimate
 				row.BootstrapBias = &bias
 				if half := (iv.High - iv.Low) / 2; math.Abs(bias) > half {
@@ -492,7 +496,11 @@ func printEstimate(out io.Writer, r *estimateReport) {
 		if b.Method == "blocks" {
 			fmt.Fprintf(out, " of %s", plural(b.BlockLength, "step"))
 		}
-		fmt.Fprintf(out, ", seed %d\n", b.Seed)
+		fmt.Fprintf(out, ", seed %d", b.Seed)
+		if b.ResamplesNeural > 0 && b.ResamplesNeural < ope.PercentileMin {
+			fmt.Fprintf(out, "; slow estimators: %d resamples, mean ± Student t × sd (too few for percentiles)", b.ResamplesNeural)
+		}
+		fmt.Fprintln(out)
 	}
 	if len(r.Policies) <= 1 {
 		if len(r.Policies) == 1 {

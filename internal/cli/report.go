@@ -98,10 +98,13 @@ func newReportView(rep *estimateReport, args []string) (*reportView, error) {
 		if b.Method == "blocks" {
 			v.Intervals += fmt.Sprintf(" of %s", plural(b.BlockLength, "step"))
 		}
-		if b.ResamplesNeural > 0 {
-			v.Intervals += fmt.Sprintf(" (%d for the estimators that refit a model on each)", b.ResamplesNeural)
-		}
 		v.Intervals += fmt.Sprintf(", seed %d", b.Seed)
+		if b.ResamplesNeural > 0 {
+			v.Intervals += fmt.Sprintf("; %d for the estimators that refit a model on each", b.ResamplesNeural)
+			if b.ResamplesNeural < ope.PercentileMin {
+				v.Intervals += ", as mean ± Student t × sd (too few for percentiles)"
+			}
+		}
 	}
 	policies := rep.Policies
 	if len(policies) == 0 {
@@ -178,6 +181,12 @@ func newPolicyView(rep *estimateReport, p policyInfo, lo, hi float64) (policyVie
 		}
 		if l, h := interval(row); l != nil {
 			rv.Interval = fmt.Sprintf("[%s, %s]", fmtNum("%.6g", *l), fmtNum("%.6g", *h))
+			if row.Interval == "student-t" {
+				rv.Interval += " t"
+				if !slices.Contains(pv.Notes, studentNote) {
+					pv.Notes = append(pv.Notes, studentNote)
+				}
+			}
 			if row.CILow == nil {
 				rv.Interval += " Wald"
 				fr.Note = "Wald"
@@ -258,6 +267,7 @@ func newRankingView(r *rankingReport) *rankingView {
 const (
 	targetsNote = "* targets another quantity than the estimand asked for (see the warnings)."
 	waldNote    = "Wald: an influence-function interval, clustered by episode (no bootstrap interval)."
+	studentNote = "t: mean ± Student t × sd of the resamples, too few for percentiles."
 )
 
 // fontFace is the CSS that gives the page the font the figures are
