@@ -69,7 +69,7 @@ func TestDemoTable(t *testing.T) {
 func TestUsageErrors(t *testing.T) {
 	for i, args := range [][]string{
 		{"demo", "--gamma", "0"},
-		{"demo", "--alpha", "2"},
+		{"demo", "--mix", "2"},
 		{"demo", "--env", "maze"},
 		{"demo", "--policy", "pi99"},
 		{"demo", "-n", "0"},
