@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"gonum.org/v1/gonum/stat"
+
 	"github.com/ihope-ope/ihope/experiment/results"
 )
 
@@ -214,7 +216,7 @@ func worldBoard(suite string, w *World, lines []results.Line) WorldBoard {
 		row := Row{Estimator: name, Estimand: st.estimand, Interval: st.interval,
 			Cells: len(st.sq), Failed: st.failed}
 		if len(st.sq) > 0 {
-			nmse := math.Max(mean(st.sq)/(sp*sp), NMSEFloor)
+			nmse := math.Max(stat.Mean(st.sq, nil)/(sp*sp), NMSEFloor)
 			row.Log10MSE = num(math.Log10(nmse * sp * sp))
 			row.Log10NMSE = num(math.Log10(nmse))
 		}
@@ -224,7 +226,7 @@ func worldBoard(suite string, w *World, lines []results.Line) WorldBoard {
 		row.Spearman, row.Regret1, row.Regret5 = meanNum(st.spearman), meanNum(st.r1), meanNum(st.r5)
 		for _, seed := range seeds {
 			if v := st.bySeed[seed]; len(v) > 0 {
-				wb.nmse[name] = append(wb.nmse[name], math.Max(mean(v)/(sp*sp), NMSEFloor))
+				wb.nmse[name] = append(wb.nmse[name], math.Max(stat.Mean(v, nil)/(sp*sp), NMSEFloor))
 			}
 		}
 		wb.Rows = append(wb.Rows, row)
@@ -471,14 +473,6 @@ func finiteRange(v []float64) (lo, hi float64) {
 	return lo, hi
 }
 
-func mean(v []float64) float64 {
-	s := 0.0
-	for _, x := range v {
-		s += x
-	}
-	return s / float64(len(v))
-}
-
 // meanNum returns the mean of the non-NaN values, nil if there are none.
 func meanNum(v []float64) *float64 {
 	var ok []float64
@@ -490,7 +484,7 @@ func meanNum(v []float64) *float64 {
 	if len(ok) == 0 {
 		return nil
 	}
-	return num(mean(ok))
+	return num(stat.Mean(ok, nil))
 }
 
 // num returns a pointer to x, nil if x is not finite (null in JSON).

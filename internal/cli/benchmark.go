@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -11,8 +10,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/schollz/progressbar/v3"
 
 	"github.com/ihope-ope/ihope/benchmark"
 	"github.com/ihope-ope/ihope/experiment"
@@ -50,7 +47,8 @@ func runBenchmark(ctx context.Context, e *runEnv, c *benchmarkCmd) error {
 	var files []string
 	ran, found := 0, 0
 	for _, s := range suites {
-		sum, err := runSuite(ctx, e, c, s.Experiment())
+		r := &experiment.Runner{Dir: c.Out, Seeds: c.Seeds, Workers: c.Workers, Quick: c.Quick}
+		sum, err := runGrid(ctx, e, r, s.Experiment())
 		if err != nil {
 			return err
 		}
@@ -83,40 +81,6 @@ func runBenchmark(ctx context.Context, e *runEnv, c *benchmarkCmd) error {
 	}
 	fmt.Fprintf(e.stdout, "\nleaderboard: %s.md %s.json\nfigures: %s\n", base, base, strings.Join(files, " "))
 	return nil
-}
-
-// runSuite runs one suite's grid with a progress bar on a terminal.
-func runSuite(ctx context.Context, e *runEnv, c *benchmarkCmd, exp *experiment.Experiment) (*experiment.Summary, error) {
-	start := time.Now()
-	r := &experiment.Runner{Dir: c.Out, Seeds: c.Seeds, Workers: c.Workers, Quick: c.Quick}
-	var bar *progressbar.ProgressBar
-	if isTerminal(e.stderr) {
-		r.Progress = func(done, total int) {
-			if bar == nil {
-				bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(e.stderr),
-					progressbar.OptionSetDescription(exp.Name), progressbar.OptionShowCount(),
-					progressbar.OptionSetElapsedTime(true), progressbar.OptionSetPredictTime(true),
-					progressbar.OptionClearOnFinish())
-			}
-			bar.Set(done)
-		}
-	}
-	sum, err := r.Run(ctx, exp)
-	if bar != nil {
-		bar.Finish()
-	}
-	if sum != nil && sum.Repaired {
-		fmt.Fprintf(e.stderr, "%s: dropped a torn last line left by an interrupted run\n", sum.File)
-	}
-	if err != nil {
-		if errors.Is(err, context.Canceled) && sum != nil {
-			return nil, fmt.Errorf("interrupted: %d cells saved in %s; run the same command again to finish the rest", len(sum.Lines), sum.File)
-		}
-		return nil, err
-	}
-	fmt.Fprintf(e.stderr, "%s: %d cells (%d computed now, %d found) in %s\n", sum.File, len(sum.Lines), sum.Ran, sum.Found,
-		time.Since(start).Round(100*time.Millisecond))
-	return sum, nil
 }
 
 // leaderboardBase returns the leaderboard's path without extension:
