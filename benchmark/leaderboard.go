@@ -275,14 +275,16 @@ func record(l *results.Line, name string) *results.Record {
 }
 
 // rankRows sets each row's rank by MSE, 1 the best; ties share the mean
-// rank and rows without an MSE get none.
+// rank and rows without an MSE get none. MSEs equal to six decimals of
+// their log10 tie: estimators that are one method (model-based and
+// tabular fqe) differ only by rounding.
 func rankRows(rows []Row) {
 	var idx []int
 	var v []float64
 	for i, r := range rows {
 		if r.Log10MSE != nil {
 			idx = append(idx, i)
-			v = append(v, *r.Log10MSE)
+			v = append(v, math.Round(*r.Log10MSE*1e6)/1e6)
 		}
 	}
 	for k, rk := range Ranks(v) {
