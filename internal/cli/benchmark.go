@@ -71,7 +71,7 @@ func runBenchmark(ctx context.Context, e *runEnv, c *benchmarkCmd) error {
 	board := benchmark.Build(runs, c.Quick)
 	board.Seconds, board.Ran, board.Found = time.Since(start).Seconds(), ran, found
 	base := leaderboardBase(c)
-	figs, err := writeBoard(board, base, c.Suite)
+	figs, err := writeBoard(board, base, figureBase(c), c.Suite)
 	if err != nil {
 		return err
 	}
@@ -98,10 +98,20 @@ func leaderboardBase(c *benchmarkCmd) string {
 	return filepath.Join(c.Out, name)
 }
 
+// figureBase returns the base of the leaderboard's figures,
+// DIR/leaderboard (".quick" in quick mode): a suite's figure draws its
+// results file, which a run of that suite alone and a run of all share.
+func figureBase(c *benchmarkCmd) string {
+	if c.Quick {
+		return filepath.Join(c.Out, "leaderboard.quick")
+	}
+	return filepath.Join(c.Out, "leaderboard")
+}
+
 // writeBoard writes base.md, base.json and the figures of the suites
-// (base-SUITE.png and .svg; for "all" one per suite and one of every
+// (figs-SUITE.png and .svg; for "all" one per suite and one of every
 // world) and returns the figures' files.
-func writeBoard(b *benchmark.Board, base, suite string) ([]string, error) {
+func writeBoard(b *benchmark.Board, base, figs, suite string) ([]string, error) {
 	md, err := os.Create(base + ".md")
 	if err != nil {
 		return nil, err
@@ -130,6 +140,6 @@ func writeBoard(b *benchmark.Board, base, suite string) ([]string, error) {
 		p, l := b.Figure(name)
 		panels, lines = append(panels, p), append(lines, l...)
 	}
-	files, _, err := figure.WriteAll(base, panels, lines)
+	files, _, err := figure.WriteAll(figs, panels, lines)
 	return files, err
 }
