@@ -184,7 +184,8 @@ func TestQuickRun(t *testing.T) {
 		t.Fatalf("%d lines, want %d", len(sum.Lines), 4*3*benchmark.QuickSeeds)
 	}
 	want := []string{"naive", "is-trajectory", "wis-trajectory", "is-stepwise", "wis-stepwise", "model-based", "fqe",
-		"mis", "bch-tabular", "dr", "dr[ratio=tabular]", "dr[folds=1]"}
+		"mis", "bch-tabular", "dr", "mwl", "mql", "dualdice", "dr[ratio=tabular]", "dr[folds=1]"}
+	longRun := []string{"bch-tabular", "mwl", "mql", "dualdice"} // the stationary estimators
 	for _, l := range sum.Lines {
 		var names []string
 		for _, r := range l.Records {
@@ -196,8 +197,8 @@ func TestQuickRun(t *testing.T) {
 			if d := float64(r.Estimate) - truth; math.Abs(float64(r.SqError)-d*d) > 1e-15 {
 				t.Errorf("%s %s %s: sq_error %v, want (estimate - %s truth)^2 = %v", l.Panel, l.Setting, r.Estimator, r.SqError, r.Estimand, d*d)
 			}
-			wantEstimand, wantInterval := "horizon", "bootstrap"
-			if r.Estimator == "bch-tabular" {
+			wantEstimand, wantInterval := "horizon", "student-t" // 10 resamples in quick mode
+			if slices.Contains(longRun, r.Estimator) {
 				wantEstimand = "long-run"
 			}
 			if r.Estimator[:min(2, len(r.Estimator))] == "dr" {

@@ -52,15 +52,18 @@
 // value from the logged starts, what every source reports), and gives
 // each estimate a 90% interval: Wald, estimate ± 1.645 SE, where the
 // estimator gives a standard error (ope.StdErrer: dr), the percentile
-// bootstrap over episodes with Resamples = 100 resamples otherwise.
+// bootstrap over episodes with Resamples = 100 resamples otherwise (mean
+// ± t sd when fewer succeed, and in quick mode's 10; ope.PercentileMin).
 //
 // Each record states the estimand of its value (ope.Result.Estimand) and
 // is scored against that estimand's exact truth (World.Truths): the
 // T-step value from the reset distribution (exact.Value) for the horizon
 // rows, the long-run value (exact.LongRun) for the rows that target it
-// (bch-tabular, the paper's estimator). In an episodic world at gamma = 1
-// (ModelFail) the long-run value of every policy is 0, so there
-// bch-tabular's ranking metrics are undefined.
+// (the stationary estimators: bch-tabular, the paper's, and mwl, mql,
+// dualdice). In an episodic world the long-run value counts the
+// absorbing tail after the episode's end, which logs cut at the horizon
+// hardly show; at gamma = 1 (ModelFail) it is 0 for every policy, so
+// there those rows' ranking metrics are undefined.
 //
 // # Leaderboard
 //

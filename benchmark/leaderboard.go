@@ -88,8 +88,8 @@ type Row struct {
 	// mean of those ranks.
 	Rank *float64 `json:"rank"`
 	// Coverage is the share of cells whose interval holds the truth;
-	// Interval says how the intervals were computed ("bootstrap",
-	// "wald").
+	// Interval says how the intervals were computed ("wald",
+	// "percentile" or "student-t" bootstrap; "mixed").
 	Coverage *float64 `json:"coverage"`
 	Interval string   `json:"interval,omitempty"`
 	// Spearman is the mean over seeds of the rank correlation of its
@@ -401,10 +401,19 @@ func (b *Board) WriteMarkdown(out io.Writer) error {
 	if b.Seconds > 0 {
 		fmt.Fprintf(&sb, "Wall time %s (%d cells computed, %d found done). ", fmtSeconds(b.Seconds), b.Ran, b.Found)
 	}
-	fmt.Fprintf(&sb, "Every estimator is asked for the horizon value and scored against the exact truth of the estimand its result states (bch-tabular: the long-run value). "+
-		"Intervals: %g%% Wald intervals from the estimator's standard error where it gives one (dr), %g%% percentile bootstrap over episodes with %d resamples otherwise. "+
+	var longRun []string
+	for _, r := range b.Overall {
+		if r.Estimand == "long-run" {
+			longRun = append(longRun, r.Estimator)
+		}
+	}
+	if len(longRun) == 0 {
+		longRun = []string{"none"}
+	}
+	fmt.Fprintf(&sb, "Every estimator is asked for the horizon value and scored against the exact truth of the estimand its result states (the long-run value: %s). "+
+		"Intervals: %g%% Wald intervals from the estimator's standard error where it gives one (dr), %g%% bootstrap intervals over episodes with %d resamples otherwise (percentile; mean ± t sd with fewer than 100). "+
 		"Ranking: each seed's single log is used to estimate every policy of the world's family; Spearman's rank correlation with the true values, and the regret@k = (V_best − best true value among the k policies ranked highest)/(V_best − V_worst), averaged over seeds.\n\n",
-		100*b.Level, 100*b.Level, b.Resamples)
+		strings.Join(longRun, ", "), 100*b.Level, 100*b.Level, b.Resamples)
 	fmt.Fprintf(&sb, "## Overall (mean over %d worlds)\n\n", len(b.Worlds))
 	sb.WriteString("Ordered by rank, the mean rank by MSE within a world (1 = best). log10 nMSE: log10 of the MSE over the squared spread of the family's true values (V_best − V_worst)², averaged over worlds; an MSE below 1e-12 of the squared spread counts as exact and as −12. Coverage: the share of 90% intervals holding the truth, averaged over worlds.\n\n")
 	sb.WriteString("| estimator | targets | log10 nMSE | rank | coverage | Spearman | regret@1 | regret@5 | failed | worlds |\n")

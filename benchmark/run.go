@@ -109,7 +109,10 @@ func build(names []string, o ope.Options) ([]ope.Estimator, error) {
 // 90% interval: the Wald interval estimate ± z SE where the estimator
 // gives a standard error (ope.StdErrer: dr's influence function,
 // clustered by episode, which is 0 when every episode's term agrees), the
-// percentile bootstrap over episodes with Resamples resamples otherwise. Each record states the estimand of its value, and
+// bootstrap over episodes with Resamples resamples otherwise (percentile;
+// mean ± t sd when fewer than ope.PercentileMin resamples succeed, as in
+// quick mode). Each record says which ("wald", "percentile",
+// "student-t"). Each record states the estimand of its value, and
 // the runner scores it against that estimand's truth.
 func (w *World) Run(ctx context.Context, c *experiment.Cell, i int, quick bool) (*experiment.Outcome, error) {
 	t := w.Targets[i]
@@ -171,7 +174,7 @@ func (w *World) Run(ctx context.Context, c *experiment.Cell, i int, quick bool) 
 				continue // every resample failed: no interval
 			}
 			lo, hi := results.Float(ivs[j].Low), results.Float(ivs[j].High)
-			recs[k].Low, recs[k].High, recs[k].Interval = &lo, &hi, "bootstrap"
+			recs[k].Low, recs[k].High, recs[k].Interval = &lo, &hi, ivs[j].Method
 		}
 	}
 	tr := truths.(map[ope.Estimand]float64)

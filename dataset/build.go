@@ -190,8 +190,10 @@ func (b *builder) finish() (*Dataset, error) {
 	lay := b.lay
 	sd, ad := lay.stateDim, lay.actionDim
 	d := &Dataset{StateDim: sd, ActionDim: ad, IDs: make([]string, 0, len(b.ids)), Start: make([]int, 1, len(b.ids)+1),
-		Reward: make([]float64, n), LogBehavior: make([]float64, n), LogTarget: make([]float64, n),
-		HasFinal: make([]bool, 0, len(b.ids))}
+		Reward: make([]float64, n), LogTarget: make([]float64, n), HasFinal: make([]bool, 0, len(b.ids))}
+	if lay.behavior {
+		d.LogBehavior = make([]float64, n)
+	}
 	if sd == 0 {
 		d.State = make([]int32, n)
 		d.FinalState = make([]int32, 0, len(b.ids))
@@ -223,7 +225,10 @@ func (b *builder) finish() (*Dataset, error) {
 		if i+1 < n {
 			nx = at(i + 1)
 		}
-		d.Reward[i], d.LogBehavior[i], d.LogTarget[i] = r.reward, r.lb, r.lt
+		d.Reward[i], d.LogTarget[i] = r.reward, r.lt
+		if d.LogBehavior != nil {
+			d.LogBehavior[i] = r.lb
+		}
 		if sd == 0 {
 			d.State[i] = r.state
 		} else {

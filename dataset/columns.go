@@ -98,6 +98,9 @@ type layout struct {
 	stateDim, actionDim int
 	// next reports whether next-state columns are present.
 	next bool
+	// behavior reports whether behavior_prob or behavior_logprob is
+	// present (the behavior probabilities are optional).
+	behavior bool
 	// behaviorLn, targetLn report that the log-probability columns are
 	// used instead of the probability columns.
 	behaviorLn, targetLn bool
@@ -184,7 +187,6 @@ func newLayout(file string, names []string, row int) (*layout, error) {
 		{roleState, roleStateK, ` (give "state" for a state id or "state_0", "state_1", ... for a state vector)`},
 		{roleAction, roleActionK, ` (give "action" for an action id or "action_0", "action_1", ... for an action vector)`},
 		{roleReward, roleReward, ""},
-		{roleBehavior, roleBehaviorLn, ` (give "behavior_prob" or "behavior_logprob")`},
 		{roleTarget, roleTargetLn, ` (give "target_prob" or "target_logprob", or the target's whole action distribution as target_prob_0, target_prob_1, ...)`},
 	} {
 		_, ok1 := first[req.r]
@@ -233,6 +235,8 @@ func newLayout(file string, names []string, row int) (*layout, error) {
 	_, hasNextK := first[roleNextK]
 	l.next = hasNext || hasNextK
 	_, l.behaviorLn = first[roleBehaviorLn]
+	_, hasB := first[roleBehavior]
+	l.behavior = hasB || l.behaviorLn
 	_, l.targetLn = first[roleTargetLn]
 	if p, ok := first[roleTarget]; ok {
 		l.target = names[p]
@@ -269,7 +273,7 @@ func newLayout(file string, names []string, row int) (*layout, error) {
 }
 
 const contractColumns = "episode, t, state (or state_0, state_1, ...), action (or action_0, ...), reward, " +
-	"behavior_prob or behavior_logprob, target_prob or target_logprob, and optionally next_state (or next_state_0, ...), " +
+	"target_prob or target_logprob, and optionally behavior_prob or behavior_logprob, next_state (or next_state_0, ...), " +
 	"target_prob_0, target_prob_1, ... and next_target_prob_0, next_target_prob_1, ..."
 
 // span names the vector columns name_0 ... name_{d-1}.

@@ -438,7 +438,8 @@ func (sc *csvScanner) split() [][]byte {
 
 // WriteCSV writes d in the CSV form of the log contract: columns episode,
 // t, state (or state_0 ...), action (or action_0 ...), reward,
-// behavior_logprob, target_logprob and next_state (or next_state_0 ...),
+// behavior_logprob (if d has behavior probabilities), target_logprob and
+// next_state (or next_state_0 ...),
 // which is filled on the last row of each episode that has a next state
 // and empty elsewhere. A dataset with TargetProbs adds target_prob_0 ...
 // target_prob_{K-1} (K = NumActions) after target_logprob, and, if some
@@ -459,7 +460,11 @@ func WriteCSV(w io.Writer, d *Dataset) error {
 	buf = append(buf, "episode,t"...)
 	buf = appendNames(buf, "state", sd)
 	buf = appendNames(buf, "action", ad)
-	buf = append(buf, ",reward,behavior_logprob,target_logprob"...)
+	buf = append(buf, ",reward"...)
+	if d.HasBehavior() {
+		buf = append(buf, ",behavior_logprob"...)
+	}
+	buf = append(buf, ",target_logprob"...)
 	K, nextK := targetColumns(d)
 	if K > 0 {
 		buf = appendNames(buf, "target_prob", K)
@@ -488,8 +493,10 @@ func WriteCSV(w io.Writer, d *Dataset) error {
 			}
 			buf = append(buf, ',')
 			buf = strconv.AppendFloat(buf, d.Reward[j], 'g', -1, 64)
-			buf = append(buf, ',')
-			buf = strconv.AppendFloat(buf, d.LogBehavior[j], 'g', -1, 64)
+			if d.HasBehavior() {
+				buf = append(buf, ',')
+				buf = strconv.AppendFloat(buf, d.LogBehavior[j], 'g', -1, 64)
+			}
 			buf = append(buf, ',')
 			buf = strconv.AppendFloat(buf, d.LogTarget[j], 'g', -1, 64)
 			if K > 0 {

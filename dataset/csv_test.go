@@ -30,7 +30,6 @@ func TestReadCSVMalformed(t *testing.T) {
 		{"empty header", "\n" + ok, 1, "", "header row is empty"},
 		{"missing reward", "episode,t,state,action,behavior_prob,target_prob\na,0,1,0,0.5,0.5\n", 1, "reward", "required column is missing"},
 		{"missing state", "episode,t,action,reward,behavior_prob,target_prob\na,0,0,1,0.5,0.5\n", 1, "state", `give "state" for a state id or "state_0"`},
-		{"missing behavior", "episode,t,state,action,reward,target_prob\na,0,1,0,1,0.5\n", 1, "behavior_prob", `"behavior_prob" or "behavior_logprob"`},
 		{"missing episode", "t,state,action,reward,behavior_prob,target_prob\n0,1,0,1,0.5,0.5\n", 1, "episode", "required column is missing"},
 		{"state and state_0", "episode,t,state,state_0,action,reward,behavior_prob,target_prob\n", 1, "state_0", `both "state" and "state_0"`},
 		{"behavior prob and logprob", "episode,t,state,action,reward,behavior_logprob,target_prob,behavior_prob\n", 1, "behavior_prob", `both "behavior_logprob" and "behavior_prob"`},

@@ -43,6 +43,9 @@ type Dataset struct {
 	// LogBehavior is log pi0(a_t|s_t) and LogTarget log pi(a_t|s_t) of
 	// every step: log-probabilities for discrete actions, log-densities
 	// for real ones. LogTarget may be -Inf (the target never takes a_t).
+	// LogBehavior is nil when the log carries no behavior probabilities
+	// (HasBehavior false); the estimators that need them refuse such a
+	// log, and package behavior fits them from the logged actions.
 	LogBehavior []float64
 	LogTarget   []float64
 
@@ -107,8 +110,12 @@ func (d *Dataset) MaxLen() int {
 	return m
 }
 
+// HasBehavior reports whether the log carries the behavior policy's
+// probability of every logged action (LogBehavior).
+func (d *Dataset) HasBehavior() bool { return d.LogBehavior != nil }
+
 // LogRatio returns log beta(a_j|s_j) = log pi(a_j|s_j) - log pi0(a_j|s_j)
-// of step j.
+// of step j. It needs the behavior probabilities (HasBehavior).
 func (d *Dataset) LogRatio(j int) float64 { return d.LogTarget[j] - d.LogBehavior[j] }
 
 // ObsAt returns the real state vector of step j (shared, not copied).
@@ -195,7 +202,10 @@ func (d *Dataset) NextTargetProbs(e, j int) ([]float64, bool) {
 // code that reads a dataset one step at a time and for tests.
 func (d *Dataset) Step(e, j int) Step {
 	s := Step{State: -1, Action: -1, NextState: -1, Reward: d.Reward[j],
-		LogBehavior: d.LogBehavior[j], LogTarget: d.LogTarget[j], TargetProbs: d.TargetProbsAt(j)}
+		LogBehavior: math.NaN(), LogTarget: d.LogTarget[j], TargetProbs: d.TargetProbsAt(j)}
+	if d.LogBehavior != nil {
+		s.LogBehavior = d.LogBehavior[j]
+	}
 	s.NextTargetProbs, _ = d.NextTargetProbs(e, j)
 	if d.StateDim == 0 {
 		s.State = int(d.State[j])
@@ -313,11 +323,14 @@ type next struct {
 	ok    bool // known (false after an episode's last step without one)
 }
 
-// derive returns an empty dataset with d's sizes (and TargetProbs, empty,
-// if d has them).
+// derive returns an empty dataset with d's sizes (and LogBehavior and
+// TargetProbs, empty, if d has them).
 func (d *Dataset) derive() *Dataset {
 	out := &Dataset{NumStates: d.NumStates, NumActions: d.NumActions, StateDim: d.StateDim,
 		ActionDim: d.ActionDim, Start: []int{0}}
+	if d.LogBehavior != nil {
+		out.LogBehavior = []float64{}
+	}
 	if d.TargetProbs != nil {
 		out.TargetProbs, out.FinalTargetProbs, out.HasFinalTarget = []float64{}, []float64{}, []bool{}
 	}
@@ -346,7 +359,9 @@ func (out *Dataset) appendColumns(d *Dataset, lo, hi int) {
 		out.ActionVec = append(out.ActionVec, d.ActionVec[lo*d.ActionDim:hi*d.ActionDim]...)
 	}
 	out.Reward = append(out.Reward, d.Reward[lo:hi]...)
-	out.LogBehavior = append(out.LogBehavior, d.LogBehavior[lo:hi]...)
+	if d.LogBehavior != nil {
+		out.LogBehavior = append(out.LogBehavior, d.LogBehavior[lo:hi]...)
+	}
 	out.LogTarget = append(out.LogTarget, d.LogTarget[lo:hi]...)
 	if k := d.NumActions; d.TargetProbs != nil {
 		out.TargetProbs = append(out.TargetProbs, d.TargetProbs[lo*k:hi*k]...)
@@ -425,6 +440,8 @@ type Step struct {
 
 	// LogBehavior is log pi0(a_t|s_t) and LogTarget is log pi(a_t|s_t):
 	// log-probabilities for discrete actions, log-densities for real ones.
+	// Dataset.Step gives LogBehavior = NaN for a log without behavior
+	// probabilities.
 	LogBehavior float64
 	LogTarget   float64
 

@@ -31,13 +31,21 @@
 //	state | state_0 ... state_{d-1}  a discrete state id (integer >= 0), or a real state vector
 //	action | action_0 ...            a discrete action id (integer >= 0), or a real action vector
 //	reward                           the reward of the step
-//	behavior_prob | behavior_logprob pi0(a_t|s_t), or its logarithm
+//	behavior_prob | behavior_logprob optional: pi0(a_t|s_t), or its logarithm
 //	target_prob | target_logprob     pi(a_t|s_t), or its logarithm; may be omitted when target_prob_k are given
 //	target_prob_0 ... target_prob_{K-1}
 //	                                 optional, discrete actions only: pi(k|s_t) for every action k
 //	next_state | next_state_0 ...    optional: the state after the step
 //	next_target_prob_0 ... next_target_prob_{K-1}
 //	                                 optional: pi(k|s') at the state after an episode's last step
+//
+// The behavior probabilities are optional (medical records, human
+// operators and legacy systems rarely log them). Without them LogBehavior
+// is nil (Dataset.HasBehavior is false): the estimators that weigh by
+// pi/pi0 refuse the log, and package behavior fits pi0 from the logged
+// (state, action) pairs. With them, FindBehaviorConflict checks that a
+// discrete (state, action) pair has one probability wherever it is
+// logged.
 //
 // Rows may come in any order: they are sorted by episode, in the order of
 // each episode's first row, then by t. Episodes may have different lengths.
@@ -138,9 +146,10 @@
 //
 // # Writing
 //
-// WriteCSV, WriteParquet and WriteFile write behavior_logprob and
-// target_logprob (exact, in the shortest form that reads back to the same
-// float64) and next_state on the last row of each episode; with
+// WriteCSV, WriteParquet and WriteFile write behavior_logprob (when the
+// dataset has behavior probabilities) and target_logprob (exact, in the
+// shortest form that reads back to the same float64) and next_state on
+// the last row of each episode; with
 // TargetProbs also target_prob_0 ... target_prob_{K-1} on every row and,
 // where HasFinalTarget, next_target_prob_k on the last row. They first
 // check the dataset with Dataset.Validate, so a dataset that is written

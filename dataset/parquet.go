@@ -361,7 +361,8 @@ func (p *pqRowParser) parse(cols []*pqColumn, i int, row int32) error {
 // WriteParquet writes d in the Parquet form of the log contract, with the
 // columns of WriteCSV in the same order: episode (string), t, state and
 // action ids (INT64) or their vector components (DOUBLE), reward,
-// behavior_logprob and target_logprob (DOUBLE), target_prob_k (DOUBLE) if
+// behavior_logprob (if d has behavior probabilities) and target_logprob
+// (DOUBLE), target_prob_k (DOUBLE) if
 // d has TargetProbs, an optional (nullable) next_state (or next_state_0
 // ...) that is set on the last row of each episode that has a next state
 // and null elsewhere, and, as WriteCSV, optional next_target_prob_k set on
@@ -383,7 +384,9 @@ func WriteParquet(w io.Writer, d *Dataset) error {
 	vectorNode(&g, "state", sd, false)
 	vectorNode(&g, "action", ad, false)
 	real("reward")
-	real("behavior_logprob")
+	if d.HasBehavior() {
+		real("behavior_logprob")
+	}
 	real("target_logprob")
 	K, nextK := targetColumns(d)
 	if K > 0 {
@@ -434,7 +437,9 @@ func WriteParquet(w io.Writer, d *Dataset) error {
 				}
 			}
 			put(parquet.DoubleValue(d.Reward[j]), 0)
-			put(parquet.DoubleValue(d.LogBehavior[j]), 0)
+			if d.HasBehavior() {
+				put(parquet.DoubleValue(d.LogBehavior[j]), 0)
+			}
 			put(parquet.DoubleValue(d.LogTarget[j]), 0)
 			if K > 0 {
 				for _, v := range d.TargetProbsAt(j) {

@@ -16,7 +16,8 @@ type Summary struct {
 	// ZeroTarget counts the steps whose action the target never takes.
 	ZeroTarget int
 	// LargeRatio counts the steps with pi/pi0 > LargeRatioLimit, and
-	// FirstLarge locates the first of them.
+	// FirstLarge locates the first of them (0 for a log without behavior
+	// probabilities).
 	LargeRatio int
 	FirstLarge struct {
 		Episode string
@@ -24,7 +25,7 @@ type Summary struct {
 		Ratio   float64
 	}
 	// MaxLogRatio is the largest log pi/pi0 over the steps the target
-	// may take (NaN if there are none).
+	// may take (NaN if there are none, or no behavior probabilities).
 	MaxLogRatio float64
 	// OpenEndings counts the episodes whose last step has no next state.
 	OpenEndings int
@@ -68,6 +69,9 @@ func Summarize(d *Dataset) Summary {
 			}
 			if math.IsInf(d.LogTarget[j], -1) {
 				s.ZeroTarget++
+				continue
+			}
+			if !d.HasBehavior() {
 				continue
 			}
 			lr := d.LogRatio(j)

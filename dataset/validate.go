@@ -18,9 +18,10 @@ import (
 //   - Discrete actions (ActionDim = 0): Action in [0, NumActions), with
 //     NumActions > 0 if there are steps. Vector actions: NumActions = 0
 //     and every component is finite.
-//   - Rewards are finite; LogBehavior is finite; LogTarget is not NaN or
-//     +Inf (-Inf means the target never takes the action); with discrete
-//     actions both are at most 0.
+//   - Rewards are finite; LogBehavior, unless nil (no behavior
+//     probabilities), is finite; LogTarget is not NaN or +Inf (-Inf means
+//     the target never takes the action); with discrete actions both are
+//     at most 0.
 //   - TargetProbs, if not nil: discrete actions; NumActions entries per
 //     step, FinalTargetProbs NumActions per episode and HasFinalTarget one
 //     per episode (all three nil without TargetProbs). Every step's row
@@ -106,9 +107,11 @@ func (d *Dataset) checkShape() error {
 		return nil
 	}
 	checks := []error{
-		col("LogBehavior", len(d.LogBehavior), n),
 		col("LogTarget", len(d.LogTarget), n),
 		col("HasFinal", len(d.HasFinal), m),
+	}
+	if d.LogBehavior != nil { // nil: no behavior probabilities
+		checks = append(checks, col("LogBehavior", len(d.LogBehavior), n))
 	}
 	if d.StateDim == 0 {
 		checks = append(checks, col("State", len(d.State), n), col("Obs", len(d.Obs), 0),
@@ -204,7 +207,10 @@ func (d *Dataset) checkStep(j int) string {
 	if msg := checkReal(d.Reward[j]); msg != "" {
 		return "reward: " + msg
 	}
-	lb, lt := d.LogBehavior[j], d.LogTarget[j]
+	lb, lt := 0.0, d.LogTarget[j]
+	if d.LogBehavior != nil {
+		lb = d.LogBehavior[j]
+	}
 	if msg := checkReal(lb); msg != "" {
 		return "LogBehavior: " + msg
 	}

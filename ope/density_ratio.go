@@ -54,6 +54,9 @@ func (e DensityRatio) Estimate(d *dataset.Dataset, gamma float64) (Result, error
 	if err := checkGamma(gamma); err != nil {
 		return Result{}, err
 	}
+	if err := checkBehavior(name, d); err != nil {
+		return Result{}, err
+	}
 	m, err := e.Learner.Fit(d, gamma)
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: %w", name, err)

@@ -94,3 +94,21 @@ func DataWarnings(s dataset.Summary) []string {
 	}
 	return out
 }
+
+// ConflictWarnings says in plain words when a log gives one discrete
+// (state, action) pair two behavior probabilities
+// (dataset.FindBehaviorConflict), naming the first two steps that
+// disagree.
+func ConflictWarnings(c dataset.BehaviorConflict) []string {
+	if c.Pairs == 0 {
+		return nil
+	}
+	more := ""
+	if c.Pairs > 1 {
+		more = fmt.Sprintf(" (and %d more (state, action) pairs disagree)", c.Pairs-1)
+	}
+	return []string{fmt.Sprintf("behavior_prob: state %d, action %d is logged with probability %.6g (episode %q, t = %d) and %.6g (episode %q, t = %d)%s: "+
+		"either the logging policy depended on something the state column does not hold (a stochastic, state-dependent logging that no model of pi0(a|s) can see) or the logging has a bug; "+
+		"the importance weights take every logged probability as given",
+		c.State, c.Action, c.First.Prob, c.First.Episode, c.First.T, c.Second.Prob, c.Second.Episode, c.Second.T, more)}
+}

@@ -119,6 +119,9 @@ func (e DR) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	if err := checkEpisodes(name, d); err != nil {
 		return Result{}, err
 	}
+	if err := checkBehavior(name, d); err != nil {
+		return Result{}, err
+	}
 	est := e.Estimand.orDefault()
 	vl := e.Value
 	if vl == nil {

@@ -40,6 +40,15 @@ func checkEpisodes(name string, d *dataset.Dataset) error {
 	return nil
 }
 
+// checkBehavior returns ErrNoBehavior, named, for a log without behavior
+// probabilities (the estimators that weigh by pi/pi0 need them).
+func checkBehavior(name string, d *dataset.Dataset) error {
+	if !d.HasBehavior() {
+		return fmt.Errorf("%s: %w", name, ErrNoBehavior)
+	}
+	return nil
+}
+
 // checkSeveral returns an error for a log of one episode: importance
 // sampling weighs episodes against each other, and with one episode its
 // weights normalise to 1 (WIS returns the behavior's own value, plain IS

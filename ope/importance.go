@@ -160,6 +160,9 @@ func trajectoryEstimate(name string, d *dataset.Dataset, gamma float64, selfNorm
 	if err := checkEpisodes(name, d); err != nil {
 		return Result{}, err
 	}
+	if err := checkBehavior(name, d); err != nil {
+		return Result{}, err
+	}
 	if err := checkSeveral(name, d); err != nil {
 		return Result{}, err
 	}
@@ -229,6 +232,9 @@ func stepwiseEstimate(name string, d *dataset.Dataset, gamma float64, selfNormal
 		return Result{}, fmt.Errorf("%s: %w", name, err)
 	}
 	if err := checkEpisodes(name, d); err != nil {
+		return Result{}, err
+	}
+	if err := checkBehavior(name, d); err != nil {
 		return Result{}, err
 	}
 	if err := checkSeveral(name, d); err != nil {

@@ -46,6 +46,9 @@ func (e MIS) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	if err := checkEpisodes(name, d); err != nil {
 		return Result{}, err
 	}
+	if err := checkBehavior(name, d); err != nil {
+		return Result{}, err
+	}
 	if !d.Discrete() {
 		return Result{}, fmt.Errorf("%s: needs discrete states (the time-indexed ratios are counted per state); use wis-stepwise or dr for real states", name)
 	}

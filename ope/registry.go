@@ -1,6 +1,7 @@
 package ope
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -34,7 +35,18 @@ const (
 	NeedsTargetDist
 	// NeedsHorizon: the estimator targets the Horizon estimand only.
 	NeedsHorizon
+	// NeedsBehavior: the behavior's probability of every logged action
+	// (dataset.Dataset.HasBehavior), logged or fitted (package behavior):
+	// the estimators that weigh by pi/pi0.
+	NeedsBehavior
+	// NeedsDiscreteActions: action ids (the state-action learners).
+	NeedsDiscreteActions
 )
+
+// ErrNoBehavior is why an estimator that weighs by pi/pi0 does not apply
+// to a log without behavior probabilities; its text is a contract of the
+// command line, whose --fit-behavior fits them (package behavior).
+var ErrNoBehavior = errors.New("needs behavior probabilities (or --fit-behavior)")
 
 // Unit is what an estimator's Result.Weights weigh.
 type Unit string
@@ -163,21 +175,31 @@ type Entry struct {
 	// seconds on large logs (a network's training, a kernel fit with its
 	// cross-validated ridge); callers give them fewer resamples.
 	Slow bool
+	// SlowOnRealStates marks estimators that are Slow on real-valued
+	// states only (dr, whose ratio there is a kernel fit; on discrete
+	// states its refit takes milliseconds). Use SlowOn.
+	SlowOnRealStates bool
 	// New builds the estimator from options.
 	New func(o Options) Estimator
+}
+
+// SlowOn reports whether e's refit is slow on d (Slow, or
+// SlowOnRealStates and d's states are real-valued).
+func (e Entry) SlowOn(d *dataset.Dataset) bool {
+	return e.Slow || e.SlowOnRealStates && !d.Discrete()
 }
 
 // registry lists every estimator in the order of ihope's tables.
 var registry = []Entry{
 	{Name: "naive", Label: "naive (mean logged reward)",
 		New: func(Options) Estimator { return &Naive{} }},
-	{Name: "is-trajectory", Label: "trajectory-wise IS", Unit: UnitEpisode,
+	{Name: "is-trajectory", Label: "trajectory-wise IS", Needs: NeedsBehavior, Unit: UnitEpisode,
 		New: func(Options) Estimator { return &TrajectoryIS{} }},
-	{Name: "wis-trajectory", Label: "trajectory-wise WIS", Unit: UnitEpisode,
+	{Name: "wis-trajectory", Label: "trajectory-wise WIS", Needs: NeedsBehavior, Unit: UnitEpisode,
 		New: func(Options) Estimator { return &TrajectoryWIS{} }},
-	{Name: "is-stepwise", Label: "step-wise IS", Unit: UnitStep,
+	{Name: "is-stepwise", Label: "step-wise IS", Needs: NeedsBehavior, Unit: UnitStep,
 		New: func(Options) Estimator { return &StepwiseIS{} }},
-	{Name: "wis-stepwise", Label: "step-wise WIS", Unit: UnitStep,
+	{Name: "wis-stepwise", Label: "step-wise WIS", Needs: NeedsBehavior, Unit: UnitStep,
 		New: func(Options) Estimator { return &StepwiseWIS{} }},
 	{Name: "model-based", Label: "model-based (fitted MDP)", Needs: NeedsDiscreteStates | NeedsTargetPolicy,
 		New: func(o Options) Estimator { return &ModelBased{Target: o.Target, Estimand: o.Estimand} }},
@@ -185,23 +207,31 @@ var registry = []Entry{
 		New: func(o Options) Estimator {
 			return FQE{Value: o.valueLearner(), Target: o.valueTarget(), Estimand: o.Estimand}
 		}},
-	{Name: "mis", Label: "marginalized IS (time-indexed ratios)", Needs: NeedsDiscreteStates | NeedsHorizon, Unit: UnitStep,
+	{Name: "mis", Label: "marginalized IS (time-indexed ratios)", Needs: NeedsDiscreteStates | NeedsHorizon | NeedsBehavior, Unit: UnitStep,
 		New: func(o Options) Estimator { return MIS{} }},
-	{Name: "bch-tabular", Label: "density ratio, tabular (paper)", Needs: NeedsDiscreteStates, Unit: UnitStep,
+	{Name: "bch-tabular", Label: "density ratio, tabular (paper)", Needs: NeedsDiscreteStates | NeedsBehavior, Unit: UnitStep,
 		New: func(o Options) Estimator { return DensityRatio{Learner: o.Tabular} }},
-	{Name: "bch-kernel", Label: "density ratio, kernel (closed form)", Needs: NeedsRealStates, Unit: UnitStep, Slow: true,
+	{Name: "bch-kernel", Label: "density ratio, kernel (closed form)", Needs: NeedsRealStates | NeedsBehavior, Unit: UnitStep, Slow: true,
 		New: func(o Options) Estimator { return DensityRatio{Learner: o.Kernel} }},
-	{Name: "bch-neural", Label: "density ratio, neural (paper)", Needs: NeedsRealStates, Unit: UnitStep, Slow: true,
+	{Name: "bch-neural", Label: "density ratio, neural (paper)", Needs: NeedsRealStates | NeedsBehavior, Unit: UnitStep, Slow: true,
 		New: func(o Options) Estimator {
 			l := o.Neural
 			l.Seed = o.Seed
 			return DensityRatio{Learner: l}
 		}},
-	{Name: "dr", Label: "doubly robust (ratio + value model)", Needs: NeedsTargetDist,
+	{Name: "dr", Label: "doubly robust (ratio + value model)", SlowOnRealStates: true, Needs: NeedsTargetDist | NeedsBehavior,
 		New: func(o Options) Estimator {
 			return DR{Ratio: o.ratioLearner(), Kernel: o.Kernel, Value: o.valueLearner(), Target: o.valueTarget(),
 				Estimand: o.Estimand, Folds: o.Folds}
 		}},
+	{Name: "mwl", Label: "minimax weight learning (state-action ratio)", SlowOnRealStates: true, Needs: NeedsTargetDist | NeedsDiscreteActions, Unit: UnitStep,
+		New: func(o Options) Estimator {
+			return PairRatio{Learner: ratio.MWL{}, Target: o.valueTarget(), Normalise: true}
+		}},
+	{Name: "mql", Label: "minimax Q-learning", SlowOnRealStates: true, Needs: NeedsTargetDist | NeedsDiscreteActions,
+		New: func(o Options) Estimator { return MQL{Target: o.valueTarget()} }},
+	{Name: "dualdice", Label: "DualDICE (GenDICE's normalisation at gamma = 1)", SlowOnRealStates: true, Needs: NeedsTargetDist | NeedsDiscreteActions, Unit: UnitStep,
+		New: func(o Options) Estimator { return PairRatio{Learner: ratio.DualDICE{}, Target: o.valueTarget()} }},
 	{Name: "on-policy", Label: "on-policy oracle (target rollouts)", Needs: NeedsSimulator,
 		New: func(o Options) Estimator {
 			if o.SimContinuous != nil {
@@ -268,8 +298,12 @@ func (e Entry) Applies(d *dataset.Dataset, o Options) error {
 		return fmt.Errorf("%s needs the target's action distribution at every next state, which logs of real-valued actions do not carry", e.Name)
 	case e.Needs&NeedsTargetDist != 0 && d.ActionDim == 0 && o.Target == nil && !d.HasTargetProbs():
 		return fmt.Errorf("%s needs the target's whole action distribution: target_prob_0, target_prob_1, ... columns or a target policy file", e.Name)
+	case e.Needs&NeedsDiscreteActions != 0 && d.ActionDim > 0:
+		return fmt.Errorf("%s needs discrete actions (the target's whole distribution at every next state)", e.Name)
 	case e.Needs&NeedsHorizon != 0 && o.Estimand.orDefault() != Horizon:
 		return fmt.Errorf("%s estimates the horizon value only (time-indexed ratios)", e.Name)
+	case e.Needs&NeedsBehavior != 0 && !d.HasBehavior(): // last: the only reason it does not run
+		return ErrNoBehavior
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package ope_test
 
 import (
+	"errors"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -16,7 +17,7 @@ import (
 )
 
 // registryNames is the registry's order, the order of ihope's tables.
-var registryNames = []string{"naive", "is-trajectory", "wis-trajectory", "is-stepwise", "wis-stepwise", "model-based", "fqe", "mis", "bch-tabular", "bch-kernel", "bch-neural", "dr", "on-policy"}
+var registryNames = []string{"naive", "is-trajectory", "wis-trajectory", "is-stepwise", "wis-stepwise", "model-based", "fqe", "mis", "bch-tabular", "bch-kernel", "bch-neural", "dr", "mwl", "mql", "dualdice", "on-policy"}
 
 // ringWorld returns 8 episodes of 12 steps on the 5-state ring (behavior
 // P(R) = 0.6, target 0.3), with the options that let every discrete
@@ -160,6 +161,9 @@ func TestRegistryApplies(t *testing.T) {
 		{"on-policy", dd, simOnly, "on-policy needs a simulator"},
 		{"on-policy", rd, ope.Options{SimContinuous: fullReal.SimContinuous}, "on-policy needs a simulator"},
 		{"naive", rd, ope.Options{}, ""},
+		{"mwl", dd, target, ""},
+		{"mwl", dd, ope.Options{}, "mwl needs the target's whole action distribution"},
+		{"mql", rd, fullReal, "mql needs discrete actions"},
 		{"wis-stepwise", dd, ope.Options{}, ""},
 	}
 	for _, c := range cases {
@@ -184,9 +188,9 @@ func TestRegistryApplies(t *testing.T) {
 		want []string
 	}{
 		{"discrete, logs only", dd, ope.Options{}, append(slices.Clone(logOnly), "mis", "bch-tabular")},
-		{"discrete, target", dd, target, append(slices.Clone(logOnly), "model-based", "fqe", "mis", "bch-tabular", "dr")},
-		{"discrete, everything", dd, full, append(slices.Clone(logOnly), "model-based", "fqe", "mis", "bch-tabular", "dr", "on-policy")},
-		{"discrete, long-run", dd, ope.Options{Target: target.Target, Estimand: ope.LongRun}, append(slices.Clone(logOnly), "model-based", "fqe", "bch-tabular", "dr")},
+		{"discrete, target", dd, target, append(slices.Clone(logOnly), "model-based", "fqe", "mis", "bch-tabular", "dr", "mwl", "mql", "dualdice")},
+		{"discrete, everything", dd, full, append(slices.Clone(logOnly), "model-based", "fqe", "mis", "bch-tabular", "dr", "mwl", "mql", "dualdice", "on-policy")},
+		{"discrete, long-run", dd, ope.Options{Target: target.Target, Estimand: ope.LongRun}, append(slices.Clone(logOnly), "model-based", "fqe", "bch-tabular", "dr", "mwl", "mql", "dualdice")},
 		{"real, logs only", rd, ope.Options{}, append(slices.Clone(logOnly), "bch-kernel", "bch-neural")},
 		{"real, everything", rd, fullReal, append(slices.Clone(logOnly), "fqe", "bch-kernel", "bch-neural", "dr", "on-policy")},
 	} {
@@ -239,6 +243,13 @@ func TestRegistryRunsWhereItApplies(t *testing.T) {
 				if _, ok := res.Model.(*ratio.NeuralModel); !ok {
 					t.Errorf("bch-neural: Result.Model is %T", res.Model)
 				}
+			case "mwl", "dualdice":
+				if _, ok := res.Model.(*ratio.PairTabularModel); !ok {
+					t.Errorf("%s: Result.Model is %T", e.Name, res.Model)
+				}
+				if res.Estimand != ope.LongRun {
+					t.Errorf("%s: estimand %q", e.Name, res.Estimand)
+				}
 			}
 		}
 	}
@@ -250,5 +261,46 @@ func TestRegistryRunsWhereItApplies(t *testing.T) {
 	}
 	if want := slices.Repeat([]float64{1. / 8}, 8); !slices.Equal(res.Weights, want) {
 		t.Errorf("naive weights %v, want %v", res.Weights, want)
+	}
+}
+
+// Without behavior probabilities the estimators that weigh by pi/pi0
+// (NeedsBehavior) are left out, with ErrNoBehavior as the reason, and
+// refuse the log if run anyway; the others apply and give the same
+// estimates as on the log with them.
+func TestRegistryWithoutBehavior(t *testing.T) {
+	for _, world := range []func(testing.TB) (*dataset.Dataset, ope.Options){ringWorld, gaussWorld} {
+		d, o := world(t)
+		o.Neural.MaxIter, o.ValueNeural.MaxIter = 2, 2
+		none := d.Clone()
+		none.LogBehavior = nil
+		var want []string
+		for _, e := range ope.Registry() {
+			if e.Applies(d, o) != nil {
+				continue
+			}
+			needs := e.Needs&ope.NeedsBehavior != 0
+			if !needs {
+				want = append(want, e.Name)
+			}
+			err := e.Applies(none, o)
+			if needs != (err != nil) || needs && (!errors.Is(err, ope.ErrNoBehavior) || err.Error() != "needs behavior probabilities (or --fit-behavior)") {
+				t.Errorf("%s on %s states without behavior: Applies = %v", e.Name, kind(d), err)
+			}
+			got, err := e.New(o).Estimate(none, 1)
+			if needs {
+				if !errors.Is(err, ope.ErrNoBehavior) {
+					t.Errorf("%s on %s states without behavior: error %v", e.Name, kind(d), err)
+				}
+				continue
+			}
+			with, err2 := e.New(o).Estimate(d, 1)
+			if err != nil || err2 != nil || got.Value != with.Value {
+				t.Errorf("%s on %s states: %v (%v) without behavior, %v (%v) with", e.Name, kind(d), got.Value, err, with.Value, err2)
+			}
+		}
+		if got := ope.Applicable(none, o); !slices.Equal(got, want) {
+			t.Errorf("%s states without behavior: Applicable = %q, want %q", kind(d), got, want)
+		}
 	}
 }

@@ -251,6 +251,9 @@ func (e DensityRatio) Prepare(d *dataset.Dataset, gamma float64) (func([]int) (f
 	if err := checkGamma(gamma); err != nil {
 		return nil, err
 	}
+	if err := checkBehavior(name, d); err != nil {
+		return nil, err
+	}
 	rw, err := ratio.NewReweighting(d, gamma)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)

@@ -41,6 +41,7 @@ type estimateCmd struct {
 	BlockLength     int      `help:"Block length of the block bootstrap used for a single long episode (default: cube root of its length)."`
 	Workers         int      `help:"Goroutines for the bootstrap (default: the number of CPUs)."`
 	JSON            bool     `name:"json" help:"Print exactly one JSON object on stdout."`
+	FitBehavior     bool     `name:"fit-behavior" help:"Fit the behavior policy from the logged (state, action) pairs and weigh by it: counts for discrete states, logistic regression for real ones, cross-fitted over episodes (for logs without behavior probabilities; with them, the output says how far the fitted ones are)."`
 }
 
 // logEstimators lists, in output order, the estimators that can run on
@@ -57,26 +58,30 @@ var logEstimators = func() []string {
 
 // estimateRow is one estimator's result; the JSON names are a contract.
 type estimateRow struct {
-	Estimator         string   `json:"estimator"`
-	Estimate          *float64 `json:"estimate"`
-	Estimand          string   `json:"estimand,omitempty"`
-	Model             string   `json:"model,omitempty"`
-	Note              string   `json:"note,omitempty"`
-	Error             string   `json:"error,omitempty"`
-	CILow             *float64 `json:"ci_low"`
-	CIHigh            *float64 `json:"ci_high"`
-	Transient         *float64 `json:"transient,omitempty"`
-	BootstrapBias     *float64 `json:"bootstrap_bias,omitempty"`
-	SE                *float64 `json:"se,omitempty"`
-	WaldLow           *float64 `json:"wald_low,omitempty"`
-	WaldHigh          *float64 `json:"wald_high,omitempty"`
-	ESS               float64  `json:"ess"`
-	Units             int      `json:"weight_units"`
-	Unit              string   `json:"weight_unit"`
-	MaxWeightShare    float64  `json:"max_weight_share"`
-	Resamples         int      `json:"bootstrap_resamples"`
-	BootstrapFailures int      `json:"bootstrap_failures,omitempty"`
-	Seconds           float64  `json:"seconds"`
+	Estimator      string   `json:"estimator"`
+	Estimate       *float64 `json:"estimate"`
+	Estimand       string   `json:"estimand,omitempty"`
+	Model          string   `json:"model,omitempty"`
+	Behavior       string   `json:"behavior,omitempty"`
+	Note           string   `json:"note,omitempty"`
+	Error          string   `json:"error,omitempty"`
+	CILow          *float64 `json:"ci_low"`
+	CIHigh         *float64 `json:"ci_high"`
+	Transient      *float64 `json:"transient,omitempty"`
+	BootstrapBias  *float64 `json:"bootstrap_bias,omitempty"`
+	SE             *float64 `json:"se,omitempty"`
+	WaldLow        *float64 `json:"wald_low,omitempty"`
+	WaldHigh       *float64 `json:"wald_high,omitempty"`
+	ESS            float64  `json:"ess"`
+	Units          int      `json:"weight_units"`
+	Unit           string   `json:"weight_unit"`
+	MaxWeightShare float64  `json:"max_weight_share"`
+	Resamples      int      `json:"bootstrap_resamples"`
+	// Interval is how the interval was formed from the resamples:
+	// "percentile", or "student-t" for fewer than ope.PercentileMin.
+	Interval          string  `json:"interval,omitempty"`
+	BootstrapFailures int     `json:"bootstrap_failures,omitempty"`
+	Seconds           float64 `json:"seconds"`
 }
 
 type dataSummary struct {
@@ -96,6 +101,10 @@ type dataSummary struct {
 	OpenEndings int      `json:"episodes_without_next_state"`
 	Gamma       float64  `json:"gamma"`
 	Estimand    string   `json:"estimand"`
+
+	// Where the behavior probabilities come from (estimate_behavior.go).
+	Behavior    string           `json:"behavior"`
+	BehaviorFit *behaviorFitInfo `json:"behavior_fit,omitempty"`
 }
 
 type bootstrapInfo struct {
@@ -136,10 +145,15 @@ func (c *estimateCmd) Run(e *runEnv) error {
 	if err != nil {
 		return err
 	}
+	d, info, err := c.fitBehavior(d)
+	if err != nil {
+		return err
+	}
 	rep, err := c.estimate(d, e.stderr)
 	if err != nil {
 		return err
 	}
+	info.apply(rep)
 	rep.Data.File = c.Data
 	if c.JSON {
 		return json.NewEncoder(e.stdout).Encode(rep)
@@ -208,6 +222,7 @@ func (c *estimateCmd) estimate(d *dataset.Dataset, stderr io.Writer) (*estimateR
 	rep.Data.Estimand = string(opts.Estimand)
 	rep.Warnings = append(rep.Warnings, ope.DataWarnings(sum)...)
 	rep.Warnings = append(rep.Warnings, warnings...)
+	rep.Warnings = append(rep.Warnings, c.noBehaviorWarnings(d, opts)...)
 	entries, skipped := c.choose(d, opts)
 	var ok []ope.Entry // the estimators that succeeded, for the intervals
 	var rows []int
@@ -263,7 +278,7 @@ func (c *estimateCmd) choose(d *dataset.Dataset, opts ope.Options) ([]ope.Entry,
 // estimator that fails (all weights zero, an overflow, a solver that does
 // not converge) gets an error in its row and does not hide the others.
 func (c *estimateCmd) runOne(en ope.Entry, d *dataset.Dataset, opts ope.Options, stderr io.Writer) (estimateRow, []string) {
-	progress := en.Slow && isTerminal(stderr)
+	progress := en.SlowOn(d) && isTerminal(stderr)
 	if progress {
 		opts.Neural.Progress = func(iter int, loss, heldOut float64) {
 			fmt.Fprintf(stderr, "\r%s: iteration %d, loss %.4g, held-out loss %.4g   ", en.Name, iter, loss, heldOut)
@@ -335,7 +350,7 @@ func (c *estimateCmd) intervals(rep *estimateReport, d *dataset.Dataset, opts op
 	nSlow := min(c.BootstrapNeural, c.Bootstrap)
 	fast, slow := group{B: c.Bootstrap}, group{B: nSlow}
 	for i, en := range entries {
-		if en.Slow {
+		if en.SlowOn(d) {
 			slow.idx = append(slow.idx, i)
 			rep.Bootstrap.ResamplesNeural = nSlow
 		} else {
@@ -383,6 +398,7 @@ func (c *estimateCmd) intervals(rep *estimateReport, d *dataset.Dataset, opts op
 			iv := ivs[k]
 			if len(iv.Estimates) > 0 {
 				row.CILow, row.CIHigh = &iv.Low, &iv.High
+				row.Interval = iv.Method
 				bias := stat.Mean(iv.Estimates, nil) - *row.Estimate
 				row.BootstrapBias = &bias
 				if half := (iv.High - iv.Low) / 2; math.Abs(bias) > half {
@@ -474,12 +490,17 @@ func printEstimate(out io.Writer, r *estimateReport) {
 		mean = fmt.Sprintf("%.6g", *d.MeanReward)
 	}
 	fmt.Fprintf(out, "\nquantity: %s, estimand %s; mean logged reward %s\n", quantity, d.Estimand, mean)
+	printBehavior(out, d)
 	if b := r.Bootstrap; b != nil {
 		fmt.Fprintf(out, "intervals: %g%% percentile bootstrap, %d resamples over %s", 100*(1-b.Alpha), b.Resamples, b.Method)
 		if b.Method == "blocks" {
 			fmt.Fprintf(out, " of %d steps", b.BlockLength)
 		}
-		fmt.Fprintf(out, ", seed %d\n", b.Seed)
+		fmt.Fprintf(out, ", seed %d", b.Seed)
+		if b.ResamplesNeural > 0 && b.ResamplesNeural < ope.PercentileMin {
+			fmt.Fprintf(out, "; slow estimators: %d resamples, mean ± Student t × sd (too few for percentiles)", b.ResamplesNeural)
+		}
+		fmt.Fprintln(out)
 	}
 	fmt.Fprintln(out)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
