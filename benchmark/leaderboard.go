@@ -299,17 +299,23 @@ func rankRows(rows []Row) {
 // the normalised log10 MSE, the rank, the coverage and the ranking
 // metrics (each over the worlds where it is defined).
 func overall(worlds []WorldBoard) []Row {
+	// The averaged fields of a row; their values over worlds go to
+	// vals[estimator][field].
+	fields := func(r *Row) []**float64 {
+		return []**float64{&r.Log10NMSE, &r.Rank, &r.Coverage, &r.Spearman, &r.Regret1, &r.Regret5}
+	}
 	var names []string
-	acc := map[string]*[6][]float64{}
+	vals := map[string][][]float64{}
 	rows := map[string]*Row{}
 	for _, wb := range worlds {
 		for _, r := range wb.Rows {
-			if acc[r.Estimator] == nil {
-				acc[r.Estimator] = &[6][]float64{}
-				rows[r.Estimator] = &Row{Estimator: r.Estimator, Estimand: r.Estimand, Interval: r.Interval}
+			row := rows[r.Estimator]
+			if row == nil {
+				row = &Row{Estimator: r.Estimator, Estimand: r.Estimand, Interval: r.Interval}
+				rows[r.Estimator] = row
+				vals[r.Estimator] = make([][]float64, len(fields(row)))
 				names = append(names, r.Estimator)
 			}
-			a, row := acc[r.Estimator], rows[r.Estimator]
 			row.Cells += r.Cells
 			row.Failed += r.Failed
 			if row.Estimand != r.Estimand {
@@ -319,18 +325,19 @@ func overall(worlds []WorldBoard) []Row {
 			if r.Log10NMSE != nil {
 				row.Worlds++
 			}
-			for k, p := range []*float64{r.Log10NMSE, r.Rank, r.Coverage, r.Spearman, r.Regret1, r.Regret5} {
-				if p != nil && !math.IsNaN(*p) {
-					a[k] = append(a[k], *p)
+			for k, p := range fields(&r) {
+				if *p != nil && !math.IsNaN(**p) {
+					vals[r.Estimator][k] = append(vals[r.Estimator][k], **p)
 				}
 			}
 		}
 	}
 	out := make([]Row, 0, len(names))
 	for _, name := range names {
-		a, row := acc[name], rows[name]
-		row.Log10NMSE, row.Rank, row.Coverage = meanNum(a[0]), meanNum(a[1]), meanNum(a[2])
-		row.Spearman, row.Regret1, row.Regret5 = meanNum(a[3]), meanNum(a[4]), meanNum(a[5])
+		row := rows[name]
+		for k, p := range fields(row) {
+			*p = meanNum(vals[name][k])
+		}
 		out = append(out, *row)
 	}
 	slices.SortStableFunc(out, func(a, b Row) int {
