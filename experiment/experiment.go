@@ -96,6 +96,10 @@ type Outcome struct {
 	// exact) and TruthMethod "exact" or "monte-carlo".
 	Truth, TruthSE float64
 	TruthMethod    string
+	// Truths, if set, holds the truth of every estimand a record may
+	// target (results.Record.Estimand), by name; a record with an
+	// Estimand found here is scored against that truth instead of Truth.
+	Truths map[string]float64
 	// Records holds one entry per estimator.
 	Records []results.Record
 	// Metrics and Vectors hold anything else the figures need.

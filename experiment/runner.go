@@ -309,8 +309,9 @@ func runJob(ctx context.Context, exp string, panels []Panel, j *job, cache, seed
 
 // newLine returns the results line of the cell of panel p at setting s
 // and seed, from the outcome of its job: in MSE panels the records with
-// their squared errors (a failed estimator's estimate and error NaN), the
-// metrics, and the vectors if p keeps them.
+// their squared errors against the truth of their estimand (a failed
+// estimator's estimate and error NaN), the metrics, and the vectors if p
+// keeps them.
 func newLine(exp string, p Panel, s Setting, seed int, out *Outcome) results.Line {
 	l := results.Line{
 		Experiment:  exp,
@@ -324,11 +325,17 @@ func newLine(exp string, p Panel, s Setting, seed int, out *Outcome) results.Lin
 		TruthSE:     results.Float(out.TruthSE),
 		TruthMethod: out.TruthMethod,
 	}
+	if len(out.Truths) > 0 {
+		l.Truths = make(map[string]results.Float, len(out.Truths))
+		for name, v := range out.Truths {
+			l.Truths[name] = results.Float(v)
+		}
+	}
 	if p.Kind == results.KindMSE {
 		l.Records = make([]results.Record, len(out.Records))
 		for i, rec := range out.Records {
 			if rec.Error == "" {
-				d := float64(rec.Estimate) - out.Truth
+				d := float64(rec.Estimate) - l.TruthOf(&rec)
 				rec.SqError = results.Float(d * d)
 			} else {
 				rec.Estimate, rec.SqError = results.Float(math.NaN()), results.Float(math.NaN())

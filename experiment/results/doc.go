@@ -23,9 +23,14 @@
 //	truth         the quantity estimated (the normalised T-step value)
 //	truth_se      its standard error: 0 when exact
 //	truth_method  "exact" or "monte-carlo"
+//	truths        (optional) the truth of every estimand the records
+//	              may target, by name ("horizon", "long-run")
 //	records       one per estimator: estimator, estimate, sq_error =
 //	              (estimate - truth)^2, and error when the estimator failed
-//	              (estimate and sq_error are then "NaN")
+//	              (estimate and sq_error are then "NaN"); optionally the
+//	              estimand it targets (its sq_error is then against that
+//	              estimand's truth in truths), and its interval low, high
+//	              and how it was computed (interval: "bootstrap", "wald")
 //	metrics       named scalars (e.g. "tv", "var_mc")
 //	vectors       named vectors, kept only in panels that draw them
 //	              (e.g. "d_hat" and "d_true" for the scatter)

@@ -60,9 +60,19 @@ type Record struct {
 	Estimator string `json:"estimator"`
 	// Estimate is NaN when the estimator failed; Error then says why.
 	Estimate Float `json:"estimate"`
-	// SqError is (Estimate - Truth)^2.
+	// SqError is (Estimate - Truth)^2, Truth the line's truth of the
+	// record's Estimand (Line.Truths) when it has one, the line's Truth
+	// otherwise.
 	SqError Float  `json:"sq_error"`
 	Error   string `json:"error,omitempty"`
+	// Estimand, if set, is the quantity the estimate targets ("horizon",
+	// "long-run"), for lines that hold the truth of more than one.
+	Estimand string `json:"estimand,omitempty"`
+	// Low and High, if set, are the estimate's interval, and Interval
+	// says how it was computed ("bootstrap", "wald").
+	Low      *Float `json:"low,omitempty"`
+	High     *Float `json:"high,omitempty"`
+	Interval string `json:"interval,omitempty"`
 }
 
 // Line is one cell of the results file: one JSON object per line.
@@ -78,6 +88,10 @@ type Line struct {
 	Truth       Float  `json:"truth"`
 	TruthSE     Float  `json:"truth_se"`
 	TruthMethod string `json:"truth_method,omitempty"`
+	// Truths, if set, holds the exact truth of every estimand the
+	// records may target, by name (Record.Estimand); Truth is then the
+	// truth of the estimand asked for.
+	Truths map[string]Float `json:"truths,omitempty"`
 
 	Records []Record           `json:"records,omitempty"`
 	Metrics map[string]Float   `json:"metrics,omitempty"`
@@ -90,6 +104,29 @@ func (l *Line) Key() string { return CellKey(l.Panel, l.Setting, l.Seed) }
 // CellKey returns the identity of a cell.
 func CellKey(panel, setting string, seed int) string {
 	return panel + "/" + setting + "/" + strconv.Itoa(seed)
+}
+
+// TruthOf returns the truth a record is scored against: the line's truth
+// of the record's estimand if the line holds one, its Truth otherwise.
+func (l *Line) TruthOf(r *Record) float64 {
+	if v, ok := l.Truths[r.Estimand]; ok && r.Estimand != "" {
+		return float64(v)
+	}
+	return float64(l.Truth)
+}
+
+// Covers reports whether a record's interval holds the truth it is
+// scored against, to within 1e-9 max(1, |truth|): an exact model of a
+// deterministic world gives a zero-width interval at the truth, which
+// rounding would otherwise miss. ok is false when the record has no
+// interval.
+func (l *Line) Covers(r *Record) (covered, ok bool) {
+	if r.Low == nil || r.High == nil || r.Error != "" {
+		return false, false
+	}
+	v := l.TruthOf(r)
+	tol := 1e-9 * math.Max(1, math.Abs(v))
+	return float64(*r.Low)-tol <= v && v <= float64(*r.High)+tol, true
 }
 
 // Metric returns a metric of the cell, NaN if it is missing.

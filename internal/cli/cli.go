@@ -26,6 +26,7 @@ type app struct {
 	Estimate   estimateCmd   `cmd:"" help:"Estimate a target policy's value from your own logs (CSV or Parquet)."`
 	Sample     sampleCmd     `cmd:"" help:"Write logs sampled from a built-in world in the log contract."`
 	Experiment experimentCmd `cmd:"" help:"Run one of the paper's experiments (a grid of settings x seeds), resumable, and draw its figures."`
+	Benchmark  benchmarkCmd  `cmd:"" help:"Run every estimator on the benchmark worlds (COBS, dice_rl, the paper's) against exact truths, resumable, and write the leaderboard."`
 	Plot       plotCmd       `cmd:"" help:"Redraw the figures of the results files in a directory without rerunning."`
 	Train      trainCmd      `cmd:"" help:"Train the policies of the built-in worlds."`
 }

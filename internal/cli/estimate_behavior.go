@@ -107,7 +107,7 @@ func (c *estimateCmd) noBehaviorWarnings(d *dataset.Dataset, opts ope.Options) [
 	}
 	var out []string
 	for _, name := range logEstimators {
-		if en, _ := ope.Lookup(name); errors.Is(en.Applies(d, opts), ope.ErrNoBehavior) {
+		if en, _ := ope.Lookup(name); en.Default() && errors.Is(en.Applies(d, opts), ope.ErrNoBehavior) {
 			out = append(out, name)
 		}
 	}

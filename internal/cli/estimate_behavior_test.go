@@ -51,7 +51,7 @@ func TestEstimateWithoutBehavior(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.LogBehavior = nil
-	weighing := []string{"is-trajectory", "wis-trajectory", "is-stepwise", "wis-stepwise", "mis", "bch-tabular"}
+	weighing := []string{"wis-trajectory", "wis-stepwise", "mis", "bch-tabular"} // the default set's (plain IS only by name)
 	for _, ext := range []string{"csv", "parquet"} {
 		path := filepath.Join(dir, "nobehavior."+ext)
 		if err := dataset.WriteFile(path, d); err != nil {

@@ -54,8 +54,19 @@ func (c *experimentCmd) Run(e *runEnv) error {
 // runExperiment runs the grid, then draws the figures and prints the
 // summary. Tests call it with their own context.
 func runExperiment(ctx context.Context, e *runEnv, exp *experiment.Experiment, c *experimentCmd) error {
-	start := time.Now()
 	r := &experiment.Runner{Dir: c.Out, Seeds: c.Seeds, Workers: c.Workers, Quick: c.Quick}
+	sum, err := runGrid(ctx, e, r, exp)
+	if err != nil {
+		return err
+	}
+	return drawResults(e, exp.Name, sum.File, sum.Panels, sum.Lines)
+}
+
+// runGrid runs an experiment's grid with a progress bar on a terminal
+// and says on stderr what it found and computed; an interrupted run
+// returns an error saying how to finish it.
+func runGrid(ctx context.Context, e *runEnv, r *experiment.Runner, exp *experiment.Experiment) (*experiment.Summary, error) {
+	start := time.Now()
 	var bar *progressbar.ProgressBar
 	if isTerminal(e.stderr) {
 		r.Progress = func(done, total int) {
@@ -77,13 +88,13 @@ func runExperiment(ctx context.Context, e *runEnv, exp *experiment.Experiment, c
 	}
 	if err != nil {
 		if errors.Is(err, context.Canceled) && sum != nil {
-			return fmt.Errorf("interrupted: %d cells saved in %s; run the same command again to finish the rest", len(sum.Lines), sum.File)
+			return nil, fmt.Errorf("interrupted: %d cells saved in %s; run the same command again to finish the rest", len(sum.Lines), sum.File)
 		}
-		return err
+		return nil, err
 	}
 	fmt.Fprintf(e.stderr, "%s: %d cells (%d computed now, %d found) in %s\n", sum.File, len(sum.Lines), sum.Ran, sum.Found,
 		time.Since(start).Round(100*time.Millisecond))
-	return drawResults(e, exp.Name, sum.File, sum.Panels, sum.Lines)
+	return sum, nil
 }
 
 // drawResults draws the figures of one results file, prints the files,
