@@ -25,42 +25,54 @@ import (
 // except in next_state and next_target_prob_k. Row numbers in errors count
 // records from 1.
 // Columns are read in batches, so memory beyond the dataset stays small.
-func ReadParquet(r io.ReaderAt, size int64, name string) (d *Dataset, err error) {
+func ReadParquet(r io.ReaderAt, size int64, name string) (*Dataset, error) {
+	d, _, err := readParquet(r, size, name, nil)
+	return d, err
+}
+
+// readParquet reads the Parquet form through o (nil for the contract as
+// it is). Ignored columns are not read.
+func readParquet(r io.ReaderAt, size int64, name string, o *ReadOptions) (d *Dataset, labels *Labels, err error) {
 	if msg := checkParquetFrame(r, size); msg != "" {
-		return nil, &FormatError{File: name, Msg: "not a readable Parquet file: " + msg}
+		return nil, nil, &FormatError{File: name, Msg: "not a readable Parquet file: " + msg}
 	}
 	// parquet-go may panic on a damaged file; report it as damaged.
 	defer func() {
 		if p := recover(); p != nil {
-			d, err = nil, &FormatError{File: name, Msg: fmt.Sprintf("damaged Parquet file: %v", p)}
+			d, labels, err = nil, nil, &FormatError{File: name, Msg: fmt.Sprintf("damaged Parquet file: %v", p)}
 		}
 	}()
 	f, err := parquet.OpenFile(r, size, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
 	if err != nil {
-		return nil, &FormatError{File: name, Msg: "not a readable Parquet file: " + err.Error()}
+		return nil, nil, &FormatError{File: name, Msg: "not a readable Parquet file: " + err.Error()}
 	}
 	top := f.Root().Columns()
 	names := make([]string, len(top))
 	for j, c := range top {
 		names[j] = c.Name()
 		if !c.Leaf() {
-			return nil, &FormatError{File: name, Column: c.Name(), Msg: "nested column (a group, list or map); the log contract has flat columns, one value per row"}
+			return nil, nil, &FormatError{File: name, Column: c.Name(), Msg: "nested column (a group, list or map); the log contract has flat columns, one value per row"}
 		}
 		if c.Repeated() {
-			return nil, &FormatError{File: name, Column: c.Name(), Msg: "repeated column; the log contract has flat columns, one value per row"}
+			return nil, nil, &FormatError{File: name, Column: c.Name(), Msg: "repeated column; the log contract has flat columns, one value per row"}
 		}
 	}
-	lay, err := newLayout(name, names, 0)
+	lay, err := newLayout(name, names, 0, o)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	cols := make([]*pqColumn, len(top))
+	var cols []*pqColumn // the columns read
+	var chunkOf []int    // their positions in the file
 	for j, c := range top {
-		pc, msg := newPQColumn(&lay.cols[j], c.Type())
-		if msg != "" {
-			return nil, &FormatError{File: name, Column: names[j], Msg: msg}
+		if lay.cols[j].role == roleIgnore {
+			continue
 		}
-		cols[j] = pc
+		pc, msg := newPQColumn(&lay.cols[j], c.Type(), lay)
+		if msg != "" {
+			return nil, nil, &FormatError{File: name, Column: names[j], Msg: msg}
+		}
+		cols = append(cols, pc)
+		chunkOf = append(chunkOf, j)
 	}
 
 	b := newBuilder(name, lay)
@@ -68,8 +80,8 @@ func ReadParquet(r io.ReaderAt, size int64, name string) (d *Dataset, err error)
 	base := int64(0) // rows in earlier row groups
 	for _, rg := range f.RowGroups() {
 		chunks := rg.ColumnChunks()
-		for j, c := range cols {
-			c.vr = parquet.NewColumnChunkValueReader(chunks[j])
+		for i, c := range cols {
+			c.vr = parquet.NewColumnChunkValueReader(chunks[chunkOf[i]])
 		}
 		n := rg.NumRows()
 		for off := int64(0); off < n; off += pqBatch {
@@ -77,18 +89,18 @@ func ReadParquet(r io.ReaderAt, size int64, name string) (d *Dataset, err error)
 			for _, c := range cols {
 				if err := c.fill(m); err != nil {
 					closeAll(cols)
-					return nil, &FormatError{File: name, Column: c.col.name, Msg: "cannot read the column: " + err.Error()}
+					return nil, nil, &FormatError{File: name, Column: c.col.name, Msg: "cannot read the column: " + err.Error()}
 				}
 			}
 			for i := range m {
 				row := base + off + int64(i) + 1
 				if row > math.MaxInt32 {
 					closeAll(cols)
-					return nil, &FormatError{File: name, Row: int(row), Msg: "too many rows"}
+					return nil, nil, &FormatError{File: name, Row: int(row), Msg: "too many rows"}
 				}
 				if err := p.parse(cols, i, int32(row)); err != nil {
 					closeAll(cols)
-					return nil, err
+					return nil, nil, err
 				}
 			}
 		}
@@ -145,13 +157,19 @@ type pqColumn struct {
 	null []bool
 	i    []int64   // integer kinds
 	f    []float64 // float kinds
-	text []byte    // episode ids, ends[k] is the end of the k-th
+	text []byte    // episode ids and labels, ends[k] is the end of the k-th
 	ends []int
+
+	// labels reports that the values are read as text: episode ids, and
+	// the labels of categorical columns.
+	labels bool
 }
 
 // newPQColumn checks that a column's type suits its role.
-func newPQColumn(col *column, t parquet.Type) (*pqColumn, string) {
+func newPQColumn(col *column, t parquet.Type, lay *layout) (*pqColumn, string) {
 	c := &pqColumn{col: col, kind: t.Kind(), vals: make([]parquet.Value, pqBatch), null: make([]bool, pqBatch)}
+	c.labels = col.role == roleEpisode ||
+		lay.labelState && (col.role == roleState || col.role == roleNext) || lay.labelAction && col.role == roleAction
 	plainNumber := true
 	if lt := t.LogicalType(); lt != nil && lt.Value != nil {
 		it, isInt := lt.Value.(*format.IntType)
@@ -159,17 +177,17 @@ func newPQColumn(col *column, t parquet.Type) (*pqColumn, string) {
 		c.unsigned = isInt && !it.IsSigned
 	}
 	switch {
-	case col.role == roleEpisode && c.kind == parquet.ByteArray:
+	case c.labels && c.kind == parquet.ByteArray:
 	case (c.kind == parquet.Int32 || c.kind == parquet.Int64) && plainNumber:
 		c.i = make([]int64, pqBatch)
-	case (c.kind == parquet.Float || c.kind == parquet.Double) && plainNumber && col.role != roleEpisode:
+	case (c.kind == parquet.Float || c.kind == parquet.Double) && plainNumber && !c.labels:
 		c.f = make([]float64, pqBatch)
 	default:
 		want := "a number (INT32, INT64, FLOAT or DOUBLE)"
-		switch col.role {
-		case roleEpisode:
+		switch {
+		case c.labels:
 			want = "a string or an integer"
-		case roleT, roleState, roleAction, roleNext:
+		case col.role == roleT || col.role == roleState || col.role == roleAction || col.role == roleNext:
 			want = "an integer (INT32 or INT64, or FLOAT or DOUBLE holding whole numbers)"
 		}
 		return nil, fmt.Sprintf("has type %s, want %s", typeName(t), want)
@@ -213,7 +231,7 @@ func (c *pqColumn) convert(i int) {
 	v := &c.vals[i]
 	c.null[i] = v.IsNull()
 	if c.null[i] {
-		if c.col.role == roleEpisode {
+		if c.labels {
 			c.ends = append(c.ends, len(c.text))
 		}
 		return
@@ -235,7 +253,7 @@ func (c *pqColumn) convert(i int) {
 	case parquet.Double:
 		c.f[i] = v.Double()
 	}
-	if c.col.role == roleEpisode {
+	if c.labels {
 		if c.kind == parquet.ByteArray {
 			c.text = append(c.text, v.ByteArray()...)
 		} else {
@@ -243,6 +261,15 @@ func (c *pqColumn) convert(i int) {
 		}
 		c.ends = append(c.ends, len(c.text))
 	}
+}
+
+// textAt returns value i of a column read as text.
+func (c *pqColumn) textAt(i int) []byte {
+	start := 0
+	if i > 0 {
+		start = c.ends[i-1]
+	}
+	return c.text[start:c.ends[i]]
 }
 
 // real returns value i as a float64.
@@ -305,18 +332,24 @@ func (p *pqRowParser) parse(cols []*pqColumn, i int, row int32) error {
 			}
 			continue
 		}
+		if c.labels {
+			v := c.textAt(i)
+			if len(v) == 0 {
+				return &FormatError{File: b.file, Row: int(row), Column: col.name, Msg: "empty value"}
+			}
+			switch col.role {
+			case roleEpisode:
+				r.ep = b.episode(v)
+			case roleAction:
+				r.action = b.actions.id(v)
+			case roleState:
+				r.state = b.states.id(v)
+			default: // roleNext
+				r.next = b.states.id(v)
+			}
+			continue
+		}
 		switch col.role {
-		case roleEpisode:
-			start := 0
-			if i > 0 {
-				start = c.ends[i-1]
-			}
-			id := c.text[start:c.ends[i]]
-			if len(id) == 0 {
-				msg = "empty value"
-				break
-			}
-			r.ep = b.episode(id)
 		case roleT:
 			r.t, msg = c.index(i, indexNoun[col.role])
 		case roleState:
@@ -375,6 +408,11 @@ func WriteParquet(w io.Writer, d *Dataset) error {
 	if err := d.Validate(); err != nil {
 		return err
 	}
+	return writeParquet(w, d)
+}
+
+// writeParquet is WriteParquet without the check.
+func writeParquet(w io.Writer, d *Dataset) error {
 	sd, ad := d.StateDim, d.ActionDim
 	var g orderedGroup
 	id := func(name string) { g.add(name, parquet.Int(64)) }
