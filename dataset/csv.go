@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 )
 
 // ReadCSV reads a log in the CSV form of the log contract (see the package
@@ -138,6 +139,9 @@ func (p *csvRowParser) parse(fields [][]byte, row int32) error {
 				v, msg = label(b.actions, f)
 			default:
 				v, msg = parseIndex(f, indexNoun[c.role])
+				if msg != "" && c.role != roleT {
+					msg += labelHint(msg, c.role)
+				}
 			}
 			switch c.role {
 			case roleT:
@@ -154,6 +158,9 @@ func (p *csvRowParser) parse(fields [][]byte, row int32) error {
 				r.next = b.states.id(f)
 			default:
 				r.next, msg = parseIndex(f, indexNoun[c.role])
+				if msg != "" {
+					msg += labelHint(msg, c.role)
+				}
 			}
 		case roleStateK, roleActionK, roleReward:
 			var v float64
@@ -214,6 +221,19 @@ func (p *csvRowParser) parse(fields [][]byte, row int32) error {
 		}
 	}
 	return b.addRow(r, x, "empty value")
+}
+
+// labelHint is what a message about a state or action that is not a
+// number adds: they may be labels.
+func labelHint(msg string, r role) string {
+	if !strings.HasSuffix(msg, " is not a number") {
+		return ""
+	}
+	c := "state"
+	if r == roleAction {
+		c = "action"
+	}
+	return fmt.Sprintf(" (if the %ss are labels, read them with --categorical %[1]s)", c)
 }
 
 // label returns the number of a label field.

@@ -34,6 +34,12 @@ func ReadParquet(r io.ReaderAt, size int64, name string) (*Dataset, error) {
 // it is). Ignored columns are not read.
 func readParquet(r io.ReaderAt, size int64, name string, o *ReadOptions) (d *Dataset, labels *Labels, err error) {
 	if msg := checkParquetFrame(r, size); msg != "" {
+		head := make([]byte, min(size, sniffLen))
+		if n, _ := r.ReadAt(head, 0); n == len(head) {
+			if what := describe(head); what != "" {
+				msg += "; " + what
+			}
+		}
 		return nil, nil, &FormatError{File: name, Msg: "not a readable Parquet file: " + msg}
 	}
 	// parquet-go may panic on a damaged file; report it as damaged.
@@ -189,6 +195,9 @@ func newPQColumn(col *column, t parquet.Type, lay *layout) (*pqColumn, string) {
 			want = "a string or an integer"
 		case col.role == roleT || col.role == roleState || col.role == roleAction || col.role == roleNext:
 			want = "an integer (INT32 or INT64, or FLOAT or DOUBLE holding whole numbers)"
+			if c.kind == parquet.ByteArray && col.role != roleT {
+				want += labelHint(" is not a number", col.role)
+			}
 		}
 		return nil, fmt.Sprintf("has type %s, want %s", typeName(t), want)
 	}
