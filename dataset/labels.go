@@ -1,7 +1,7 @@
 package dataset
 
 import (
-	"bufio"
+	"encoding/csv"
 	"io"
 	"strconv"
 )
@@ -23,29 +23,16 @@ type Labels struct {
 //	state,1,work
 //	action,0,left
 func (l *Labels) WriteCSV(w io.Writer) error {
-	bw := bufio.NewWriter(w)
-	buf := []byte("column,id,label\n")
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"column", "id", "label"})
 	for _, c := range []struct {
 		name   string
 		labels []string
 	}{{"state", l.State}, {"action", l.Action}} {
 		for id, s := range c.labels {
-			buf = append(buf, c.name...)
-			buf = append(buf, ',')
-			buf = strconv.AppendInt(buf, int64(id), 10)
-			buf = append(buf, ',')
-			buf = appendField(buf, s, ',')
-			buf = append(buf, '\n')
-			if len(buf) > 32<<10 {
-				if _, err := bw.Write(buf); err != nil {
-					return err
-				}
-				buf = buf[:0]
-			}
+			cw.Write([]string{c.name, strconv.Itoa(id), s})
 		}
 	}
-	if _, err := bw.Write(buf); err != nil {
-		return err
-	}
-	return bw.Flush()
+	cw.Flush()
+	return cw.Error()
 }

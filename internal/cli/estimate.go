@@ -24,7 +24,7 @@ import (
 )
 
 type estimateCmd struct {
-	Data            string   `required:"" placeholder:"FILE" help:"Logs in the log contract (.csv or .parquet)."`
+	Data            string   `required:"" placeholder:"FILE" help:"Logs in the log contract (.csv, .tsv, .csv.gz, .tsv.gz or .parquet; - for standard input, with --format)."`
 	Gamma           float64  `default:"1" help:"Discount: 1 for the average reward per step, below 1 for the normalised discounted reward."`
 	Estimators      []string `sep:"," placeholder:"LIST" help:"Comma-separated estimators to run (default: every one that applies): ${estimators}."`
 	Bootstrap       int      `default:"200" help:"Bootstrap resamples for the intervals; 0 turns intervals off."`
@@ -42,6 +42,8 @@ type estimateCmd struct {
 	Workers         int      `help:"Goroutines for the bootstrap (default: the number of CPUs)."`
 	JSON            bool     `name:"json" help:"Print exactly one JSON object on stdout."`
 	FitBehavior     bool     `name:"fit-behavior" help:"Fit the behavior policy from the logged (state, action) pairs and weigh by it: counts for discrete states, logistic regression for real ones, cross-fitted over episodes (for logs without behavior probabilities; with them, the output says how far the fitted ones are)."`
+
+	dataFlags `embed:""` // how to read --data (data.go)
 }
 
 // logEstimators lists, in output order, the estimators that can run on
@@ -138,7 +140,7 @@ func (c *estimateCmd) Run(e *runEnv) error {
 			return usagef("unknown estimator %q: choose from %s", name, strings.Join(logEstimators, ", "))
 		}
 	}
-	d, err := dataset.ReadFile(c.Data)
+	d, err := c.read(c.Data, e.stderr)
 	if err != nil {
 		return err
 	}
@@ -151,7 +153,7 @@ func (c *estimateCmd) Run(e *runEnv) error {
 		return err
 	}
 	info.apply(rep)
-	rep.Data.File = c.Data
+	rep.Data.File = displayName(c.Data, stdinName)
 	if c.JSON {
 		return json.NewEncoder(e.stdout).Encode(rep)
 	}
