@@ -42,7 +42,13 @@ func readParquet(r io.ReaderAt, size int64, name string, o *ReadOptions) (d *Dat
 		}
 		return nil, nil, &FormatError{File: name, Msg: "not a readable Parquet file: " + msg}
 	}
-	// parquet-go may panic on a damaged file; report it as damaged.
+	chk, msg := newPQChecker(r, size)
+	if msg != "" {
+		return nil, nil, &FormatError{File: name, Msg: "damaged Parquet file: " + msg}
+	}
+	defer chk.close()
+	// parquet-go may panic on a damaged file that passed the checks;
+	// report it as damaged.
 	defer func() {
 		if p := recover(); p != nil {
 			d, labels, err = nil, nil, &FormatError{File: name, Msg: fmt.Sprintf("damaged Parquet file: %v", p)}
@@ -56,40 +62,47 @@ func readParquet(r io.ReaderAt, size int64, name string, o *ReadOptions) (d *Dat
 	names := make([]string, len(top))
 	for j, c := range top {
 		names[j] = c.Name()
-		if !c.Leaf() {
-			return nil, nil, &FormatError{File: name, Column: c.Name(), Msg: "nested column (a group, list or map); the log contract has flat columns, one value per row"}
-		}
-		if c.Repeated() {
-			return nil, nil, &FormatError{File: name, Column: c.Name(), Msg: "repeated column; the log contract has flat columns, one value per row"}
-		}
 	}
 	lay, err := newLayout(name, names, 0, o)
 	if err != nil {
 		return nil, nil, err
 	}
 	var cols []*pqColumn // the columns read
-	var chunkOf []int    // their positions in the file
+	var leaf []int       // their leaf columns' indices in a row group
+	var info []pqColumnInfo
 	for j, c := range top {
 		if lay.cols[j].role == roleIgnore {
 			continue
+		}
+		if !c.Leaf() {
+			return nil, nil, &FormatError{File: name, Column: c.Name(), Msg: "nested column (a group, list or map); the log contract has flat columns, one value per row"}
+		}
+		if c.Repeated() {
+			return nil, nil, &FormatError{File: name, Column: c.Name(), Msg: "repeated column; the log contract has flat columns, one value per row"}
 		}
 		pc, msg := newPQColumn(&lay.cols[j], c.Type(), lay)
 		if msg != "" {
 			return nil, nil, &FormatError{File: name, Column: names[j], Msg: msg}
 		}
 		cols = append(cols, pc)
-		chunkOf = append(chunkOf, j)
+		leaf = append(leaf, c.Index())
+		info = append(info, pqColumnInfo{kind: c.Type().Kind(), maxDef: c.MaxDefinitionLevel()})
 	}
 
 	b := newBuilder(name, lay)
 	p := pqRowParser{b: b, lay: lay, x: newRowExtra(lay)}
 	base := int64(0) // rows in earlier row groups
-	for _, rg := range f.RowGroups() {
+	for g, rg := range f.RowGroups() {
 		chunks := rg.ColumnChunks()
-		for i, c := range cols {
-			c.vr = parquet.NewColumnChunkValueReader(chunks[chunkOf[i]])
-		}
 		n := rg.NumRows()
+		for i, c := range cols {
+			if msg := chk.checkChunk(&chk.md.RowGroups[g].Columns[leaf[i]], n, info[i]); msg != "" {
+				return nil, nil, &FormatError{File: name, Column: c.col.name, Msg: fmt.Sprintf("damaged Parquet file: row group %d: %s", g, msg)}
+			}
+		}
+		for i, c := range cols {
+			c.vr = parquet.NewColumnChunkValueReader(chunks[leaf[i]])
+		}
 		for off := int64(0); off < n; off += pqBatch {
 			m := int(min(pqBatch, n-off))
 			for _, c := range cols {
@@ -218,8 +231,15 @@ func typeName(t parquet.Type) string {
 // fill reads the next n values of the column.
 func (c *pqColumn) fill(n int) error {
 	c.text, c.ends = c.text[:0], c.ends[:0]
-	for got := 0; got < n; {
+	for got, idle := 0, 0; got < n; {
 		k, err := c.vr.ReadValues(c.vals[got:n])
+		// An empty page yields no values; more empty reads than a column
+		// chunk can hold pages would be a reader going round in circles.
+		if idle++; k > 0 {
+			idle = 0
+		} else if idle > 1<<16 && err == nil {
+			return errors.New("its pages yield no values")
+		}
 		// Convert at once: byte arrays point into the page, which the
 		// next read may release.
 		for i := got; i < got+k; i++ {
