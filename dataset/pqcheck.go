@@ -234,6 +234,28 @@ type pqChecker struct {
 	dataEnd int64 // where the footer starts
 	md      format.FileMetaData
 	zstd    *zstd.Decoder // made when the first zstd page comes
+
+	// Scratch: a page's header window, its bytes, its bytes decompressed.
+	head, raw, out []byte
+}
+
+// readHeader decodes the page header at off into h, with at most left
+// bytes before its column chunk ends, and returns its length. It reads a
+// small window first, and a larger one while the header goes on.
+func (c *pqChecker) readHeader(off, left int64, h *format.PageHeader) (int, error) {
+	window := min(left, 4096)
+	for {
+		c.head = grow(c.head[:0], int(window))[:window]
+		if _, err := c.r.ReadAt(c.head, off); err != nil && !errors.Is(err, io.EOF) {
+			return 0, err
+		}
+		n, err := decodeThrift(c.head, h)
+		if err == nil || window == left {
+			return n, err
+		}
+		*h = format.PageHeader{}
+		window = min(left, 4*window)
+	}
 }
 
 // newPQChecker reads and checks the file's metadata (its footer), whose
@@ -330,31 +352,32 @@ func (c *pqChecker) checkChunk(cc *format.ColumnChunk, rows int64, col pqColumnI
 	if m.DictionaryPageOffset != 0 {
 		start = m.DictionaryPageOffset
 	}
-	buf := make([]byte, m.TotalCompressedSize)
-	if _, err := c.r.ReadAt(buf, start); err != nil && !errors.Is(err, io.EOF) {
-		return err.Error()
-	}
+	total := m.TotalCompressedSize
 	bound := maxExpansion * c.size
 	dictN := -1 // entries of the dictionary, -1 before a dictionary page
 	var values int64
-	for page, pos := 0, 0; pos < len(buf); page++ {
+	for page, pos := 0, int64(0); pos < total; page++ {
 		fail := func(format string, args ...any) string {
 			return fmt.Sprintf("page %d: %s", page, fmt.Sprintf(format, args...))
 		}
 		var h format.PageHeader
-		n, err := decodeThrift(buf[pos:], &h)
+		n, err := c.readHeader(start+pos, total-pos, &h)
 		if err != nil {
 			return fail("damaged page header: %v", err)
 		}
-		pos += n
-		if h.CompressedPageSize < 0 || int(h.CompressedPageSize) > len(buf)-pos {
-			return fail("declares %d bytes, but its column chunk has %d left", h.CompressedPageSize, len(buf)-pos)
+		pos += int64(n)
+		if h.CompressedPageSize < 0 || int64(h.CompressedPageSize) > total-pos {
+			return fail("declares %d bytes, but its column chunk has %d left", h.CompressedPageSize, total-pos)
 		}
 		if h.UncompressedPageSize < 0 || int64(h.UncompressedPageSize) > bound {
 			return fail("declares %d bytes uncompressed, impossible in a file of %d bytes", h.UncompressedPageSize, c.size)
 		}
-		data := buf[pos : pos+int(h.CompressedPageSize)]
-		pos += len(data)
+		c.raw = grow(c.raw[:0], int(h.CompressedPageSize))[:h.CompressedPageSize]
+		data := c.raw
+		if _, err := c.r.ReadAt(data, start+pos); err != nil && !errors.Is(err, io.EOF) {
+			return err.Error()
+		}
+		pos += int64(len(data))
 		switch h.Type {
 		case format.DictionaryPage:
 			if !h.DictionaryPageHeader.Valid || page > 0 {
@@ -482,15 +505,15 @@ func (c *pqChecker) decompress(codec format.CompressionCodec, src []byte, n int)
 		case k != n:
 			return nil, fmt.Sprintf("its snappy stream declares %d bytes, its header %d", k, n)
 		default:
-			out, err = snappy.Decode(make([]byte, n), src)
+			out, err = snappy.Decode(c.scratch(n), src)
 		}
 	case format.Gzip:
 		var z *gzip.Reader
 		if z, err = gzip.NewReader(bytes.NewReader(src)); err == nil {
-			out, err = readExactly(z, n)
+			out, err = readExactly(z, c.scratch(n))
 		}
 	case format.Brotli:
-		out, err = readExactly(brotli.NewReader(bytes.NewReader(src)), n)
+		out, err = readExactly(brotli.NewReader(bytes.NewReader(src)), c.scratch(n))
 	case format.Zstd:
 		if c.zstd == nil {
 			c.zstd, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(maxExpansion*c.size)))
@@ -498,9 +521,9 @@ func (c *pqChecker) decompress(codec format.CompressionCodec, src []byte, n int)
 				return nil, err.Error()
 			}
 		}
-		out, err = c.zstd.DecodeAll(src, make([]byte, 0, n))
+		out, err = c.zstd.DecodeAll(src, c.scratch(n)[:0])
 	case format.Lz4Raw:
-		out = make([]byte, n)
+		out = c.scratch(n)
 		var k int
 		if k, err = lz4.UncompressBlock(src, out); err == nil {
 			out = out[:k]
@@ -517,6 +540,13 @@ func (c *pqChecker) decompress(codec format.CompressionCodec, src []byte, n int)
 	return out, ""
 }
 
+// scratch returns the checker's buffer for decompressed pages, n bytes
+// long.
+func (c *pqChecker) scratch(n int) []byte {
+	c.out = grow(c.out[:0], n)[:n]
+	return c.out
+}
+
 // close releases the checker's decoders.
 func (c *pqChecker) close() {
 	if c.zstd != nil {
@@ -524,9 +554,9 @@ func (c *pqChecker) close() {
 	}
 }
 
-// readExactly reads n bytes from r and checks that r ends there.
-func readExactly(r io.Reader, n int) ([]byte, error) {
-	out := make([]byte, n)
+// readExactly fills out from r and checks that r ends there.
+func readExactly(r io.Reader, out []byte) ([]byte, error) {
+	n := len(out)
 	if _, err := io.ReadFull(r, out); err != nil {
 		return nil, err
 	}

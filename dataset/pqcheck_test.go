@@ -190,7 +190,7 @@ func joinParquet(t *testing.T, data []byte, md *format.FileMetaData) []byte {
 
 // withPage rewrites the first page of column col in the file's first row
 // group: change gets its header and data and returns the new data. The
-// offsets after it move with it.
+// offsets after it move with it, and the page's checksum is dropped.
 func withPage(t *testing.T, b []byte, col string, change func(h *format.PageHeader, data []byte) []byte) []byte {
 	t.Helper()
 	data, md := splitParquet(t, b)
@@ -214,6 +214,7 @@ func withPage(t *testing.T, b []byte, col string, change func(h *format.PageHead
 	page := data[start+hlen : start+hlen+int64(h.CompressedPageSize)]
 	rest := data[start+hlen+int64(h.CompressedPageSize):]
 	page = change(&h, bytes.Clone(page))
+	h.CRC = 0 // a checksum would catch a damage made by hand, not one written so
 	header, err := thrift.Marshal(&thrift.CompactProtocol{}, &h)
 	if err != nil {
 		t.Fatal(err)
@@ -292,12 +293,12 @@ func TestParquetHostile(t *testing.T) {
 			return data
 		}), "declares 1073741824 values, more than the 12 rows left"},
 		{"a run of levels beyond the page", withPage(t, plain, "next_state", func(h *format.PageHeader, data []byte) []byte {
-			run := binary.AppendUvarint(nil, (1<<31)<<1) // 2^31 zeros
+			run := binary.AppendUvarint(nil, (1<<31-1)<<1) // 2^31 - 1 zeros
 			levels := binary.LittleEndian.AppendUint32(nil, uint32(len(run)+1))
 			levels = append(append(levels, run...), 0)
 			h.UncompressedPageSize, h.CompressedPageSize = int32(len(levels)), int32(len(levels))
 			return levels
-		}), `column "next_state": damaged Parquet file: row group 0: page 0: definition levels: a run of 2147483648 levels in a page of 12 values`},
+		}), `column "next_state": damaged Parquet file: row group 0: page 0: definition levels: a run of 2147483647 levels in a page of 12 values`},
 		{"dictionary index beyond the dictionary", withPage(t, dict, "state", func(h *format.PageHeader, data []byte) []byte {
 			h.DictionaryPageHeader.V.NumValues = 1
 			h.UncompressedPageSize, h.CompressedPageSize = 8, 8
