@@ -26,6 +26,10 @@ const (
 	roleTargetK    // target_prob_k
 	roleNextTarget // next_target_prob_k
 	roleIgnore     // a column the reader skips (ReadOptions.Ignore)
+	// Labelled state, action and next_state (ReadOptions.Categorical).
+	roleStateLabel
+	roleActionLabel
+	roleNextLabel
 	numRoles
 )
 
@@ -170,7 +174,7 @@ func newLayout(file string, names []string, row int, o *ReadOptions) (*layout, e
 		r, k, ok := classify(contract)
 		if !ok {
 			s := suggestFor(name)
-			ps = append(ps, problem{col: name, msg: s.msg, flag: s.flag})
+			ps = append(ps, problem{col: name, msg: s.msg, flag: s.flag, short: s.short})
 			if s.role != "" {
 				suggested[s.role] = true
 			}
@@ -324,6 +328,8 @@ func newLayout(file string, names []string, row int, o *ReadOptions) (*layout, e
 				fail(l.name("state_0"), "--categorical state: the states are vectors (%s); labels are for a state column", span("state", l.stateDim))
 			case c == "state":
 				l.labelState = true
+				l.relabel(roleState, roleStateLabel)
+				l.relabel(roleNext, roleNextLabel)
 			case c == "action" && l.actionDim > 0:
 				fail(l.name("action_0"), "--categorical action: the actions are vectors (%s); labels are for an action column", span("action", l.actionDim))
 			case c == "action" && l.targetK > 0:
@@ -331,6 +337,7 @@ func newLayout(file string, names []string, row int, o *ReadOptions) (*layout, e
 					"which labels do not have until the whole file is read; give the logged action's target_prob instead, or action ids")
 			case c == "action":
 				l.labelAction = true
+				l.relabel(roleAction, roleActionLabel)
 			}
 		}
 	}
@@ -338,6 +345,16 @@ func newLayout(file string, names []string, row int, o *ReadOptions) (*layout, e
 		return nil, err
 	}
 	return l, nil
+}
+
+// relabel gives the columns of role from the role to, so that readers
+// tell labels from ids by role alone.
+func (l *layout) relabel(from, to role) {
+	for j := range l.cols {
+		if l.cols[j].role == from {
+			l.cols[j].role = to
+		}
+	}
 }
 
 // name returns the file's name for a contract column: the name it has

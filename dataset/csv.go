@@ -132,17 +132,7 @@ func (p *csvRowParser) parse(fields [][]byte, row int32) error {
 			r.ep = b.episode(f)
 		case roleT, roleState, roleAction:
 			var v int32
-			switch {
-			case c.role == roleState && b.states != nil:
-				v, msg = label(b.states, f)
-			case c.role == roleAction && b.actions != nil:
-				v, msg = label(b.actions, f)
-			default:
-				v, msg = parseIndex(f, indexNoun[c.role])
-				if msg != "" && c.role != roleT {
-					msg += labelHint(msg, c.role)
-				}
-			}
+			v, msg = parseIndex(f, indexNoun[c.role])
 			switch c.role {
 			case roleT:
 				r.t = v
@@ -151,16 +141,23 @@ func (p *csvRowParser) parse(fields [][]byte, row int32) error {
 			default:
 				r.action = v
 			}
+			if msg != "" && c.role != roleT {
+				msg += labelHint(msg, c.role)
+			}
 		case roleNext:
-			switch {
-			case len(f) == 0:
-			case b.states != nil:
-				r.next = b.states.id(f)
-			default:
+			if len(f) > 0 {
 				r.next, msg = parseIndex(f, indexNoun[c.role])
 				if msg != "" {
 					msg += labelHint(msg, c.role)
 				}
+			}
+		case roleStateLabel:
+			r.state, msg = label(b.states, f)
+		case roleActionLabel:
+			r.action, msg = label(b.actions, f)
+		case roleNextLabel:
+			if len(f) > 0 {
+				r.next = b.states.id(f)
 			}
 		case roleStateK, roleActionK, roleReward:
 			var v float64

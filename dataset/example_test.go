@@ -130,7 +130,7 @@ u1,1,2,0,0,0.5,0.9,42
 	//   column "trajectory_id": unknown column; other OPE tools' name for episode: read it with --column episode=trajectory_id
 	//   column "step": unknown column; other OPE tools' name for t: read it with --column t=step
 	//   column "pscore": unknown column; other OPE tools' name for behavior_prob: read it with --column behavior_prob=pscore
-	//   column "user_id": unknown column: drop it with --ignore user_id, or read it as a contract column with --column ROLE=user_id (the columns are episode, t, state (or state_0, state_1, ...), action (or action_0, ...), reward, target_prob or target_logprob, and optionally behavior_prob or behavior_logprob, next_state (or next_state_0, ...), target_prob_0, target_prob_1, ... and next_target_prob_0, next_target_prob_1, ...)
+	//   column "user_id": unknown column: drop it with --ignore user_id, or read it as a contract column with --column ROLE=user_id
 	// to read the file as it is, add: --column episode=trajectory_id --column t=step --column behavior_prob=pscore --ignore user_id
 	// 1 episode of 2 steps, behavior probability 0.5
 }

@@ -237,9 +237,10 @@ func closest(name string, names []string) string {
 
 // problem is one thing wrong with a header.
 type problem struct {
-	col  string // the file's column, "" if none
-	msg  string
-	flag string // the flag that fixes it, or ""
+	col   string // the file's column, "" if none
+	msg   string
+	flag  string // the flag that fixes it, or ""
+	short string // msg for a list of problems, if shorter
 }
 
 // headerError turns a header's problems into one *FormatError: a single
@@ -261,7 +262,11 @@ func headerError(file string, row int, ps []problem) error {
 		if p.col != "" {
 			fmt.Fprintf(&b, "column %q: ", p.col)
 		}
-		b.WriteString(p.msg)
+		if p.short != "" {
+			b.WriteString(p.short)
+		} else {
+			b.WriteString(p.msg)
+		}
 		if p.flag != "" && !slices.Contains(flags, p.flag) {
 			flags = append(flags, p.flag)
 		}
@@ -355,9 +360,10 @@ func splitIndex(name string) (prefix string, k int, ok bool) {
 
 // suggestion is what the message of an unknown column proposes.
 type suggestion struct {
-	role string // the contract column (or prefix) it probably is, "" if none
-	flag string // the flag that reads it: --column ROLE=NAME or --ignore NAME
-	msg  string
+	role  string // the contract column (or prefix) it probably is, "" if none
+	flag  string // the flag that reads it: --column ROLE=NAME or --ignore NAME
+	msg   string
+	short string // msg in a list of problems, if shorter
 }
 
 // suggestFor proposes how to read an unknown column: another tool's
@@ -392,15 +398,15 @@ func suggestFor(name string) suggestion {
 			msg: fmt.Sprintf("unknown column (did you mean %q?): rename it, or read it with %s", s, flag)}
 	}
 	flag := "--ignore " + shellWord(name)
-	msg := fmt.Sprintf("unknown column: drop it with %s, or read it as a contract column with --column ROLE=%s (the columns are %s)",
-		flag, shellWord(name), contractColumns)
+	short := fmt.Sprintf("unknown column: drop it with %s, or read it as a contract column with --column ROLE=%s", flag, shellWord(name))
+	var pandas string
 	switch {
 	case strings.HasPrefix(name, "__index_level_"):
-		msg += "; pandas writes its index this way: save with to_parquet(index=False)"
+		pandas = "; pandas writes its index this way: save with to_parquet(index=False)"
 	case strings.HasPrefix(name, "Unnamed: "):
-		msg += "; pandas reads a nameless column (its index, saved) this way: save with to_csv(index=False)"
+		pandas = "; pandas reads a nameless column (its index, saved) this way: save with to_csv(index=False)"
 	}
-	return suggestion{flag: flag, msg: msg}
+	return suggestion{flag: flag, msg: short + " (the columns are " + contractColumns + ")" + pandas, short: short + pandas}
 }
 
 // shellWord quotes s for a POSIX shell if it needs quoting, so that a

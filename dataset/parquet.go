@@ -80,7 +80,7 @@ func readParquet(r io.ReaderAt, size int64, name string, o *ReadOptions) (d *Dat
 		if c.Repeated() {
 			return nil, nil, &FormatError{File: name, Column: c.Name(), Msg: "repeated column; the log contract has flat columns, one value per row"}
 		}
-		pc, msg := newPQColumn(&lay.cols[j], c.Type(), lay)
+		pc, msg := newPQColumn(&lay.cols[j], c.Type())
 		if msg != "" {
 			return nil, nil, &FormatError{File: name, Column: names[j], Msg: msg}
 		}
@@ -185,10 +185,9 @@ type pqColumn struct {
 }
 
 // newPQColumn checks that a column's type suits its role.
-func newPQColumn(col *column, t parquet.Type, lay *layout) (*pqColumn, string) {
+func newPQColumn(col *column, t parquet.Type) (*pqColumn, string) {
 	c := &pqColumn{col: col, kind: t.Kind(), vals: make([]parquet.Value, pqBatch), null: make([]bool, pqBatch)}
-	c.labels = col.role == roleEpisode ||
-		lay.labelState && (col.role == roleState || col.role == roleNext) || lay.labelAction && col.role == roleAction
+	c.labels = col.role == roleEpisode || col.role == roleStateLabel || col.role == roleActionLabel || col.role == roleNextLabel
 	plainNumber := true
 	if lt := t.LogicalType(); lt != nil && lt.Value != nil {
 		it, isInt := lt.Value.(*format.IntType)
@@ -348,7 +347,7 @@ func (p *pqRowParser) parse(cols []*pqColumn, i int, row int32) error {
 		var msg string
 		if c.null[i] {
 			switch col.role {
-			case roleNext:
+			case roleNext, roleNextLabel:
 			case roleNextK:
 				miss(&x.nextMissing, col.k)
 			case roleNextTarget:
@@ -369,11 +368,11 @@ func (p *pqRowParser) parse(cols []*pqColumn, i int, row int32) error {
 			switch col.role {
 			case roleEpisode:
 				r.ep = b.episode(v)
-			case roleAction:
+			case roleActionLabel:
 				r.action = b.actions.id(v)
-			case roleState:
+			case roleStateLabel:
 				r.state = b.states.id(v)
-			default: // roleNext
+			default: // roleNextLabel
 				r.next = b.states.id(v)
 			}
 			continue

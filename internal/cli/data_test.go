@@ -3,9 +3,11 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -237,6 +239,53 @@ func TestDataUsageErrors(t *testing.T) {
 		_, errOut, code := run(t, args...)
 		if code != ExitUsage || !strings.HasPrefix(errOut, "ihope: ") {
 			t.Errorf("%q: exit %d: %s", args, code, errOut)
+		}
+	}
+}
+
+// A hostile Parquet file gets one line on stderr, exit 1 and nothing on
+// stdout: neither parquet-go's own warnings (one of these files made it
+// print one straight to the terminal) nor a crash. The CLI runs in a
+// child process, so that what reaches its stderr by any way is seen.
+func TestHostileParquetQuiet(t *testing.T) {
+	if args := os.Getenv("IHOPE_CLI_CHILD"); args != "" {
+		os.Exit(Run(strings.Split(args, "\n"), os.Stdout, os.Stderr))
+	}
+	dir := t.TempDir()
+	for _, name := range []string{"b83f4ae015f4d21a", "lz4-page-doubling-oom", "page-size-1GiB", "levels-run-2GiB"} {
+		raw, err := os.ReadFile(filepath.Join("..", "..", "dataset", "testdata", "fuzz", "FuzzReadParquet", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// go test fuzz v1\n[]byte("...")
+		s := strings.TrimSpace(string(raw[bytes.IndexByte(raw, '\n')+1:]))
+		data, err := strconv.Unquote(strings.TrimSuffix(strings.TrimPrefix(s, "[]byte("), ")"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, name+".parquet")
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, verbose := range []string{"", "--verbose"} {
+			args := []string{"estimate", "--data", path}
+			if verbose != "" {
+				args = append(args, verbose)
+			}
+			cmd := exec.Command(os.Args[0], "-test.run", "^TestHostileParquetQuiet$")
+			cmd.Env = append(os.Environ(), "IHOPE_CLI_CHILD="+strings.Join(args, "\n"), "GOMEMLIMIT=512MiB")
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != ExitError {
+				t.Errorf("%s %s: %v, stderr %q", name, verbose, err, stderr.String())
+				continue
+			}
+			if stdout.Len() != 0 || strings.Count(stderr.String(), "\n") != 1 ||
+				!strings.HasPrefix(stderr.String(), "ihope: "+path+": ") || !strings.Contains(stderr.String(), "damaged Parquet file") {
+				t.Errorf("%s %s: stdout %q, stderr %q", name, verbose, stdout.String(), stderr.String())
+			}
 		}
 	}
 }
