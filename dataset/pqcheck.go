@@ -869,11 +869,14 @@ func decodeDelta(b []byte, n int, int32s, keep bool) (vals []int64, used int, ms
 			if int(w) > maxWidth {
 				return nil, 0, fmt.Sprintf("a miniblock of %d-bit values", w)
 			}
+			// A miniblock takes per*w/8 bytes; the last one may stop
+			// after the values it holds, as parquet-go reads it.
+			k := min(per, left)
 			m := per * int(w) / 8
-			if m > len(b)-i {
+			if need := (k*int(w) + 7) / 8; need > len(b)-i {
 				return nil, 0, "a miniblock longer than its data"
 			}
-			k := min(per, left)
+			m = min(m, len(b)-i)
 			if keep {
 				for j := range k {
 					d := unpack(b[i:i+m], j, int(w))
