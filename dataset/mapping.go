@@ -57,8 +57,9 @@ func ParseColumns(flags []string) (map[string]string, error) {
 	}
 	m := make(map[string]string, len(flags))
 	for _, f := range flags {
+		// The name is kept as it is: spreadsheets leave spaces in names.
 		role, name, ok := strings.Cut(f, "=")
-		role, name = strings.TrimSpace(role), strings.TrimSpace(name)
+		role = strings.TrimSpace(role)
 		if !ok || role == "" || name == "" {
 			return nil, fmt.Errorf("column mapping %q: want ROLE=NAME, such as behavior_prob=pscore", f)
 		}

@@ -237,8 +237,8 @@ func TestReadOptionsCheck(t *testing.T) {
 			t.Errorf("ParseColumns(%q): no error", flags)
 		}
 	}
-	m, err := dataset.ParseColumns([]string{"behavior_prob = pscore", "state_=obs_", "state_0=x"})
-	if err != nil || !reflect.DeepEqual(m, map[string]string{"behavior_prob": "pscore", "state_": "obs_", "state_0": "x"}) {
+	m, err := dataset.ParseColumns([]string{"behavior_prob =pscore ", "state_=obs_", "state_0=x"})
+	if err != nil || !reflect.DeepEqual(m, map[string]string{"behavior_prob": "pscore ", "state_": "obs_", "state_0": "x"}) {
 		t.Errorf("ParseColumns: %v, %v", m, err)
 	}
 }
@@ -295,5 +295,22 @@ a,0,work,left,1,0.5,0.5,
 	}
 	if _, labels, err := dataset.ReadFileWith(path, dataset.ReadOptions{Categorical: []string{"action"}}); err == nil {
 		t.Errorf("labelled states read as ids: %+v", labels)
+	}
+}
+
+// A name with a space at its end, as spreadsheets leave them, is
+// suggested quoted and read as it is.
+func TestMappingSpacedName(t *testing.T) {
+	const in = "episode,t,state,action,reward,pscore ,target_prob\n" + ok
+	_, err := dataset.ReadCSV(strings.NewReader(in), "test.csv")
+	if err == nil || !strings.Contains(err.Error(), "--column 'behavior_prob=pscore '") {
+		t.Fatalf("got %v", err)
+	}
+	cols, err := dataset.ParseColumns([]string{"behavior_prob=pscore "})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := dataset.Read(strings.NewReader(in), "test.csv", dataset.ReadOptions{Format: dataset.CSV, Columns: cols}); err != nil {
+		t.Error(err)
 	}
 }
