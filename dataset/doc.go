@@ -5,7 +5,7 @@
 //
 // Every estimator in ihope consumes a *Dataset, whether it was sampled from
 // a built-in world (package rollout) or loaded from a user's logs
-// (ReadFile, ReadCSV, ReadParquet). Probabilities are stored as
+// (ReadFile, ReadFileWith, Read, ReadCSV, ReadParquet). Probabilities are stored as
 // logarithms, so that products of ratios over long horizons are sums that
 // stay finite, and a target probability of 0 is exactly -Inf.
 //
@@ -54,27 +54,6 @@
 // name would otherwise be lost), and so is a column given twice or under
 // both of its names (state and state_0, behavior_prob and
 // behavior_logprob). Vector columns are numbered from 0 without gaps.
-//
-// # Other tools' logs
-//
-// ReadOptions read a file whose columns are named otherwise: Columns maps
-// a contract column onto the file's (behavior_prob onto pscore, or a
-// vector prefix, state_ onto obs_), Ignore drops columns, and Categorical
-// reads state and action labels (strings), numbered in sorted order
-// (Labels). A column that is neither is still refused, and the message
-// names the flag that reads it: other OPE tools' names (pscore,
-// trajectory_id, step, action_prob, obs_k, ...) get --column
-// behavior_prob=pscore and the like, near misses of a contract name
-// ("Episode", "rewrad") --column episode=Episode, any other --ignore
-// user_id. All problems of a header are reported in one error, with the
-// flags that fix them on its last line.
-//
-// A file that is not what its name says gets a message saying what it
-// looks like: gzip-compressed data, UTF-16 text, a Parquet file or a
-// spreadsheet named .csv; CSV text named .parquet; a header split by
-// semicolons or tabs in a .csv. These checks look only at what no log can
-// hold (control bytes in the header, a one-column header), so they change
-// messages, never what is accepted.
 //
 // Values:
 //
@@ -131,6 +110,27 @@
 // id, or K with target_prob_k columns. For vector states StateDim = d and
 // the Obs column is set; for vector actions ActionDim = d and ActionVec is
 // set. An episode whose last row has no next state has HasFinal false.
+//
+// # Other tools' logs
+//
+// ReadOptions read a file whose columns are named otherwise: Columns maps
+// a contract column onto the file's (behavior_prob onto pscore, or a
+// vector prefix, state_ onto obs_), Ignore drops columns, and Categorical
+// reads state and action labels (strings), numbered in sorted order
+// (Labels). A column that is neither is still refused, and the message
+// names the flag that reads it: other OPE tools' names (pscore,
+// trajectory_id, step, action_prob, obs_k, ...) get --column
+// behavior_prob=pscore and the like, near misses of a contract name
+// ("Episode", "rewrad") --column episode=Episode, any other --ignore
+// user_id. All problems of a header are reported in one error, with the
+// flags that fix them on its last line.
+//
+// A file that is not what its name says gets a message saying what it
+// looks like: gzip-compressed data, UTF-16 text, a Parquet file or a
+// spreadsheet named .csv; CSV text named .parquet; a header split by
+// semicolons or tabs in a .csv. These checks look only at what no
+// contract header holds (control bytes in the header line, a header of one
+// column), so they change the messages of files refused anyway.
 //
 // # CSV details
 //
