@@ -157,7 +157,7 @@ func readText(r io.Reader, name string, f Format, o *ReadOptions) (*Dataset, *La
 	if !f.gzipped() {
 		return readDelimited(r, name, f, o)
 	}
-	br := bufio.NewReaderSize(r, sniffLen)
+	br := bufio.NewReaderSize(r, 64<<10) // gzip reads through it
 	head, _ := br.Peek(sniffLen)
 	if !bytes.HasPrefix(head, []byte("\x1f\x8b")) {
 		what := "it does not start with gzip's magic number"
