@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
@@ -43,6 +44,49 @@ func benchRead(b *testing.B, ext string) {
 
 func BenchmarkReadCSV1M(b *testing.B)     { benchRead(b, ".csv") }
 func BenchmarkReadParquet1M(b *testing.B) { benchRead(b, ".parquet") }
+
+// BenchmarkReadCSVGzip1M reads the same log gzip-compressed: inflating
+// runs in a goroutine of its own, beside the parsing (its MB/s count the
+// compressed bytes).
+func BenchmarkReadCSVGzip1M(b *testing.B) { benchRead(b, ".csv.gz") }
+
+// BenchmarkReadCSVMapped1M reads the same log with its columns renamed
+// (trajectory_id, step) and an extra column dropped, as --column and
+// --ignore read another tool's export.
+func BenchmarkReadCSVMapped1M(b *testing.B) {
+	path, size := benchFile(b, ".csv")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	i := bytes.IndexByte(raw, '\n')
+	header := strings.Replace(strings.Replace(string(raw[:i]), "episode", "trajectory_id", 1), ",t,", ",step,", 1)
+	// An extra first column: "u" on every row.
+	var buf bytes.Buffer
+	buf.WriteString("user_id," + header + "\n")
+	for _, line := range bytes.SplitAfter(raw[i+1:], []byte("\n")) {
+		if len(line) > 0 {
+			buf.WriteString("u,")
+			buf.Write(line)
+		}
+	}
+	mapped := filepath.Join(b.TempDir(), "mapped.csv")
+	if err := os.WriteFile(mapped, buf.Bytes(), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	o := dataset.ReadOptions{Columns: map[string]string{"episode": "trajectory_id", "t": "step"}, Ignore: []string{"user_id"}}
+	b.SetBytes(size)
+	b.ReportAllocs()
+	for b.Loop() {
+		d, _, err := dataset.ReadFileWith(mapped, o)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if d.NumSteps() != 1_000_000 {
+			b.Fatalf("%d steps", d.NumSteps())
+		}
+	}
+}
 
 func benchWrite(b *testing.B, write func(*bytes.Buffer, *dataset.Dataset) error) {
 	d := sampled(b, 1000, 1000)

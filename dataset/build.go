@@ -51,13 +51,58 @@ type builder struct {
 	// inOrder stays true while the rows come episode after episode with
 	// t = 0, 1, 2, ...; then finish need not sort.
 	inOrder bool
+
+	// states, actions number the labels of categorical columns (nil for
+	// columns of ids).
+	states, actions *labeler
 }
 
 func newBuilder(file string, lay *layout) *builder {
-	return &builder{file: file, lay: lay, idIndex: map[string]int32{}, lastEp: -1, inOrder: true,
+	b := &builder{file: file, lay: lay, idIndex: map[string]int32{}, lastEp: -1, inOrder: true,
 		recs: chunks[rec]{w: 1}, obs: chunks[float64]{w: lay.stateDim},
 		act: chunks[float64]{w: lay.actionDim}, nobs: chunks[float64]{w: lay.stateDim},
 		tp: chunks[float64]{w: lay.targetK}, ntp: chunks[float64]{w: lay.targetK}}
+	if lay.labelState {
+		b.states = newLabeler()
+	}
+	if lay.labelAction {
+		b.actions = newLabeler()
+	}
+	return b
+}
+
+// labeler numbers the labels of a categorical column as they come;
+// finish renumbers them in sorted order.
+type labeler struct {
+	ids    map[string]int32
+	labels []string
+}
+
+func newLabeler() *labeler { return &labeler{ids: map[string]int32{}} }
+
+// id returns the number of a label, giving it one if it is new. A label
+// already seen costs a map lookup without allocation.
+func (l *labeler) id(b []byte) int32 {
+	if id, ok := l.ids[string(b)]; ok {
+		return id
+	}
+	id := int32(len(l.labels))
+	s := string(b)
+	l.labels = append(l.labels, s)
+	l.ids[s] = id
+	return id
+}
+
+// sorted returns the labels in sorted order and, by the number id gave a
+// label, its place in that order.
+func (l *labeler) sorted() (labels []string, perm []int32) {
+	labels = slices.Clone(l.labels)
+	slices.Sort(labels)
+	perm = make([]int32, len(labels))
+	for i, s := range labels {
+		perm[l.ids[s]] = int32(i)
+	}
+	return labels, perm
 }
 
 // chunkBits sets the size of the chunks that hold rows: 2^16 rows.
@@ -140,14 +185,51 @@ func (b *builder) add(r rec) error {
 	return nil
 }
 
+// fail returns a FormatError at a row and a contract column, named as
+// the file names it.
 func (b *builder) fail(row int32, col, format string, args ...any) error {
-	return &FormatError{File: b.file, Row: int(row), Column: col, Msg: fmt.Sprintf(format, args...)}
+	return &FormatError{File: b.file, Row: int(row), Column: b.lay.name(col), Msg: fmt.Sprintf(format, args...)}
 }
 
 // finish sorts the rows by (episode, t), checks that every episode's t runs
 // 0, 1, 2, ... and that next states given on inner rows agree with the
 // following row, and builds the Dataset.
-func (b *builder) finish() (*Dataset, error) {
+func (b *builder) finish() (*Dataset, *Labels, error) {
+	d, err := b.build()
+	if err != nil {
+		return nil, nil, err
+	}
+	var labels *Labels
+	if b.states != nil || b.actions != nil {
+		labels = &Labels{}
+	}
+	if b.states != nil {
+		var perm []int32
+		labels.State, perm = b.states.sorted()
+		for j, s := range d.State {
+			d.State[j] = perm[s]
+		}
+		for e, s := range d.FinalState {
+			if s >= 0 {
+				d.FinalState[e] = perm[s]
+			}
+		}
+		d.NumStates = len(labels.State)
+	}
+	if b.actions != nil {
+		var perm []int32
+		labels.Action, perm = b.actions.sorted()
+		for j, a := range d.Action {
+			d.Action[j] = perm[a]
+		}
+		d.NumActions = len(labels.Action)
+	}
+	return d, labels, nil
+}
+
+// build checks the rows read and assembles the Dataset, with the
+// labeler's numbers for labels.
+func (b *builder) build() (*Dataset, error) {
 	n := b.recs.n
 	if n == 0 {
 		return nil, &FormatError{File: b.file, Msg: "no data rows"}

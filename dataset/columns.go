@@ -25,6 +25,11 @@ const (
 	roleNextK      // next_state_k
 	roleTargetK    // target_prob_k
 	roleNextTarget // next_target_prob_k
+	roleIgnore     // a column the reader skips (ReadOptions.Ignore)
+	// Labelled state, action and next_state (ReadOptions.Categorical).
+	roleStateLabel
+	roleActionLabel
+	roleNextLabel
 	numRoles
 )
 
@@ -104,53 +109,82 @@ type layout struct {
 	// behaviorLn, targetLn report that the log-probability columns are
 	// used instead of the probability columns.
 	behaviorLn, targetLn bool
-	// target names the column of the logged action's target probability
-	// (target_prob or target_logprob), "" if only target_prob_k are given.
+	// target names the contract column of the logged action's target
+	// probability (target_prob or target_logprob), "" if only
+	// target_prob_k are given.
 	target string
 	// targetK is the number K of target_prob_k columns (0 if none).
 	targetK int
+	// labelState, labelAction report that the state (and next_state)
+	// and action columns hold labels (ReadOptions.Categorical).
+	labelState, labelAction bool
+	// display maps contract names to the file's names where
+	// ReadOptions.Columns renamed a column (nil if none was).
+	display map[string]string
 }
 
 // discreteActions reports whether actions are ids (so that probabilities
 // are probabilities, not densities).
 func (l *layout) discreteActions() bool { return l.actionDim == 0 }
 
-// newLayout checks a header (the column names in file order) against the
-// log contract. row is the row number of the header (1 for CSV, 0 for
-// Parquet, which has none).
-func newLayout(file string, names []string, row int) (*layout, error) {
-	fail := func(col, format string, args ...any) error {
-		return &FormatError{File: file, Row: row, Column: col, Msg: fmt.Sprintf(format, args...)}
+// newLayout checks a header (the file's column names in file order)
+// against the log contract, read through o (nil for the contract as it
+// is). row is the row number of the header (1 for CSV, 0 for Parquet,
+// which has none). Every problem of the header is reported, in one
+// error (headerError).
+func newLayout(file string, names []string, row int, o *ReadOptions) (*layout, error) {
+	var ps []problem
+	fail := func(col, format string, args ...any) {
+		ps = append(ps, problem{col: col, msg: fmt.Sprintf(format, args...)})
 	}
+	rn := newRenamer(o)
 	l := &layout{cols: make([]column, len(names))}
 	for r := range l.at {
 		l.at[r] = -1
 	}
-	seen := make(map[string]int, len(names))
+	seen := make(map[string]int, len(names)) // contract name -> position
 	// Vector columns by role: index -> position in the file.
 	vec := map[role]map[int]int{roleStateK: {}, roleActionK: {}, roleNextK: {}, roleTargetK: {}, roleNextTarget: {}}
-	first := map[role]int{} // first position of each role
+	first := map[role]int{}        // first position of each role
+	suggested := map[string]bool{} // contract columns and prefixes that suggestions provide
 	for j, name := range names {
+		l.cols[j] = column{name: name, role: roleIgnore, k: -1}
 		if name == "" {
 			hint := ""
 			if j == 0 {
 				hint = " (pandas writes its index this way; save with to_csv(index=False))"
 			}
-			return nil, fail("", "column %d has no name%s", j+1, hint)
+			fail("", "column %d has no name%s", j+1, hint)
+			continue
 		}
-		if p, dup := seen[name]; dup {
-			return nil, fail(name, "duplicate column (columns %d and %d have this name)", p+1, j+1)
+		contract, ignored, flag := rn.contract(name)
+		if ignored {
+			continue
 		}
-		seen[name] = j
-		r, k, ok := classify(name)
+		if p, dup := seen[contract]; dup {
+			switch {
+			case names[p] == name:
+				fail(name, "duplicate column (columns %d and %d have this name)", p+1, j+1)
+			default:
+				fail(name, "is %s (%s), but column %d, %q, is %s too", contract, flag, p+1, names[p], contract)
+			}
+			continue
+		}
+		seen[contract] = j
+		r, k, ok := classify(contract)
 		if !ok {
-			if s := suggest(name); s != "" {
-				return nil, fail(name, "unknown column (did you mean %q?)", s)
+			s := suggestFor(name)
+			ps = append(ps, problem{col: name, msg: s.msg, flag: s.flag, short: s.short})
+			if s.role != "" {
+				suggested[s.role] = true
 			}
-			if strings.HasPrefix(name, "__index_level_") {
-				return nil, fail(name, "unknown column (pandas writes its index this way; save with to_parquet(index=False))")
+			continue
+		}
+		if contract != name {
+			if l.display == nil {
+				l.display = map[string]string{}
 			}
-			return nil, fail(name, "unknown column; the columns are %s", contractColumns)
+			l.display[contract] = name
 		}
 		l.cols[j] = column{name: name, role: r, k: k}
 		if k >= 0 {
@@ -161,6 +195,18 @@ func newLayout(file string, names []string, row int) (*layout, error) {
 		if _, ok := first[r]; !ok {
 			first[r] = j
 		}
+	}
+	ps = append(rn.unused(names), ps...)
+	provided := func(r role) bool {
+		if s := scalarNames[r]; s != "" {
+			return suggested[s]
+		}
+		for _, v := range vectorPrefixes {
+			if v.role == r {
+				return suggested[v.prefix]
+			}
+		}
+		return false
 	}
 
 	// Alternatives that exclude each other; name the one that comes later.
@@ -173,11 +219,12 @@ func newLayout(file string, names []string, row int) (*layout, error) {
 		b, okB := first[pair[1]]
 		if okA && okB {
 			later := names[max(a, b)]
-			return nil, fail(later, "both %q and %q are given; use one of them", names[min(a, b)], later)
+			fail(later, "both %q and %q are given; use one of them", names[min(a, b)], later)
 		}
 	}
 
-	// Required columns, in the order of the contract.
+	// Required columns, in the order of the contract; one that a
+	// suggestion above provides is not named again.
 	for _, req := range [...]struct {
 		r, alt role
 		msg    string
@@ -192,8 +239,10 @@ func newLayout(file string, names []string, row int) (*layout, error) {
 		_, ok1 := first[req.r]
 		_, ok2 := first[req.alt]
 		_, ok3 := first[roleTargetK]
-		if !ok1 && !ok2 && (req.r != roleTarget || !ok3) {
-			return nil, fail(scalarNames[req.r], "required column is missing%s", req.msg)
+		covered := provided(req.r) || provided(req.alt) ||
+			req.r == roleTarget && (ok3 || provided(roleTargetK) || suggested["target_logprob"])
+		if !ok1 && !ok2 && (req.r != roleTarget || !ok3) && !covered {
+			fail(scalarNames[req.r], "required column is missing%s", req.msg)
 		}
 	}
 
@@ -207,9 +256,10 @@ func newLayout(file string, names []string, row int) (*layout, error) {
 		}
 		for k := 0; k < d; k++ {
 			if _, ok := cols[k]; !ok {
-				return nil, fail(v.prefix+strconv.Itoa(k),
-					"column is missing: vector columns must be numbered %s0, %s1, ... without gaps, and %s%d is present",
-					v.prefix, v.prefix, v.prefix, d-1)
+				fail(l.name(v.prefix+strconv.Itoa(k)),
+					"column is missing: vector columns must be numbered %s0, %s1, ... without gaps, and %s is present",
+					v.prefix, v.prefix, l.name(v.prefix+strconv.Itoa(d-1)))
+				break
 			}
 		}
 		dims[v.role] = d
@@ -218,17 +268,17 @@ func newLayout(file string, names []string, row int) (*layout, error) {
 
 	// Next-state columns must match the state columns.
 	if p, ok := first[roleNext]; ok && l.stateDim > 0 {
-		return nil, fail(names[p], "is a state id but the states are vectors (%s); use %s", span("state", l.stateDim), span("next_state", l.stateDim))
+		fail(names[p], "is a state id but the states are vectors (%s); use %s", span("state", l.stateDim), span("next_state", l.stateDim))
 	}
 	if p, ok := first[roleNextK]; ok {
 		nd := dims[roleNextK]
 		switch {
 		case l.stateDim == 0:
-			return nil, fail(names[p], `is a state vector component but the states are ids (column "state"); use next_state`)
+			fail(names[p], `is a state vector component but the states are ids (column "state"); use next_state`)
 		case nd > l.stateDim:
-			return nil, fail(fmt.Sprintf("next_state_%d", l.stateDim), "the state has only %d components (%s)", l.stateDim, span("state", l.stateDim))
+			fail(l.name(fmt.Sprintf("next_state_%d", l.stateDim)), "the state has only %d components (%s)", l.stateDim, span("state", l.stateDim))
 		case nd < l.stateDim:
-			return nil, fail(fmt.Sprintf("next_state_%d", nd), "column is missing: the state has %d components (%s)", l.stateDim, span("state", l.stateDim))
+			fail(l.name(fmt.Sprintf("next_state_%d", nd)), "column is missing: the state has %d components (%s)", l.stateDim, span("state", l.stateDim))
 		}
 	}
 	_, hasNext := first[roleNext]
@@ -238,10 +288,10 @@ func newLayout(file string, names []string, row int) (*layout, error) {
 	_, hasB := first[roleBehavior]
 	l.behavior = hasB || l.behaviorLn
 	_, l.targetLn = first[roleTargetLn]
-	if p, ok := first[roleTarget]; ok {
-		l.target = names[p]
-	} else if p, ok := first[roleTargetLn]; ok {
-		l.target = names[p]
+	if _, ok := first[roleTarget]; ok {
+		l.target = scalarNames[roleTarget]
+	} else if _, ok := first[roleTargetLn]; ok {
+		l.target = scalarNames[roleTargetLn]
 	}
 
 	// The target's whole action distribution: discrete actions only;
@@ -256,20 +306,65 @@ func newLayout(file string, names []string, row int) (*layout, error) {
 		if !hasK || (hasNextTarget && pn < pk) {
 			p = pn
 		}
-		return nil, fail(names[p], "gives the target's probability of one discrete action, but the actions are vectors (%s); "+
+		fail(names[p], "gives the target's probability of one discrete action, but the actions are vectors (%s); "+
 			"the target_prob_k and next_target_prob_k columns are for action ids (column \"action\")", span("action", l.actionDim))
 	case hasNextTarget && !hasK:
-		return nil, fail(names[pn], "next_target_prob_k (the target's action distribution at the next state) needs the target_prob_k columns (target_prob_0, target_prob_1, ...)")
+		fail(names[pn], "next_target_prob_k (the target's action distribution at the next state) needs the target_prob_k columns (target_prob_0, target_prob_1, ...)")
 	case nd > l.targetK:
-		return nil, fail(fmt.Sprintf("next_target_prob_%d", l.targetK), "there are only %d target_prob_k columns (%s)", l.targetK, span("target_prob", l.targetK))
+		fail(l.name(fmt.Sprintf("next_target_prob_%d", l.targetK)), "there are only %d target_prob_k columns (%s)", l.targetK, span("target_prob", l.targetK))
 	case hasNextTarget && nd < l.targetK:
-		return nil, fail(fmt.Sprintf("next_target_prob_%d", nd), "column is missing: there are %d target_prob_k columns (%s), so give %s",
+		fail(l.name(fmt.Sprintf("next_target_prob_%d", nd)), "column is missing: there are %d target_prob_k columns (%s), so give %s",
 			l.targetK, span("target_prob", l.targetK), span("next_target_prob", l.targetK))
 	case hasNextTarget && !l.next:
-		return nil, fail(names[pn], "next_target_prob_k give the target's action distribution at the state after an episode's last row, "+
+		fail(names[pn], "next_target_prob_k give the target's action distribution at the state after an episode's last row, "+
 			"which needs the next_state column (or next_state_0, ...)")
 	}
+
+	// Categorical columns hold labels: ids only, not vectors.
+	if o != nil {
+		for _, c := range o.Categorical {
+			switch {
+			case c == "state" && l.stateDim > 0:
+				fail(l.name("state_0"), "--categorical state: the states are vectors (%s); labels are for a state column", span("state", l.stateDim))
+			case c == "state":
+				l.labelState = true
+				l.relabel(roleState, roleStateLabel)
+				l.relabel(roleNext, roleNextLabel)
+			case c == "action" && l.actionDim > 0:
+				fail(l.name("action_0"), "--categorical action: the actions are vectors (%s); labels are for an action column", span("action", l.actionDim))
+			case c == "action" && l.targetK > 0:
+				fail(l.name("target_prob_0"), "--categorical action: target_prob_k give the target's probability of action id k, "+
+					"which labels do not have until the whole file is read; give the logged action's target_prob instead, or action ids")
+			case c == "action":
+				l.labelAction = true
+				l.relabel(roleAction, roleActionLabel)
+			}
+		}
+	}
+	if err := headerError(file, row, ps); err != nil {
+		return nil, err
+	}
 	return l, nil
+}
+
+// relabel gives the columns of role from the role to, so that readers
+// tell labels from ids by role alone.
+func (l *layout) relabel(from, to role) {
+	for j := range l.cols {
+		if l.cols[j].role == from {
+			l.cols[j].role = to
+		}
+	}
+}
+
+// name returns the file's name for a contract column: the name it has
+// in the file when ReadOptions.Columns mapped it, else the contract name.
+// Messages name columns as the user's file does.
+func (l *layout) name(contract string) string {
+	if n, ok := l.display[contract]; ok {
+		return n
+	}
+	return contract
 }
 
 const contractColumns = "episode, t, state (or state_0, state_1, ...), action (or action_0, ...), reward, " +

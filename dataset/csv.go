@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 )
 
 // ReadCSV reads a log in the CSV form of the log contract (see the package
@@ -15,26 +16,44 @@ import (
 //
 // The input is read once, streaming; fields may be quoted as in RFC 4180.
 // A bad log is refused with one *FormatError; a failing reader gives its
-// own error, wrapped with the name.
+// own error, wrapped with the name. Read reads TSV, gzip-compressed text
+// and logs whose columns need mapping.
 func ReadCSV(r io.Reader, name string) (*Dataset, error) {
-	sc := newCSVScanner(r)
+	d, _, err := readDelimited(r, name, CSV, nil)
+	return d, err
+}
+
+// readDelimited reads the CSV or TSV form (f's separator) from r, through
+// o (nil for the contract as it is).
+func readDelimited(r io.Reader, name string, f Format, o *ReadOptions) (*Dataset, *Labels, error) {
+	sc := newCSVScanner(r, f.sep())
+	if head, _ := sc.r.Peek(sniffLen); len(head) > 0 {
+		if l, ok := sniff(head); ok {
+			return nil, nil, notTextError(name, f, l)
+		}
+	}
 	header, err := sc.next()
 	if errors.Is(err, io.EOF) {
-		return nil, &FormatError{File: name, Msg: "empty file: want a header row and data rows"}
+		return nil, nil, &FormatError{File: name, Msg: "empty file: want a header row and data rows"}
 	}
 	if err != nil {
-		return nil, sc.wrap(err, name, nil)
+		return nil, nil, sc.wrap(err, name, nil)
 	}
 	if sc.blank {
-		return nil, &FormatError{File: name, Row: 1, Msg: "the header row is empty"}
+		return nil, nil, &FormatError{File: name, Row: 1, Msg: "the header row is empty"}
+	}
+	if len(header) == 1 {
+		if err := delimiterError(name, f, header[0]); err != nil {
+			return nil, nil, err
+		}
 	}
 	names := make([]string, len(header))
 	for j, h := range header {
 		names[j] = string(h)
 	}
-	lay, err := newLayout(name, names, 1)
+	lay, err := newLayout(name, names, 1, o)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	b := newBuilder(name, lay)
 	p := csvRowParser{b: b, lay: lay, names: names, x: newRowExtra(lay)}
@@ -45,7 +64,7 @@ func ReadCSV(r io.Reader, name string) (*Dataset, error) {
 			break
 		}
 		if err != nil {
-			return nil, sc.wrap(err, name, names)
+			return nil, nil, sc.wrap(err, name, names)
 		}
 		if sc.blank {
 			if blankRow == 0 {
@@ -54,25 +73,25 @@ func ReadCSV(r io.Reader, name string) (*Dataset, error) {
 			continue
 		}
 		if blankRow != 0 {
-			return nil, &FormatError{File: name, Row: blankRow, Msg: "empty line between data rows"}
+			return nil, nil, &FormatError{File: name, Row: blankRow, Msg: "empty line between data rows"}
 		}
 		if len(fields) != len(names) {
 			if !sc.newline && len(fields) < len(names) {
-				return nil, &FormatError{File: name, Row: sc.row,
+				return nil, nil, &FormatError{File: name, Row: sc.row,
 					Msg: fmt.Sprintf("truncated last line: %d of %d fields and no line end (is the file complete?)", len(fields), len(names))}
 			}
-			return nil, &FormatError{File: name, Row: sc.row,
+			return nil, nil, &FormatError{File: name, Row: sc.row,
 				Msg: fmt.Sprintf("%d fields, but the header has %d", len(fields), len(names))}
 		}
 		if sc.row > math.MaxInt32 {
-			return nil, &FormatError{File: name, Row: sc.row, Msg: "too many rows"}
+			return nil, nil, &FormatError{File: name, Row: sc.row, Msg: "too many rows"}
 		}
 		if err := p.parse(fields, int32(sc.row)); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if b.recs.n == 0 {
-		return nil, &FormatError{File: name, Msg: "no data rows after the header"}
+		return nil, nil, &FormatError{File: name, Msg: "no data rows after the header"}
 	}
 	return b.finish()
 }
@@ -122,9 +141,23 @@ func (p *csvRowParser) parse(fields [][]byte, row int32) error {
 			default:
 				r.action = v
 			}
+			if msg != "" && c.role != roleT {
+				msg += labelHint(msg, c.role)
+			}
 		case roleNext:
 			if len(f) > 0 {
 				r.next, msg = parseIndex(f, indexNoun[c.role])
+				if msg != "" {
+					msg += labelHint(msg, c.role)
+				}
+			}
+		case roleStateLabel:
+			r.state, msg = label(b.states, f)
+		case roleActionLabel:
+			r.action, msg = label(b.actions, f)
+		case roleNextLabel:
+			if len(f) > 0 {
+				r.next = b.states.id(f)
 			}
 		case roleStateK, roleActionK, roleReward:
 			var v float64
@@ -187,6 +220,27 @@ func (p *csvRowParser) parse(fields [][]byte, row int32) error {
 	return b.addRow(r, x, "empty value")
 }
 
+// labelHint is what a message about a state or action that is not a
+// number adds: they may be labels.
+func labelHint(msg string, r role) string {
+	if !strings.HasSuffix(msg, " is not a number") {
+		return ""
+	}
+	c := "state"
+	if r == roleAction {
+		c = "action"
+	}
+	return fmt.Sprintf(" (if the %ss are labels, read them with --categorical %[1]s)", c)
+}
+
+// label returns the number of a label field.
+func label(l *labeler, f []byte) (int32, string) {
+	if len(f) == 0 {
+		return 0, "empty value"
+	}
+	return l.id(f), ""
+}
+
 // parseReal parses a float field. NaN and infinities parse (the callers
 // refuse them with a clearer message).
 func parseReal(f []byte) (float64, string) {
@@ -241,6 +295,7 @@ func parseIndex(f []byte, noun string) (int32, string) {
 // fields are valid until the next call.
 type csvScanner struct {
 	r      *bufio.Reader
+	sep    byte // the field separator
 	fields [][]byte
 	long   []byte // a line longer than the read buffer
 	out    []byte // unescaped fields of a quoted record
@@ -259,13 +314,19 @@ type scanError struct {
 
 func (e *scanError) Error() string { return e.msg }
 
-func newCSVScanner(r io.Reader) *csvScanner {
-	return &csvScanner{r: bufio.NewReaderSize(r, 256<<10)}
+// newCSVScanner returns a scanner of records whose fields are separated
+// by sep: ',' for CSV, '\t' for TSV (quoted as in CSV).
+func newCSVScanner(r io.Reader, sep byte) *csvScanner {
+	return &csvScanner{r: bufio.NewReaderSize(r, 256<<10), sep: sep}
 }
 
 // wrap turns a scanning error into a FormatError (names may be nil while
 // reading the header) or wraps a read error with the file name.
 func (sc *csvScanner) wrap(err error, file string, names []string) error {
+	var fe *FormatError
+	if errors.As(err, &fe) { // from the reader: a damaged gzip stream
+		return err
+	}
 	var se *scanError
 	if errors.As(err, &se) {
 		col := ""
@@ -330,7 +391,7 @@ func (sc *csvScanner) next() ([][]byte, error) {
 	sc.blank = len(line) == 0
 	sc.fields = sc.fields[:0]
 	for {
-		i := bytes.IndexByte(line, ',')
+		i := bytes.IndexByte(line, sc.sep)
 		if i < 0 {
 			sc.fields = append(sc.fields, line)
 			return sc.fields, nil
@@ -388,7 +449,7 @@ func (sc *csvScanner) quoted(line []byte) ([][]byte, error) {
 			}
 			sc.ends = append(sc.ends, len(sc.out))
 			switch {
-			case i < len(line) && line[i] == ',':
+			case i < len(line) && line[i] == sc.sep:
 				i++
 				continue
 			case atEnd(line, i):
@@ -399,7 +460,7 @@ func (sc *csvScanner) quoted(line []byte) ([][]byte, error) {
 			}
 		}
 		// An unquoted field.
-		j := bytes.IndexByte(line[i:], ',')
+		j := bytes.IndexByte(line[i:], sc.sep)
 		end := len(line)
 		if j >= 0 {
 			end = i + j
@@ -454,74 +515,80 @@ func WriteCSV(w io.Writer, d *Dataset) error {
 	if err := d.Validate(); err != nil {
 		return err
 	}
+	return writeDelimited(w, d, ',')
+}
+
+// writeDelimited writes d as CSV with the field separator sep (',' for
+// CSV, '\t' for TSV), without checking it first.
+func writeDelimited(w io.Writer, d *Dataset, sep byte) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	sd, ad := d.StateDim, d.ActionDim
 	buf := make([]byte, 0, 256)
-	buf = append(buf, "episode,t"...)
-	buf = appendNames(buf, "state", sd)
-	buf = appendNames(buf, "action", ad)
-	buf = append(buf, ",reward"...)
+	buf = append(append(append(buf, "episode"...), sep), 't')
+	buf = appendNames(buf, sep, "state", sd)
+	buf = appendNames(buf, sep, "action", ad)
+	buf = appendNames(buf, sep, "reward", 0)
 	if d.HasBehavior() {
-		buf = append(buf, ",behavior_logprob"...)
+		buf = appendNames(buf, sep, "behavior_logprob", 0)
 	}
-	buf = append(buf, ",target_logprob"...)
+	buf = appendNames(buf, sep, "target_logprob", 0)
 	K, nextK := targetColumns(d)
 	if K > 0 {
-		buf = appendNames(buf, "target_prob", K)
+		buf = appendNames(buf, sep, "target_prob", K)
 	}
-	buf = appendNames(buf, "next_state", sd)
+	buf = appendNames(buf, sep, "next_state", sd)
 	if nextK {
-		buf = appendNames(buf, "next_target_prob", K)
+		buf = appendNames(buf, sep, "next_target_prob", K)
 	}
 	buf = append(buf, '\n')
 	for e := range d.NumEpisodes() {
-		id := appendField(nil, d.IDs[e])
+		id := appendField(nil, d.IDs[e], sep)
 		lo, hi := d.Span(e)
 		for j := lo; j < hi; j++ {
 			buf = append(buf, id...)
-			buf = append(buf, ',')
+			buf = append(buf, sep)
 			buf = strconv.AppendInt(buf, int64(j-lo), 10)
 			if sd == 0 {
-				buf = appendState(buf, int(d.State[j]), nil, 0)
+				buf = appendState(buf, sep, int(d.State[j]), nil, 0)
 			} else {
-				buf = appendState(buf, -1, d.ObsAt(j), sd)
+				buf = appendState(buf, sep, -1, d.ObsAt(j), sd)
 			}
 			if ad == 0 {
-				buf = appendState(buf, int(d.Action[j]), nil, 0)
+				buf = appendState(buf, sep, int(d.Action[j]), nil, 0)
 			} else {
-				buf = appendState(buf, -1, d.ActionVecAt(j), ad)
+				buf = appendState(buf, sep, -1, d.ActionVecAt(j), ad)
 			}
-			buf = append(buf, ',')
+			buf = append(buf, sep)
 			buf = strconv.AppendFloat(buf, d.Reward[j], 'g', -1, 64)
 			if d.HasBehavior() {
-				buf = append(buf, ',')
+				buf = append(buf, sep)
 				buf = strconv.AppendFloat(buf, d.LogBehavior[j], 'g', -1, 64)
 			}
-			buf = append(buf, ',')
+			buf = append(buf, sep)
 			buf = strconv.AppendFloat(buf, d.LogTarget[j], 'g', -1, 64)
 			if K > 0 {
-				buf = appendState(buf, -1, d.TargetProbsAt(j), K)
+				buf = appendState(buf, sep, -1, d.TargetProbsAt(j), K)
 			}
 			switch {
 			case j == hi-1 && d.HasFinal[e] && sd == 0:
-				buf = appendState(buf, int(d.FinalState[e]), nil, 0)
+				buf = appendState(buf, sep, int(d.FinalState[e]), nil, 0)
 			case j == hi-1 && d.HasFinal[e]:
 				v, _ := d.NextObs(e, j)
-				buf = appendState(buf, -1, v, sd)
+				buf = appendState(buf, sep, -1, v, sd)
 			case sd == 0:
-				buf = append(buf, ',')
+				buf = append(buf, sep)
 			default:
 				for range sd {
-					buf = append(buf, ',')
+					buf = append(buf, sep)
 				}
 			}
 			if nextK {
 				if j == hi-1 && d.HasFinalTarget[e] {
 					v, _ := d.NextTargetProbs(e, j)
-					buf = appendState(buf, -1, v, K)
+					buf = appendState(buf, sep, -1, v, K)
 				} else {
 					for range K {
-						buf = append(buf, ',')
+						buf = append(buf, sep)
 					}
 				}
 			}
@@ -553,35 +620,38 @@ func targetColumns(d *Dataset) (K int, next bool) {
 	return d.NumActions, next
 }
 
-// appendNames appends ",name" for an id or ",name_0,...,name_{n-1}".
-func appendNames(buf []byte, name string, n int) []byte {
+// appendNames appends ",name" for an id or ",name_0,...,name_{n-1}",
+// with sep for the comma.
+func appendNames(buf []byte, sep byte, name string, n int) []byte {
 	if n == 0 {
-		return append(append(buf, ','), name...)
+		return append(append(buf, sep), name...)
 	}
 	for k := range n {
-		buf = append(append(buf, ','), name...)
+		buf = append(append(buf, sep), name...)
 		buf = append(buf, '_')
 		buf = strconv.AppendInt(buf, int64(k), 10)
 	}
 	return buf
 }
 
-// appendState appends ",id" or the n components of vec.
-func appendState(buf []byte, id int, vec []float64, n int) []byte {
+// appendState appends ",id" or the n components of vec, with sep for the
+// comma.
+func appendState(buf []byte, sep byte, id int, vec []float64, n int) []byte {
 	if n == 0 {
-		return strconv.AppendInt(append(buf, ','), int64(id), 10)
+		return strconv.AppendInt(append(buf, sep), int64(id), 10)
 	}
 	for _, v := range vec {
-		buf = strconv.AppendFloat(append(buf, ','), v, 'g', -1, 64)
+		buf = strconv.AppendFloat(append(buf, sep), v, 'g', -1, 64)
 	}
 	return buf
 }
 
-// appendField appends s as a CSV field, quoted if it must be.
-func appendField(buf []byte, s string) []byte {
+// appendField appends s as a field of a file separated by sep, quoted if
+// it must be.
+func appendField(buf []byte, s string, sep byte) []byte {
 	needs := false
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c == ',' || c == '"' || c == '\n' || c == '\r' {
+		if c := s[i]; c == sep || c == '"' || c == '\n' || c == '\r' {
 			needs = true
 			break
 		}

@@ -36,7 +36,7 @@ func TestReadCSVMalformed(t *testing.T) {
 		{"action and action_0", "episode,t,state,action_0,action,reward,behavior_prob,target_prob\n", 1, "action", `both "action_0" and "action"`},
 		{"target prob and logprob", "episode,t,state,action,reward,behavior_prob,target_prob,target_logprob\n", 1, "target_logprob", "use one of them"},
 		{"unknown column", "episode,t,state,action,rewrad,behavior_prob,target_prob\n" + ok, 1, "rewrad", `unknown column (did you mean "reward"?)`},
-		{"unknown extra column", strings.TrimSuffix(hdr, "\n") + ",notes\n" + "a,0,1,0,0.5,0.5,0.25,hi\n", 1, "notes", "unknown column; the columns are episode, t"},
+		{"unknown extra column", strings.TrimSuffix(hdr, "\n") + ",notes\n" + "a,0,1,0,0.5,0.5,0.25,hi\n", 1, "notes", "unknown column: drop it with --ignore notes"},
 		{"column in capitals", "Episode,t,state,action,reward,behavior_prob,target_prob\n" + ok, 1, "Episode", `did you mean "episode"?`},
 		{"duplicate column", "episode,t,state,action,reward,reward,behavior_prob,target_prob\n", 1, "reward", "duplicate column (columns 5 and 6"},
 		{"nameless column", "episode,t,,state,action,reward,behavior_prob,target_prob\n", 1, "", "column 3 has no name"},

@@ -55,7 +55,8 @@ var csvScanSeeds = []string{
 }
 
 // FuzzCSVScanner checks the log's CSV tokenizer (newCSVScanner, next)
-// against encoding/csv configured for the same RFC 4180 dialect: comma
+// against encoding/csv configured for the same RFC 4180 dialect, for
+// either separator the scanner knows (comma for CSV, tab for TSV): the
 // separator, no comment character, no trimming of leading space, strict
 // quotes (LazyQuotes off) and any number of fields per record (the field
 // count is checked by ReadCSV, not by the tokenizer). Both must refuse the
@@ -92,32 +93,35 @@ func FuzzCSVScanner(f *testing.F) {
 		if bytes.HasSuffix(in, []byte("\r")) {
 			return
 		}
-		got, errScan := scanRecords(in)
-		want, errCSV := stdCSVRecords(in)
-		if errScan != nil {
-			var se *scanError
-			if !errors.As(errScan, &se) {
-				t.Fatalf("scanner error %v (%T) is not a *scanError", errScan, errScan)
+		for _, sep := range []byte{',', '\t'} {
+			got, errScan := scanRecords(in, sep)
+			want, errCSV := stdCSVRecords(in, sep)
+			if errScan != nil {
+				var se *scanError
+				if !errors.As(errScan, &se) {
+					t.Fatalf("separator %q: scanner error %v (%T) is not a *scanError", sep, errScan, errScan)
+				}
 			}
-		}
-		// Both refuse the same inputs: a quote in an unquoted field, text
-		// after a closing quote, a quoted field the input ends in.
-		if (errScan == nil) != (errCSV == nil) {
-			t.Fatalf("input %q: scanner error %v, encoding/csv error %v", in, errScan, errCSV)
-		}
-		if errScan != nil {
-			return
-		}
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("input %q:\nscanner      %q\nencoding/csv %q", in, got, want)
+			// Both refuse the same inputs: a quote in an unquoted field,
+			// text after a closing quote, a quoted field the input ends in.
+			if (errScan == nil) != (errCSV == nil) {
+				t.Fatalf("separator %q, input %q: scanner error %v, encoding/csv error %v", sep, in, errScan, errCSV)
+			}
+			if errScan != nil {
+				continue
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("separator %q, input %q:\nscanner      %q\nencoding/csv %q", sep, in, got, want)
+			}
 		}
 	})
 }
 
 // scanRecords returns the non-blank records of in as the scanner splits
-// them, with "\r\n" inside fields turned into "\n" (see FuzzCSVScanner).
-func scanRecords(in []byte) ([][]string, error) {
-	sc := newCSVScanner(bytes.NewReader(in))
+// them at sep, with "\r\n" inside fields turned into "\n" (see
+// FuzzCSVScanner).
+func scanRecords(in []byte, sep byte) ([][]string, error) {
+	sc := newCSVScanner(bytes.NewReader(in), sep)
 	var recs [][]string
 	for {
 		fields, err := sc.next()
@@ -139,10 +143,11 @@ func scanRecords(in []byte) ([][]string, error) {
 }
 
 // stdCSVRecords returns the records of in as encoding/csv reads them in
-// the scanner's dialect, after a leading byte-order mark is removed.
-func stdCSVRecords(in []byte) ([][]string, error) {
+// the scanner's dialect with the separator sep, after a leading
+// byte-order mark is removed.
+func stdCSVRecords(in []byte, sep byte) ([][]string, error) {
 	r := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(in, []byte("\xef\xbb\xbf"))))
-	r.Comma = ','
+	r.Comma = rune(sep)
 	r.Comment = 0
 	r.FieldsPerRecord = -1
 	r.LazyQuotes = false
@@ -168,12 +173,12 @@ func TestCSVScannerSeeds(t *testing.T) {
 		"\xef\xbb\xbf\"a\",b\n",
 		"a\r,b\n",
 	} {
-		got, err := scanRecords([]byte(s))
+		got, err := scanRecords([]byte(s), ',')
 		if err != nil {
 			t.Errorf("%q: scanner: %v", s, err)
 			continue
 		}
-		want, err := stdCSVRecords([]byte(s))
+		want, err := stdCSVRecords([]byte(s), ',')
 		if err != nil {
 			t.Errorf("%q: encoding/csv: %v", s, err)
 			continue

@@ -5,7 +5,7 @@
 //
 // Every estimator in ihope consumes a *Dataset, whether it was sampled from
 // a built-in world (package rollout) or loaded from a user's logs
-// (ReadFile, ReadCSV, ReadParquet). Probabilities are stored as
+// (ReadFile, ReadFileWith, Read, ReadCSV, ReadParquet). Probabilities are stored as
 // logarithms, so that products of ratios over long horizons are sums that
 // stay finite, and a target probability of 0 is exactly -Inf.
 //
@@ -23,8 +23,9 @@
 //
 // # The log contract
 //
-// A log is a CSV file with a header row, or a Parquet file with the same
-// column names, one row per step:
+// A log is a CSV file with a header row (or TSV, either gzip-compressed:
+// see Format), or a Parquet file with the same column names, one row per
+// step:
 //
 //	episode                          episode id, any non-empty string; a continuing task is one long episode
 //	t                                step index within the episode: 0, 1, 2, ... without gaps
@@ -110,6 +111,27 @@
 // the Obs column is set; for vector actions ActionDim = d and ActionVec is
 // set. An episode whose last row has no next state has HasFinal false.
 //
+// # Other tools' logs
+//
+// ReadOptions read a file whose columns are named otherwise: Columns maps
+// a contract column onto the file's (behavior_prob onto pscore, or a
+// vector prefix, state_ onto obs_), Ignore drops columns, and Categorical
+// reads state and action labels (strings), numbered in sorted order
+// (Labels). A column that is neither is still refused, and the message
+// names the flag that reads it: other OPE tools' names (pscore,
+// trajectory_id, step, action_prob, obs_k, ...) get --column
+// behavior_prob=pscore and the like, near misses of a contract name
+// ("Episode", "rewrad") --column episode=Episode, any other --ignore
+// user_id. All problems of a header are reported in one error, with the
+// flags that fix them on its last line.
+//
+// A file that is not what its name says gets a message saying what it
+// looks like: gzip-compressed data, UTF-16 text, a Parquet file or a
+// spreadsheet named .csv; CSV text named .parquet; a header split by
+// semicolons or tabs in a .csv. These checks look only at what no
+// contract header holds (control bytes in the header line, a header of one
+// column), so they change the messages of files refused anyway.
+//
 // # CSV details
 //
 // Fields may be quoted as in RFC 4180 (quoted fields may hold commas,
@@ -119,19 +141,37 @@
 // rows is refused. A last line without a line end and with too few fields
 // is reported as truncated.
 //
+// TSV is CSV with tabs between fields, quoted the same way. A gzip
+// stream (.csv.gz, .tsv.gz) is decompressed in a goroutine of its own,
+// beside the parsing.
+//
 // # Parquet details
 //
-// Columns are flat. Integer columns may be INT32 or INT64 (signed or
-// unsigned), or FLOAT or DOUBLE holding whole numbers; real columns any of
-// these four; episode a string (BYTE_ARRAY) or an integer. Decimal, date,
-// time and other annotated types are refused. Any column may be optional,
-// but a null counts as an empty value.
+// Columns are flat (a nested column may be ignored). Integer columns may
+// be INT32 or INT64 (signed or unsigned), or FLOAT or DOUBLE holding whole
+// numbers; real columns any of these four; episode, and categorical state
+// and action, a string (BYTE_ARRAY) or an integer. Decimal, date, time and
+// other annotated types are refused. Any column may be optional, but a
+// null counts as an empty value. Pages may be compressed with snappy,
+// gzip, brotli, zstd or lz4_raw, and encoded plainly, with a dictionary,
+// DELTA_BINARY_PACKED, DELTA_LENGTH_BYTE_ARRAY, DELTA_BYTE_ARRAY or
+// BYTE_STREAM_SPLIT, in data pages of either version.
+//
+// A damaged or hostile file cannot make the reader allocate more than a
+// fixed amount and a multiple of its own size: before parquet-go reads
+// it, the metadata and every page of the columns read are checked against
+// the file (every list and string fits in the bytes after it, at most 64
+// rows per byte of the file, a page decompresses to at most 1024 bytes
+// per byte of the file and exactly to the size it declares, runs of
+// levels, dictionary indices and deltas stay within their page's values).
+// Nothing is timed: a file is refused for what it declares.
 //
 // # Errors
 //
 // A log that breaks the contract is refused, whole, with one *FormatError
-// for the first problem found; nothing is dropped, clipped or guessed. It
-// names the file, the row and the column:
+// for the first problem found (for a header, for all of its problems);
+// nothing is dropped, clipped or guessed. It names the file, the row and
+// the column (as the file names it):
 //
 //	logs.csv: row 7, column "behavior_prob": 0 is outside (0, 1]
 //
@@ -146,10 +186,10 @@
 //
 // # Writing
 //
-// WriteCSV, WriteParquet and WriteFile write behavior_logprob (when the
-// dataset has behavior probabilities) and target_logprob (exact, in the
-// shortest form that reads back to the same float64) and next_state on
-// the last row of each episode; with
+// WriteCSV, WriteParquet, Write and WriteFile (any Format) write
+// behavior_logprob (when the dataset has behavior probabilities) and
+// target_logprob (exact, in the shortest form that reads back to the same
+// float64) and next_state on the last row of each episode; with
 // TargetProbs also target_prob_0 ... target_prob_{K-1} on every row and,
 // where HasFinalTarget, next_target_prob_k on the last row. They first
 // check the dataset with Dataset.Validate, so a dataset that is written

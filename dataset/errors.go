@@ -8,7 +8,9 @@ import (
 
 // FormatError reports a log that breaks the log contract (see the package
 // documentation). Every reader in this package refuses a bad log with
-// exactly one *FormatError, for the first problem it finds.
+// exactly one *FormatError, for the first problem it finds; the problems
+// of a header come together, one a line after a first line that counts
+// them, with Column "".
 //
 // Row is counted as a spreadsheet shows a CSV file: the header is row 1 and
 // the first data row is row 2. In a Parquet file, which has no header row,

@@ -101,3 +101,60 @@ func ExampleWriteParquet() {
 	// Output:
 	// 2 [0.5 -1] [0.3] false true
 }
+
+// Another tool's export: its names for the contract's columns and an
+// extra column are refused with the flags (ReadOptions) that read them.
+func ExampleRead() {
+	const logs = `trajectory_id,step,state,action,reward,pscore,target_prob,user_id
+u1,0,0,1,1,0.5,0.1,42
+u1,1,2,0,0,0.5,0.9,42
+`
+	o := dataset.ReadOptions{Format: dataset.CSV}
+	_, _, err := dataset.Read(strings.NewReader(logs), "obp.csv", o)
+	fmt.Println(err)
+
+	o.Columns, err = dataset.ParseColumns([]string{"episode=trajectory_id", "t=step", "behavior_prob=pscore"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	o.Ignore = []string{"user_id"}
+	d, _, err := dataset.Read(strings.NewReader(logs), "obp.csv", o)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%d episode of %d steps, behavior probability %.1f\n", d.NumEpisodes(), d.NumSteps(), math.Exp(d.LogBehavior[0]))
+	// Output:
+	// obp.csv: row 1: 4 problems with the header:
+	//   column "trajectory_id": unknown column; other OPE tools' name for episode: read it with --column episode=trajectory_id
+	//   column "step": unknown column; other OPE tools' name for t: read it with --column t=step
+	//   column "pscore": unknown column; other OPE tools' name for behavior_prob: read it with --column behavior_prob=pscore
+	//   column "user_id": unknown column: drop it with --ignore user_id, or read it as a contract column with --column ROLE=user_id
+	// to read the file as it is, add: --column episode=trajectory_id --column t=step --column behavior_prob=pscore --ignore user_id
+	// 1 episode of 2 steps, behavior probability 0.5
+}
+
+// Labels for states and actions get ids in sorted order; Labels says
+// which is which.
+func ExampleLabels() {
+	const logs = `episode,t,state,action,reward,behavior_prob,target_prob
+a,0,kitchen,wait,0,0.5,0.5
+a,1,hall,go,1,0.5,0.5
+`
+	d, labels, err := dataset.Read(strings.NewReader(logs), "rooms.csv",
+		dataset.ReadOptions{Format: dataset.CSV, Categorical: []string{"state", "action"}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(d.State, d.Action)
+	labels.WriteCSV(os.Stdout)
+	// Output:
+	// [1 0] [1 0]
+	// column,id,label
+	// state,0,hall
+	// state,1,kitchen
+	// action,0,go
+	// action,1,wait
+}

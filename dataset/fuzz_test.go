@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"reflect"
+	"runtime"
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
@@ -41,7 +42,9 @@ func FuzzReadCSV(f *testing.F) {
 	f.Add(writeCSV(f, continuous(f)))
 	f.Add(writeCSV(f, withTargetProbs(f)["vector states"]))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		d, err := dataset.ReadCSV(bytes.NewReader(in), "fuzz.csv")
+		var d *dataset.Dataset
+		var err error
+		boundedAlloc(t, in, func() { d, err = dataset.ReadCSV(bytes.NewReader(in), "fuzz.csv") })
 		if err != nil {
 			var fe *dataset.FormatError
 			if !errors.As(err, &fe) {
@@ -66,14 +69,26 @@ func FuzzReadCSV(f *testing.F) {
 	})
 }
 
-// FuzzReadParquet checks that ReadParquet never panics on a damaged file
-// and that whatever it accepts is a valid dataset.
+// FuzzReadParquet checks that ReadParquet never panics on a damaged file,
+// allocates in proportion to the file's size whatever the file declares,
+// and that whatever it accepts is a valid dataset. Run it with
+//
+//	GOMEMLIMIT=512MiB go test ./dataset -run '^$' -fuzz FuzzReadParquet -fuzztime 5m
+//
+// testdata/fuzz/FuzzReadParquet keeps the inputs that failed before: a
+// page declaring gigabytes, a damaged LZ4 page parquet-go doubled its
+// buffer for until the process died, run lengths far beyond their page.
 func FuzzReadParquet(f *testing.F) {
 	f.Add(writeParquet(f, sampled(f, 2, 3)))
 	f.Add(writeParquet(f, continuous(f)))
 	f.Add(writeParquet(f, withTargetProbs(f)["vector states"]))
+	for _, seed := range parquetSeeds(f) {
+		f.Add(seed)
+	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		d, err := dataset.ReadParquet(bytes.NewReader(in), int64(len(in)), "fuzz.parquet")
+		var d *dataset.Dataset
+		var err error
+		boundedAlloc(t, in, func() { d, err = dataset.ReadParquet(bytes.NewReader(in), int64(len(in)), "fuzz.parquet") })
 		if err != nil {
 			var fe *dataset.FormatError
 			if !errors.As(err, &fe) {
@@ -85,4 +100,21 @@ func FuzzReadParquet(f *testing.F) {
 			t.Fatalf("accepted a dataset that does not validate: %v", err)
 		}
 	})
+}
+
+// boundedAlloc runs read and fails t if it allocated more than a reader
+// may for an input of in's size: a fixed 16 MiB (a batch of values per
+// column) and 16 KiB per byte (a row of the dataset and its parsing for
+// each of the maxRowsPerByte = 64 rows a byte may declare, with room to
+// spare). A file of a few kilobytes that makes a reader allocate
+// gigabytes fails here rather than by exhausting the machine.
+func boundedAlloc(t *testing.T, in []byte, read func()) {
+	t.Helper()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	read()
+	runtime.ReadMemStats(&after)
+	if got, limit := after.TotalAlloc-before.TotalAlloc, uint64(16<<20+16<<10*len(in)); got > limit {
+		t.Fatalf("reading %d bytes allocated %d MiB (at most %d MiB)", len(in), got>>20, limit>>20)
+	}
 }

@@ -25,70 +25,101 @@ import (
 // except in next_state and next_target_prob_k. Row numbers in errors count
 // records from 1.
 // Columns are read in batches, so memory beyond the dataset stays small.
-func ReadParquet(r io.ReaderAt, size int64, name string) (d *Dataset, err error) {
+func ReadParquet(r io.ReaderAt, size int64, name string) (*Dataset, error) {
+	d, _, err := readParquet(r, size, name, nil)
+	return d, err
+}
+
+// readParquet reads the Parquet form through o (nil for the contract as
+// it is). Ignored columns are not read.
+func readParquet(r io.ReaderAt, size int64, name string, o *ReadOptions) (d *Dataset, labels *Labels, err error) {
 	if msg := checkParquetFrame(r, size); msg != "" {
-		return nil, &FormatError{File: name, Msg: "not a readable Parquet file: " + msg}
+		head := make([]byte, min(size, sniffLen))
+		if n, _ := r.ReadAt(head, 0); n == len(head) {
+			if what := describe(head); what != "" {
+				msg += "; " + what
+			}
+		}
+		return nil, nil, &FormatError{File: name, Msg: "not a readable Parquet file: " + msg}
 	}
-	// parquet-go may panic on a damaged file; report it as damaged.
+	chk, msg := newPQChecker(r, size)
+	if msg != "" {
+		return nil, nil, &FormatError{File: name, Msg: "damaged Parquet file: " + msg}
+	}
+	defer chk.close()
+	// parquet-go may panic on a damaged file that passed the checks;
+	// report it as damaged.
 	defer func() {
 		if p := recover(); p != nil {
-			d, err = nil, &FormatError{File: name, Msg: fmt.Sprintf("damaged Parquet file: %v", p)}
+			d, labels, err = nil, nil, &FormatError{File: name, Msg: fmt.Sprintf("damaged Parquet file: %v", p)}
 		}
 	}()
 	f, err := parquet.OpenFile(r, size, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
 	if err != nil {
-		return nil, &FormatError{File: name, Msg: "not a readable Parquet file: " + err.Error()}
+		return nil, nil, &FormatError{File: name, Msg: "not a readable Parquet file: " + err.Error()}
 	}
 	top := f.Root().Columns()
 	names := make([]string, len(top))
 	for j, c := range top {
 		names[j] = c.Name()
+	}
+	lay, err := newLayout(name, names, 0, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	var cols []*pqColumn // the columns read
+	var leaf []int       // their leaf columns' indices in a row group
+	var info []pqColumnInfo
+	for j, c := range top {
+		if lay.cols[j].role == roleIgnore {
+			continue
+		}
 		if !c.Leaf() {
-			return nil, &FormatError{File: name, Column: c.Name(), Msg: "nested column (a group, list or map); the log contract has flat columns, one value per row"}
+			return nil, nil, &FormatError{File: name, Column: c.Name(), Msg: "nested column (a group, list or map); the log contract has flat columns, one value per row"}
 		}
 		if c.Repeated() {
-			return nil, &FormatError{File: name, Column: c.Name(), Msg: "repeated column; the log contract has flat columns, one value per row"}
+			return nil, nil, &FormatError{File: name, Column: c.Name(), Msg: "repeated column; the log contract has flat columns, one value per row"}
 		}
-	}
-	lay, err := newLayout(name, names, 0)
-	if err != nil {
-		return nil, err
-	}
-	cols := make([]*pqColumn, len(top))
-	for j, c := range top {
 		pc, msg := newPQColumn(&lay.cols[j], c.Type())
 		if msg != "" {
-			return nil, &FormatError{File: name, Column: names[j], Msg: msg}
+			return nil, nil, &FormatError{File: name, Column: names[j], Msg: msg}
 		}
-		cols[j] = pc
+		cols = append(cols, pc)
+		leaf = append(leaf, c.Index())
+		info = append(info, pqColumnInfo{kind: c.Type().Kind(), maxDef: c.MaxDefinitionLevel()})
 	}
 
 	b := newBuilder(name, lay)
 	p := pqRowParser{b: b, lay: lay, x: newRowExtra(lay)}
 	base := int64(0) // rows in earlier row groups
-	for _, rg := range f.RowGroups() {
+	for g, rg := range f.RowGroups() {
 		chunks := rg.ColumnChunks()
-		for j, c := range cols {
-			c.vr = parquet.NewColumnChunkValueReader(chunks[j])
-		}
 		n := rg.NumRows()
+		for i, c := range cols {
+			if msg := chk.checkChunk(&chk.md.RowGroups[g].Columns[leaf[i]], n, info[i]); msg != "" {
+				return nil, nil, &FormatError{File: name, Column: c.col.name, Msg: fmt.Sprintf("damaged Parquet file: row group %d: %s", g, msg)}
+			}
+		}
+		for i, c := range cols {
+			c.vr = parquet.NewColumnChunkValueReader(chunks[leaf[i]])
+		}
 		for off := int64(0); off < n; off += pqBatch {
 			m := int(min(pqBatch, n-off))
 			for _, c := range cols {
 				if err := c.fill(m); err != nil {
 					closeAll(cols)
-					return nil, &FormatError{File: name, Column: c.col.name, Msg: "cannot read the column: " + err.Error()}
+					return nil, nil, &FormatError{File: name, Column: c.col.name, Msg: "cannot read the column: " + err.Error()}
 				}
 			}
 			for i := range m {
 				row := base + off + int64(i) + 1
 				if row > math.MaxInt32 {
 					closeAll(cols)
-					return nil, &FormatError{File: name, Row: int(row), Msg: "too many rows"}
+					return nil, nil, &FormatError{File: name, Row: int(row), Msg: "too many rows"}
 				}
 				if err := p.parse(cols, i, int32(row)); err != nil {
 					closeAll(cols)
-					return nil, err
+					return nil, nil, err
 				}
 			}
 		}
@@ -145,13 +176,18 @@ type pqColumn struct {
 	null []bool
 	i    []int64   // integer kinds
 	f    []float64 // float kinds
-	text []byte    // episode ids, ends[k] is the end of the k-th
+	text []byte    // episode ids and labels, ends[k] is the end of the k-th
 	ends []int
+
+	// labels reports that the values are read as text: episode ids, and
+	// the labels of categorical columns.
+	labels bool
 }
 
 // newPQColumn checks that a column's type suits its role.
 func newPQColumn(col *column, t parquet.Type) (*pqColumn, string) {
 	c := &pqColumn{col: col, kind: t.Kind(), vals: make([]parquet.Value, pqBatch), null: make([]bool, pqBatch)}
+	c.labels = col.role == roleEpisode || col.role == roleStateLabel || col.role == roleActionLabel || col.role == roleNextLabel
 	plainNumber := true
 	if lt := t.LogicalType(); lt != nil && lt.Value != nil {
 		it, isInt := lt.Value.(*format.IntType)
@@ -159,18 +195,21 @@ func newPQColumn(col *column, t parquet.Type) (*pqColumn, string) {
 		c.unsigned = isInt && !it.IsSigned
 	}
 	switch {
-	case col.role == roleEpisode && c.kind == parquet.ByteArray:
+	case c.labels && c.kind == parquet.ByteArray:
 	case (c.kind == parquet.Int32 || c.kind == parquet.Int64) && plainNumber:
 		c.i = make([]int64, pqBatch)
-	case (c.kind == parquet.Float || c.kind == parquet.Double) && plainNumber && col.role != roleEpisode:
+	case (c.kind == parquet.Float || c.kind == parquet.Double) && plainNumber && !c.labels:
 		c.f = make([]float64, pqBatch)
 	default:
 		want := "a number (INT32, INT64, FLOAT or DOUBLE)"
-		switch col.role {
-		case roleEpisode:
+		switch {
+		case c.labels:
 			want = "a string or an integer"
-		case roleT, roleState, roleAction, roleNext:
+		case col.role == roleT || col.role == roleState || col.role == roleAction || col.role == roleNext:
 			want = "an integer (INT32 or INT64, or FLOAT or DOUBLE holding whole numbers)"
+			if c.kind == parquet.ByteArray && col.role != roleT {
+				want += labelHint(" is not a number", col.role)
+			}
 		}
 		return nil, fmt.Sprintf("has type %s, want %s", typeName(t), want)
 	}
@@ -191,8 +230,15 @@ func typeName(t parquet.Type) string {
 // fill reads the next n values of the column.
 func (c *pqColumn) fill(n int) error {
 	c.text, c.ends = c.text[:0], c.ends[:0]
-	for got := 0; got < n; {
+	for got, idle := 0, 0; got < n; {
 		k, err := c.vr.ReadValues(c.vals[got:n])
+		// An empty page yields no values; more empty reads than a column
+		// chunk can hold pages would be a reader going round in circles.
+		if idle++; k > 0 {
+			idle = 0
+		} else if idle > 1<<16 && err == nil {
+			return errors.New("its pages yield no values")
+		}
 		// Convert at once: byte arrays point into the page, which the
 		// next read may release.
 		for i := got; i < got+k; i++ {
@@ -213,7 +259,7 @@ func (c *pqColumn) convert(i int) {
 	v := &c.vals[i]
 	c.null[i] = v.IsNull()
 	if c.null[i] {
-		if c.col.role == roleEpisode {
+		if c.labels {
 			c.ends = append(c.ends, len(c.text))
 		}
 		return
@@ -235,7 +281,7 @@ func (c *pqColumn) convert(i int) {
 	case parquet.Double:
 		c.f[i] = v.Double()
 	}
-	if c.col.role == roleEpisode {
+	if c.labels {
 		if c.kind == parquet.ByteArray {
 			c.text = append(c.text, v.ByteArray()...)
 		} else {
@@ -243,6 +289,15 @@ func (c *pqColumn) convert(i int) {
 		}
 		c.ends = append(c.ends, len(c.text))
 	}
+}
+
+// textAt returns value i of a column read as text.
+func (c *pqColumn) textAt(i int) []byte {
+	start := 0
+	if i > 0 {
+		start = c.ends[i-1]
+	}
+	return c.text[start:c.ends[i]]
 }
 
 // real returns value i as a float64.
@@ -292,7 +347,7 @@ func (p *pqRowParser) parse(cols []*pqColumn, i int, row int32) error {
 		var msg string
 		if c.null[i] {
 			switch col.role {
-			case roleNext:
+			case roleNext, roleNextLabel:
 			case roleNextK:
 				miss(&x.nextMissing, col.k)
 			case roleNextTarget:
@@ -305,18 +360,24 @@ func (p *pqRowParser) parse(cols []*pqColumn, i int, row int32) error {
 			}
 			continue
 		}
+		if c.labels {
+			v := c.textAt(i)
+			if len(v) == 0 {
+				return &FormatError{File: b.file, Row: int(row), Column: col.name, Msg: "empty value"}
+			}
+			switch col.role {
+			case roleEpisode:
+				r.ep = b.episode(v)
+			case roleActionLabel:
+				r.action = b.actions.id(v)
+			case roleStateLabel:
+				r.state = b.states.id(v)
+			default: // roleNextLabel
+				r.next = b.states.id(v)
+			}
+			continue
+		}
 		switch col.role {
-		case roleEpisode:
-			start := 0
-			if i > 0 {
-				start = c.ends[i-1]
-			}
-			id := c.text[start:c.ends[i]]
-			if len(id) == 0 {
-				msg = "empty value"
-				break
-			}
-			r.ep = b.episode(id)
 		case roleT:
 			r.t, msg = c.index(i, indexNoun[col.role])
 		case roleState:
@@ -375,6 +436,11 @@ func WriteParquet(w io.Writer, d *Dataset) error {
 	if err := d.Validate(); err != nil {
 		return err
 	}
+	return writeParquet(w, d)
+}
+
+// writeParquet is WriteParquet without the check.
+func writeParquet(w io.Writer, d *Dataset) error {
 	sd, ad := d.StateDim, d.ActionDim
 	var g orderedGroup
 	id := func(name string) { g.add(name, parquet.Int(64)) }

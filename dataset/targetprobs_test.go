@@ -18,7 +18,8 @@ import (
 )
 
 // csvToParquet writes the rows of a CSV log as Parquet, as another program
-// would: every column an optional DOUBLE (episode an optional string), an
+// would: every column an optional DOUBLE (episode and other textColumns
+// an optional string), an
 // empty field a null. Parquet orders the columns by name. Its rows are
 // the CSV rows less one (Parquet has no header row).
 func csvToParquet(t testing.TB, in string) []byte {
@@ -30,7 +31,7 @@ func csvToParquet(t testing.TB, in string) []byte {
 	names := recs[0]
 	g := parquet.Group{}
 	for _, name := range names {
-		if name == "episode" {
+		if textColumns[name] {
 			g[name] = parquet.Optional(parquet.String())
 		} else {
 			g[name] = parquet.Optional(parquet.Leaf(parquet.DoubleType))
@@ -49,7 +50,7 @@ func csvToParquet(t testing.TB, in string) []byte {
 			switch {
 			case f == "":
 				row[col] = parquet.NullValue().Level(0, 0, col)
-			case names[j] == "episode":
+			case textColumns[names[j]]:
 				row[col] = parquet.ByteArrayValue([]byte(f)).Level(0, 1, col)
 			default:
 				v, err := strconv.ParseFloat(f, 64)
@@ -71,6 +72,9 @@ func csvToParquet(t testing.TB, in string) []byte {
 	}
 	return buf.Bytes()
 }
+
+// textColumns are the columns csvToParquet writes as strings.
+var textColumns = map[string]bool{"episode": true, "trajectory_id": true, "user_id": true}
 
 // readBoth reads a CSV log as CSV and, converted, as Parquet.
 func readBoth(t *testing.T, in string) (fromCSV, fromParquet *dataset.Dataset, csvErr, pqErr error) {

@@ -23,7 +23,7 @@ import (
 )
 
 type estimateCmd struct {
-	Data            string   `required:"" placeholder:"FILE" help:"Logs in the log contract (.csv or .parquet)."`
+	Data            string   `required:"" placeholder:"FILE" help:"Logs in the log contract (.csv, .tsv, .csv.gz, .tsv.gz or .parquet; - for standard input, with --format)."`
 	Gamma           float64  `default:"1" help:"Discount: 1 for the average reward per step, below 1 for the normalised discounted reward."`
 	Estimators      []string `sep:"," placeholder:"LIST" help:"Comma-separated estimators to run (default: every one that applies but is-trajectory and is-stepwise, which ihope benchmark shows worse than their weighted twins everywhere): ${estimators}."`
 	Bootstrap       int      `default:"200" help:"Bootstrap resamples for the intervals; 0 turns intervals off."`
@@ -45,6 +45,8 @@ type estimateCmd struct {
 	FitBehavior     bool     `name:"fit-behavior" help:"Fit the behavior policy from the logged (state, action) pairs and weigh by it: counts for discrete states, logistic regression for real ones, cross-fitted over episodes (for logs without behavior probabilities; with them, the output says how far the fitted ones are)."`
 
 	policyLabel string // the target policy being estimated, for the progress bars (several policies)
+
+	dataFlags `embed:""` // how to read --data (data.go)
 }
 
 // logEstimators lists, in output order, the estimators that can run on
@@ -154,7 +156,7 @@ func (c *estimateCmd) Run(e *runEnv) error {
 	if err != nil {
 		return err
 	}
-	d, err := readLog(c.Data, e.stderr)
+	d, err := c.read(c.Data, e.stderr)
 	if err != nil {
 		return err
 	}
@@ -167,7 +169,7 @@ func (c *estimateCmd) Run(e *runEnv) error {
 		return err
 	}
 	info.apply(rep)
-	rep.Data.File = c.Data
+	rep.Data.File = displayName(c.Data, stdinName)
 	if c.Report != "" {
 		if err := writeReport(c.Report, rep, e.args); err != nil {
 			return err

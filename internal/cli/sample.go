@@ -14,7 +14,8 @@ type sampleCmd struct {
 	N           int    `short:"n" default:"200" help:"Number of episodes."`
 	T           int    `short:"T" default:"400" help:"Steps per episode."`
 	Seed        uint64 `default:"1" help:"Seed; the same seed as demo gives the same logs."`
-	Out         string `required:"" placeholder:"FILE" help:"Output file, .csv or .parquet."`
+	Out         string `required:"" placeholder:"FILE" help:"Output file: .csv, .tsv, .csv.gz, .tsv.gz or .parquet, by its extension; - for standard output (with --format)."`
+	Format      string `placeholder:"FORMAT" help:"With --out -: the format to write, csv, tsv, csv.gz, tsv.gz or parquet."`
 	TargetProbs bool   `name:"target-probs" help:"Also write the target's whole action distribution (target_prob_0, target_prob_1, ... and next_target_prob_k on each episode's last row), which model-based, fqe and dr need (tabular worlds)."`
 }
 
@@ -41,10 +42,10 @@ func (c *sampleCmd) Run(e *runEnv) error {
 			return err
 		}
 	}
-	if err := dataset.WriteFile(c.Out, d); err != nil {
+	if err := writeData(c.Out, c.Format, e.stdout, d); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stderr, "wrote %s x %s of %s to %s\n", plural(c.N, "episode"), plural(c.T, "step"), w.desc, c.Out)
+	fmt.Fprintf(e.stderr, "wrote %s x %s of %s to %s\n", plural(c.N, "episode"), plural(c.T, "step"), w.desc, displayName(c.Out, "standard output"))
 	return nil
 }
 
@@ -70,9 +71,9 @@ func (c *sampleCmd) samplePendulum(e *runEnv) error {
 	if err != nil {
 		return err
 	}
-	if err := dataset.WriteFile(c.Out, d); err != nil {
+	if err := writeData(c.Out, c.Format, e.stdout, d); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stderr, "wrote %s x %s of pendulum, target pi*, behavior (1-mix)*pi* + mix*pi+ with mix = %g, to %s\n", plural(c.N, "episode"), plural(c.T, "step"), mix, c.Out)
+	fmt.Fprintf(e.stderr, "wrote %s x %s of pendulum, target pi*, behavior (1-mix)*pi* + mix*pi+ with mix = %g, to %s\n", plural(c.N, "episode"), plural(c.T, "step"), mix, displayName(c.Out, "standard output"))
 	return nil
 }

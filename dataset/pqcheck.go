@@ -1,0 +1,915 @@
+package dataset
+
+// Checks of a Parquet file before parquet-go reads it.
+//
+// parquet-go trusts the sizes a file declares and allocates by them: a
+// list length in the metadata, a page's compressed and uncompressed
+// sizes, a snappy or zstd stream's declared length, the length of a run
+// in a run-length encoding, a delta encoding's value count. A damaged file
+// of a few kilobytes made it allocate gigabytes, and a damaged LZ4 page
+// made it double its buffer until the process died. So ReadParquet first
+// reads the metadata and every page of the columns it will read, checks
+// each declared size against the file's size and against what the page
+// holds, and lets parquet-go decode only what passed. Nothing here is
+// timed: a file is refused for what it declares, never for how long it
+// takes.
+//
+// The bounds, all in proportion to the file's size:
+//
+//   - a list or string in the metadata or a page header has at most one
+//     element per byte that follows it (so the decoded metadata takes at
+//     most a few hundred bytes per byte of the file's footer);
+//   - the file declares at most maxRowsPerByte rows per byte (a log of n
+//     steps takes far more than n/64 bytes in any encoding writers use:
+//     the step index t alone, delta-encoded, takes about n/20);
+//   - a page decompresses to at most maxExpansion bytes per byte of the
+//     file (more than deflate can reach, 1032, and more than the values
+//     of maxRowsPerByte rows can take);
+//   - every run of a run-length or delta encoding stays within the values
+//     its page header declares, and those add up to the row group's rows.
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math/bits"
+
+	"github.com/andybalholm/brotli"
+	"github.com/klauspost/compress/snappy"
+	"github.com/klauspost/compress/zstd"
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
+	"github.com/parquet-go/parquet-go/format"
+	"github.com/pierrec/lz4/v4"
+)
+
+const (
+	// maxRowsPerByte bounds the rows a Parquet file may declare by its
+	// size.
+	maxRowsPerByte = 64
+	// maxExpansion bounds a page's uncompressed size by the file's size.
+	maxExpansion = 1024
+	// maxThriftDepth bounds the nesting of the metadata's structures
+	// (Parquet's own go about 7 deep).
+	maxThriftDepth = 32
+)
+
+// thriftWalker walks a Thrift struct in the compact protocol without
+// decoding it, checking that every list, map and string fits in the bytes
+// that follow, so that decoding it cannot allocate more than a small
+// multiple of its size.
+type thriftWalker struct {
+	b     []byte
+	i     int
+	depth int
+}
+
+var errThriftShort = errors.New("it ends in the middle of a value")
+
+func (w *thriftWalker) next() (byte, error) {
+	if w.i >= len(w.b) {
+		return 0, errThriftShort
+	}
+	w.i++
+	return w.b[w.i-1], nil
+}
+
+func (w *thriftWalker) uvarint() (uint64, error) {
+	v, n := binary.Uvarint(w.b[w.i:])
+	switch {
+	case n == 0:
+		return 0, errThriftShort
+	case n < 0:
+		return 0, errors.New("a number overflows 64 bits")
+	}
+	w.i += n
+	return v, nil
+}
+
+func (w *thriftWalker) skip(n uint64) error {
+	if n > uint64(len(w.b)-w.i) {
+		return fmt.Errorf("a value of %d bytes has only %d bytes left", n, len(w.b)-w.i)
+	}
+	w.i += int(n)
+	return nil
+}
+
+// count checks a list's or map's declared number of elements, each
+// taking at least per bytes.
+func (w *thriftWalker) count(n uint64, per int) error {
+	if left := uint64(len(w.b) - w.i); n > left/uint64(per) {
+		return fmt.Errorf("a list declares %d elements in %d bytes", n, left)
+	}
+	return nil
+}
+
+// value walks a value of compact type t.
+func (w *thriftWalker) value(t byte) error {
+	switch t {
+	case 1, 2: // a boolean field: its value is its type
+		return nil
+	case 3:
+		return w.skip(1)
+	case 4, 5, 6:
+		_, err := w.uvarint()
+		return err
+	case 7:
+		return w.skip(8)
+	case 8:
+		n, err := w.uvarint()
+		if err != nil {
+			return err
+		}
+		return w.skip(n)
+	case 9, 10:
+		return w.list()
+	case 11:
+		return w.dict()
+	case 12:
+		return w.structure()
+	case 13:
+		return w.skip(16)
+	}
+	return fmt.Errorf("unknown value type %d", t)
+}
+
+// element walks an element of a list or map: booleans take a byte there.
+func (w *thriftWalker) element(t byte) error {
+	if t == 1 || t == 2 {
+		return w.skip(1)
+	}
+	return w.value(t)
+}
+
+func (w *thriftWalker) list() error {
+	h, err := w.next()
+	if err != nil {
+		return err
+	}
+	n := uint64(h >> 4)
+	if n == 15 {
+		if n, err = w.uvarint(); err != nil {
+			return err
+		}
+	}
+	if err := w.count(n, 1); err != nil {
+		return err
+	}
+	for range n {
+		if err := w.element(h & 0xf); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *thriftWalker) dict() error {
+	n, err := w.uvarint()
+	if err != nil || n == 0 {
+		return err
+	}
+	kv, err := w.next()
+	if err != nil {
+		return err
+	}
+	if err := w.count(n, 2); err != nil {
+		return err
+	}
+	for range n {
+		if err := w.element(kv >> 4); err != nil {
+			return err
+		}
+		if err := w.element(kv & 0xf); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *thriftWalker) structure() error {
+	if w.depth++; w.depth > maxThriftDepth {
+		return fmt.Errorf("structures nested more than %d deep", maxThriftDepth)
+	}
+	for {
+		h, err := w.next()
+		if err != nil {
+			return err
+		}
+		if h == 0 {
+			w.depth--
+			return nil
+		}
+		if h>>4 == 0 { // a field id of its own
+			if _, err := w.uvarint(); err != nil {
+				return err
+			}
+		}
+		if err := w.value(h & 0xf); err != nil {
+			return err
+		}
+	}
+}
+
+// decodeThrift checks the Thrift struct at the start of b and decodes it
+// into v; it returns the struct's length in bytes.
+func decodeThrift(b []byte, v any) (int, error) {
+	w := thriftWalker{b: b}
+	if err := w.structure(); err != nil {
+		return 0, err
+	}
+	var p thrift.CompactProtocol
+	if err := thrift.NewDecoder(p.NewReaderFromBytes(b[:w.i])).Decode(v); err != nil {
+		return 0, err
+	}
+	return w.i, nil
+}
+
+// pqChecker checks a Parquet file's metadata and pages.
+type pqChecker struct {
+	r       io.ReaderAt
+	size    int64 // the file's size
+	dataEnd int64 // where the footer starts
+	md      format.FileMetaData
+	zstd    *zstd.Decoder // made when the first zstd page comes
+
+	// Scratch: a page's header window, its bytes, its bytes decompressed.
+	head, raw, out []byte
+}
+
+// readHeader decodes the page header at off into h, with at most left
+// bytes before its column chunk ends, and returns its length. It reads a
+// small window first, and a larger one while the header goes on.
+func (c *pqChecker) readHeader(off, left int64, h *format.PageHeader) (int, error) {
+	window := min(left, 4096)
+	for {
+		c.head = grow(c.head[:0], int(window))[:window]
+		if _, err := c.r.ReadAt(c.head, off); err != nil && !errors.Is(err, io.EOF) {
+			return 0, err
+		}
+		n, err := decodeThrift(c.head, h)
+		if err == nil || window == left {
+			return n, err
+		}
+		*h = format.PageHeader{}
+		window = min(left, 4*window)
+	}
+}
+
+// newPQChecker reads and checks the file's metadata (its footer), whose
+// frame checkParquetFrame has checked.
+func newPQChecker(r io.ReaderAt, size int64) (*pqChecker, string) {
+	var tail [8]byte
+	if _, err := r.ReadAt(tail[:], size-8); err != nil && !errors.Is(err, io.EOF) {
+		return nil, err.Error()
+	}
+	n := int64(binary.LittleEndian.Uint32(tail[:4]))
+	c := &pqChecker{r: r, size: size, dataEnd: size - 8 - n}
+	footer := make([]byte, n)
+	if _, err := r.ReadAt(footer, c.dataEnd); err != nil && !errors.Is(err, io.EOF) {
+		return nil, err.Error()
+	}
+	used, err := decodeThrift(footer, &c.md)
+	if err != nil {
+		return nil, "its metadata (footer) is damaged: " + err.Error()
+	}
+	if used != len(footer) {
+		return nil, fmt.Sprintf("its metadata (footer) ends %d bytes before the footer does (an encrypted file?)", len(footer)-used)
+	}
+	return c, c.checkMeta()
+}
+
+// checkMeta checks what the metadata declares against the file: the rows
+// against its size, the column chunks against where its data lies.
+func (c *pqChecker) checkMeta() string {
+	var rows int64
+	for g, rg := range c.md.RowGroups {
+		if rg.NumRows < 0 || rg.NumRows > maxRowsPerByte*c.size-rows {
+			return fmt.Sprintf("its row groups declare more than %d rows, impossible in %d bytes", rows+max(rg.NumRows, 0), c.size)
+		}
+		rows += rg.NumRows
+		for _, s := range rg.SortingColumns {
+			if s.ColumnIdx < 0 || int(s.ColumnIdx) >= len(rg.Columns) {
+				return fmt.Sprintf("row group %d is sorted by column %d of %d", g, s.ColumnIdx, len(rg.Columns))
+			}
+		}
+		for k := range rg.Columns {
+			cc := &rg.Columns[k]
+			m := &cc.MetaData
+			switch {
+			case cc.FilePath != "":
+				return fmt.Sprintf("row group %d keeps column %d in another file, %q", g, k, cc.FilePath)
+			case cc.CryptoMetadata.Value != nil || len(cc.EncryptedColumnMetadata) > 0:
+				return "it is encrypted"
+			}
+			start := m.DataPageOffset
+			if m.DictionaryPageOffset != 0 {
+				start = m.DictionaryPageOffset
+			}
+			if start < 4 || m.TotalCompressedSize < 0 || m.TotalCompressedSize > c.dataEnd-start {
+				return fmt.Sprintf("row group %d declares %d bytes of column %d at offset %d, outside the %d bytes of data the file has",
+					g, m.TotalCompressedSize, k, start, c.dataEnd)
+			}
+			switch m.Codec {
+			case format.Uncompressed, format.Snappy, format.Gzip, format.Brotli, format.Zstd, format.Lz4Raw:
+			default:
+				return fmt.Sprintf("column %d is compressed with %s, which ihope does not read (it reads snappy, gzip, brotli, zstd and lz4_raw)", k, m.Codec)
+			}
+		}
+	}
+	return ""
+}
+
+// pqColumnInfo is what checkChunk needs of a column: its physical type
+// and whether it is optional.
+type pqColumnInfo struct {
+	kind   parquet.Kind
+	maxDef int
+}
+
+// valueSize is the size of a fixed-size value, 0 for byte arrays.
+func (k pqColumnInfo) valueSize() int {
+	switch k.kind {
+	case parquet.Int32, parquet.Float:
+		return 4
+	case parquet.Int64, parquet.Double:
+		return 8
+	}
+	return 0
+}
+
+// checkChunk reads the pages of column chunk cc of a row group of rows
+// rows and checks each: its header, its size, its compressed stream and
+// its levels and values against the values it declares.
+func (c *pqChecker) checkChunk(cc *format.ColumnChunk, rows int64, col pqColumnInfo) string {
+	m := &cc.MetaData
+	if m.NumValues != rows {
+		return fmt.Sprintf("declares %d values in a row group of %d rows", m.NumValues, rows)
+	}
+	start := m.DataPageOffset
+	if m.DictionaryPageOffset != 0 {
+		start = m.DictionaryPageOffset
+	}
+	total := m.TotalCompressedSize
+	bound := maxExpansion * c.size
+	dictN := -1 // entries of the dictionary, -1 before a dictionary page
+	var values int64
+	for page, pos := 0, int64(0); pos < total; page++ {
+		fail := func(format string, args ...any) string {
+			return fmt.Sprintf("page %d: %s", page, fmt.Sprintf(format, args...))
+		}
+		var h format.PageHeader
+		n, err := c.readHeader(start+pos, total-pos, &h)
+		if err != nil {
+			return fail("damaged page header: %v", err)
+		}
+		pos += int64(n)
+		if h.CompressedPageSize < 0 || int64(h.CompressedPageSize) > total-pos {
+			return fail("declares %d bytes, but its column chunk has %d left", h.CompressedPageSize, total-pos)
+		}
+		if h.UncompressedPageSize < 0 || int64(h.UncompressedPageSize) > bound {
+			return fail("declares %d bytes uncompressed, impossible in a file of %d bytes", h.UncompressedPageSize, c.size)
+		}
+		c.raw = grow(c.raw[:0], int(h.CompressedPageSize))[:h.CompressedPageSize]
+		data := c.raw
+		if _, err := c.r.ReadAt(data, start+pos); err != nil && !errors.Is(err, io.EOF) {
+			return err.Error()
+		}
+		pos += int64(len(data))
+		switch h.Type {
+		case format.DictionaryPage:
+			if !h.DictionaryPageHeader.Valid || page > 0 {
+				return fail("a dictionary page must come first and only once")
+			}
+			d := h.DictionaryPageHeader.V
+			if d.Encoding != format.Plain && d.Encoding != format.PlainDictionary {
+				return fail("dictionary encoded as %s", d.Encoding)
+			}
+			content, msg := c.decompress(m.Codec, data, int(h.UncompressedPageSize))
+			if msg != "" {
+				return fail("%s", msg)
+			}
+			if d.NumValues < 0 {
+				return fail("declares %d dictionary entries", d.NumValues)
+			}
+			if msg := checkPlain(content, int(d.NumValues), col); msg != "" {
+				return fail("dictionary: %s", msg)
+			}
+			dictN = int(d.NumValues)
+		case format.DataPage:
+			if !h.DataPageHeader.Valid {
+				return fail("no data page header")
+			}
+			d := h.DataPageHeader.V
+			nv := int64(d.NumValues)
+			if nv < 0 || nv > rows-values {
+				return fail("declares %d values, more than the %d rows left in its row group", nv, rows-values)
+			}
+			values += nv
+			content, msg := c.decompress(m.Codec, data, int(h.UncompressedPageSize))
+			if msg != "" {
+				return fail("%s", msg)
+			}
+			nonNull := int(nv)
+			if col.maxDef > 0 {
+				if d.DefinitionLevelEncoding != format.RLE {
+					return fail("definition levels encoded as %s; ihope reads RLE", d.DefinitionLevelEncoding)
+				}
+				if len(content) < 4 {
+					return fail("no definition levels")
+				}
+				k := int64(binary.LittleEndian.Uint32(content))
+				if k > int64(len(content)-4) {
+					return fail("declares %d bytes of definition levels in %d", k, len(content)-4)
+				}
+				if nonNull, msg = scanLevels(content[4:4+k], int(nv)); msg != "" {
+					return fail("definition levels: %s", msg)
+				}
+				content = content[4+k:]
+			}
+			if msg := checkValues(d.Encoding, content, nonNull, col, dictN); msg != "" {
+				return fail("%s", msg)
+			}
+		case format.DataPageV2:
+			if !h.DataPageHeaderV2.Valid {
+				return fail("no data page header")
+			}
+			d := h.DataPageHeaderV2.V
+			nv := int64(d.NumValues)
+			switch {
+			case nv < 0 || nv > rows-values:
+				return fail("declares %d values, more than the %d rows left in its row group", nv, rows-values)
+			case d.NumNulls < 0 || d.NumNulls > d.NumValues:
+				return fail("declares %d nulls in %d values", d.NumNulls, d.NumValues)
+			case d.NumNulls > 0 && col.maxDef == 0:
+				return fail("declares %d nulls in a required column", d.NumNulls)
+			case d.RepetitionLevelsByteLength != 0:
+				return fail("repetition levels in a column that is not repeated")
+			case d.DefinitionLevelsByteLength < 0 || int(d.DefinitionLevelsByteLength) > len(data) ||
+				int(d.DefinitionLevelsByteLength) > int(h.UncompressedPageSize):
+				return fail("declares %d bytes of definition levels in %d", d.DefinitionLevelsByteLength, len(data))
+			case d.DefinitionLevelsByteLength > 0 && col.maxDef == 0:
+				return fail("definition levels in a required column")
+			}
+			values += nv
+			nonNull := int(nv - int64(d.NumNulls))
+			levels := data[:d.DefinitionLevelsByteLength]
+			if col.maxDef > 0 {
+				ones, msg := scanLevels(levels, int(nv))
+				if msg != "" {
+					return fail("definition levels: %s", msg)
+				}
+				if ones != nonNull {
+					return fail("declares %d nulls, but its definition levels have %d", d.NumNulls, int(nv)-ones)
+				}
+			}
+			content := data[len(levels):]
+			if !d.IsCompressed.Valid || d.IsCompressed.V {
+				var msg string
+				if content, msg = c.decompress(m.Codec, content, int(h.UncompressedPageSize)-len(levels)); msg != "" {
+					return fail("%s", msg)
+				}
+			}
+			if msg := checkValues(d.Encoding, content, nonNull, col, dictN); msg != "" {
+				return fail("%s", msg)
+			}
+		default:
+			return fail("a page of type %s, which ihope does not read", h.Type)
+		}
+	}
+	if values != rows {
+		return fmt.Sprintf("its pages hold %d values, but its row group has %d rows", values, rows)
+	}
+	return ""
+}
+
+// decompress decompresses a page that declares n bytes uncompressed into
+// a buffer of n bytes, refusing a stream that declares or yields more or
+// fewer; what passes here parquet-go decompresses into the same n bytes.
+func (c *pqChecker) decompress(codec format.CompressionCodec, src []byte, n int) ([]byte, string) {
+	if n < 0 {
+		return nil, "a negative uncompressed size"
+	}
+	var out []byte
+	var err error
+	switch codec {
+	case format.Uncompressed:
+		return src, "" // parquet-go ignores the declared size then
+	case format.Snappy:
+		k, e := snappy.DecodedLen(src)
+		switch {
+		case e != nil:
+			err = e
+		case k != n:
+			return nil, fmt.Sprintf("its snappy stream declares %d bytes, its header %d", k, n)
+		default:
+			out, err = snappy.Decode(c.scratch(n), src)
+		}
+	case format.Gzip:
+		var z *gzip.Reader
+		if z, err = gzip.NewReader(bytes.NewReader(src)); err == nil {
+			out, err = readExactly(z, c.scratch(n))
+		}
+	case format.Brotli:
+		out, err = readExactly(brotli.NewReader(bytes.NewReader(src)), c.scratch(n))
+	case format.Zstd:
+		if c.zstd == nil {
+			c.zstd, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(maxExpansion*c.size)))
+			if err != nil {
+				return nil, err.Error()
+			}
+		}
+		out, err = c.zstd.DecodeAll(src, c.scratch(n)[:0])
+	case format.Lz4Raw:
+		out = c.scratch(n)
+		var k int
+		if k, err = lz4.UncompressBlock(src, out); err == nil {
+			out = out[:k]
+		}
+	default:
+		return nil, fmt.Sprintf("compressed with %s", codec)
+	}
+	if err != nil {
+		return nil, fmt.Sprintf("damaged %s stream: %v", codec, err)
+	}
+	if len(out) != n {
+		return nil, fmt.Sprintf("its %s stream holds %d bytes, its header declares %d", codec, len(out), n)
+	}
+	return out, ""
+}
+
+// scratch returns the checker's buffer for decompressed pages, n bytes
+// long.
+func (c *pqChecker) scratch(n int) []byte {
+	c.out = grow(c.out[:0], n)[:n]
+	return c.out
+}
+
+// close releases the checker's decoders.
+func (c *pqChecker) close() {
+	if c.zstd != nil {
+		c.zstd.Close()
+	}
+}
+
+// readExactly fills out from r and checks that r ends there.
+func readExactly(r io.Reader, out []byte) ([]byte, error) {
+	n := len(out)
+	if _, err := io.ReadFull(r, out); err != nil {
+		return nil, err
+	}
+	var one [1]byte
+	if k, _ := r.Read(one[:]); k > 0 {
+		return nil, fmt.Errorf("more than the %d bytes declared", n)
+	}
+	return out, nil
+}
+
+// scanLevels checks the definition levels of n values (bit width 1,
+// RLE/bit-packed hybrid) and returns how many are 1 (not null): runs must
+// add up to the n values (bit-packed groups of 8 may pad by 7).
+func scanLevels(b []byte, n int) (ones int, msg string) {
+	total := 0
+	for i := 0; i < len(b); {
+		h, k := binary.Uvarint(b[i:])
+		if k <= 0 {
+			return 0, "a damaged run header"
+		}
+		i += k
+		count := h >> 1
+		if count > uint64(n+8) {
+			return 0, fmt.Sprintf("a run of %d levels in a page of %d values", count, n)
+		}
+		take := max(0, min(int(count), n-total))
+		if h&1 == 1 { // count groups of 8, a byte each
+			if int(count) > len(b)-i {
+				return 0, "a bit-packed run longer than its data"
+			}
+			run := b[i : i+int(count)]
+			take = max(0, min(8*int(count), n-total))
+			for j := 0; j < take/8; j++ {
+				ones += bits.OnesCount8(run[j])
+			}
+			if r := take % 8; r > 0 {
+				ones += bits.OnesCount8(run[take/8] & (1<<r - 1))
+			}
+			total += 8 * int(count)
+			i += int(count)
+		} else {
+			if i >= len(b) {
+				return 0, "a run without its value"
+			}
+			switch b[i] {
+			case 0:
+			case 1:
+				ones += take
+			default:
+				return 0, fmt.Sprintf("level %d in a column whose levels are 0 and 1", b[i])
+			}
+			total += int(count)
+			i++
+		}
+		if total > n+7 {
+			return 0, fmt.Sprintf("levels for %d values in a page of %d", total, n)
+		}
+	}
+	if total < n {
+		return 0, fmt.Sprintf("levels for %d values in a page of %d", total, n)
+	}
+	return ones, ""
+}
+
+// checkValues checks the n (non-null) values of a data page, encoded as
+// enc; dictN is the number of dictionary entries (-1 without a
+// dictionary).
+func checkValues(enc format.Encoding, b []byte, n int, col pqColumnInfo, dictN int) string {
+	size := col.valueSize()
+	switch enc {
+	case format.Plain:
+		return checkPlain(b, n, col)
+	case format.PlainDictionary, format.RLEDictionary:
+		if dictN < 0 {
+			return "dictionary-encoded values without a dictionary page before them"
+		}
+		if len(b) == 0 {
+			if n == 0 {
+				return ""
+			}
+			return "no dictionary indices"
+		}
+		if b[0] > 32 {
+			return fmt.Sprintf("dictionary indices of %d bits", b[0])
+		}
+		return scanIndices(b[1:], n, int(b[0]), dictN)
+	case format.DeltaBinaryPacked:
+		if size == 0 || col.kind == parquet.Float || col.kind == parquet.Double {
+			return fmt.Sprintf("%s values encoded as %s", col.kind, enc)
+		}
+		_, used, msg := decodeDelta(b, n, size == 4, false)
+		if msg == "" && used != len(b) {
+			msg = fmt.Sprintf("%d bytes after its values", len(b)-used)
+		}
+		return msg
+	case format.DeltaLengthByteArray:
+		if size != 0 {
+			return fmt.Sprintf("%s values encoded as %s", col.kind, enc)
+		}
+		lengths, used, msg := decodeDelta(b, n, true, true)
+		if msg != "" {
+			return "lengths: " + msg
+		}
+		return checkLengths(lengths, nil, len(b)-used)
+	case format.DeltaByteArray:
+		if size != 0 {
+			return fmt.Sprintf("%s values encoded as %s", col.kind, enc)
+		}
+		prefixes, used, msg := decodeDelta(b, n, true, true)
+		if msg != "" {
+			return "prefix lengths: " + msg
+		}
+		suffixes, used2, msg := decodeDelta(b[used:], n, true, true)
+		if msg != "" {
+			return "suffix lengths: " + msg
+		}
+		return checkLengths(suffixes, prefixes, len(b)-used-used2)
+	case format.ByteStreamSplit:
+		if size == 0 {
+			return fmt.Sprintf("%s values encoded as %s", col.kind, enc)
+		}
+		if len(b) != n*size {
+			return fmt.Sprintf("%d bytes for %d values of %d bytes", len(b), n, size)
+		}
+		return ""
+	}
+	return fmt.Sprintf("values encoded as %s, which ihope does not read", enc)
+}
+
+// checkPlain checks n plainly encoded values: n fixed-size values, or n
+// byte arrays each after its 4-byte length, filling b exactly.
+func checkPlain(b []byte, n int, col pqColumnInfo) string {
+	if size := col.valueSize(); size > 0 {
+		if len(b) != n*size {
+			return fmt.Sprintf("%d bytes for %d values of %d bytes", len(b), n, size)
+		}
+		return ""
+	}
+	if n > len(b)/4 {
+		return fmt.Sprintf("%d strings in %d bytes", n, len(b))
+	}
+	i := 0
+	for range n {
+		if len(b)-i < 4 {
+			return fmt.Sprintf("fewer than the %d strings declared", n)
+		}
+		k := int64(binary.LittleEndian.Uint32(b[i:]))
+		if k > int64(len(b)-i-4) {
+			return fmt.Sprintf("a string of %d bytes with %d left", k, len(b)-i-4)
+		}
+		i += 4 + int(k)
+	}
+	if i != len(b) {
+		return fmt.Sprintf("%d bytes after the %d strings declared", len(b)-i, n)
+	}
+	return ""
+}
+
+// checkLengths checks the lengths of byte arrays (with DELTA_BYTE_ARRAY,
+// the suffixes' and the prefixes' shared with the value before): none is
+// negative, a prefix is no longer than the value before it, and the
+// suffixes fill the rest of the page exactly.
+func checkLengths(suffixes, prefixes []int64, rest int) string {
+	var sum, prev int64
+	for i, s := range suffixes {
+		p := int64(0)
+		if prefixes != nil {
+			p = prefixes[i]
+		}
+		if s < 0 || p < 0 || p > prev {
+			return fmt.Sprintf("value %d has a length of %d after a prefix of %d (the value before has %d bytes)", i, s, p, prev)
+		}
+		sum += s
+		prev = p + s
+		if sum > int64(rest) {
+			return fmt.Sprintf("the values need more than the %d bytes left", rest)
+		}
+	}
+	if sum != int64(rest) {
+		return fmt.Sprintf("the values take %d bytes of the %d left", sum, rest)
+	}
+	return ""
+}
+
+// scanIndices checks the n dictionary indices of width bits each
+// (RLE/bit-packed hybrid): each below dictN, the runs adding up to n
+// (bit-packed groups of 8 may pad by 7).
+func scanIndices(b []byte, n, width, dictN int) string {
+	total := 0
+	vbytes := (width + 7) / 8
+	for i := 0; i < len(b); {
+		h, k := binary.Uvarint(b[i:])
+		if k <= 0 {
+			return "a damaged run header"
+		}
+		i += k
+		count := h >> 1
+		if count > uint64(n+8) {
+			return fmt.Sprintf("a run of %d indices in a page of %d values", count, n)
+		}
+		if h&1 == 1 { // count groups of 8 values
+			m := int(count) * width // bytes: 8 values of width bits a group
+			if m > len(b)-i {
+				return "a bit-packed run longer than its data"
+			}
+			take := max(0, min(8*int(count), n-total))
+			if msg := checkPacked(b[i:i+m], take, width, dictN); msg != "" {
+				return msg
+			}
+			total += 8 * int(count)
+			i += m
+		} else {
+			if vbytes > len(b)-i {
+				return "a run without its value"
+			}
+			var v uint64
+			for j := range vbytes {
+				v |= uint64(b[i+j]) << (8 * j)
+			}
+			if count > 0 && total < n && v >= uint64(dictN) {
+				return fmt.Sprintf("dictionary index %d of a dictionary of %d", v, dictN)
+			}
+			total += int(count)
+			i += vbytes
+		}
+		if total > n+7 {
+			return fmt.Sprintf("indices for %d values in a page of %d", total, n)
+		}
+	}
+	if total < n {
+		return fmt.Sprintf("indices for %d values in a page of %d", total, n)
+	}
+	return ""
+}
+
+// checkPacked checks the first n values bit-packed in b (width bits each,
+// least significant bit first) against dictN.
+func checkPacked(b []byte, n, width, dictN int) string {
+	if width == 0 {
+		if n > 0 && dictN == 0 {
+			return "dictionary index 0 of an empty dictionary"
+		}
+		return ""
+	}
+	for j := range n {
+		if v := unpack(b, j, width); v >= uint64(dictN) {
+			return fmt.Sprintf("dictionary index %d of a dictionary of %d", v, dictN)
+		}
+	}
+	return ""
+}
+
+// decodeDelta checks (and with keep, returns) n values in the
+// DELTA_BINARY_PACKED encoding at the start of b: its header must declare
+// n values in blocks parquet-go reads (a multiple of 128 values at most
+// 65536, miniblocks of a multiple of 32), and every miniblock must fit.
+// It returns the bytes used.
+func decodeDelta(b []byte, n int, int32s, keep bool) (vals []int64, used int, msg string) {
+	i := 0
+	uv := func() (uint64, bool) {
+		v, k := binary.Uvarint(b[i:])
+		if k <= 0 {
+			return 0, false
+		}
+		i += k
+		return v, true
+	}
+	blockSize, ok1 := uv()
+	miniblocks, ok2 := uv()
+	total, ok3 := uv()
+	first, ok4 := uv()
+	if !ok1 || !ok2 || !ok3 || !ok4 {
+		return nil, 0, "a damaged header"
+	}
+	switch {
+	case blockSize == 0 || blockSize%128 != 0 || blockSize > 65536 || miniblocks == 0 || blockSize%miniblocks != 0 || (blockSize/miniblocks)%32 != 0:
+		return nil, 0, fmt.Sprintf("blocks of %d values in %d miniblocks", blockSize, miniblocks)
+	case total != uint64(n):
+		return nil, 0, fmt.Sprintf("%d values declared in a page of %d", total, n)
+	}
+	if n == 0 {
+		return nil, i, ""
+	}
+	maxWidth := 64
+	if int32s {
+		maxWidth = 32
+	}
+	per := int(blockSize / miniblocks)
+	v := int64(first>>1) ^ -int64(first&1) // the running value
+	if keep {
+		vals = make([]int64, 0, n)
+		vals = append(vals, wrap(v, int32s))
+	}
+	left := n - 1
+	for left > 0 {
+		md, ok := uv()
+		if !ok {
+			return nil, 0, "a damaged block header"
+		}
+		minDelta := int64(md>>1) ^ -int64(md&1)
+		if int(miniblocks) > len(b)-i {
+			return nil, 0, "a block header longer than its data"
+		}
+		widths := b[i : i+int(miniblocks)]
+		i += int(miniblocks)
+		for _, w := range widths {
+			if left <= 0 {
+				break
+			}
+			if int(w) > maxWidth {
+				return nil, 0, fmt.Sprintf("a miniblock of %d-bit values", w)
+			}
+			// A miniblock takes per*w/8 bytes; the last one may stop
+			// after the values it holds, as parquet-go reads it.
+			k := min(per, left)
+			m := per * int(w) / 8
+			if need := (k*int(w) + 7) / 8; need > len(b)-i {
+				return nil, 0, "a miniblock longer than its data"
+			}
+			m = min(m, len(b)-i)
+			if keep {
+				for j := range k {
+					d := unpack(b[i:i+m], j, int(w))
+					v = wrap(v+minDelta+int64(d), int32s)
+					vals = append(vals, v)
+				}
+			}
+			left -= k
+			i += m
+		}
+	}
+	return vals, i, ""
+}
+
+// wrap truncates v to 32 bits for INT32 values, as their arithmetic
+// wraps there.
+func wrap(v int64, int32s bool) int64 {
+	if int32s {
+		return int64(int32(v))
+	}
+	return v
+}
+
+// unpack returns value j of width bits packed least significant bit
+// first in b.
+func unpack(b []byte, j, width int) uint64 {
+	var v uint64
+	bit := j * width
+	for got := 0; got < width; {
+		byteI, off := (bit+got)/8, (bit+got)%8
+		take := min(8-off, width-got)
+		v |= uint64(b[byteI]>>off&(1<<take-1)) << got
+		got += take
+	}
+	return v
+}

@@ -1,0 +1,137 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"log"
+	"os"
+
+	"github.com/ihope-ope/ihope/dataset"
+)
+
+// stdin is what --data - reads; tests replace it.
+var stdin io.Reader = os.Stdin
+
+// stdinName names standard input in messages.
+const stdinName = "standard input"
+
+// displayName is how output names a --data or --out path: "-" is the
+// stream (standard input or standard output).
+func displayName(path, stream string) string {
+	if path == "-" {
+		return stream
+	}
+	return path
+}
+
+// dataFlags say how to read a log file that is not in the contract's own
+// form; package dataset does the work (dataset.ReadOptions).
+type dataFlags struct {
+	Format       string   `placeholder:"FORMAT" help:"The file's format: csv, tsv, csv.gz, tsv.gz or parquet (default: by the file's extension; needed to read standard input, --data -)."`
+	Column       []string `name:"column" sep:"none" placeholder:"ROLE=NAME" help:"Read the file's column NAME as the log contract's column ROLE, e.g. behavior_prob=pscore, episode=trajectory_id, t=step; a prefix maps a vector: state_=obs_ reads obs_0, obs_1, ... Repeatable."`
+	Ignore       []string `placeholder:"NAME" help:"Drop these columns of the file unread (any other column the contract does not know is refused)."`
+	Categorical  []string `placeholder:"state|action" help:"The state and/or action columns hold labels (strings): they get ids 0, 1, ... in sorted order."`
+	WriteMapping string   `name:"write-mapping" placeholder:"FILE" help:"With --categorical: write the labels' ids to FILE (CSV: column,id,label)."`
+	Verbose      bool     `help:"Show the Parquet library's own log messages, hidden otherwise."`
+}
+
+// options checks the flags and returns them as dataset.ReadOptions; a
+// mistake in them is a usage error.
+func (f *dataFlags) options(path string) (dataset.ReadOptions, error) {
+	var o dataset.ReadOptions
+	if f.Format != "" {
+		format, err := dataset.ParseFormat(f.Format)
+		if err != nil {
+			return o, usagef("--format: %v", err)
+		}
+		o.Format = format
+	}
+	if path == "-" && o.Format == "" {
+		return o, usagef("--data -: give the format of standard input with --format (csv, tsv, csv.gz, tsv.gz or parquet)")
+	}
+	cols, err := dataset.ParseColumns(f.Column)
+	if err != nil {
+		return o, usageError{err}
+	}
+	o.Columns, o.Ignore, o.Categorical = cols, f.Ignore, f.Categorical
+	if err := o.Check(); err != nil {
+		return o, usageError{err}
+	}
+	if f.WriteMapping != "" && len(f.Categorical) == 0 {
+		return o, usagef("--write-mapping: no column is read as labels (--categorical state,action)")
+	}
+	return o, nil
+}
+
+// read reads the log at path ("-" for standard input) as the flags say
+// and writes the labels' mapping if asked.
+func (f *dataFlags) read(path string, stderr io.Writer) (*dataset.Dataset, error) {
+	o, err := f.options(path)
+	if err != nil {
+		return nil, err
+	}
+	// parquet-go logs some warnings of its own (a DECIMAL of low precision,
+	// say) through the standard logger: they are the library's business,
+	// not the user's, unless asked for.
+	prev := log.Writer()
+	if f.Verbose {
+		log.SetOutput(stderr)
+	} else {
+		log.SetOutput(io.Discard)
+	}
+	var d *dataset.Dataset
+	var labels *dataset.Labels
+	switch {
+	case path == "-":
+		d, labels, err = dataset.Read(stdin, stdinName, o)
+	case o.Format == "" && len(o.Columns) == 0 && len(o.Ignore) == 0 && len(o.Categorical) == 0 && isTerminal(stderr):
+		d, err = readLogProgress(path, stderr) // a contract .csv or .parquet: a bar while it is read
+	default:
+		d, labels, err = dataset.ReadFileWith(path, o)
+	}
+	log.SetOutput(prev)
+	if err != nil {
+		return nil, err
+	}
+	if f.WriteMapping != "" {
+		if err := writeLabels(f.WriteMapping, labels); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+// writeLabels writes the labels' ids to path (--write-mapping); they are
+// few, so they are written whole.
+func writeLabels(path string, l *dataset.Labels) error {
+	var buf bytes.Buffer
+	if err := l.WriteCSV(&buf); err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("--write-mapping: %w", err)
+	}
+	return nil
+}
+
+// writeData writes d to path in the format its extension names, or with
+// path "-" to stdout in format.
+func writeData(path, format string, stdout io.Writer, d *dataset.Dataset) error {
+	if path != "-" {
+		if format != "" {
+			if f, err := dataset.FormatOf(path); err != nil || string(f) != format {
+				return usagef("--format %s: the format of --out is its extension (%s)", format, path)
+			}
+		}
+		return dataset.WriteFile(path, d)
+	}
+	if format == "" {
+		return usagef("--out -: give the format to write to standard output with --format (csv, tsv, csv.gz, tsv.gz or parquet)")
+	}
+	f, err := dataset.ParseFormat(format)
+	if err != nil {
+		return usagef("--format: %v", err)
+	}
+	return dataset.Write(stdout, d, f)
+}
