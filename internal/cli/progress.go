@@ -20,15 +20,6 @@ var readProgressMin int64 = 32 << 20
 // readThrottle is the least time between two redraws of the reading bar.
 var readThrottle = 100 * time.Millisecond
 
-// readLog reads a log as dataset.ReadFile does and, on a terminal, draws
-// a bar of the bytes read for a large file.
-func readLog(path string, stderr io.Writer) (*dataset.Dataset, error) {
-	if !isTerminal(stderr) {
-		return dataset.ReadFile(path)
-	}
-	return readLogProgress(path, stderr)
-}
-
 // readLogProgress reads a .csv or .parquet log of readProgressMin bytes
 // or more with a bar on w; anything else goes to dataset.ReadFile, whose
 // errors it keeps.
