@@ -41,7 +41,7 @@ func TestReadLogProgress(t *testing.T) {
 	}
 	// Errors are dataset.ReadFile's.
 	var bar bytes.Buffer
-	if _, err := readLogProgress(filepath.Join(dir, "logs.txt"), &bar); err == nil || !strings.Contains(err.Error(), "want .csv or .parquet") {
+	if _, err := readLogProgress(filepath.Join(dir, "logs.txt"), &bar); err == nil || !strings.Contains(err.Error(), "unknown file type") {
 		t.Errorf("a .txt log: %v", err)
 	}
 }
