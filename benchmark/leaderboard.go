@@ -360,7 +360,7 @@ func overall(worlds []WorldBoard) []Row {
 func (b *Board) Figure(suite string) (results.Panel, []results.Line) {
 	p := results.Panel{
 		Name:   suite,
-		Title:  fmt.Sprintf("ihope benchmark, suite %s: error of every estimator in every world\n(%d seeds; the family's MSE over the squared spread of its true values)", suite, b.Seeds),
+		Title:  fmt.Sprintf("ihope benchmark, suite %s:\nevery estimator in every world, %d seeds", suite, b.Seeds),
 		XName:  "world",
 		XLabel: "world",
 		YLabel: "MSE / (V_best − V_worst)²",
