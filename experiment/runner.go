@@ -40,8 +40,10 @@ type Summary struct {
 	File string
 	// Panels is the experiment's grid as the figures see it.
 	Panels []results.Panel
-	// Lines are all cells of the file (canonical order after a complete
-	// run).
+	// Lines are the cells of the file at the seeds run (canonical order
+	// after a complete run): a file that holds more seeds from an earlier
+	// run keeps them, but the summary, and so the table and figures drawn
+	// from it, has only the seeds asked for.
 	Lines []results.Line
 	// Found counts cells already in the file, Ran the cells computed now.
 	Found, Ran int
@@ -78,7 +80,9 @@ func (r *Runner) Run(ctx context.Context, e *Experiment) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	jobs, total := planJobs(panels, r.seeds(e), done, sum)
+	seeds := r.seeds(e)
+	jobs, total := planJobs(panels, seeds, done, sum)
+	defer func() { sum.Lines = seedsBelow(sum.Lines, seeds) }()
 
 	app, err := results.OpenAppender(sum.File, int64(valid))
 	if err != nil {
@@ -150,6 +154,17 @@ func readPrevious(sum *Summary, name string) (valid int, done map[string]bool, e
 		sum.Lines = append(sum.Lines, l)
 	}
 	return valid, done, nil
+}
+
+// seedsBelow returns the lines of seeds 0..seeds-1, in order.
+func seedsBelow(lines []results.Line, seeds int) []results.Line {
+	out := lines[:0:0]
+	for _, l := range lines {
+		if l.Seed < seeds {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // planJobs returns the jobs computing the cells of seeds 0..seeds-1 not

@@ -321,3 +321,32 @@ func TestSeedMemos(t *testing.T) {
 		t.Errorf("%d memos left after every job is done", len(s.m))
 	}
 }
+
+// A run with fewer seeds than its results file holds reports only the
+// seeds asked for, and leaves the others in the file.
+func TestRunnerFewerSeeds(t *testing.T) {
+	var runs, truths atomic.Int64
+	dir := t.TempDir()
+	exp := fakeExperiment(&runs, &truths)
+	if _, err := (&Runner{Dir: dir, Seeds: 3}).Run(context.Background(), exp); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := (&Runner{Dir: dir, Seeds: 2}).Run(context.Background(), exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seeds := map[int]bool{}
+	for _, l := range sum.Lines {
+		seeds[l.Seed] = true
+	}
+	if len(sum.Lines) != 12 || len(seeds) != 2 || sum.Found != 12 || sum.Ran != 0 {
+		t.Errorf("lines %d of seeds %v, found %d, ran %d; want 12 lines of seeds 0 and 1, all found", len(sum.Lines), seeds, sum.Found, sum.Ran)
+	}
+	all, _, err := results.Read(sum.File)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 18 {
+		t.Errorf("the file holds %d lines, want the 18 of 3 seeds", len(all))
+	}
+}

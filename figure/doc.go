@@ -10,7 +10,14 @@
 // stationary distribution) with its band and an optional exact reference
 // curve; a scatter panel shows two vectors of one cell against each other
 // with the diagonal (the paper's Figure 1(d)). Legends sit to the right of
-// the plot and name every line in words.
+// the plot, take at most a quarter of the figure's width (long labels
+// wrap) and name each estimator as the command line does. Labels and
+// titles draw x_y and x^y as sub- and superscripts (Scripts).
+//
+// For the HTML report of "ihope estimate --report", Forest draws each
+// estimator's estimate and interval for one target policy, and Weights
+// the distribution of an estimator's weights with its effective sample
+// size.
 //
 // Figures are drawn from the results file alone, so "ihope plot DIR"
 // redraws them without rerunning anything. The package needs only the

@@ -1,6 +1,7 @@
 package figure
 
 import (
+	"bytes"
 	"fmt"
 	"image/color"
 	"io"
@@ -28,11 +29,34 @@ const (
 
 // Figure is one panel drawn: a plot and a legend placed to its right.
 type Figure struct {
-	Plot   *plot.Plot
-	Legend plot.Legend
+	Plot *plot.Plot
+	// Legend is drawn to the right of the plot, at most a quarter of the
+	// figure's width (its labels wrap to fit).
+	Legend *Legend
 	// Notes say what the figure could not show (failed estimators,
 	// values off the axis); the CLI prints them.
 	Notes []string
+	// W and H are the figure's size, legend included; zero means Width
+	// and Height.
+	W, H vg.Length
+}
+
+// newFigure returns a figure with an empty plot and legend whose texts
+// draw sub- and superscripts.
+func newFigure() *Figure {
+	return &Figure{Plot: newPlot(), Legend: NewLegend()}
+}
+
+// size returns the figure's width and height.
+func (f *Figure) size() (vg.Length, vg.Length) {
+	w, h := f.W, f.H
+	if w == 0 {
+		w = Width
+	}
+	if h == 0 {
+		h = Height
+	}
+	return w, h
 }
 
 // Draw builds the figure of one panel from the results lines.
@@ -46,9 +70,7 @@ func Draw(p results.Panel, lines []results.Line) (*Figure, error) {
 	if len(own) == 0 {
 		return nil, fmt.Errorf("figure: panel %s has no results", p.Name)
 	}
-	f := &Figure{Plot: plot.New(), Legend: plot.NewLegend()}
-	f.Legend.TextStyle.Font.Size = vg.Points(9)
-	f.Legend.Top, f.Legend.Left = true, true
+	f := newFigure()
 	pl := f.Plot
 	pl.Title.Text = p.Title
 	if pl.Title.Text == "" {
@@ -94,7 +116,7 @@ func (f *Figure) drawMSE(p results.Panel, lines []results.Line) error {
 		}
 	}
 	if f.Plot.Y.Label.Text == "" {
-		f.Plot.Y.Label.Text = fmt.Sprintf("mean squared error over %d seeds (log)", seeds)
+		f.Plot.Y.Label.Text = fmt.Sprintf("mean squared error over %s (log)", plural(seeds, "seed"))
 	}
 	ax, ok := newLogAxis(all, zeroMSE*math.Max(1, truth*truth))
 	if !ok {
@@ -104,7 +126,7 @@ func (f *Figure) drawMSE(p results.Panel, lines []results.Line) error {
 	f.setX(p, lines)
 	for _, s := range series {
 		st := EstimatorStyle(s.Name)
-		label := st.Label
+		label := s.Name // the name the command line takes
 		var failed, zero, over, inf []string
 		var pts, lower, upper plotter.XYs
 		for _, pt := range s.Points {
@@ -223,7 +245,7 @@ func (f *Figure) drawMetric(p results.Panel, lines []results.Line) error {
 	if label == "" {
 		label = p.Metric
 	}
-	f.Legend.Add(fmt.Sprintf("%s, mean over %d seeds", label, seeds), l, sc)
+	f.Legend.Add(fmt.Sprintf("%s, mean over %s", label, plural(seeds, "seed")), l, sc)
 	if r := ref.Points; len(r) > 0 {
 		xy := make(plotter.XYs, len(r))
 		for i, pt := range r {
@@ -469,24 +491,52 @@ func (f *Figure) Save(path string) (err error) {
 }
 
 func (f *Figure) render(format string) (io.WriterTo, error) {
+	w, h := f.size()
 	var c vg.CanvasWriterTo
 	if format == "png" {
-		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(Width, Height), vgimg.UseDPI(DPI))}
+		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(DPI))}
 	} else {
 		var err error
-		if c, err = draw.NewFormattedCanvas(Width, Height, format); err != nil {
+		if c, err = draw.NewFormattedCanvas(w, h, format); err != nil {
 			return nil, err
 		}
 	}
 	dc := draw.New(c)
 	dc.SetColor(color.White)
 	dc.Fill(dc.Rectangle.Path())
+	if f.Legend == nil || f.Legend.Len() == 0 {
+		f.Plot.Draw(dc)
+		return c, nil
+	}
 	pad := vg.Points(8)
-	legW := f.Legend.Rectangle(dc).Size().X + 2*pad
+	f.Legend.MaxWidth = w/4 - 2*pad
+	lw, _ := f.Legend.Size()
+	legW := lw + 2*pad
 	f.Plot.Draw(draw.Crop(dc, 0, -legW, 0, 0))
 	top := f.Plot.Title.TextStyle.Height(f.Plot.Title.Text) + 2*pad
-	f.Legend.Draw(draw.Crop(dc, Width-legW+pad, 0, 0, -top))
+	f.Legend.Draw(draw.Crop(dc, w-legW+pad, 0, 0, -top))
 	return c, nil
+}
+
+// SVG returns the figure as an SVG document.
+func (f *Figure) SVG() ([]byte, error) {
+	wt, err := f.render("svg")
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	if _, err := wt.WriteTo(&b); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// plural writes "1 seed", "2 seeds".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // WriteAll draws every panel that has results and saves each as

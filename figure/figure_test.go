@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/experiment/results"
+	"github.com/ihope-ope/ihope/ope"
 )
 
 // testLines builds a small results set: an MSE panel over n with two
@@ -168,7 +169,8 @@ func TestDecadeTicks(t *testing.T) {
 func close(a, b float64) bool { return a == b || math.Abs(a-b) <= 1e-12*math.Abs(b) }
 
 func TestEstimatorStyle(t *testing.T) {
-	names := []string{"naive", "is-trajectory", "wis-trajectory", "is-stepwise", "wis-stepwise", "model-based", "bch-tabular", "bch-neural", "on-policy"}
+	names := []string{"naive", "is-trajectory", "wis-trajectory", "is-stepwise", "wis-stepwise", "model-based", "bch-tabular", "bch-neural", "on-policy",
+		"bch-kernel", "fqe", "mis", "dr", "mwl", "mql", "dualdice"}
 	seen := map[[4]uint8]string{}
 	for _, n := range names {
 		s := EstimatorStyle(n)
@@ -179,6 +181,12 @@ func TestEstimatorStyle(t *testing.T) {
 		seen[c] = n
 		if s.Label == n || s.Glyph == nil || s.Color.A != 255 {
 			t.Errorf("%s: style %+v", n, s)
+		}
+	}
+	// Every registered estimator has a fixed style, not a derived one.
+	for _, n := range ope.Names() {
+		if _, ok := styles[n]; !ok {
+			t.Errorf("%s has no fixed style", n)
 		}
 	}
 	a, b := EstimatorStyle("dr-tabular"), EstimatorStyle("dr-tabular")

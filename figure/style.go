@@ -40,6 +40,9 @@ var styles = map[string]Style{
 	"fqe":            {Color: color.NRGBA{0, 90, 60, 255}, Glyph: draw.PyramidGlyph{}},
 	"mis":            {Color: color.NRGBA{120, 70, 160, 255}, Glyph: draw.TriangleGlyph{}},
 	"dr":             {Color: color.NRGBA{150, 110, 0, 255}, Glyph: draw.SquareGlyph{}},
+	"mwl":            {Color: color.NRGBA{0, 140, 140, 255}, Glyph: draw.TriangleGlyph{}},
+	"mql":            {Color: color.NRGBA{140, 80, 30, 255}, Glyph: draw.PyramidGlyph{}},
+	"dualdice":       {Color: color.NRGBA{170, 0, 170, 255}, Glyph: draw.BoxGlyph{}},
 }
 
 // EstimatorStyle returns the fixed style of an estimator, its legend label

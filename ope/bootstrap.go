@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	"golang.org/x/sync/errgroup"
+	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/ihope-ope/ihope/internal/quantile"
 
@@ -49,6 +51,10 @@ type Bootstrap struct {
 // Interval is a bootstrap interval of one estimator.
 type Interval struct {
 	Low, High float64
+	// Method is how Low and High were formed from the resamples:
+	// "percentile" or, with fewer than PercentileMin successful
+	// resamples, "student-t" (see intervals).
+	Method string
 	// Estimates are the resample estimates that succeeded, in resample
 	// order.
 	Estimates []float64
@@ -205,7 +211,25 @@ func (b *Bootstrap) resample(d *dataset.Dataset, gamma float64, ests []Estimator
 	}
 }
 
-// intervals turns the resample estimates into percentile intervals.
+// PercentileMin is the number of successful resamples from which an
+// interval is the percentile one; below it the interval is
+//
+//	mean ± t_(B-1, 1-alpha/2) sd
+//
+// over the B resample estimates (method "student-t"). With few
+// resamples the percentile interval's ends are the extreme order
+// statistics, which fall inside the tails they estimate: their expected
+// coverage is about 1 - 2 (1 + (B-1) alpha/2)/(B+1), 81% for a 90%
+// interval from the 20 resamples the slow estimators get (and the
+// coverage table measured 80-84% for bch-kernel and bch-neural there),
+// whatever the estimator. The standard deviation of 20 resamples is
+// nearly unbiased, and the Student quantile accounts for its own
+// uncertainty; what this form gives up is the percentile interval's
+// asymmetry, which 20 resamples cannot estimate anyway.
+const PercentileMin = 100
+
+// intervals turns the resample estimates into percentile or, with few
+// resamples, Student-t intervals (PercentileMin).
 func intervals(values [][]float64, errs [][]error, alpha float64) []Interval {
 	out := make([]Interval, len(values))
 	for k := range out {
@@ -224,10 +248,17 @@ func intervals(values [][]float64, errs [][]error, alpha float64) []Interval {
 			iv.Low, iv.High = math.NaN(), math.NaN()
 			continue
 		}
+		if B := len(iv.Estimates); B >= 2 && B < PercentileMin {
+			mean, sd := stat.MeanStdDev(iv.Estimates, nil)
+			half := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(B - 1)}.Quantile(1-alpha/2) * sd
+			iv.Low, iv.High, iv.Method = mean-half, mean+half, "student-t"
+			continue
+		}
 		sorted := slices.Clone(iv.Estimates)
 		slices.Sort(sorted)
 		iv.Low = Quantile(sorted, alpha/2)
 		iv.High = Quantile(sorted, 1-alpha/2)
+		iv.Method = "percentile"
 	}
 	return out
 }

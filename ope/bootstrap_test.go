@@ -12,7 +12,6 @@ import (
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/env/taxi"
-	"github.com/ihope-ope/ihope/exact"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/ratio"
 	"github.com/ihope-ope/ihope/rollout"
@@ -245,30 +244,14 @@ func TestBlockBootstrap(t *testing.T) {
 	}
 }
 
-// coverage returns the number of seeds 0..seeds-1 whose (1-alpha)
-// bch-tabular interval covers the exact T-step value.
-func coverage(t *testing.T, seeds, n, T, resamples int, alpha float64) int {
-	target, _ := taxi.Policy("pi19")
-	truth := exact.Value(taxi.New(), target, nil, T, 1)
-	covered := 0
-	for s := range seeds {
-		d := taxiData(t, uint64(1000+s), n, T)
-		b := ope.Bootstrap{Resamples: resamples, Alpha: alpha, Seed: uint64(s), Workers: 2}
-		ivs, err := b.Run(d, 1, []ope.Estimator{ope.DensityRatio{Learner: ratio.Tabular{}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ivs[0].Low <= truth && truth <= ivs[0].High {
-			covered++
-		}
-	}
-	return covered
-}
-
-// Bootstrap intervals of bch-tabular cover the exact truth at about the
-// nominal rate: neither too rarely (intervals too narrow or off centre)
-// nor too often (intervals too wide; a 90% interval that covers every
-// seed is as wrong as one that covers 60%).
+// Bootstrap intervals of bch-tabular cover the exact T-step value at
+// about the nominal rate: neither too rarely (intervals too narrow or off
+// centre) nor too often (intervals too wide; a 90% interval that covers
+// every seed is as wrong as one that covers 60%). bch-tabular targets the
+// long-run value, but on these logs from a reset it lands close to the
+// T-step one (the transient is in the logged states it weighs); its
+// intervals rarely hold the long-run value, which TestCoverageLong
+// measures and the README reports.
 //
 // The seeds are independent, so for a correct 90% interval the number X
 // of covering seeds out of N is Binomial(N, 0.9), and the bounds are set
@@ -290,7 +273,9 @@ func coverage(t *testing.T, seeds, n, T, resamples int, alpha float64) int {
 //     0.3% in all.
 func TestBootstrapCoverageTaxi(t *testing.T) {
 	check := func(seeds, n, T, B, lo, hi int) {
-		x := coverage(t, seeds, n, T, B, 0.1)
+		// Seeds 1000, 1001, ...: apart from TestCoverageLong's 1..50.
+		st := measureCoverage(t, taxiCoverage(t, n, T), coverageCell{"bch-tabular", ope.LongRun, B}, 1000, seeds)
+		x := st.byTruth[ope.Horizon]
 		t.Logf("90%% intervals, %d seeds, n=%d, T=%d, B=%d: %d cover, %.3f", seeds, n, T, B, x, float64(x)/float64(seeds))
 		if x < lo || x > hi {
 			t.Errorf("%d of %d seeds cover the truth; want %d to %d", x, seeds, lo, hi)

@@ -86,11 +86,19 @@ func WeightWarnings(name string, unit Unit, w []float64) []string {
 func DataWarnings(s dataset.Summary) []string {
 	var out []string
 	if s.LargeRatio > 0 {
-		out = append(out, fmt.Sprintf("support: %d logged steps have pi/pi0 > 1e6 (first: episode %q, t = %d, ratio %.3g): the behavior policy hardly ever takes actions the target favours there, so every importance-weighted estimate is fragile",
-			s.LargeRatio, s.FirstLarge.Episode, s.FirstLarge.T, s.FirstLarge.Ratio))
+		steps := fmt.Sprintf("%d logged steps have", s.LargeRatio)
+		if s.LargeRatio == 1 {
+			steps = "1 logged step has"
+		}
+		out = append(out, fmt.Sprintf("support: %s pi/pi0 > 1e6 (first: episode %q, t = %d, ratio %.3g): the behavior policy hardly ever takes actions the target favours there, so every importance-weighted estimate is fragile",
+			steps, s.FirstLarge.Episode, s.FirstLarge.T, s.FirstLarge.Ratio))
 	}
 	if s.OpenEndings > 0 {
-		out = append(out, fmt.Sprintf("%d episodes end without next_state: their last step is used for rewards but not as a transition by the density-ratio estimators", s.OpenEndings))
+		what := fmt.Sprintf("%d episodes end without next_state: their last steps are", s.OpenEndings)
+		if s.OpenEndings == 1 {
+			what = "1 episode ends without next_state: its last step is"
+		}
+		out = append(out, what+" used for rewards but not as a transition by the density-ratio estimators")
 	}
 	return out
 }

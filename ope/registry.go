@@ -39,6 +39,8 @@ const (
 	// (dataset.Dataset.HasBehavior), logged or fitted (package behavior):
 	// the estimators that weigh by pi/pi0.
 	NeedsBehavior
+	// NeedsDiscreteActions: action ids (the state-action learners).
+	NeedsDiscreteActions
 )
 
 // ErrNoBehavior is why an estimator that weighs by pi/pi0 does not apply
@@ -173,8 +175,18 @@ type Entry struct {
 	// seconds on large logs (a network's training, a kernel fit with its
 	// cross-validated ridge); callers give them fewer resamples.
 	Slow bool
+	// SlowOnRealStates marks estimators that are Slow on real-valued
+	// states only (dr, whose ratio there is a kernel fit; on discrete
+	// states its refit takes milliseconds). Use SlowOn.
+	SlowOnRealStates bool
 	// New builds the estimator from options.
 	New func(o Options) Estimator
+}
+
+// SlowOn reports whether e's refit is slow on d (Slow, or
+// SlowOnRealStates and d's states are real-valued).
+func (e Entry) SlowOn(d *dataset.Dataset) bool {
+	return e.Slow || e.SlowOnRealStates && !d.Discrete()
 }
 
 // registry lists every estimator in the order of ihope's tables.
@@ -207,11 +219,19 @@ var registry = []Entry{
 			l.Seed = o.Seed
 			return DensityRatio{Learner: l}
 		}},
-	{Name: "dr", Label: "doubly robust (ratio + value model)", Needs: NeedsTargetDist | NeedsBehavior,
+	{Name: "dr", Label: "doubly robust (ratio + value model)", SlowOnRealStates: true, Needs: NeedsTargetDist | NeedsBehavior,
 		New: func(o Options) Estimator {
 			return DR{Ratio: o.ratioLearner(), Kernel: o.Kernel, Value: o.valueLearner(), Target: o.valueTarget(),
 				Estimand: o.Estimand, Folds: o.Folds}
 		}},
+	{Name: "mwl", Label: "minimax weight learning (state-action ratio)", SlowOnRealStates: true, Needs: NeedsTargetDist | NeedsDiscreteActions, Unit: UnitStep,
+		New: func(o Options) Estimator {
+			return PairRatio{Learner: ratio.MWL{}, Target: o.valueTarget(), Normalise: true}
+		}},
+	{Name: "mql", Label: "minimax Q-learning", SlowOnRealStates: true, Needs: NeedsTargetDist | NeedsDiscreteActions,
+		New: func(o Options) Estimator { return MQL{Target: o.valueTarget()} }},
+	{Name: "dualdice", Label: "DualDICE (GenDICE's normalisation at gamma = 1)", SlowOnRealStates: true, Needs: NeedsTargetDist | NeedsDiscreteActions, Unit: UnitStep,
+		New: func(o Options) Estimator { return PairRatio{Learner: ratio.DualDICE{}, Target: o.valueTarget()} }},
 	{Name: "on-policy", Label: "on-policy oracle (target rollouts)", Needs: NeedsSimulator,
 		New: func(o Options) Estimator {
 			if o.SimContinuous != nil {
@@ -278,6 +298,8 @@ func (e Entry) Applies(d *dataset.Dataset, o Options) error {
 		return fmt.Errorf("%s needs the target's action distribution at every next state, which logs of real-valued actions do not carry", e.Name)
 	case e.Needs&NeedsTargetDist != 0 && d.ActionDim == 0 && o.Target == nil && !d.HasTargetProbs():
 		return fmt.Errorf("%s needs the target's whole action distribution: target_prob_0, target_prob_1, ... columns or a target policy file", e.Name)
+	case e.Needs&NeedsDiscreteActions != 0 && d.ActionDim > 0:
+		return fmt.Errorf("%s needs discrete actions (the target's whole distribution at every next state)", e.Name)
 	case e.Needs&NeedsHorizon != 0 && o.Estimand.orDefault() != Horizon:
 		return fmt.Errorf("%s estimates the horizon value only (time-indexed ratios)", e.Name)
 	case e.Needs&NeedsBehavior != 0 && !d.HasBehavior(): // last: the only reason it does not run

@@ -17,7 +17,7 @@ import (
 )
 
 // registryNames is the registry's order, the order of ihope's tables.
-var registryNames = []string{"naive", "is-trajectory", "wis-trajectory", "is-stepwise", "wis-stepwise", "model-based", "fqe", "mis", "bch-tabular", "bch-kernel", "bch-neural", "dr", "on-policy"}
+var registryNames = []string{"naive", "is-trajectory", "wis-trajectory", "is-stepwise", "wis-stepwise", "model-based", "fqe", "mis", "bch-tabular", "bch-kernel", "bch-neural", "dr", "mwl", "mql", "dualdice", "on-policy"}
 
 // ringWorld returns 8 episodes of 12 steps on the 5-state ring (behavior
 // P(R) = 0.6, target 0.3), with the options that let every discrete
@@ -161,6 +161,9 @@ func TestRegistryApplies(t *testing.T) {
 		{"on-policy", dd, simOnly, "on-policy needs a simulator"},
 		{"on-policy", rd, ope.Options{SimContinuous: fullReal.SimContinuous}, "on-policy needs a simulator"},
 		{"naive", rd, ope.Options{}, ""},
+		{"mwl", dd, target, ""},
+		{"mwl", dd, ope.Options{}, "mwl needs the target's whole action distribution"},
+		{"mql", rd, fullReal, "mql needs discrete actions"},
 		{"wis-stepwise", dd, ope.Options{}, ""},
 	}
 	for _, c := range cases {
@@ -185,9 +188,9 @@ func TestRegistryApplies(t *testing.T) {
 		want []string
 	}{
 		{"discrete, logs only", dd, ope.Options{}, append(slices.Clone(logOnly), "mis", "bch-tabular")},
-		{"discrete, target", dd, target, append(slices.Clone(logOnly), "model-based", "fqe", "mis", "bch-tabular", "dr")},
-		{"discrete, everything", dd, full, append(slices.Clone(logOnly), "model-based", "fqe", "mis", "bch-tabular", "dr", "on-policy")},
-		{"discrete, long-run", dd, ope.Options{Target: target.Target, Estimand: ope.LongRun}, append(slices.Clone(logOnly), "model-based", "fqe", "bch-tabular", "dr")},
+		{"discrete, target", dd, target, append(slices.Clone(logOnly), "model-based", "fqe", "mis", "bch-tabular", "dr", "mwl", "mql", "dualdice")},
+		{"discrete, everything", dd, full, append(slices.Clone(logOnly), "model-based", "fqe", "mis", "bch-tabular", "dr", "mwl", "mql", "dualdice", "on-policy")},
+		{"discrete, long-run", dd, ope.Options{Target: target.Target, Estimand: ope.LongRun}, append(slices.Clone(logOnly), "model-based", "fqe", "bch-tabular", "dr", "mwl", "mql", "dualdice")},
 		{"real, logs only", rd, ope.Options{}, append(slices.Clone(logOnly), "bch-kernel", "bch-neural")},
 		{"real, everything", rd, fullReal, append(slices.Clone(logOnly), "fqe", "bch-kernel", "bch-neural", "dr", "on-policy")},
 	} {
@@ -239,6 +242,13 @@ func TestRegistryRunsWhereItApplies(t *testing.T) {
 			case "bch-neural":
 				if _, ok := res.Model.(*ratio.NeuralModel); !ok {
 					t.Errorf("bch-neural: Result.Model is %T", res.Model)
+				}
+			case "mwl", "dualdice":
+				if _, ok := res.Model.(*ratio.PairTabularModel); !ok {
+					t.Errorf("%s: Result.Model is %T", e.Name, res.Model)
+				}
+				if res.Estimand != ope.LongRun {
+					t.Errorf("%s: estimand %q", e.Name, res.Estimand)
 				}
 			}
 		}

@@ -86,7 +86,7 @@ func TestDataWarnings(t *testing.T) {
 			t.Errorf("warning %q lacks %q", got[0], s)
 		}
 	}
-	if !strings.HasPrefix(got[1], "1 episodes end without next_state") {
+	if !strings.HasPrefix(got[1], "1 episode ends without next_state") {
 		t.Errorf("warning %q", got[1])
 	}
 	// A log with full support and known next states has nothing to say.

@@ -38,6 +38,19 @@
 // A learned ratio is consumed by the density-ratio estimator of package
 // ope, R = sum_i v_i r_i / sum_i v_i with v_i = gamma^t_i w(s_i) beta_i.
 //
+// State-action ratios. A PairLearner fits w(s, a) = d_pi(s, a) / d_D(s, a)
+// against the distribution d_D of the logged transitions themselves
+// (every transition weighing the same), from the target's whole action
+// distribution at the next and start states and without the behavior's
+// probabilities: MWL (minimax weight learning, Uehara, Huang and Jiang
+// 2020) and DualDICE (Nachum et al. 2019, with GenDICE's normalisation for
+// gamma = 1). Their models' StepRatios are w(s_j, a_j), which an
+// estimator uses as they are (R = E_D[w r]), multiplying them by no
+// policy ratio and no discount. Discrete states are solved exactly on the
+// logged pairs (SolvePairs gives the exact ratio of a world's population);
+// real states with discrete actions in closed form with w linear in
+// per-action Gaussian bumps.
+//
 // References:
 //
 //	Q. Liu, L. Li, Z. Tang, D. Zhou. Breaking the Curse of Horizon:

@@ -7,13 +7,9 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
-	"sync"
-
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
-	"gonum.org/v1/gonum/mat"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/internal/minimax"
 )
 
 // Kernel learns the density ratio w(s) = d_pi(s)/d_pi0(s) of real-valued
@@ -211,16 +207,8 @@ var kernelRidges = []float64{1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1, 10, 100}
 // centres in turn.
 var kernelWidths = []float64{0.5, 0.25}
 
-const (
-	// kernelFolds is the number of cross-validation folds.
-	kernelFolds = 5
-	// kernelGroups is the fixed number of partial sums the data are
-	// accumulated into (chunk c into group c mod kernelGroups, in order of
-	// c), whatever the number of goroutines.
-	kernelGroups = 8
-	// kernelChunk is the number of transitions of one chunk.
-	kernelChunk = 512
-)
+// kernelFolds is the number of cross-validation folds.
+const kernelFolds = 5
 
 type kernelSettings struct {
 	dk, m           int
@@ -335,7 +323,7 @@ func (m *KernelModel) Ratio(obs []float64) float64 {
 	}
 	f := make([]float64, len(m.Coef))
 	m.bumps().features(x, f)
-	return dot(f, m.Coef)
+	return minimax.Dot(f, m.Coef)
 }
 
 // StepRatios returns w(s_t) for every step of d, in step order.
@@ -348,16 +336,16 @@ func (m *KernelModel) StepRatios(d *dataset.Dataset) ([]float64, error) {
 	out := make([]float64, n)
 	const chunk = 1024
 	nChunks := (n + chunk - 1) / chunk
-	parallelGroups(runtime.GOMAXPROCS(0), func(p int) {
+	minimax.Parallel(runtime.GOMAXPROCS(0), func(p int) {
 		x := make([]float64, len(m.Mean))
 		f := make([]float64, len(m.Coef))
-		for c := p; c < nChunks; c += kernelGroups {
+		for c := p; c < nChunks; c += minimax.Groups {
 			for j := c * chunk; j < min(n, (c+1)*chunk); j++ {
 				for k, v := range d.ObsAt(j) {
 					x[k] = (v - m.Mean[k]) / m.Scale[k]
 				}
 				phi.features(x, f)
-				out[j] = dot(f, m.Coef)
+				out[j] = minimax.Dot(f, m.Coef)
 			}
 		}
 	})
@@ -414,28 +402,27 @@ func (l Kernel) Fit(d *dataset.Dataset, gamma float64) (Model, error) {
 	psi := newFourier(rng, kd.dim, set.dk, h)
 	cbar := stateMean(d, gamma, mean, scale, phi, set.workers)
 	folds := accumulate(kd, psi, phi, set.workers)
-	all := newKernelSums(psi.dim(), phi.size())
-	for _, f := range folds {
-		all.add(f)
-	}
+	all := minimax.Total(folds)
 
 	model := &KernelModel{Mean: mean, Scale: scale, Bandwidth: h, Centres: phi.centres,
 		Widths: phi.widths, KernelFeatures: psi.dim(), Transitions: kd.len(), Steps: d.NumSteps()}
 	nu := l.Ridge
 	if nu == 0 {
-		if nu, err = l.crossValidate(all, folds, cbar, model); err != nil {
-			return nil, err
+		cv, err := minimax.CrossValidate(all, folds, cbar, nil, kernelRidges, l.Signed, 1e-2)
+		if err != nil {
+			return nil, fmt.Errorf("ratio: %w", err)
 		}
+		nu, model.Folds, model.Grid, model.HeldOutLoss, model.HeldOutSE = cv.Ridge, cv.Folds, cv.Grid, cv.Loss, cv.SE
 	}
-	sol, err := newKernelQP(all, cbar)
+	sol, err := minimax.NewQP(all, cbar, nil)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("ratio: %w", err)
 	}
-	model.Ridge, model.Lambda = nu, nu*sol.scale
-	if model.Coef, model.Iterations, err = sol.solve(nu, l.Signed, nil); err != nil {
-		return nil, err
+	model.Ridge, model.Lambda = nu, nu*sol.Scale
+	if model.Coef, model.Iterations, err = sol.Solve(nu, l.Signed, nil); err != nil {
+		return nil, fmt.Errorf("ratio: %w", err)
 	}
-	model.Loss = all.vLoss(model.Coef)
+	model.Loss = all.VLoss(model.Coef)
 	for _, c := range model.Coef[1:] {
 		if c > 0 {
 			model.Support++
@@ -453,63 +440,6 @@ func (l Kernel) Fit(d *dataset.Dataset, gamma float64) (Model, error) {
 		}
 	}
 	return model, nil
-}
-
-// crossValidate returns the relative ridge of the one-standard-error rule
-// and records the held-out losses in model. With fewer than two folds
-// holding data it returns the middle of the grid, 1e-2.
-func (l Kernel) crossValidate(all *kernelSums, folds []*kernelSums, cbar []float64, model *KernelModel) (float64, error) {
-	var per [][]float64 // per fold and ridge
-	for _, ho := range folds {
-		if !(ho.z > 0) || !(all.z-ho.z > 0) {
-			continue
-		}
-		sol, err := newKernelQP(all.minus(ho), cbar)
-		if err != nil {
-			return 0, err
-		}
-		// From the largest ridge (few bumps) down, each solve started
-		// from the previous one.
-		loss := make([]float64, len(kernelRidges))
-		var theta []float64
-		for k := len(kernelRidges) - 1; k >= 0; k-- {
-			if theta, _, err = sol.solve(kernelRidges[k], l.Signed, theta); err != nil {
-				return 0, err
-			}
-			loss[k] = ho.uLoss(theta)
-		}
-		per = append(per, loss)
-	}
-	model.Folds = len(per)
-	if len(per) < 2 {
-		return 1e-2, nil
-	}
-	nf := float64(len(per))
-	model.Grid = slices.Clone(kernelRidges)
-	model.HeldOutLoss = make([]float64, len(kernelRidges))
-	model.HeldOutSE = make([]float64, len(kernelRidges))
-	best := 0
-	for k := range kernelRidges {
-		m, v := 0.0, 0.0
-		for _, f := range per {
-			m += f[k]
-		}
-		m /= nf
-		for _, f := range per {
-			v += (f[k] - m) * (f[k] - m)
-		}
-		model.HeldOutLoss[k] = m
-		model.HeldOutSE[k] = math.Sqrt(v / (nf - 1) / nf)
-		if m < model.HeldOutLoss[best] {
-			best = k
-		}
-	}
-	for k := len(kernelRidges) - 1; k > best; k-- {
-		if model.HeldOutLoss[k] <= model.HeldOutLoss[best]+model.HeldOutSE[best] {
-			return kernelRidges[k], nil
-		}
-	}
-	return kernelRidges[best], nil
 }
 
 // fourier is the random Fourier feature map psi of the Gaussian kernel of
@@ -533,7 +463,7 @@ func (f *fourier) dim() int { return 2 * f.m }
 
 func (f *fourier) features(x, out []float64) {
 	for j := range f.m {
-		s, c := math.Sincos(dot(f.omega[j*f.in:(j+1)*f.in], x))
+		s, c := math.Sincos(minimax.Dot(f.omega[j*f.in:(j+1)*f.in], x))
 		out[j] = f.scale * c
 		out[f.m+j] = f.scale * s
 	}
@@ -687,12 +617,12 @@ func stateMean(d *dataset.Dataset, gamma float64, mean, scale []float64, phi *bu
 	}
 	const chunk = 1024
 	nChunks := (n + chunk - 1) / chunk
-	sums := make([][]float64, kernelGroups)
-	parallelGroups(workers, func(p int) {
+	sums := make([][]float64, minimax.Groups)
+	minimax.Parallel(workers, func(p int) {
 		s := make([]float64, dw+1) // sum g phi, then sum g
 		x := make([]float64, d.StateDim)
 		f := make([]float64, dw)
-		for c := p; c < nChunks; c += kernelGroups {
+		for c := p; c < nChunks; c += minimax.Groups {
 			for j := c * chunk; j < min(n, (c+1)*chunk); j++ {
 				for k, v := range d.ObsAt(j) {
 					x[k] = (v - mean[k]) / scale[k]
@@ -718,111 +648,22 @@ func stateMean(d *dataset.Dataset, gamma float64, mean, scale []float64, phi *bu
 	return out[:dw]
 }
 
-// parallelGroups runs f(p) for every p < kernelGroups on min(workers,
-// kernelGroups) goroutines.
-func parallelGroups(workers int, f func(p int)) {
-	workers = max(1, min(workers, kernelGroups))
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for p := w; p < kernelGroups; p += workers {
-				f(p)
-			}
-		}()
-	}
-	wg.Wait()
-}
-
-// kernelSums are the sums the loss of a set of transitions is made of:
-// with Delta_i = c_i + g_i^T theta,
-//
-//	S = sum_i rho_i psi_i g_i^T (dk x dw),   u = sum_i rho_i c_i psi_i,   z = sum_i rho_i,
-//
-// and, for the U-statistic, z2 = sum_i rho_i^2, H = sum_i rho_i^2 g_i g_i^T
-// (upper triangle), hv = sum_i rho_i^2 c_i g_i and h0 = sum_i rho_i^2 c_i^2
-// (psi_i^T psi_i = 1). The loss is D(theta) = ||S theta + u||^2 / z^2.
-type kernelSums struct {
-	dk, dw int
-	s, u   []float64
-	z, z2  float64
-	h, hv  []float64
-	h0     float64
-}
-
-func newKernelSums(dk, dw int) *kernelSums {
-	return &kernelSums{dk: dk, dw: dw, s: make([]float64, dk*dw), u: make([]float64, dk),
-		h: make([]float64, dw*dw), hv: make([]float64, dw)}
-}
-
-func (k *kernelSums) addScaled(o *kernelSums, a float64) {
-	for i, v := range o.s {
-		k.s[i] += a * v
-	}
-	for i, v := range o.u {
-		k.u[i] += a * v
-	}
-	for i, v := range o.h {
-		k.h[i] += a * v
-	}
-	for i, v := range o.hv {
-		k.hv[i] += a * v
-	}
-	k.z += a * o.z
-	k.z2 += a * o.z2
-	k.h0 += a * o.h0
-}
-
-func (k *kernelSums) add(o *kernelSums) { k.addScaled(o, 1) }
-
-// minus returns k - o.
-func (k *kernelSums) minus(o *kernelSums) *kernelSums {
-	out := newKernelSums(k.dk, k.dw)
-	out.add(k)
-	out.addScaled(o, -1)
-	return out
-}
-
 // accumulate returns the sums of the transitions of every fold, in one
-// pass over the data.
-func accumulate(kd *kernelData, psi *fourier, phi *bumps, workers int) []*kernelSums {
+// pass over the data: l_i = psi(x'_i), h_i = beta_i phi(x_i) - phi(x'_i)
+// and c_i = 0 for a transition, h_i = -phi(x_0) and c_i = 1 for a dummy
+// (|psi| = 1).
+func accumulate(kd *kernelData, psi *fourier, phi *bumps, workers int) []*minimax.Sums {
 	dk, dw := psi.dim(), phi.size()
-	// The chunks: consecutive transitions of one fold.
-	idx := make([][]int, kernelFolds)
-	for i, f := range kd.fold {
-		idx[f] = append(idx[f], i)
-	}
-	type span struct{ fold, lo, hi int }
-	var chunks []span
-	for f, ix := range idx {
-		for lo := 0; lo < len(ix); lo += kernelChunk {
-			chunks = append(chunks, span{f, lo, min(len(ix), lo+kernelChunk)})
-		}
-	}
-	groups := make([][]*kernelSums, kernelGroups)
-	parallelGroups(workers, func(p int) {
-		acc := make([]*kernelSums, kernelFolds)
-		P := make([]float64, kernelChunk*dk) // rows rho_i psi(x'_i)
-		G := make([]float64, kernelChunk*dw) // rows g_i
-		R := make([]float64, kernelChunk*dw) // rows rho_i g_i
-		C := make([]float64, kernelChunk)    // c_i
-		RC := make([]float64, kernelChunk)   // rho_i c_i
-		fs := make([]float64, dw)            // phi(x_i)
-		fn := make([]float64, dw)            // phi(x'_i)
-		for c := p; c < len(chunks); c += kernelGroups {
-			ch := chunks[c]
-			if acc[ch.fold] == nil {
-				acc[ch.fold] = newKernelSums(dk, dw)
-			}
-			a := acc[ch.fold]
-			rows := idx[ch.fold][ch.lo:ch.hi]
-			n := len(rows)
+	return minimax.AccumulateFolds(kd.fold, kernelFolds, dk, dw, workers, func() func(a *minimax.Sums, rows []int) {
+		fs := make([]float64, dw) // phi(x_i)
+		fn := make([]float64, dw) // phi(x'_i)
+		ch := minimax.NewChunk(minimax.ChunkLen, dk, dw)
+		return func(a *minimax.Sums, rows []int) {
 			prev := -1 // the previous row, whose phi(x') is in fn
 			for r, i := range rows {
 				rho, beta := kd.rho[i], kd.beta[i]
 				s, next := kd.s[i*kd.dim:(i+1)*kd.dim], kd.next[i*kd.dim:(i+1)*kd.dim]
-				pr := P[r*dk : (r+1)*dk]
+				pr := ch.L[r*dk : (r+1)*dk]
 				psi.features(next, pr)
 				for q := range pr {
 					pr[q] *= rho
@@ -837,301 +678,27 @@ func accumulate(kd *kernelData, psi *fourier, phi *bumps, workers int) []*kernel
 				}
 				phi.features(next, fn)
 				prev = i
-				gr, rr := G[r*dw:(r+1)*dw], R[r*dw:(r+1)*dw]
+				gr, rr := ch.G[r*dw:(r+1)*dw], ch.R[r*dw:(r+1)*dw]
 				if kd.dummy[i] { // Delta = 1 - w(s_0)
 					for q := range gr {
 						gr[q] = -fn[q]
 					}
-					C[r] = 1
+					ch.C[r] = 1
 				} else { // Delta = beta w(s) - w(s')
 					for q := range gr {
 						gr[q] = beta*fs[q] - fn[q]
 					}
-					C[r] = 0
+					ch.C[r] = 0
 				}
 				for q := range rr {
 					rr[q] = rho * gr[q]
 				}
-				RC[r] = rho * C[r]
-				a.z += rho
-				a.z2 += rho * rho
-				a.h0 += RC[r] * RC[r]
+				ch.RC[r] = rho * ch.C[r]
+				a.Z += rho
+				a.Z2 += rho * rho
+				a.H0 += ch.RC[r] * ch.RC[r]
 			}
-			pm := blas64.General{Rows: n, Cols: dk, Stride: dk, Data: P[:n*dk]}
-			gm := blas64.General{Rows: n, Cols: dw, Stride: dw, Data: G[:n*dw]}
-			rm := blas64.General{Rows: n, Cols: dw, Stride: dw, Data: R[:n*dw]}
-			blas64.Gemm(blas.Trans, blas.NoTrans, 1, pm, gm, 1, blas64.General{Rows: dk, Cols: dw, Stride: dw, Data: a.s})
-			blas64.Gemv(blas.Trans, 1, pm, blas64.Vector{N: n, Inc: 1, Data: C[:n]}, 1, blas64.Vector{N: dk, Inc: 1, Data: a.u})
-			blas64.Syrk(blas.Trans, 1, rm, 1, blas64.Symmetric{N: dw, Stride: dw, Data: a.h, Uplo: blas.Upper})
-			blas64.Gemv(blas.Trans, 1, rm, blas64.Vector{N: n, Inc: 1, Data: RC[:n]}, 1, blas64.Vector{N: dw, Inc: 1, Data: a.hv})
+			a.Accumulate(ch, len(rows))
 		}
-		groups[p] = acc
 	})
-	out := make([]*kernelSums, kernelFolds)
-	for f := range out {
-		out[f] = newKernelSums(dk, dw)
-		for _, g := range groups {
-			if g[f] != nil {
-				out[f].add(g[f])
-			}
-		}
-	}
-	return out
-}
-
-// residual returns S theta + u.
-func (k *kernelSums) residual(theta []float64) []float64 {
-	r := slices.Clone(k.u)
-	blas64.Gemv(blas.NoTrans, 1, blas64.General{Rows: k.dk, Cols: k.dw, Stride: k.dw, Data: k.s},
-		blas64.Vector{N: k.dw, Inc: 1, Data: theta}, 1, blas64.Vector{N: k.dk, Inc: 1, Data: r})
-	return r
-}
-
-// vLoss returns the V-statistic ||S theta + u||^2 / z^2.
-func (k *kernelSums) vLoss(theta []float64) float64 {
-	r := k.residual(theta)
-	return dot(r, r) / (k.z * k.z)
-}
-
-// uLoss returns the U-statistic
-// (||S theta + u||^2 - sum_i rho_i^2 Delta_i^2) / (z^2 - z2).
-func (k *kernelSums) uLoss(theta []float64) float64 {
-	r := k.residual(theta)
-	ht := make([]float64, k.dw)
-	blas64.Symv(1, blas64.Symmetric{N: k.dw, Stride: k.dw, Data: k.h, Uplo: blas.Upper},
-		blas64.Vector{N: k.dw, Inc: 1, Data: theta}, 0, blas64.Vector{N: k.dw, Inc: 1, Data: ht})
-	diag := k.h0 + dot(theta, ht) + 2*dot(k.hv, theta)
-	return (dot(r, r) - diag) / (k.z*k.z - k.z2)
-}
-
-// kernelQP is the quadratic programme of Kernel for one set of sums:
-// minimise theta^T (Q + lambda P) theta / 2 - q^T theta, Q = M^T M,
-// q = M^T b, P = diag(0, 1, ..., 1), under a^T theta = 1 (and theta >= 0).
-type kernelQP struct {
-	n     int
-	q     []float64 // Q, n x n
-	mtb   []float64
-	a     []float64
-	scale float64 // mean_{j >= 1} Q_jj
-}
-
-func newKernelQP(k *kernelSums, a []float64) (*kernelQP, error) {
-	if !(k.z > 0) {
-		return nil, errors.New("ratio: the transitions have no weight")
-	}
-	n := k.dw
-	m := mat.NewDense(k.dk, n, slices.Clone(k.s))
-	m.Scale(1/k.z, m)
-	var q mat.Dense
-	q.Mul(m.T(), m)
-	b := mat.NewVecDense(k.dk, slices.Clone(k.u))
-	b.ScaleVec(-1/k.z, b)
-	var mtb mat.VecDense
-	mtb.MulVec(m.T(), b)
-	qp := &kernelQP{n: n, q: q.RawMatrix().Data, mtb: mtb.RawVector().Data, a: a}
-	for j := 1; j < n; j++ {
-		qp.scale += qp.q[j*n+j]
-	}
-	qp.scale /= float64(max(1, n-1))
-	if !(qp.scale > 0) || math.IsInf(qp.scale, 0) {
-		return nil, fmt.Errorf("ratio: the kernel loss has curvature %v", qp.scale)
-	}
-	return qp, nil
-}
-
-// solve returns the minimiser for the relative ridge nu and the number of
-// active-set steps (1 if signed). The active-set method starts from start,
-// a feasible point (a^T start = 1, start >= 0), or from w = 1 if start is
-// nil: the solution for a neighbouring ridge is a warm start.
-func (p *kernelQP) solve(nu float64, signed bool, start []float64) ([]float64, int, error) {
-	n := p.n
-	ch := &freeChol{p: p, lam: nu * p.scale, l: make([]float64, n*n)}
-	theta := make([]float64, n)
-	if signed {
-		for i := range n {
-			ch.free = append(ch.free, i)
-		}
-		if err := ch.factor(); err != nil {
-			return nil, 0, err
-		}
-		fs, _ := ch.kkt()
-		return fs, 1, nil
-	}
-	// Primal active set, started at w = 1 (theta = e_0 / a_0) or start.
-	inFree := make([]bool, n)
-	if start == nil {
-		theta[0] = 1 / p.a[0]
-		ch.free, inFree[0] = []int{0}, true
-	} else {
-		copy(theta, start)
-		for i, v := range theta {
-			if v > 0 {
-				ch.free, inFree[i] = append(ch.free, i), true
-			}
-		}
-	}
-	if err := ch.factor(); err != nil {
-		return nil, 0, err
-	}
-	added := -1
-	g := make([]float64, n)
-	for iter := 1; iter <= 20*n; iter++ {
-		fs, mu := ch.kkt()
-		if math.IsNaN(mu) || math.IsInf(mu, 0) {
-			return nil, iter, errors.New("ratio: the normalisation of the kernel loss is degenerate")
-		}
-		// Move towards the minimiser on the free set, stopping at the
-		// first coefficient that reaches 0.
-		alpha, block := 1.0, -1
-		for x, i := range ch.free {
-			if fs[x] < 0 {
-				if t := theta[i] / (theta[i] - fs[x]); t < alpha {
-					alpha, block = t, x
-				}
-			}
-		}
-		if block >= 0 && alpha <= 0 && ch.free[block] == added {
-			// The coefficient just freed cannot grow: its multiplier was
-			// rounding noise, and theta is optimal.
-			return theta, iter, nil
-		}
-		added = -1
-		for x, i := range ch.free {
-			theta[i] += alpha * (fs[x] - theta[i])
-		}
-		if block >= 0 {
-			theta[ch.free[block]] = 0
-			keep := ch.free[:0]
-			for _, i := range ch.free {
-				if theta[i] <= 0 {
-					theta[i] = 0
-					inFree[i] = false
-					continue
-				}
-				keep = append(keep, i)
-			}
-			ch.free = keep
-			if len(ch.free) == 0 {
-				return nil, iter, errors.New("ratio: the active-set method lost every coefficient")
-			}
-			if err := ch.factor(); err != nil {
-				return nil, iter, err
-			}
-			continue
-		}
-		// theta minimises over the free set: free the coefficient whose
-		// multiplier (Q theta - q + lambda P theta + mu a)_j is most
-		// negative, or stop.
-		scale := 0.0
-		for i := range n {
-			v := dot(p.q[i*n:(i+1)*n], theta) - p.mtb[i]
-			if i > 0 {
-				v += ch.lam * theta[i]
-			}
-			g[i] = v
-			scale = math.Max(scale, math.Max(math.Abs(v), math.Abs(p.mtb[i])))
-		}
-		best, bi := -1e-9*scale, -1
-		for i := range n {
-			if z := g[i] + mu*p.a[i]; !inFree[i] && z < best {
-				best, bi = z, i
-			}
-		}
-		if bi < 0 {
-			return theta, iter, nil
-		}
-		if err := ch.add(bi); err != nil {
-			return nil, iter, err
-		}
-		inFree[bi] = true
-		added = bi
-	}
-	return nil, 20 * n, errors.New("ratio: the active-set method did not converge")
-}
-
-// freeChol is the Cholesky factor L of K_FF = (Q + lambda P)_FF for the
-// free coefficients F of the active-set method, kept up to date as F
-// grows (one row per added coefficient, O(|F|^2)) and refactored when it
-// shrinks. L is row-major with stride n.
-type freeChol struct {
-	p    *kernelQP
-	lam  float64
-	free []int
-	l    []float64
-}
-
-// k returns (Q + lambda P)_ij.
-func (c *freeChol) k(i, j int) float64 {
-	v := c.p.q[i*c.p.n+j]
-	if i == j && i > 0 {
-		v += c.lam
-	}
-	return v
-}
-
-// factor computes L for the current free set.
-func (c *freeChol) factor() error {
-	free := c.free
-	c.free = c.free[:0:0]
-	for _, i := range free {
-		if err := c.add(i); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// add appends coefficient j to the free set: the new row of L is
-// l = L^-1 K_Fj and its diagonal sqrt(K_jj - l^T l).
-func (c *freeChol) add(j int) error {
-	n, f := c.p.n, len(c.free)
-	row := c.l[f*n : f*n+f+1]
-	for x, i := range c.free {
-		v := c.k(i, j)
-		lx := c.l[x*n : x*n+x]
-		v -= dot(lx, row[:x])
-		row[x] = v / c.l[x*n+x]
-	}
-	d := c.k(j, j) - dot(row[:f], row[:f])
-	if !(d > 0) {
-		return fmt.Errorf("ratio: the kernel loss is singular on %d coefficients (raise Kernel.Ridge)", f+1)
-	}
-	row[f] = math.Sqrt(d)
-	c.free = append(c.free, j)
-	return nil
-}
-
-// solveTo solves L L^T x = b in place.
-func (c *freeChol) solveTo(x []float64) {
-	n, f := c.p.n, len(c.free)
-	for i := range f { // L y = b
-		x[i] = (x[i] - dot(c.l[i*n:i*n+i], x[:i])) / c.l[i*n+i]
-	}
-	for i := f - 1; i >= 0; i-- { // L^T x = y
-		v := x[i]
-		for k := i + 1; k < f; k++ {
-			v -= c.l[k*n+i] * x[k]
-		}
-		x[i] = v / c.l[i*n+i]
-	}
-}
-
-// kkt solves the KKT system of the free coefficients (the others at 0):
-// theta_F = K_FF^-1 (q_F - mu a_F) with mu such that a_F^T theta_F = 1.
-// It returns theta_F in the order of the free set, and mu.
-func (c *freeChol) kkt() ([]float64, float64) {
-	f := len(c.free)
-	u := make([]float64, f)
-	v := make([]float64, f)
-	for x, i := range c.free {
-		u[x], v[x] = c.p.mtb[i], c.p.a[i]
-	}
-	af := slices.Clone(v)
-	c.solveTo(u)
-	c.solveTo(v)
-	mu := (dot(af, u) - 1) / dot(af, v)
-	for x := range u {
-		u[x] -= mu * v[x]
-	}
-	return u, mu
 }

@@ -4,7 +4,9 @@
 // logged transitions, the discount and the target's whole action
 // distribution (Target); the estimators of package ope read the model's
 // values at the logged steps: fitted Q evaluation ("fqe") directly, the
-// doubly robust estimator ("dr") beside a density ratio.
+// doubly robust estimator ("dr") beside a density ratio. MQL (minimax
+// Q-learning, "mql") learns q by a kernel loss on the Bellman residuals
+// instead of by regression.
 //
 // Two kinds of model, one per estimand of package ope:
 //

@@ -17,6 +17,11 @@
 // E_{d_pi0}[w^2] all have closed forms (System.Stationary,
 // System.AverageReward, System.Value, Ratio).
 //
+// Discrete is a discrete-action variant (pushes -1, 0, +1 chosen by a
+// softmax of the state), whose state distributions are not Gaussian: its
+// truth is computed by quadrature (a Nystrom solve to about 1e-12)
+// instead; DiscreteProblem is its ready-made (system, target, behavior).
+//
 // Problem1D and Problem2D are ready-made (system, target, behavior) triples
 // whose reset distribution is the behavior's stationary law, so that
 // logged states are exactly d_pi0-distributed at every step.

@@ -33,6 +33,7 @@ type app struct {
 // runEnv carries the streams a command writes to.
 type runEnv struct {
 	stdout, stderr io.Writer
+	args           []string // the command line after the program's name, for reports
 }
 
 // Run parses args, runs the chosen verb and returns the exit code.
@@ -67,7 +68,7 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "ihope:", err)
 		return ExitUsage
 	}
-	if err := ctx.Run(&runEnv{stdout: stdout, stderr: stderr}); err != nil {
+	if err := ctx.Run(&runEnv{stdout: stdout, stderr: stderr, args: args}); err != nil {
 		var ue usageError
 		if errors.As(err, &ue) {
 			fmt.Fprintln(stderr, "ihope:", err)

@@ -29,7 +29,7 @@ func TestDemoDefaults(t *testing.T) {
 	if got := rep.Truth; got < -0.1411805 || got > -0.1411795 {
 		t.Errorf("truth %.7f, want -0.141180", got)
 	}
-	want := []string{"naive", "is-trajectory", "wis-trajectory", "is-stepwise", "wis-stepwise", "model-based", "fqe", "mis", "bch-tabular", "dr", "on-policy"}
+	want := []string{"naive", "is-trajectory", "wis-trajectory", "is-stepwise", "wis-stepwise", "model-based", "fqe", "mis", "bch-tabular", "dr", "mwl", "mql", "dualdice", "on-policy"}
 	if len(rep.Rows) != len(want) {
 		t.Fatalf("%d estimators, want %d", len(rep.Rows), len(want))
 	}
@@ -69,7 +69,7 @@ func TestDemoTable(t *testing.T) {
 func TestUsageErrors(t *testing.T) {
 	for i, args := range [][]string{
 		{"demo", "--gamma", "0"},
-		{"demo", "--alpha", "2"},
+		{"demo", "--mix", "2"},
 		{"demo", "--env", "maze"},
 		{"demo", "--policy", "pi99"},
 		{"demo", "-n", "0"},

@@ -80,13 +80,7 @@ func (f *dataFlags) read(path string, stderr io.Writer) (*dataset.Dataset, error
 	} else {
 		log.SetOutput(io.Discard)
 	}
-	var d *dataset.Dataset
-	var labels *dataset.Labels
-	if path == "-" {
-		d, labels, err = dataset.Read(stdin, stdinName, o)
-	} else {
-		d, labels, err = dataset.ReadFileWith(path, o)
-	}
+	d, labels, err := readLog(path, o, stderr)
 	log.SetOutput(prev)
 	if err != nil {
 		return nil, err

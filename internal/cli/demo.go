@@ -55,7 +55,7 @@ func (c *demoCmd) Run(e *runEnv) error {
 		return usagef("--gamma %v is outside (0, 1]", c.Gamma)
 	}
 	start := time.Now()
-	w, err := c.build()
+	w, err := c.build(e.stderr)
 	if err != nil {
 		return err
 	}
@@ -121,10 +121,10 @@ func printDemo(out io.Writer, r *demoReport) {
 	if r.Gamma < 1 {
 		quantity = fmt.Sprintf("normalised discounted reward, gamma = %g", r.Gamma)
 	}
-	fmt.Fprintf(out, "%s\n%d episodes x %d steps logged (seed %d); quantity: %s; estimand: %s\n\n", r.World, r.Episodes, r.Steps, r.Seed, quantity, r.Estimand)
+	fmt.Fprintf(out, "%s\n%s x %s logged (seed %d); quantity: %s; estimand: %s\n\n", r.World, plural(r.Episodes, "episode"), plural(r.Steps, "step"), r.Seed, quantity, r.Estimand)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "estimator\testimate\terror\t|error|/truth\tESS\ttargets\ttime\t")
-	fmt.Fprintf(tw, "truth (exact)\t%.6f\t\t\t\t%s\t\t\n", r.Truth, r.Estimand)
+	fmt.Fprintf(tw, "truth (exact)\t%s\t\t\t\t%s\t\t\n", fmtNum("%.6f", r.Truth), r.Estimand)
 	for _, row := range r.Rows {
 		if row.Error != "" {
 			fmt.Fprintf(tw, "%s\tfailed\t\t\t\t\t%s\t\n", row.Estimator, fmtDuration(row.Seconds))
@@ -138,7 +138,7 @@ func printDemo(out io.Writer, r *demoReport) {
 		if targets != r.Estimand {
 			targets += " *"
 		}
-		fmt.Fprintf(tw, "%s\t%.6f\t%+.6f\t%.2f%%\t%s\t%s\t%s\t\n", row.Estimator, *row.Estimate, row.Diff,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f%%\t%s\t%s\t%s\t\n", row.Estimator, fmtNum("%.6f", *row.Estimate), fmtNum("%+.6f", row.Diff),
 			100*math.Abs(row.Diff/r.Truth), ess, targets, fmtDuration(row.Seconds))
 	}
 	tw.Flush()

@@ -12,7 +12,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
 
@@ -34,7 +33,9 @@ type estimateCmd struct {
 	Seed            uint64   `default:"1" help:"Seed of the bootstrap."`
 	TrainSeed       uint64   `default:"1" help:"Seed of every training: bch-neural's network, a neural value model (separate from the bootstrap's --seed)."`
 	Estimand        string   `enum:",horizon,long-run" default:"" help:"What to estimate: horizon (the normalised T-step value from the logged start states, T each episode's length) or long-run (the long-run average reward, or (1-gamma) E[V(s0)] for gamma < 1). Default: horizon for several episodes, long-run for one."`
-	TargetPolicy    string   `placeholder:"FILE" help:"The target policy as a CSV (state,p0,p1,...): its whole action distribution, which model-based, fqe and dr need (or give target_prob_0, target_prob_1, ... columns)."`
+	TargetPolicy    []string `sep:"none" placeholder:"[NAME=]FILE" help:"The target policy as a CSV (state,p0,p1,...): its whole action distribution, which model-based, fqe and dr need (or give target_prob_0, target_prob_1, ... columns). Give it several times to evaluate several policies on the same logs and rank them (NAME defaults to the file's base name)."`
+	Reference       []string `sep:"none" placeholder:"NAME=VALUE" help:"A known value of target policy NAME (say from an experiment); with several policies, the ranking says how well each estimator's order matches the references (Spearman's rho, regret@1)."`
+	Report          string   `placeholder:"FILE.html" help:"Also write a self-contained HTML report: the data, a forest plot of the estimates and intervals, each estimator's weights and ESS, the warnings and the command line."`
 	ValueModel      string   `enum:",tabular,linear,neural" default:"" help:"Value model of fqe and dr: tabular, linear or neural (default: tabular for discrete states, linear for real ones)."`
 	RatioModel      string   `enum:",tabular,kernel,neural,marginal" default:"" help:"Ratio model of dr: tabular, kernel, neural or marginal (default: marginal under horizon, tabular or kernel under long-run)."`
 	Folds           int      `default:"2" help:"Cross-fitting folds of dr (1 turns cross-fitting off)."`
@@ -42,6 +43,8 @@ type estimateCmd struct {
 	Workers         int      `help:"Goroutines for the bootstrap (default: the number of CPUs)."`
 	JSON            bool     `name:"json" help:"Print exactly one JSON object on stdout."`
 	FitBehavior     bool     `name:"fit-behavior" help:"Fit the behavior policy from the logged (state, action) pairs and weigh by it: counts for discrete states, logistic regression for real ones, cross-fitted over episodes (for logs without behavior probabilities; with them, the output says how far the fitted ones are)."`
+
+	policyLabel string // the target policy being estimated, for the progress bars (several policies)
 
 	dataFlags `embed:""` // how to read --data (data.go)
 }
@@ -60,27 +63,33 @@ var logEstimators = func() []string {
 
 // estimateRow is one estimator's result; the JSON names are a contract.
 type estimateRow struct {
-	Estimator         string   `json:"estimator"`
-	Estimate          *float64 `json:"estimate"`
-	Estimand          string   `json:"estimand,omitempty"`
-	Model             string   `json:"model,omitempty"`
-	Behavior          string   `json:"behavior,omitempty"`
-	Note              string   `json:"note,omitempty"`
-	Error             string   `json:"error,omitempty"`
-	CILow             *float64 `json:"ci_low"`
-	CIHigh            *float64 `json:"ci_high"`
-	Transient         *float64 `json:"transient,omitempty"`
-	BootstrapBias     *float64 `json:"bootstrap_bias,omitempty"`
-	SE                *float64 `json:"se,omitempty"`
-	WaldLow           *float64 `json:"wald_low,omitempty"`
-	WaldHigh          *float64 `json:"wald_high,omitempty"`
-	ESS               float64  `json:"ess"`
-	Units             int      `json:"weight_units"`
-	Unit              string   `json:"weight_unit"`
-	MaxWeightShare    float64  `json:"max_weight_share"`
-	Resamples         int      `json:"bootstrap_resamples"`
-	BootstrapFailures int      `json:"bootstrap_failures,omitempty"`
-	Seconds           float64  `json:"seconds"`
+	Estimator      string   `json:"estimator"`
+	Policy         string   `json:"policy,omitempty"`
+	Estimate       *float64 `json:"estimate"`
+	Estimand       string   `json:"estimand,omitempty"`
+	Model          string   `json:"model,omitempty"`
+	Behavior       string   `json:"behavior,omitempty"`
+	Note           string   `json:"note,omitempty"`
+	Error          string   `json:"error,omitempty"`
+	CILow          *float64 `json:"ci_low"`
+	CIHigh         *float64 `json:"ci_high"`
+	Transient      *float64 `json:"transient,omitempty"`
+	BootstrapBias  *float64 `json:"bootstrap_bias,omitempty"`
+	SE             *float64 `json:"se,omitempty"`
+	WaldLow        *float64 `json:"wald_low,omitempty"`
+	WaldHigh       *float64 `json:"wald_high,omitempty"`
+	ESS            float64  `json:"ess"`
+	Units          int      `json:"weight_units"`
+	Unit           string   `json:"weight_unit"`
+	MaxWeightShare float64  `json:"max_weight_share"`
+	Resamples      int      `json:"bootstrap_resamples"`
+	// Interval is how the interval was formed from the resamples:
+	// "percentile", or "student-t" for fewer than ope.PercentileMin.
+	Interval          string  `json:"interval,omitempty"`
+	BootstrapFailures int     `json:"bootstrap_failures,omitempty"`
+	Seconds           float64 `json:"seconds"`
+
+	weights []float64 // Result.Weights, kept for --report only
 }
 
 type dataSummary struct {
@@ -94,12 +103,10 @@ type dataSummary struct {
 	StatesSeen  int      `json:"states_seen,omitempty"`
 	ActionsSeen int      `json:"actions_seen,omitempty"`
 	MeanReward  *float64 `json:"mean_reward"`
-	ZeroTarget  int      `json:"steps_target_prob_zero"`
-	LargeRatio  int      `json:"steps_ratio_over_1e6"`
-	MaxLogRatio *float64 `json:"max_log_ratio"`
-	OpenEndings int      `json:"episodes_without_next_state"`
-	Gamma       float64  `json:"gamma"`
-	Estimand    string   `json:"estimand"`
+	targetSummary
+	OpenEndings int     `json:"episodes_without_next_state"`
+	Gamma       float64 `json:"gamma"`
+	Estimand    string  `json:"estimand"`
 
 	// Where the behavior probabilities come from (estimate_behavior.go).
 	Behavior    string           `json:"behavior"`
@@ -120,6 +127,10 @@ type estimateReport struct {
 	Data      dataSummary    `json:"data"`
 	Bootstrap *bootstrapInfo `json:"bootstrap"`
 	Warnings  []string       `json:"warnings"`
+
+	// Several target policies (policies.go, rank.go).
+	Policies []policyInfo   `json:"policies,omitempty"`
+	Ranking  *rankingReport `json:"ranking,omitempty"`
 }
 
 func (c *estimateCmd) Run(e *runEnv) error {
@@ -140,6 +151,11 @@ func (c *estimateCmd) Run(e *runEnv) error {
 			return usagef("unknown estimator %q: choose from %s", name, strings.Join(logEstimators, ", "))
 		}
 	}
+	c.Estimators = uniq(c.Estimators) // naive,naive runs once
+	targets, refs, err := c.targets()
+	if err != nil {
+		return err
+	}
 	d, err := c.read(c.Data, e.stderr)
 	if err != nil {
 		return err
@@ -148,12 +164,17 @@ func (c *estimateCmd) Run(e *runEnv) error {
 	if err != nil {
 		return err
 	}
-	rep, err := c.estimate(d, e.stderr)
+	rep, err := c.estimateTargets(d, targets, refs, e.stderr)
 	if err != nil {
 		return err
 	}
 	info.apply(rep)
 	rep.Data.File = displayName(c.Data, stdinName)
+	if c.Report != "" {
+		if err := writeReport(c.Report, rep, e.args); err != nil {
+			return err
+		}
+	}
 	if c.JSON {
 		return json.NewEncoder(e.stdout).Encode(rep)
 	}
@@ -163,25 +184,21 @@ func (c *estimateCmd) Run(e *runEnv) error {
 
 // options are the registry options the flags and the logs give: the
 // estimand, and the target's whole action distribution for discrete
-// states (from --target-policy, which fills the logs' columns, or from the
-// logs' target_prob_k columns).
-func (c *estimateCmd) options(d *dataset.Dataset) (ope.Options, []string, error) {
+// states (from a --target-policy, which fills the logs' columns, or from
+// the logs' target_prob_k columns).
+func (c *estimateCmd) options(d *dataset.Dataset, target *targetPolicy) (ope.Options, []string, error) {
 	o := ope.Options{Seed: c.TrainSeed, Neural: ratio.Neural{BatchSize: c.NeuralBatch},
 		ValueModel: c.ValueModel, RatioModel: c.RatioModel, Folds: c.Folds, Estimand: ope.DefaultEstimand(d)}
 	if c.Estimand != "" {
 		o.Estimand = ope.Estimand(c.Estimand)
 	}
 	var warnings []string
-	if c.TargetPolicy != "" {
+	if target != nil {
 		if !d.Discrete() || d.ActionDim > 0 {
 			return o, nil, usagef("--target-policy needs discrete states and actions (state,p0,p1,... rows)")
 		}
-		p, err := readPolicyFile(c.TargetPolicy)
-		if err != nil {
-			return o, nil, err
-		}
-		if err := d.SetTargetPolicy(p); err != nil {
-			return o, nil, fmt.Errorf("%s: %w", c.TargetPolicy, err)
+		if err := d.SetTargetPolicy(target.p); err != nil {
+			return o, nil, fmt.Errorf("%s: %w", target.file, err)
 		}
 	}
 	if d.Discrete() && d.ActionDim == 0 && d.HasTargetProbs() {
@@ -209,10 +226,11 @@ func readPolicyFile(path string) (*policy.Tabular, error) {
 	return p, nil
 }
 
-// estimate runs the chosen estimators and the bootstrap on d.
-func (c *estimateCmd) estimate(d *dataset.Dataset, stderr io.Writer) (*estimateReport, error) {
+// estimate runs the chosen estimators and the bootstrap on d for one
+// target policy (nil: the logs' own target columns).
+func (c *estimateCmd) estimate(d *dataset.Dataset, target *targetPolicy, stderr io.Writer) (*estimateReport, error) {
 	rep := &estimateReport{Warnings: []string{}}
-	opts, warnings, err := c.options(d)
+	opts, warnings, err := c.options(d, target)
 	if err != nil {
 		return nil, err
 	}
@@ -273,7 +291,7 @@ func (c *estimateCmd) choose(d *dataset.Dataset, opts ope.Options) ([]ope.Entry,
 // estimator that fails (all weights zero, an overflow, a solver that does
 // not converge) gets an error in its row and does not hide the others.
 func (c *estimateCmd) runOne(en ope.Entry, d *dataset.Dataset, opts ope.Options, stderr io.Writer) (estimateRow, []string) {
-	progress := en.Slow && isTerminal(stderr)
+	progress := en.SlowOn(d) && isTerminal(stderr)
 	if progress {
 		opts.Neural.Progress = func(iter int, loss, heldOut float64) {
 			fmt.Fprintf(stderr, "\r%s: iteration %d, loss %.4g, held-out loss %.4g   ", en.Name, iter, loss, heldOut)
@@ -294,6 +312,9 @@ func (c *estimateCmd) runOne(en ope.Entry, d *dataset.Dataset, opts ope.Options,
 		return row, []string{fmt.Sprintf("%s: no estimate: %v", en.Name, err)}
 	}
 	v := res.Value
+	if v == 0 {
+		v = 0 // not -0, which JSON would print
+	}
 	row.Estimate = &v
 	row.Estimand = string(res.Estimand)
 	row.Model = res.Learner
@@ -313,6 +334,9 @@ func (c *estimateCmd) runOne(en ope.Entry, d *dataset.Dataset, opts ope.Options,
 	row.ESS = ope.KishESS(res.Weights)
 	row.Units = len(res.Weights)
 	row.MaxWeightShare = ope.MaxShare(res.Weights)
+	if c.Report != "" {
+		row.weights = res.Weights
+	}
 	warnings := ope.WeightWarnings(en.Name, en.Unit, res.Weights)
 	return row, append(append(warnings, res.Warnings...), notes...)
 }
@@ -345,7 +369,7 @@ func (c *estimateCmd) intervals(rep *estimateReport, d *dataset.Dataset, opts op
 	nSlow := min(c.BootstrapNeural, c.Bootstrap)
 	fast, slow := group{B: c.Bootstrap}, group{B: nSlow}
 	for i, en := range entries {
-		if en.Slow {
+		if en.SlowOn(d) {
 			slow.idx = append(slow.idx, i)
 			rep.Bootstrap.ResamplesNeural = nSlow
 		} else {
@@ -364,27 +388,23 @@ func (c *estimateCmd) intervals(rep *estimateReport, d *dataset.Dataset, opts op
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf(
 			"%s %s on every resample, so the bootstrap interval uses only %d resamples (--bootstrap-neural): treat its ends as rough", strings.Join(names, " and "), verb, nSlow))
 	}
-	groups := []group{fast, slow}
-	total := 0
-	for _, g := range groups {
-		if len(g.idx) > 0 {
-			total += g.B
-		}
-	}
-	progress, finish := bootstrapProgress(stderr, total)
-	defer finish()
-	for _, g := range groups {
+	for _, g := range []group{fast, slow} {
 		if len(g.idx) == 0 || g.B == 0 {
 			continue
 		}
 		bs := base
 		bs.Resamples = g.B
+		// A bar per group: a slow refit costs seconds where the others
+		// cost milliseconds, so one bar over both would predict the end
+		// from the fast resamples' pace.
+		progress, finish := bootstrapProgress(stderr, g.B, c.groupLabel(entries, g.idx))
 		bs.Progress = progress
 		ests := make([]ope.Estimator, len(g.idx))
 		for k, i := range g.idx {
 			ests[k] = entries[i].New(opts)
 		}
 		ivs, err := bs.Run(d, c.Gamma, ests)
+		finish()
 		if err != nil {
 			return err
 		}
@@ -393,6 +413,7 @@ func (c *estimateCmd) intervals(rep *estimateReport, d *dataset.Dataset, opts op
 			iv := ivs[k]
 			if len(iv.Estimates) > 0 {
 				row.CILow, row.CIHigh = &iv.Low, &iv.High
+				row.Interval = iv.Method
 				bias := stat.Mean(iv.Estimates, nil) - *row.Estimate
 				row.BootstrapBias = &bias
 				if half := (iv.High - iv.Low) / 2; math.Abs(bias) > half {
@@ -433,23 +454,10 @@ func transientWarnings(rep *estimateReport) []string {
 	return out
 }
 
-// bootstrapProgress returns a progress callback drawing a bar on a
-// terminal (nil elsewhere) and the function that ends it.
-func bootstrapProgress(stderr io.Writer, total int) (func(int), func()) {
-	if !isTerminal(stderr) || total == 0 {
-		return nil, func() {}
-	}
-	bar := progressbar.NewOptions(total, progressbar.OptionSetWriter(stderr),
-		progressbar.OptionSetDescription("bootstrap"), progressbar.OptionShowCount(),
-		progressbar.OptionSetElapsedTime(true), progressbar.OptionSetPredictTime(true),
-		progressbar.OptionClearOnFinish())
-	return func(int) { bar.Add(1) }, func() { bar.Finish() }
-}
-
 // newDataSummary is the JSON form of a log's summary.
 func newDataSummary(d *dataset.Dataset, s dataset.Summary, gamma float64) dataSummary {
 	out := dataSummary{Episodes: s.Episodes, Steps: s.Steps, MinLength: s.MinLength, MaxLength: s.MaxLength,
-		ActionsSeen: s.ActionsSeen, ZeroTarget: s.ZeroTarget, LargeRatio: s.LargeRatio,
+		ActionsSeen: s.ActionsSeen, targetSummary: targetSummary{ZeroTarget: s.ZeroTarget, LargeRatio: s.LargeRatio},
 		OpenEndings: s.OpenEndings, Gamma: gamma}
 	if !math.IsNaN(s.MeanReward) {
 		v := s.MeanReward
@@ -475,51 +483,52 @@ func printEstimate(out io.Writer, r *estimateReport) {
 	if d.Gamma < 1 {
 		quantity = fmt.Sprintf("normalised discounted reward, gamma = %g", d.Gamma)
 	}
-	fmt.Fprintf(out, "%s: %d episodes, %d steps (lengths %d..%d), %s states", d.File, d.Episodes, d.Steps, d.MinLength, d.MaxLength, d.StateKind)
+	fmt.Fprintf(out, "%s: %s, %s (lengths %d..%d), %s states", d.File, plural(d.Episodes, "episode"), plural(d.Steps, "step"), d.MinLength, d.MaxLength, d.StateKind)
 	if d.StateKind == "discrete" {
 		fmt.Fprintf(out, " (%d seen), %d actions seen", d.StatesSeen, d.ActionsSeen)
 	}
 	mean := "-"
 	if d.MeanReward != nil {
-		mean = fmt.Sprintf("%.6g", *d.MeanReward)
+		mean = fmtNum("%.6g", *d.MeanReward)
 	}
 	fmt.Fprintf(out, "\nquantity: %s, estimand %s; mean logged reward %s\n", quantity, d.Estimand, mean)
 	printBehavior(out, d)
 	if b := r.Bootstrap; b != nil {
-		fmt.Fprintf(out, "intervals: %g%% percentile bootstrap, %d resamples over %s", 100*(1-b.Alpha), b.Resamples, b.Method)
+		fmt.Fprintf(out, "intervals: %g%% percentile bootstrap, %s over %s", 100*(1-b.Alpha), plural(b.Resamples, "resample"), b.Method)
 		if b.Method == "blocks" {
-			fmt.Fprintf(out, " of %d steps", b.BlockLength)
+			fmt.Fprintf(out, " of %s", plural(b.BlockLength, "step"))
 		}
-		fmt.Fprintf(out, ", seed %d\n", b.Seed)
+		fmt.Fprintf(out, ", seed %d", b.Seed)
+		if b.ResamplesNeural > 0 && b.ResamplesNeural < ope.PercentileMin {
+			fmt.Fprintf(out, "; slow estimators: %d resamples, mean ± Student t × sd (too few for percentiles)", b.ResamplesNeural)
+		}
+		fmt.Fprintln(out)
 	}
-	fmt.Fprintln(out)
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "estimator\testimate\tinterval\tESS\tmax share\ttime\t")
-	for _, row := range r.Estimates {
-		ci := "-"
-		switch {
-		case row.CILow != nil:
-			ci = fmt.Sprintf("[%.6g, %.6g] boot", *row.CILow, *row.CIHigh)
-		case row.WaldLow != nil:
-			ci = fmt.Sprintf("[%.6g, %.6g] wald", *row.WaldLow, *row.WaldHigh)
+	if len(r.Policies) <= 1 {
+		if len(r.Policies) == 1 {
+			printPolicy(out, r.Policies[0])
 		}
-		ess, share := "-", "-"
-		if row.Unit != "" {
-			ess = fmt.Sprintf("%.1f/%d %ss", row.ESS, row.Units, row.Unit)
-			share = fmt.Sprintf("%.1f%%", 100*row.MaxWeightShare)
+		fmt.Fprintln(out)
+		printRows(out, r.Estimates)
+	} else {
+		for _, p := range r.Policies {
+			fmt.Fprintln(out)
+			printPolicy(out, p)
+			printRows(out, rowsOf(r, p.Name))
 		}
-		if row.Estimate == nil {
-			fmt.Fprintf(tw, "%s\tfailed\t-\t-\t-\t%s\t\n", row.Estimator, fmtDuration(row.Seconds))
-			continue
-		}
-		fmt.Fprintf(tw, "%s\t%.6g\t%s\t%s\t%s\t%s\t\n", row.Estimator, *row.Estimate, ci, ess, share, fmtDuration(row.Seconds))
 	}
-	tw.Flush()
 	for _, row := range r.Estimates {
 		if row.WaldLow != nil && row.CILow != nil {
-			fmt.Fprintf(out, "%s: influence-function (Wald) interval [%.6g, %.6g], clustered by episode; the table shows the bootstrap's\n",
-				row.Estimator, *row.WaldLow, *row.WaldHigh)
+			name := row.Estimator
+			if row.Policy != "" && len(r.Policies) > 1 {
+				name = row.Policy + ", " + name
+			}
+			fmt.Fprintf(out, "%s: influence-function (Wald) interval [%s, %s], clustered by episode; the table shows the bootstrap's\n",
+				name, fmtNum("%.6g", *row.WaldLow), fmtNum("%.6g", *row.WaldHigh))
 		}
+	}
+	if r.Ranking != nil {
+		printRanking(out, r.Ranking)
 	}
 	if len(r.Warnings) > 0 {
 		fmt.Fprintln(out, "\nwarnings:")
@@ -527,4 +536,55 @@ func printEstimate(out io.Writer, r *estimateReport) {
 			fmt.Fprintln(out, "  -", w)
 		}
 	}
+}
+
+// printPolicy names a target policy, its file and its reference value.
+func printPolicy(out io.Writer, p policyInfo) {
+	switch {
+	case p.Name != "":
+		fmt.Fprintf(out, "target policy %s (%s)", p.Name, p.File)
+	default:
+		fmt.Fprint(out, "target policy of the logs")
+	}
+	if p.Reference != nil {
+		fmt.Fprintf(out, ", reference value %s", fmtNum("%.6g", *p.Reference))
+	}
+	fmt.Fprintln(out)
+}
+
+// rowsOf returns the rows of one target policy.
+func rowsOf(r *estimateReport, policy string) []estimateRow {
+	var out []estimateRow
+	for _, row := range r.Estimates {
+		if row.Policy == policy {
+			out = append(out, row)
+		}
+	}
+	return out
+}
+
+// printRows prints a table of estimates.
+func printRows(out io.Writer, rows []estimateRow) {
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "estimator\testimate\tinterval\tESS\tmax share\ttime\t")
+	for _, row := range rows {
+		ci := "-"
+		switch {
+		case row.CILow != nil:
+			ci = fmt.Sprintf("[%s, %s] boot", fmtNum("%.6g", *row.CILow), fmtNum("%.6g", *row.CIHigh))
+		case row.WaldLow != nil:
+			ci = fmt.Sprintf("[%s, %s] wald", fmtNum("%.6g", *row.WaldLow), fmtNum("%.6g", *row.WaldHigh))
+		}
+		ess, share := "-", "-"
+		if row.Unit != "" {
+			ess = fmt.Sprintf("%.1f/%s", row.ESS, plural(row.Units, row.Unit))
+			share = fmt.Sprintf("%.1f%%", 100*row.MaxWeightShare)
+		}
+		if row.Estimate == nil {
+			fmt.Fprintf(tw, "%s\tfailed\t-\t-\t-\t%s\t\n", row.Estimator, fmtDuration(row.Seconds))
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", row.Estimator, fmtNum("%.6g", *row.Estimate), ci, ess, share, fmtDuration(row.Seconds))
+	}
+	tw.Flush()
 }

@@ -9,7 +9,8 @@ import (
 // steps (2500 episodes x 400), without and with 200 bootstrap resamples.
 // Reading the file is measured separately by dataset's benchmarks.
 func BenchmarkEstimate1M(b *testing.B) {
-	w, err := (&worldFlags{Env: "taxi", Target: "pi19", Behavior: "pi18", Alpha: 1}).build()
+	mix := 1.0
+	w, err := (&worldFlags{Env: "taxi", Target: "pi19", Behavior: "pi18", Mix: &mix}).build(io.Discard)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -25,7 +26,7 @@ func BenchmarkEstimate1M(b *testing.B) {
 			b.ReportAllocs()
 			cmd := &estimateCmd{Gamma: 1, Bootstrap: c.B, BootstrapNeural: 20, Alpha: 0.05, Seed: 1}
 			for b.Loop() {
-				if _, err := cmd.estimate(d, io.Discard); err != nil {
+				if _, err := cmd.estimate(d, nil, io.Discard); err != nil {
 					b.Fatal(err)
 				}
 			}

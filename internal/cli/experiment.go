@@ -112,7 +112,7 @@ func printSummary(out io.Writer, name string, panels []results.Panel, lines []re
 	for _, l := range lines {
 		seeds[l.Seed] = true
 	}
-	fmt.Fprintf(out, "%s: %d cells, %d seeds\n", name, len(lines), len(seeds))
+	fmt.Fprintf(out, "%s: %s, %s\n", name, plural(len(lines), "cell"), plural(len(seeds), "seed"))
 	for _, p := range panels {
 		var series []results.Series
 		what := "log10 MSE over seeds"
@@ -154,9 +154,9 @@ func printSummary(out io.Writer, name string, panels []results.Panel, lines []re
 				case !ok || math.IsNaN(pt.Mean):
 					fmt.Fprint(tw, "-\t")
 				case p.Kind == results.KindMSE:
-					fmt.Fprintf(tw, "%.2f\t", math.Log10(pt.Mean))
+					fmt.Fprintf(tw, "%s\t", fmtNum("%.2f", math.Log10(pt.Mean)))
 				default:
-					fmt.Fprintf(tw, "%.4g\t", pt.Mean)
+					fmt.Fprintf(tw, "%s\t", fmtNum("%.4g", pt.Mean))
 				}
 			}
 			fmt.Fprintln(tw)

@@ -72,6 +72,28 @@ func TestExperimentAndPlot(t *testing.T) {
 	}
 }
 
+// --seeds K on a directory whose results file holds more seeds reports
+// and draws K of them; the file keeps the others.
+func TestExperimentFewerSeeds(t *testing.T) {
+	dir := t.TempDir()
+	for _, k := range []string{"3", "2"} {
+		var out, errb bytes.Buffer
+		if code := Run([]string{"experiment", "ring", "--quick", "--seeds", k, "--out", dir}, &out, &errb); code != ExitOK {
+			t.Fatalf("--seeds %s: exit %d: %s", k, code, errb.String())
+		}
+		if want := "ring: " + map[string]string{"3": "12", "2": "8"}[k] + " cells, " + k + " seeds"; !strings.Contains(out.String(), want) {
+			t.Errorf("--seeds %s: output lacks %q:\n%s", k, want, out.String())
+		}
+		svg, err := os.ReadFile(filepath.Join(dir, "ring.quick-T.svg"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := "over " + k + " seeds"; !bytes.Contains(svg, []byte(want)) {
+			t.Errorf("--seeds %s: the figure does not say %q", k, want)
+		}
+	}
+}
+
 func TestExperimentErrors(t *testing.T) {
 	empty := t.TempDir()
 	cases := []struct {

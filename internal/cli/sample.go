@@ -29,7 +29,7 @@ func (c *sampleCmd) Run(e *runEnv) error {
 		}
 		return c.samplePendulum(e)
 	}
-	w, err := c.build()
+	w, err := c.build(e.stderr)
 	if err != nil {
 		return err
 	}
@@ -45,7 +45,7 @@ func (c *sampleCmd) Run(e *runEnv) error {
 	if err := writeData(c.Out, c.Format, e.stdout, d); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stderr, "wrote %d episodes x %d steps of %s to %s\n", c.N, c.T, w.desc, displayName(c.Out, "standard output"))
+	fmt.Fprintf(e.stderr, "wrote %s x %s of %s to %s\n", plural(c.N, "episode"), plural(c.T, "step"), w.desc, displayName(c.Out, "standard output"))
 	return nil
 }
 
@@ -57,12 +57,13 @@ func sampleWorld(w *world, n, T int, seed uint64) (*dataset.Dataset, error) {
 
 // samplePendulum writes Pendulum logs with real states (cos, sin, thdot),
 // real actions and log-densities: the shipped pi* is the target and
-// (1-alpha) pi* + alpha pi+ the behavior, as in the paper's Section 5.
+// (1-mix) pi* + mix pi+ the behavior, as in the paper's Section 5.
 func (c *sampleCmd) samplePendulum(e *runEnv) error {
-	if !(c.Alpha >= 0 && c.Alpha <= 1) {
-		return usagef("--alpha %v is outside [0, 1]", c.Alpha)
+	mix, err := c.mix(e.stderr)
+	if err != nil {
+		return err
 	}
-	behavior, err := pendulum.Behavior(c.Alpha)
+	behavior, err := pendulum.Behavior(mix)
 	if err != nil {
 		return err
 	}
@@ -73,6 +74,6 @@ func (c *sampleCmd) samplePendulum(e *runEnv) error {
 	if err := writeData(c.Out, c.Format, e.stdout, d); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stderr, "wrote %d episodes x %d steps of pendulum, target pi*, behavior (1-alpha)*pi* + alpha*pi+ with alpha = %g, to %s\n", c.N, c.T, c.Alpha, displayName(c.Out, "standard output"))
+	fmt.Fprintf(e.stderr, "wrote %s x %s of pendulum, target pi*, behavior (1-mix)*pi* + mix*pi+ with mix = %g, to %s\n", plural(c.N, "episode"), plural(c.T, "step"), mix, displayName(c.Out, "standard output"))
 	return nil
 }

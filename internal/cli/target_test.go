@@ -18,7 +18,7 @@ import (
 // estimates demo computes in memory from the policy itself.
 func TestTargetDistributionRoundTrip(t *testing.T) {
 	dir := t.TempDir()
-	common := []string{"-n", "30", "-T", "60", "--seed", "3", "--alpha", "0.5"}
+	common := []string{"-n", "30", "-T", "60", "--seed", "3", "--mix", "0.5"}
 	out, errOut, code := run(t, append([]string{"demo", "--json"}, common...)...)
 	if code != ExitOK {
 		t.Fatalf("demo: %s", errOut)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -14,12 +15,34 @@ import (
 // worldFlags choose a built-in tabular world and its two policies; demo
 // and sample share them.
 type worldFlags struct {
-	Env      string  `name:"env" enum:"taxi,ring,pendulum" default:"taxi" help:"World: taxi (the paper's infinite-horizon Taxi, 2000 states), ring (Appendix B) or, for sample only, pendulum (real states; target pi*, behavior (1-alpha)*pi* + alpha*pi+)."`
-	Target   string  `name:"policy" aliases:"target" default:"pi19" help:"Taxi target policy: one of the paper's pi14..pi19 or a CSV file (state,p0..p5)."`
-	Behavior string  `default:"pi18" help:"Taxi policy mixed into the behavior policy (pi14..pi19 or a CSV file)."`
-	Alpha    float64 `default:"1" help:"Mixing ratio: behavior = (1-alpha)*target + alpha*behavior policy (the paper's Section 5)."`
-	Rho      float64 `default:"0.3" help:"Ring: the behavior picks R with probability rho, the target with 1-rho."`
-	States   int     `default:"5" help:"Ring: number of states (odd)."`
+	Env      string   `name:"env" enum:"taxi,ring,pendulum" default:"taxi" help:"World: taxi (the paper's infinite-horizon Taxi, 2000 states), ring (Appendix B) or, for sample only, pendulum (real states; target pi*, behavior (1-mix)*pi* + mix*pi+)."`
+	Target   string   `name:"policy" aliases:"target" default:"pi19" help:"Taxi target policy: one of the paper's pi14..pi19 or a CSV file (state,p0..p5)."`
+	Behavior string   `default:"pi18" help:"Taxi policy mixed into the behavior policy (pi14..pi19 or a CSV file)."`
+	Mix      *float64 `placeholder:"M" help:"Mixing ratio of the behavior policy: behavior = (1-mix)*target + mix*behavior policy (the paper's Section 5 calls it alpha). Default 1."`
+	OldMix   *float64 `name:"alpha" hidden:"" help:"The old name of --mix (estimate's --alpha is the intervals' level)."`
+	Rho      float64  `default:"0.3" help:"Ring: the behavior picks R with probability rho, the target with 1-rho."`
+	States   int      `default:"5" help:"Ring: number of states (odd)."`
+}
+
+// mix returns the behavior's mixing ratio: --mix, or the old --alpha with
+// a warning on stderr, or 1. --alpha was demo's and sample's name for it
+// and estimate's for the intervals' level; a flag name now has one
+// meaning in every verb, the level's.
+func (f *worldFlags) mix(stderr io.Writer) (float64, error) {
+	switch {
+	case f.OldMix != nil && f.Mix != nil:
+		return 0, usagef("--alpha is the old name of --mix: give --mix only")
+	case f.OldMix != nil:
+		fmt.Fprintln(stderr, "ihope: warning: --alpha is now --mix here (the behavior's mixing ratio); --alpha will go, and in estimate it is the intervals' level")
+		f.Mix = f.OldMix
+	case f.Mix == nil:
+		one := 1.0
+		f.Mix = &one
+	}
+	if m := *f.Mix; !(m >= 0 && m <= 1) {
+		return 0, usagef("--mix %v is outside [0, 1]", m)
+	}
+	return *f.Mix, nil
 }
 
 // world is a tabular environment with a target and a behavior policy.
@@ -32,9 +55,10 @@ type world struct {
 	desc     string
 }
 
-func (f *worldFlags) build() (*world, error) {
-	if !(f.Alpha >= 0 && f.Alpha <= 1) {
-		return nil, usagef("--alpha %v is outside [0, 1]", f.Alpha)
+func (f *worldFlags) build(stderr io.Writer) (*world, error) {
+	mix, err := f.mix(stderr)
+	if err != nil {
+		return nil, err
 	}
 	w := &world{name: f.Env}
 	var base *policy.Tabular
@@ -42,14 +66,13 @@ func (f *worldFlags) build() (*world, error) {
 	case "taxi":
 		m := taxi.New()
 		w.table = m
-		var err error
 		if w.target, err = loadTaxiPolicy(f.Target); err != nil {
 			return nil, err
 		}
 		if base, err = loadTaxiPolicy(f.Behavior); err != nil {
 			return nil, err
 		}
-		w.desc = fmt.Sprintf("taxi, target %s, behavior (1-alpha)*%s + alpha*%s with alpha = %g", f.Target, f.Target, f.Behavior, f.Alpha)
+		w.desc = fmt.Sprintf("taxi, target %s, behavior (1-mix)*%s + mix*%s with mix = %g", f.Target, f.Target, f.Behavior, mix)
 	case "ring":
 		m, err := ring.New(f.States)
 		if err != nil {
@@ -61,14 +84,13 @@ func (f *worldFlags) build() (*world, error) {
 		w.table = m
 		w.target = ring.Policy(f.States, 1-f.Rho)
 		base = ring.Policy(f.States, f.Rho)
-		w.desc = fmt.Sprintf("ring of %d states, target picks R with %g, behavior (1-alpha)*target + alpha*(R with %g) with alpha = %g", f.States, 1-f.Rho, f.Rho, f.Alpha)
+		w.desc = fmt.Sprintf("ring of %d states, target picks R with %g, behavior (1-mix)*target + mix*(R with %g) with mix = %g", f.States, 1-f.Rho, f.Rho, mix)
 	case "pendulum":
 		return nil, usagef("--env pendulum has no exact truth to compare with: use it with ihope sample, then ihope estimate")
 	default:
 		return nil, usagef("unknown --env %q", f.Env)
 	}
-	var err error
-	if w.behavior, err = policy.Mixture(f.Alpha, w.target, base); err != nil {
+	if w.behavior, err = policy.Mixture(mix, w.target, base); err != nil {
 		return nil, err
 	}
 	w.sim = env.NewSampler(w.table)

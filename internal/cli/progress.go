@@ -1,0 +1,117 @@
+package cli
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/ope"
+)
+
+// readProgressMin is the file size from which reading a log draws a bar:
+// smaller files read in about a second.
+var readProgressMin int64 = 32 << 20
+
+// readThrottle is the least time between two redraws of the reading bar.
+var readThrottle = 100 * time.Millisecond
+
+// readLog reads a log as dataset.ReadFileWith does (dataset.Read for
+// "-", standard input) and, on a terminal, draws a bar of the bytes read
+// for a large file.
+func readLog(path string, o dataset.ReadOptions, stderr io.Writer) (*dataset.Dataset, *dataset.Labels, error) {
+	switch {
+	case path == "-":
+		return dataset.Read(stdin, stdinName, o)
+	case !isTerminal(stderr):
+		return dataset.ReadFileWith(path, o)
+	}
+	return readLogProgress(path, o, stderr)
+}
+
+// readLogProgress reads a log of readProgressMin bytes or more with a bar
+// on w; anything else goes to dataset.ReadFileWith, whose errors it keeps.
+func readLogProgress(path string, o dataset.ReadOptions, w io.Writer) (*dataset.Dataset, *dataset.Labels, error) {
+	format := o.Format
+	if format == "" {
+		format, _ = dataset.FormatOf(path)
+	}
+	st, err := os.Stat(path)
+	if err != nil || st.Size() < readProgressMin || format == "" || !st.Mode().IsRegular() {
+		return dataset.ReadFileWith(path, o)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	bar := progressbar.NewOptions64(st.Size(), progressbar.OptionSetWriter(w),
+		progressbar.OptionSetDescription("reading "+filepath.Base(path)), progressbar.OptionShowBytes(true),
+		progressbar.OptionSetElapsedTime(true), progressbar.OptionSetPredictTime(true),
+		progressbar.OptionThrottle(readThrottle), progressbar.OptionClearOnFinish())
+	defer bar.Finish()
+	o.Format = format
+	if format != dataset.Parquet {
+		r := progressbar.NewReader(f, bar)
+		return dataset.Read(&r, path, o)
+	}
+	return dataset.ReadAt(&countingReaderAt{r: f, bar: bar, size: st.Size()}, st.Size(), path, o)
+}
+
+// countingReaderAt moves a bar by the bytes read through it, at most the
+// file's size (Parquet reads the footer twice).
+type countingReaderAt struct {
+	r    io.ReaderAt
+	bar  *progressbar.ProgressBar
+	size int64
+	read int64
+}
+
+func (c *countingReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	n, err := c.r.ReadAt(p, off)
+	if c.read < c.size {
+		c.read = min(c.size, c.read+int64(n))
+		c.bar.Set64(c.read)
+	}
+	return n, err
+}
+
+// bootstrapProgress returns a progress callback drawing a bar of total
+// resamples labelled label on a terminal (nil elsewhere), and the
+// function that ends it.
+func bootstrapProgress(stderr io.Writer, total int, label string) (func(int), func()) {
+	if !isTerminal(stderr) || total == 0 {
+		return nil, func() {}
+	}
+	return newBar(stderr, total, label)
+}
+
+func newBar(w io.Writer, total int, label string) (func(int), func()) {
+	bar := progressbar.NewOptions(total, progressbar.OptionSetWriter(w),
+		progressbar.OptionSetDescription(label), progressbar.OptionShowCount(),
+		progressbar.OptionSetElapsedTime(true), progressbar.OptionSetPredictTime(true),
+		progressbar.OptionClearOnFinish())
+	return func(int) { bar.Add(1) }, func() { bar.Finish() }
+}
+
+// groupLabel is the bar's label of one bootstrap group (entries[idx]):
+// the slow estimators' refits are named, so the ETA shown is understood
+// as theirs.
+func (c *estimateCmd) groupLabel(entries []ope.Entry, idx []int) string {
+	label := "bootstrap"
+	if entries[idx[0]].Slow {
+		var names []string
+		for _, i := range idx {
+			names = append(names, entries[i].Name)
+		}
+		label = "bootstrap, refitting " + strings.Join(names, " and ")
+	}
+	if c.policyLabel != "" {
+		label = c.policyLabel + ": " + label
+	}
+	return label
+}

@@ -1,0 +1,152 @@
+package ope
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/ratio"
+	"github.com/ihope-ope/ihope/value"
+)
+
+// PairRatio is the estimator of a state-action ratio learner
+// (ratio.PairLearner: "mwl", "dualdice"), named after its learner. It
+// weights every logged transition j (a step with a known next state) by
+// the learned w(s_j, a_j) = d_pi(s_j, a_j) / d_D(s_j, a_j) alone,
+//
+//	R = (1/n) sum_j w_j r_j = E_D[w r]                       (Normalise false)
+//	R = sum_j w_j r_j / sum_j w_j = E_D[w r] / E_D[w]         (Normalise true)
+//
+// and always targets LongRun: the average reward (gamma = 1) or
+// (1 - gamma) E_d0[V] (gamma < 1) with d0 the logged start distribution.
+// It needs the target's whole action distribution at the next and start
+// states (Target, or the logs' target_prob_k columns) and never reads the
+// behavior's probabilities. In the tabular case E_D[w] = 1 exactly (the
+// flow conserves mass) and the two forms agree; for real states they
+// differ by the fit's misfit of the normalisation (gamma < 1).
+//
+// Result.Weights are w_j / sum_j w_j over the steps (0 for steps without
+// a transition), Result.Model the ratio.PairModel.
+//
+// References: see ratio.MWL and ratio.DualDICE.
+type PairRatio struct {
+	Learner   ratio.PairLearner
+	Target    value.Target
+	Normalise bool
+}
+
+var _ Estimator = PairRatio{}
+
+// Name returns the learner's name.
+func (e PairRatio) Name() string { return e.Learner.Name() }
+
+// Estimate fits w on d and returns the weighted mean reward.
+func (e PairRatio) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
+	name := e.Name()
+	if err := checkGamma(gamma); err != nil {
+		return Result{}, fmt.Errorf("%s: %w", name, err)
+	}
+	if err := checkEpisodes(name, d); err != nil {
+		return Result{}, err
+	}
+	m, err := e.Learner.FitPairs(d, gamma, e.Target)
+	if err != nil {
+		return Result{}, fmt.Errorf("%s: %w", name, err)
+	}
+	w, err := m.StepRatios(d)
+	if err != nil {
+		return Result{}, fmt.Errorf("%s: %w", name, err)
+	}
+	var num, den float64
+	n := 0
+	for ep := range d.NumEpisodes() {
+		lo, hi := d.Span(ep)
+		for j := lo; j < hi; j++ {
+			if !hasNext(d, ep, j) {
+				w[j] = 0
+				continue
+			}
+			num += w[j] * d.Reward[j]
+			den += w[j]
+			n++
+		}
+	}
+	if n == 0 || !(den > 0) {
+		return Result{}, fmt.Errorf("%s: the learned weights sum to %v over %d transitions", name, den, n)
+	}
+	val := num / float64(n)
+	if e.Normalise {
+		val = num / den
+	}
+	if math.IsNaN(val) || math.IsInf(val, 0) {
+		return Result{}, fmt.Errorf("%s: the estimate is %v", name, val)
+	}
+	for j := range w {
+		w[j] /= den
+	}
+	res := Result{Value: val, Weights: w, Estimand: LongRun, Model: m, Learner: learnerKind(d)}
+	if wr, ok := m.(ratio.Warner); ok {
+		for _, s := range wr.Warnings() {
+			res.Warnings = append(res.Warnings, name+": "+s)
+		}
+	}
+	return res, nil
+}
+
+// hasNext reports whether step j of episode e has a known next state.
+func hasNext(d *dataset.Dataset, e, j int) bool {
+	var ok bool
+	if d.Discrete() {
+		_, ok = d.NextState(e, j)
+	} else {
+		_, ok = d.NextObs(e, j)
+	}
+	return ok
+}
+
+// learnerKind names the fit the data call for: "tabular" for discrete
+// states, "kernel" for real ones.
+func learnerKind(d *dataset.Dataset) string {
+	if d.Discrete() {
+		return "tabular"
+	}
+	return "kernel"
+}
+
+// MQL is minimax Q-learning, "mql" (value.MQL): q learned by its kernel
+// loss on the Bellman residuals, read at the start states,
+//
+//	R = (1 - gamma) (1/m) sum_i v(s^i_0)   (gamma < 1),   R = rho   (gamma = 1),
+//
+// always the LongRun estimand. It needs the target's whole action
+// distribution (Target, or the logs' target_prob_k columns) and no
+// behavior probabilities.
+type MQL struct {
+	Value  value.MQL
+	Target value.Target
+}
+
+var _ Estimator = MQL{}
+
+// Name returns "mql".
+func (MQL) Name() string { return "mql" }
+
+// Estimate fits q and reads it at the start states.
+func (e MQL) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
+	const name = "mql"
+	if err := checkGamma(gamma); err != nil {
+		return Result{}, fmt.Errorf("%s: %w", name, err)
+	}
+	if err := checkEpisodes(name, d); err != nil {
+		return Result{}, err
+	}
+	m, err := e.Value.Fit(d, gamma, e.Target)
+	if err != nil {
+		return Result{}, fmt.Errorf("%s: %w", name, err)
+	}
+	v, err := startValue(d, gamma, LongRun, m)
+	if err != nil {
+		return Result{}, fmt.Errorf("%s: %w", name, err)
+	}
+	return Result{Value: v, Estimand: LongRun, Model: m, Learner: learnerKind(d)}, nil
+}

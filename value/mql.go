@@ -1,0 +1,472 @@
+package value
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+
+	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/internal/minimax"
+)
+
+// MQL is minimax Q-learning (Uehara, Huang, Jiang 2020), "mql": the q of
+// the target minimising the kernel loss
+//
+//	max_{g in G, ||g|| <= 1} L(q, g)^2,   L(q, g) = E_D[ g(s, a) (r + gamma q(s', pi) - q(s, a)) ],   (MQL Eq. (6))
+//
+// G the unit ball of a reproducing kernel Hilbert space of functions of
+// (s, a), q(s', pi) = sum_a pi(a|s') q(s', a). For gamma = 1 the
+// differential form r - rho + q(s', pi) - q(s, a) with the average reward
+// rho a free scalar. The estimate is (1 - gamma) E_d0[q(s0, pi)] (rho for
+// gamma = 1), normalised as every ihope value is; it needs the target's
+// whole action distribution, no behavior probabilities.
+//
+// Discrete states and actions (tabular): q is one value per logged pair,
+// extended to pairs never logged by the pooling rules of minimax.Chain
+// (an unlogged action is the behavior's mix of the actions logged at its
+// state, a state never left an average logged state), and G the
+// functions of the logged pairs. The loss, a sum over the logged pairs of
+// squared Bellman residuals weighted by d_D, vanishes exactly at the
+// Bellman equations of the logged pairs,
+//
+//	q(p) = r(p) - rho + gamma sum_s' P(s'|p) v(s'),   v(s) = sum_{p at s} pi~(p) q(p),
+//
+// a square system solved exactly at the state level by GMRES
+// (minimax.Chain.Values; for gamma = 1 with one closed class, the others
+// restarting as in Tabular, and c . v = 0). These are the Bellman
+// equations of the count model with its pooling rule, so mql's estimate
+// equals fqe's (tabular) except at states never left (the count model
+// loops there; mql continues like an average logged state) and, for
+// gamma = 1, up to the restarted classes; and it equals mwl's exactly
+// (the transposed system, MWL Theorem 4).
+//
+// Real states, discrete actions (kernel, closed form): q(s, a) =
+// phi(s, a)^T theta with phi the monomials of degree Degree of the
+// standardised state crossed with the one-hot action (Linear's "poly"
+// features), and G the RKHS of k((s, a), (s~, a~)) = exp(-||x - x~||^2 /
+// (2 h^2)) 1[a = a~] (h the median heuristic times Bandwidth), replaced by
+// KernelFeatures random Fourier features per action (rffMap). Then the
+// loss is
+//
+//	|| (1/n) sum_i psi(s_i, a_i) (r_i - (phi(s_i, a_i) - gamma phi(s'_i, pi))^T theta) ||^2,
+//
+// a least-squares problem in theta (with rho appended for gamma = 1),
+// minimised with a ridge on theta (for gamma < 1 the per-action constants
+// are free, so that a large ridge shrinks q to a function of the action
+// alone; for gamma = 1 they are penalised, their sum being a direction the
+// loss does not see) by one linear solve, the ridge lambda being Ridge
+// (DefaultMQLRidge, 1e-4) times the mean curvature of the penalised
+// coefficients. With G the span of phi instead of an RKHS, this would be
+// LSTD-Q (Linear): MQL weighs the same Bellman residuals by the kernel's
+// test functions.
+//
+// The defaults were measured on the discrete-action linear-Gaussian
+// problem (lineargauss.DiscreteProblem, n = 20, 80, 320 episodes of 100
+// steps, 4 seeds; RMSE against the quadrature truth, gamma = 0.9 / 1):
+//
+//	                                   n = 20          n = 80          n = 320
+//	degree 2, ridge 1e-4               0.103 / 0.119   0.077 / 0.132   0.098 / 0.144
+//	degree 4, ridge 1e-4 (default)     0.032 / 0.045   0.022 / 0.030   0.005 / 0.014
+//	degree 4, ridge 1e-6               0.053 / 0.041   0.022 / 0.028   0.024 / 0.031
+//	degree 4, cross-validated ridge    0.032 / 0.068   0.021 / 0.032   0.021 / 0.024
+//	degree 6, ridge 1e-4               0.196 / 0.261   0.225 / 0.281   0.205 / 0.267
+//
+// (degree 2 cannot represent q; degree 6 extrapolates wildly at the next
+// states; 50 random Fourier features added to the monomials were worse
+// than either, 0.016 to 0.24).
+//
+// References:
+//
+//	M. Uehara, J. Huang, N. Jiang. Minimax Weight and Q-Function Learning
+//	for Off-Policy Evaluation. ICML 2020 (Eq. (6), Theorem 3 on the RKHS
+//	closed form, Theorem 4 on the duality with MWL).
+type MQL struct {
+	// Degree is the degree of q's polynomial features (real states). If
+	// 0, 4 is used.
+	Degree int
+	// KernelFeatures is the number of random Fourier features of the
+	// state kernel per action (real states). If 0, 128 is used.
+	KernelFeatures int
+	// Bandwidth is the kernel bandwidth as a multiple of the median
+	// heuristic. If 0, 1 is used.
+	Bandwidth float64
+	// Ridge is the relative ridge (real states). If 0, DefaultMQLRidge
+	// is used. It must not be negative.
+	Ridge float64
+	// CrossValidate chooses the relative ridge instead, by Kernel's rule
+	// (ratio.Kernel: 5-fold cross-validation of the held-out U-statistic
+	// of the loss over the grid 1e-6 ... 100, one-standard-error rule).
+	CrossValidate bool
+	// Workers is the number of goroutines of the pass over the data. If
+	// 0, GOMAXPROCS. It does not change the result.
+	Workers int
+}
+
+var (
+	_ Learner = MQL{}
+	_ Model   = (*MQLTabularModel)(nil)
+	_ Model   = (*MQLKernelModel)(nil)
+)
+
+// Name returns "mql".
+func (MQL) Name() string { return "mql" }
+
+// Fit learns q on d with discount gamma in (0, 1] and the target's action
+// distribution: the tabular solve for discrete states, the kernel fit for
+// real states and discrete actions.
+func (l MQL) Fit(d *dataset.Dataset, gamma float64, target Target) (Model, error) {
+	if err := checkDiscount("mql", gamma); err != nil {
+		return nil, err
+	}
+	if d == nil || d.NumEpisodes() == 0 {
+		return nil, errors.New("value: mql: no data")
+	}
+	if d.Discrete() {
+		return fitMQLTabular(d, gamma, target)
+	}
+	return l.fitKernel(d, gamma, target)
+}
+
+// MQLTabularModel is the tabular q of MQL on the logged pairs.
+type MQLTabularModel struct {
+	// Iterations and Residual are GMRES's; Restarted counts the states of
+	// restarted closed classes (gamma = 1).
+	Iterations int
+	Residual   float64
+	Restarted  int
+
+	nS, nA int
+	gamma  float64
+	rho    float64
+	q      []float64 // per (s, a), pooled where not logged
+	v      []float64 // per state, 0 outside the chain
+}
+
+func fitMQLTabular(d *dataset.Dataset, gamma float64, target Target) (*MQLTabularModel, error) {
+	if d.ActionDim != 0 || d.NumActions <= 0 {
+		return nil, errors.New("value: mql: needs discrete actions")
+	}
+	pi, err := discreteTarget(d, target)
+	if err != nil {
+		return nil, fmt.Errorf("value: mql: %w", err)
+	}
+	pp, err := minimax.FromData(d, pi)
+	if err != nil {
+		return nil, fmt.Errorf("value: mql: %w", err)
+	}
+	ch, err := pp.Chain(gamma)
+	if err != nil {
+		return nil, fmt.Errorf("value: mql: %w", err)
+	}
+	vals, err := ch.Values()
+	if err != nil {
+		return nil, fmt.Errorf("value: mql: %w", err)
+	}
+	nS, nA := pp.NumStates, pp.NumActions
+	m := &MQLTabularModel{Iterations: vals.Iterations, Residual: vals.Residual, Restarted: ch.Restarted,
+		nS: nS, nA: nA, gamma: gamma, rho: math.NaN(), q: make([]float64, nS*nA), v: make([]float64, nS)}
+	if gamma == 1 {
+		m.rho = vals.Rho
+	}
+	for i, s := range ch.States {
+		m.v[s] = vals.V[i]
+		if ch.Never[i] {
+			for a := range nA {
+				m.q[int(s)*nA+a] = vals.V[i]
+			}
+		}
+	}
+	// Logged pairs, then the pooled value of the unlogged actions of
+	// every state that was left.
+	for lo := 0; lo < len(pp.State); {
+		s := int(pp.State[lo])
+		hi, pooled, ds := lo, 0.0, 0.0
+		for ; hi < len(pp.State) && int(pp.State[hi]) == s; hi++ {
+			m.q[s*nA+int(pp.Action[hi])] = vals.Q[hi]
+			pooled += pp.Weight[hi] * vals.Q[hi]
+			ds += pp.Weight[hi]
+		}
+		for a := range nA {
+			if pp.Index[s*nA+a] < 0 {
+				m.q[s*nA+a] = pooled / ds
+			}
+		}
+		lo = hi
+	}
+	return m, nil
+}
+
+// Rho returns the average reward (gamma = 1), NaN otherwise.
+func (m *MQLTabularModel) Rho() float64 { return m.rho }
+
+// Q returns q(s, a), 0 for a state the model does not know.
+func (m *MQLTabularModel) Q(s, a int) float64 { return m.q[s*m.nA+a] }
+
+// V returns v(s), 0 for a state the model does not know.
+func (m *MQLTabularModel) V(s int) float64 { return m.v[s] }
+
+// Values returns q(s_j, a_j), v(s_j) and v(s'_j) (NaN where s'_j is
+// unknown) for every step j of d.
+func (m *MQLTabularModel) Values(d *dataset.Dataset) (q, v, next []float64, err error) {
+	if d == nil || !d.Discrete() || d.ActionDim != 0 || d.NumStates != m.nS || d.NumActions != m.nA {
+		return nil, nil, nil, fmt.Errorf("value: mql: the model has %d states and %d actions", m.nS, m.nA)
+	}
+	n := d.NumSteps()
+	q, v, next = make([]float64, n), make([]float64, n), make([]float64, n)
+	for e := range d.NumEpisodes() {
+		lo, hi := d.Span(e)
+		for j := lo; j < hi; j++ {
+			s, a := int(d.State[j]), int(d.Action[j])
+			if s < 0 || s >= m.nS || a < 0 || a >= m.nA {
+				return nil, nil, nil, fmt.Errorf("value: mql: episode %q step %d: state %d or action %d out of range", d.IDs[e], j-lo, s, a)
+			}
+			q[j], v[j] = m.q[s*m.nA+a], m.v[s]
+			next[j] = math.NaN()
+			if ns, ok := d.NextState(e, j); ok && ns >= 0 && ns < m.nS {
+				next[j] = m.v[ns]
+			}
+		}
+	}
+	return q, v, next, nil
+}
+
+// MQLKernelModel is the q of MQL on real states and discrete actions.
+type MQLKernelModel struct {
+	// Ridge is the relative ridge used and Lambda the absolute one;
+	// Grid, HeldOutLoss and HeldOutSE the cross-validation's record (nil
+	// when Ridge was fixed) and Folds the folds that held data.
+	Ridge, Lambda                float64
+	Grid, HeldOutLoss, HeldOutSE []float64
+	Folds                        int
+	// Transitions is the number of transitions of the fit, Skipped those
+	// left out for want of the target's distribution at the next state.
+	Transitions, Skipped int
+	// Loss is the V-statistic of the kernel loss at the solution.
+	Loss float64
+
+	f      *linFeatures
+	target realTarget
+	theta  []float64
+	rho    float64
+}
+
+// Rho returns the average reward (gamma = 1), NaN otherwise.
+func (m *MQLKernelModel) Rho() float64 { return m.rho }
+
+// DefaultMQLRidge is MQL's relative ridge on real states, chosen by
+// measurement (see MQL).
+const DefaultMQLRidge = 1e-4
+
+// mqlRidges is the grid of relative ridges of the cross-validation.
+var mqlRidges = []float64{1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1, 10, 100}
+
+// mqlFolds is the number of cross-validation folds.
+const mqlFolds = 5
+
+func (l MQL) fitKernel(d *dataset.Dataset, gamma float64, target Target) (*MQLKernelModel, error) {
+	if d.ActionDim != 0 || target.Continuous != nil {
+		return nil, errors.New("value: mql needs discrete actions (the target's whole distribution at every next state)")
+	}
+	if l.Degree < 0 || l.KernelFeatures < 0 || l.Workers < 0 || !(l.Ridge >= 0) || math.IsInf(l.Ridge, 0) ||
+		!(l.Bandwidth >= 0) || math.IsInf(l.Bandwidth, 0) {
+		return nil, fmt.Errorf("value: mql: settings %+v, want finite values >= 0", l)
+	}
+	degree, dk, bw, workers := l.Degree, l.KernelFeatures, l.Bandwidth, l.Workers
+	if degree == 0 {
+		degree = 4
+	}
+	if dk == 0 {
+		dk = 128
+	}
+	if bw == 0 {
+		bw = 1
+	}
+	if workers == 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	tgt, err := newRealTarget("mql", d, target)
+	if err != nil {
+		return nil, err
+	}
+	f, err := newLinFeatures(d, featureSpec{kind: "poly", degree: degree})
+	if err != nil {
+		return nil, err
+	}
+	psi := newRFF(d, f.state, dk, bw)
+	nA := d.NumActions
+	// The transitions and their folds (Kernel's rule: episodes dealt in
+	// turn, or blocks of steps with fewer than 5 episodes).
+	type step struct {
+		j, e int
+	}
+	var steps []step
+	var fold []int8
+	nonEmpty := 0
+	for e := range d.NumEpisodes() {
+		if d.Len(e) > 0 {
+			nonEmpty++
+		}
+	}
+	skipped, k := 0, 0
+	for e := range d.NumEpisodes() {
+		lo, hi := d.Span(e)
+		if hi == lo {
+			continue
+		}
+		for j := lo; j < hi; j++ {
+			if err := checkRealStep("mql", d, e, j); err != nil {
+				return nil, err
+			}
+			if _, ok := d.NextObs(e, j); !ok {
+				continue
+			}
+			if _, ok := d.NextTargetProbs(e, j); !ok {
+				skipped++
+				continue
+			}
+			steps = append(steps, step{j, e})
+			if !l.CrossValidate {
+				fold = append(fold, 0)
+			} else if nonEmpty >= mqlFolds {
+				fold = append(fold, int8(k%mqlFolds))
+			} else {
+				fold = append(fold, int8((j-lo)*mqlFolds/(hi-lo)))
+			}
+		}
+		k++
+	}
+	if len(steps) < 2 {
+		return nil, fmt.Errorf("value: mql: %d transitions, need at least 2", len(steps))
+	}
+	p := f.p
+	P := p
+	if gamma == 1 {
+		P++ // rho
+	}
+	D := nA * dk
+	inv := 1 / math.Sqrt(float64(dk))
+	folds := minimax.AccumulateFolds(fold, mqlFolds, D, P, workers, func() func(a *minimax.Sums, rows []int) {
+		ch := minimax.NewChunk(minimax.ChunkLen, dk, P)
+		sc := f.newScratch(tgt)
+		z := make([]float64, f.stateDim)
+		ps := make([]float64, dk)
+		return func(a *minimax.Sums, rows []int) {
+			for act := range nA {
+				r := 0
+				for _, i := range rows {
+					j, e := steps[i].j, steps[i].e
+					if int(d.Action[j]) != act {
+						continue
+					}
+					f.state.apply(z, d.ObsAt(j))
+					psi.eval(ps, z)
+					lrow := ch.L[r*dk : (r+1)*dk]
+					sq := 0.0
+					for t, v := range ps {
+						lrow[t] = v * inv
+						sq += lrow[t] * lrow[t]
+					}
+					nl := math.Sqrt(sq)
+					// h = gamma phi(s', pi) - phi(s, a) (and -1 for rho).
+					g := ch.G[r*P : (r+1)*P]
+					next, _ := d.NextObs(e, j)
+					probs, _ := d.NextTargetProbs(e, j)
+					f.expected(sc, next, probs)
+					for t, v := range sc.psi {
+						g[t] = gamma * v
+					}
+					blk := f.stateAction(sc.x, sc, d, j)
+					for t, v := range sc.x {
+						g[blk*f.P+t] -= v
+					}
+					if gamma == 1 {
+						g[p] = -1
+					}
+					rw := d.Reward[j]
+					for t, v := range g {
+						ch.R[r*P+t] = nl * v
+					}
+					ch.C[r], ch.RC[r] = rw, nl*rw
+					a.Z++
+					a.Z2++
+					a.H0 += sq * rw * rw
+					r++
+				}
+				a.AccumulateRows(ch, r, act*dk, dk)
+			}
+		}
+	})
+	all := minimax.Total(folds)
+	penalty := make([]float64, P*P)
+	for t := range p {
+		if gamma == 1 || t%f.P != 0 { // the constant is monomial 0 of each block
+			penalty[t*P+t] = 1
+		}
+	}
+	model := &MQLKernelModel{f: f, target: tgt, rho: math.NaN(), Transitions: len(steps), Skipped: skipped}
+	nu := l.Ridge
+	if nu == 0 {
+		nu = DefaultMQLRidge
+	}
+	if l.CrossValidate {
+		cv, err := minimax.CrossValidate(all, folds, nil, penalty, mqlRidges, true, 1e-2)
+		if err != nil {
+			return nil, fmt.Errorf("value: mql: %w", err)
+		}
+		nu, model.Folds, model.Grid, model.HeldOutLoss, model.HeldOutSE = cv.Ridge, cv.Folds, cv.Grid, cv.Loss, cv.SE
+	}
+	qp, err := minimax.NewQP(all, nil, penalty)
+	if err != nil {
+		return nil, fmt.Errorf("value: mql: %w", err)
+	}
+	theta, _, err := qp.Solve(nu, true, nil)
+	if err != nil {
+		return nil, fmt.Errorf("value: mql: %w", err)
+	}
+	model.Ridge, model.Lambda, model.Loss = nu, nu*qp.Scale, all.VLoss(theta)
+	model.theta = theta[:p]
+	if gamma == 1 {
+		model.rho = theta[p]
+	}
+	return model, nil
+}
+
+// Values returns q(s_j, a_j), v(s_j) and v(s'_j) (NaN where s'_j or the
+// target's distribution there is unknown) for every step j of d.
+func (m *MQLKernelModel) Values(d *dataset.Dataset) (q, v, next []float64, err error) {
+	if d == nil {
+		return nil, nil, nil, errors.New("value: mql: no data")
+	}
+	if err := m.target.compatible("mql", d, m.f.stateDim); err != nil {
+		return nil, nil, nil, err
+	}
+	f := m.f
+	sc := f.newScratch(m.target)
+	n := d.NumSteps()
+	q, v, next = make([]float64, n), make([]float64, n), make([]float64, n)
+	for e := range d.NumEpisodes() {
+		lo, hi := d.Span(e)
+		for j := lo; j < hi; j++ {
+			if err := checkRealStep("mql", d, e, j); err != nil {
+				return nil, nil, nil, err
+			}
+			blk := f.stateAction(sc.x, sc, d, j)
+			q[j] = dot(sc.x, m.theta[blk*f.P:(blk+1)*f.P])
+			f.expected(sc, d.ObsAt(j), d.TargetProbsAt(j))
+			v[j] = dot(sc.psi, m.theta)
+			next[j] = math.NaN()
+			obs, ok := d.NextObs(e, j)
+			if !ok {
+				continue
+			}
+			probs, ok := d.NextTargetProbs(e, j)
+			if !ok {
+				continue
+			}
+			f.expected(sc, obs, probs)
+			next[j] = dot(sc.psi, m.theta)
+		}
+	}
+	return q, v, next, nil
+}
