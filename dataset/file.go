@@ -144,6 +144,23 @@ func Read(r io.Reader, name string, o ReadOptions) (*Dataset, *Labels, error) {
 	return readText(r, name, o.Format, &o)
 }
 
+// ReadAt reads a log in o.Format, which it needs, from the size bytes of
+// r (a file read through a wrapper, a memory map); name is used in error
+// messages. Text formats are read from the start, streaming; Parquet by
+// random access, as ReadFileWith reads a file.
+func ReadAt(r io.ReaderAt, size int64, name string, o ReadOptions) (*Dataset, *Labels, error) {
+	if err := o.Check(); err != nil {
+		return nil, nil, err
+	}
+	if o.Format == "" {
+		return nil, nil, errors.New("dataset.ReadAt: no format given (ReadOptions.Format)")
+	}
+	if o.Format == Parquet {
+		return readParquet(r, size, name, &o)
+	}
+	return readText(io.NewSectionReader(r, 0, size), name, o.Format, &o)
+}
+
 func readAllParquet(r io.Reader, name string, o *ReadOptions) (*Dataset, *Labels, error) {
 	b, err := io.ReadAll(r)
 	if err != nil {

@@ -54,6 +54,10 @@ func TestFormsRoundTrip(t *testing.T) {
 			if !reflect.DeepEqual(got, d) {
 				t.Errorf("%s %s: stream read back differs", name, f)
 			}
+			got, _, err = dataset.ReadAt(bytes.NewReader(raw), int64(len(raw)), "test", dataset.ReadOptions{Format: f})
+			if err != nil || !reflect.DeepEqual(got, d) {
+				t.Errorf("%s %s: ReadAt: %v, or the dataset differs", name, f, err)
+			}
 		}
 	}
 	if _, _, err := dataset.Read(strings.NewReader(hdr+ok), "-", dataset.ReadOptions{}); err == nil {

@@ -80,16 +80,7 @@ func (f *dataFlags) read(path string, stderr io.Writer) (*dataset.Dataset, error
 	} else {
 		log.SetOutput(io.Discard)
 	}
-	var d *dataset.Dataset
-	var labels *dataset.Labels
-	switch {
-	case path == "-":
-		d, labels, err = dataset.Read(stdin, stdinName, o)
-	case o.Format == "" && len(o.Columns) == 0 && len(o.Ignore) == 0 && len(o.Categorical) == 0 && isTerminal(stderr):
-		d, err = readLogProgress(path, stderr) // a contract .csv or .parquet: a bar while it is read
-	default:
-		d, labels, err = dataset.ReadFileWith(path, o)
-	}
+	d, labels, err := readLog(path, o, stderr)
 	log.SetOutput(prev)
 	if err != nil {
 		return nil, err

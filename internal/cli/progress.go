@@ -20,18 +20,33 @@ var readProgressMin int64 = 32 << 20
 // readThrottle is the least time between two redraws of the reading bar.
 var readThrottle = 100 * time.Millisecond
 
-// readLogProgress reads a .csv or .parquet log of readProgressMin bytes
-// or more with a bar on w; anything else goes to dataset.ReadFile, whose
-// errors it keeps.
-func readLogProgress(path string, w io.Writer) (*dataset.Dataset, error) {
-	ext := strings.ToLower(filepath.Ext(path))
+// readLog reads a log as dataset.ReadFileWith does (dataset.Read for
+// "-", standard input) and, on a terminal, draws a bar of the bytes read
+// for a large file.
+func readLog(path string, o dataset.ReadOptions, stderr io.Writer) (*dataset.Dataset, *dataset.Labels, error) {
+	switch {
+	case path == "-":
+		return dataset.Read(stdin, stdinName, o)
+	case !isTerminal(stderr):
+		return dataset.ReadFileWith(path, o)
+	}
+	return readLogProgress(path, o, stderr)
+}
+
+// readLogProgress reads a log of readProgressMin bytes or more with a bar
+// on w; anything else goes to dataset.ReadFileWith, whose errors it keeps.
+func readLogProgress(path string, o dataset.ReadOptions, w io.Writer) (*dataset.Dataset, *dataset.Labels, error) {
+	format := o.Format
+	if format == "" {
+		format, _ = dataset.FormatOf(path)
+	}
 	st, err := os.Stat(path)
-	if err != nil || st.Size() < readProgressMin || (ext != ".csv" && ext != ".parquet") || !st.Mode().IsRegular() {
-		return dataset.ReadFile(path)
+	if err != nil || st.Size() < readProgressMin || format == "" || !st.Mode().IsRegular() {
+		return dataset.ReadFileWith(path, o)
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
 	bar := progressbar.NewOptions64(st.Size(), progressbar.OptionSetWriter(w),
@@ -39,11 +54,12 @@ func readLogProgress(path string, w io.Writer) (*dataset.Dataset, error) {
 		progressbar.OptionSetElapsedTime(true), progressbar.OptionSetPredictTime(true),
 		progressbar.OptionThrottle(readThrottle), progressbar.OptionClearOnFinish())
 	defer bar.Finish()
-	if ext == ".csv" {
+	o.Format = format
+	if format != dataset.Parquet {
 		r := progressbar.NewReader(f, bar)
-		return dataset.ReadCSV(&r, path)
+		return dataset.Read(&r, path, o)
 	}
-	return dataset.ReadParquet(&countingReaderAt{r: f, bar: bar, size: st.Size()}, st.Size(), path)
+	return dataset.ReadAt(&countingReaderAt{r: f, bar: bar, size: st.Size()}, st.Size(), path, o)
 }
 
 // countingReaderAt moves a bar by the bytes read through it, at most the

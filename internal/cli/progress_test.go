@@ -18,13 +18,13 @@ func TestReadLogProgress(t *testing.T) {
 	dir := t.TempDir()
 	defer func(size int64, throttle time.Duration) { readProgressMin, readThrottle = size, throttle }(readProgressMin, readThrottle)
 	readProgressMin, readThrottle = 0, 0 // every file is large, every read drawn
-	for _, ext := range []string{"csv", "parquet"} {
+	for _, ext := range []string{"csv", "csv.gz", "parquet"} {
 		path := filepath.Join(dir, "logs."+ext)
 		if _, errOut, code := run(t, "sample", "-n", "200", "-T", "100", "--out", path); code != ExitOK {
 			t.Fatal(errOut)
 		}
 		var bar bytes.Buffer
-		got, err := readLogProgress(path, &bar)
+		got, _, err := readLogProgress(path, dataset.ReadOptions{}, &bar)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -41,7 +41,7 @@ func TestReadLogProgress(t *testing.T) {
 	}
 	// Errors are dataset.ReadFile's.
 	var bar bytes.Buffer
-	if _, err := readLogProgress(filepath.Join(dir, "logs.txt"), &bar); err == nil || !strings.Contains(err.Error(), "unknown file type") {
+	if _, _, err := readLogProgress(filepath.Join(dir, "logs.txt"), dataset.ReadOptions{}, &bar); err == nil || !strings.Contains(err.Error(), "want .csv, .tsv") {
 		t.Errorf("a .txt log: %v", err)
 	}
 }
