@@ -178,7 +178,7 @@ func (b *builder) add(r rec) error {
 			b.inOrder = false
 		}
 	} else if n == 0 {
-		b.inOrder = r.t == 0
+		b.inOrder = r.t == 0 || b.lay.shard
 	}
 	r.idx = int32(n)
 	b.recs.add()[0] = r
@@ -251,7 +251,7 @@ func (b *builder) build() (*Dataset, error) {
 		for i := range recs {
 			r := &recs[i]
 			if i == 0 || r.ep != recs[i-1].ep {
-				if r.t != 0 {
+				if r.t != 0 && !(b.lay.shard && r.ep == 0) {
 					return nil, b.fail(r.row, "t", "episode %q starts at t = %d; t must start at 0", b.ids[r.ep], r.t)
 				}
 				continue
@@ -306,6 +306,12 @@ func (b *builder) build() (*Dataset, error) {
 		nx = nil
 		if i+1 < n {
 			nx = at(i + 1)
+		}
+		if lay.shard && (i == 0 || d.Start[len(d.Start)-1] == i) {
+			if d.Origin == nil {
+				d.Origin = &Origin{FirstT: int(r.t)}
+			}
+			d.Origin.Rows = append(d.Origin.Rows, int(r.row))
 		}
 		d.Reward[i], d.LogTarget[i] = r.reward, r.lt
 		if d.LogBehavior != nil {

@@ -121,6 +121,8 @@ type layout struct {
 	// display maps contract names to the file's names where
 	// ReadOptions.Columns renamed a column (nil if none was).
 	display map[string]string
+	// shard is ReadOptions.Shard.
+	shard bool
 }
 
 // discreteActions reports whether actions are ids (so that probabilities
@@ -138,7 +140,7 @@ func newLayout(file string, names []string, row int, o *ReadOptions) (*layout, e
 		ps = append(ps, problem{col: col, msg: fmt.Sprintf(format, args...)})
 	}
 	rn := newRenamer(o)
-	l := &layout{cols: make([]column, len(names))}
+	l := &layout{cols: make([]column, len(names)), shard: o != nil && o.Shard}
 	for r := range l.at {
 		l.at[r] = -1
 	}

@@ -84,6 +84,21 @@ type Dataset struct {
 	// ActionDim is the length of a real action vector, 0 for discrete
 	// actions.
 	ActionDim int
+
+	// Origin, for a file read as a shard (ReadOptions.Shard), says where
+	// its episodes begin in the file; nil otherwise, and for datasets
+	// derived from one (Subset, Head, Blocks).
+	Origin *Origin
+}
+
+// Origin is where a shard's episodes begin in its file.
+type Origin struct {
+	// FirstT is the t of the first episode's first step: 0, or more when
+	// the episode continues the previous shard's last one.
+	FirstT int
+	// Rows holds, per episode, the file row of its first step, counted
+	// as FormatError counts rows.
+	Rows []int
 }
 
 // Discrete reports whether the states are discrete ids.

@@ -43,6 +43,12 @@ type ReadOptions struct {
 	// which. A categorical column may also hold numbers, which are then
 	// labels like any other ("10" sorts before "9").
 	Categorical []string
+
+	// Shard reads the file as one of an ordered series of shards (package
+	// stream): its first episode, in the order of the file's rows, may
+	// start at t > 0, continuing the previous shard's last episode, and
+	// the Dataset records where each episode begins (Dataset.Origin).
+	Shard bool
 }
 
 // ParseColumns parses column mappings written ROLE=NAME, as --column

@@ -37,30 +37,62 @@ const LargeRatioLimit = 1e6
 
 // Summarize describes d.
 func Summarize(d *Dataset) Summary {
-	s := Summary{Episodes: d.NumEpisodes(), Steps: d.NumSteps(), MinLength: math.MaxInt,
-		MeanReward: math.NaN(), MaxLogRatio: math.NaN()}
-	if s.Episodes == 0 {
-		s.MinLength = 0
+	var z Summarizer
+	z.Add(d, 0, d.NumEpisodes())
+	return z.Summary()
+}
+
+// Summarizer describes a log given in parts, episodes after episodes (a
+// stream of shards, package stream): the Summary of the episodes added,
+// in the order added, is Summarize's of their concatenation. Its fields
+// are exported so that it can be encoded between processes; read it
+// through Summary.
+type Summarizer struct {
+	S Summary
+	// States, Actions mark the discrete ids seen.
+	States, Actions []bool
+	// MeanR is the running mean reward, MaxLR the largest log pi/pi0 (-Inf
+	// before any; Summary turns these into Summary's NaNs).
+	MeanR, MaxLR float64
+	// Started is set by the first Add.
+	Started bool
+}
+
+func (z *Summarizer) init() {
+	if !z.Started {
+		z.S.MinLength, z.MaxLR, z.Started = math.MaxInt, math.Inf(-1), true
 	}
-	var states, actions []bool
-	if d.Discrete() {
-		states = make([]bool, d.NumStates)
+}
+
+// Add adds episodes lo to hi-1 of d.
+func (z *Summarizer) Add(d *Dataset, lo, hi int) {
+	z.init()
+	s := &z.S
+	if d.Discrete() && len(z.States) < d.NumStates {
+		z.States = append(z.States, make([]bool, d.NumStates-len(z.States))...)
 	}
-	if d.ActionDim == 0 {
-		actions = make([]bool, d.NumActions)
+	if d.ActionDim == 0 && len(z.Actions) < d.NumActions {
+		z.Actions = append(z.Actions, make([]bool, d.NumActions-len(z.Actions))...)
 	}
-	var meanR float64 // running mean: no overflow for huge rewards
-	maxLR := math.Inf(-1)
+	states, actions := z.States, z.Actions
+	if !d.Discrete() {
+		states = nil
+	}
+	if d.ActionDim > 0 {
+		actions = nil
+	}
 	limit := math.Log(LargeRatioLimit)
-	for e := range d.NumEpisodes() {
-		lo, hi := d.Span(e)
-		s.MinLength = min(s.MinLength, hi-lo)
-		s.MaxLength = max(s.MaxLength, hi-lo)
-		if hi > lo && !d.HasFinal[e] {
+	for e := lo; e < hi; e++ {
+		a, b := d.Span(e)
+		s.Episodes++
+		s.MinLength = min(s.MinLength, b-a)
+		s.MaxLength = max(s.MaxLength, b-a)
+		if b > a && !d.HasFinal[e] {
 			s.OpenEndings++
 		}
-		for j := lo; j < hi; j++ {
-			meanR += (d.Reward[j] - meanR) / float64(j+1)
+		for j := a; j < b; j++ {
+			s.Steps++
+			z.MeanR += (d.Reward[j] - z.MeanR) / float64(s.Steps)
 			if states != nil {
 				states[d.State[j]] = true
 			}
@@ -75,22 +107,64 @@ func Summarize(d *Dataset) Summary {
 				continue
 			}
 			lr := d.LogRatio(j)
-			maxLR = math.Max(maxLR, lr)
+			z.MaxLR = math.Max(z.MaxLR, lr)
 			if lr > limit {
 				if s.LargeRatio == 0 {
-					s.FirstLarge.Episode, s.FirstLarge.T, s.FirstLarge.Ratio = d.IDs[e], j-lo, math.Exp(lr)
+					s.FirstLarge.Episode, s.FirstLarge.T, s.FirstLarge.Ratio = d.IDs[e], j-a, math.Exp(lr)
 				}
 				s.LargeRatio++
 			}
 		}
 	}
-	if s.Steps > 0 && !math.IsInf(meanR, 0) {
-		s.MeanReward = meanR
+}
+
+// Merge adds o's episodes, as if added after z's.
+func (z *Summarizer) Merge(o *Summarizer) {
+	if !o.Started {
+		return
 	}
-	if !math.IsInf(maxLR, 0) {
-		s.MaxLogRatio = maxLR
+	z.init()
+	s, t := &z.S, &o.S
+	if s.Steps+t.Steps > 0 {
+		z.MeanR += (o.MeanR - z.MeanR) * float64(t.Steps) / float64(s.Steps+t.Steps)
 	}
-	s.StatesSeen, s.ActionsSeen = count(states), count(actions)
+	z.MaxLR = math.Max(z.MaxLR, o.MaxLR)
+	if s.LargeRatio == 0 && t.LargeRatio > 0 {
+		s.FirstLarge = t.FirstLarge
+	}
+	s.Episodes += t.Episodes
+	s.Steps += t.Steps
+	s.MinLength, s.MaxLength = min(s.MinLength, t.MinLength), max(s.MaxLength, t.MaxLength)
+	s.ZeroTarget += t.ZeroTarget
+	s.LargeRatio += t.LargeRatio
+	s.OpenEndings += t.OpenEndings
+	for _, p := range []struct {
+		to   *[]bool
+		from []bool
+	}{{&z.States, o.States}, {&z.Actions, o.Actions}} {
+		if len(*p.to) < len(p.from) {
+			*p.to = append(*p.to, make([]bool, len(p.from)-len(*p.to))...)
+		}
+		for i, b := range p.from {
+			(*p.to)[i] = (*p.to)[i] || b
+		}
+	}
+}
+
+// Summary returns the summary of the episodes added.
+func (z *Summarizer) Summary() Summary {
+	s := z.S
+	s.MeanReward, s.MaxLogRatio = math.NaN(), math.NaN()
+	if s.Episodes == 0 {
+		s.MinLength = 0
+	}
+	if s.Steps > 0 && !math.IsInf(z.MeanR, 0) {
+		s.MeanReward = z.MeanR
+	}
+	if z.Started && !math.IsInf(z.MaxLR, 0) {
+		s.MaxLogRatio = z.MaxLR
+	}
+	s.StatesSeen, s.ActionsSeen = count(z.States), count(z.Actions)
 	return s
 }
 

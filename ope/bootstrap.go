@@ -46,6 +46,12 @@ type Bootstrap struct {
 	Workers int
 	// Progress, if not nil, is called after each finished resample.
 	Progress func(done int)
+	// Poisson, with two or more episodes, gives every episode a
+	// Poisson(1) multiplicity in each resample, PoissonCount(Seed, id, r),
+	// instead of drawing m episodes with replacement: the Poisson
+	// bootstrap, which a stream over shards computes too (package stream),
+	// so the two agree resample for resample. Episode ids must be distinct.
+	Poisson bool
 }
 
 // Interval is a bootstrap interval of one estimator.
@@ -168,14 +174,8 @@ func (b *Bootstrap) prepare(d *dataset.Dataset, gamma float64, ests []Estimator)
 // estimator on it, into values[k][r] (NaN and errs[k][r] on failure).
 func (b *Bootstrap) resample(d *dataset.Dataset, gamma float64, ests []Estimator, prepared []func([]int) (float64, error), r int, values [][]float64, errs [][]error) {
 	rng := rand.New(rand.NewPCG(b.Seed, uint64(r)+1))
-	idx, rd := b.draw(rng, d)
 	var mult []int
-	if idx != nil {
-		mult = make([]int, d.NumEpisodes())
-		for _, i := range idx {
-			mult[i]++
-		}
-	}
+	idx, rd := b.draw(rng, d, r, &mult)
 	for k, est := range ests {
 		if rs, ok := est.(Reseeder); ok {
 			// A fresh training seed per resample (and per estimator), from
@@ -233,44 +233,67 @@ const PercentileMin = 100
 func intervals(values [][]float64, errs [][]error, alpha float64) []Interval {
 	out := make([]Interval, len(values))
 	for k := range out {
-		iv := &out[k]
-		for r, v := range values[k] {
-			if errs[k][r] != nil {
-				if iv.Failures == 0 {
-					iv.FirstFailure = errs[k][r]
-				}
-				iv.Failures++
-				continue
-			}
-			iv.Estimates = append(iv.Estimates, v)
-		}
-		if len(iv.Estimates) == 0 {
-			iv.Low, iv.High = math.NaN(), math.NaN()
-			continue
-		}
-		if B := len(iv.Estimates); B >= 2 && B < PercentileMin {
-			mean, sd := stat.MeanStdDev(iv.Estimates, nil)
-			half := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(B - 1)}.Quantile(1-alpha/2) * sd
-			iv.Low, iv.High, iv.Method = mean-half, mean+half, "student-t"
-			continue
-		}
-		sorted := slices.Clone(iv.Estimates)
-		slices.Sort(sorted)
-		iv.Low = Quantile(sorted, alpha/2)
-		iv.High = Quantile(sorted, 1-alpha/2)
-		iv.Method = "percentile"
+		out[k] = IntervalOf(values[k], errs[k], alpha)
 	}
 	return out
 }
 
-// draw draws one bootstrap resample: for two or more episodes the indices
-// of the drawn episodes (the dataset is built only if needed), for one
-// episode the block-resampled dataset.
-func (b *Bootstrap) draw(rng *rand.Rand, d *dataset.Dataset) ([]int, *dataset.Dataset) {
+// IntervalOf is the (1 - alpha) interval of one estimator from its
+// resample estimates, in resample order, where errs[r] != nil marks a
+// failed resample: percentile, or Student-t with fewer than PercentileMin
+// successes, as Bootstrap.Run forms it. Package stream forms the Poisson
+// bootstrap's intervals with it.
+func IntervalOf(values []float64, errs []error, alpha float64) Interval {
+	var iv Interval
+	for r, v := range values {
+		if errs[r] != nil {
+			if iv.Failures == 0 {
+				iv.FirstFailure = errs[r]
+			}
+			iv.Failures++
+			continue
+		}
+		iv.Estimates = append(iv.Estimates, v)
+	}
+	if len(iv.Estimates) == 0 {
+		iv.Low, iv.High = math.NaN(), math.NaN()
+		return iv
+	}
+	if B := len(iv.Estimates); B >= 2 && B < PercentileMin {
+		mean, sd := stat.MeanStdDev(iv.Estimates, nil)
+		half := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(B - 1)}.Quantile(1-alpha/2) * sd
+		iv.Low, iv.High, iv.Method = mean-half, mean+half, "student-t"
+		return iv
+	}
+	sorted := slices.Clone(iv.Estimates)
+	slices.Sort(sorted)
+	iv.Low = Quantile(sorted, alpha/2)
+	iv.High = Quantile(sorted, 1-alpha/2)
+	iv.Method = "percentile"
+	return iv
+}
+
+// draw draws bootstrap resample r: for two or more episodes the indices
+// of the drawn episodes (the dataset is built only if needed) and their
+// multiplicities in *mult, for one episode the block-resampled dataset.
+func (b *Bootstrap) draw(rng *rand.Rand, d *dataset.Dataset, r int, mult *[]int) ([]int, *dataset.Dataset) {
 	if m := d.NumEpisodes(); m > 1 {
-		idx := make([]int, m)
+		*mult = make([]int, m)
+		var idx []int
+		if b.Poisson {
+			for i, id := range d.IDs {
+				k := PoissonCount(b.Seed, id, r)
+				(*mult)[i] = k
+				for range k {
+					idx = append(idx, i)
+				}
+			}
+			return idx, nil
+		}
+		idx = make([]int, m)
 		for i := range idx {
 			idx[i] = rng.IntN(m)
+			(*mult)[idx[i]]++
 		}
 		return idx, nil
 	}

@@ -1,0 +1,206 @@
+package ope
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/ihope-ope/ihope/dataset"
+)
+
+// Summer is implemented by the estimators whose statistics are sums over
+// episodes, so that they can be computed over a stream of shards, on many
+// machines, and merged (package stream): naive, the IS and WIS variants and
+// bch-tabular.
+type Summer interface {
+	Estimator
+	// NewSums returns empty statistics for discount gamma in copies
+	// copies: copy 0 is the data itself, copy c >= 1 bootstrap resample
+	// c-1 (see Sums).
+	NewSums(gamma float64, copies int) (Sums, error)
+}
+
+// Sums are an estimator's sufficient statistics over the episodes added
+// so far, kept in several copies at once: copy 0 weighs every episode
+// once and gives the estimate; copy c >= 1 weighs each episode by its
+// multiplicity in bootstrap resample c-1 (PoissonCount), so B resamples
+// are B more weighted copies of the same sums, filled in the same pass.
+//
+// Every Sums is a pointer to a struct of exported fields, so
+// encoding/json and encoding/gob move it between processes exactly
+// (floats as Floats: JSON writes infinities as strings). Merge is
+// associative and commutative up to the order of floating-point
+// summation; adding the episodes in the order of the concatenated log
+// gives, copy for copy, the sums the in-memory estimator forms, and
+// Finish runs the same final solve.
+type Sums interface {
+	// Add adds episode e of d, with multiplicity mult[c] in copy c
+	// (len(mult) is the number of copies; mult[0] is 1). The episode must
+	// be whole: an episode split across shards is joined before it is
+	// added (package stream).
+	Add(d *dataset.Dataset, e int, mult []int) error
+	// Merge adds o's sums, which must come from the same estimator,
+	// discount and number of copies.
+	Merge(o Sums) error
+	// Finish returns the estimate of copy c and, for c = 0, what its
+	// weights look like. Result.Weights is nil: the per-unit weights are
+	// not kept.
+	Finish(c int) (Result, WeightSummary, error)
+}
+
+// WeightSummary describes an estimate's weights without keeping them:
+// what KishESS and MaxShare give on Result.Weights, and their number.
+type WeightSummary struct {
+	ESS      float64
+	Units    int
+	MaxShare float64
+}
+
+// SummarizeWeights returns the WeightSummary of weights w.
+func SummarizeWeights(w []float64) WeightSummary {
+	return WeightSummary{ESS: KishESS(w), Units: len(w), MaxShare: MaxShare(w)}
+}
+
+// Floats is a []float64 whose JSON form keeps infinities and NaN (as the
+// strings "+Inf", "-Inf", "NaN"), which running maxima of log-weights
+// need. Other values are written in the shortest form that reads back
+// exactly.
+type Floats []float64
+
+// MarshalJSON implements json.Marshaler.
+func (f Floats) MarshalJSON() ([]byte, error) {
+	if f == nil {
+		return []byte("null"), nil
+	}
+	b := []byte{'['}
+	for i, x := range f {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if math.IsInf(x, 0) || math.IsNaN(x) {
+			b = strconv.AppendQuote(b, strconv.FormatFloat(x, 'g', -1, 64))
+			continue
+		}
+		b = strconv.AppendFloat(b, x, 'g', -1, 64)
+	}
+	return append(b, ']'), nil
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (f *Floats) UnmarshalJSON(b []byte) error {
+	var raw []json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	if raw == nil {
+		*f = nil
+		return nil
+	}
+	out := make(Floats, len(raw))
+	for i, r := range raw {
+		s := string(r)
+		if len(s) > 0 && s[0] == '"' {
+			if err := json.Unmarshal(r, &s); err != nil {
+				return err
+			}
+		}
+		x, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return fmt.Errorf("ope: sums: %w", err)
+		}
+		out[i] = x
+	}
+	*f = out
+	return nil
+}
+
+// grow returns f extended with zeros to length n (unchanged if longer).
+func (f Floats) grow(n int) Floats {
+	if len(f) >= n {
+		return f
+	}
+	return append(f, make(Floats, n-len(f))...)
+}
+
+// fill sets every entry of f to x.
+func (f Floats) fill(x float64) Floats {
+	for i := range f {
+		f[i] = x
+	}
+	return f
+}
+
+// shifted is a sum kept as exp(Shift) times the entries of a Floats: the
+// running maximum of the log-terms added so far is the shift, so no term
+// overflows or underflows before the final ratio. rescale moves the sums
+// to a larger shift.
+func rescale(sums []Floats, from, to float64) {
+	if from == to || math.IsInf(from, -1) {
+		return
+	}
+	f := math.Exp(from - to)
+	for _, s := range sums {
+		for i := range s {
+			s[i] *= f
+		}
+	}
+}
+
+// mergeCheck returns an error unless o is a *T made with the same
+// discount and number of copies (get reads them).
+func mergeCheck[T any, P interface {
+	*T
+	Sums
+}](name string, o Sums, gamma float64, copies int, get func(P) (float64, int)) (P, error) {
+	t, ok := o.(P)
+	if !ok {
+		return nil, fmt.Errorf("%s: cannot merge sums of type %T", name, o)
+	}
+	g, c := get(t)
+	if g != gamma || c != copies {
+		return nil, fmt.Errorf("%s: cannot merge sums of gamma %v, %d copies into gamma %v, %d copies", name, g, c, gamma, copies)
+	}
+	return t, nil
+}
+
+// checkSumsArgs checks NewSums's arguments.
+func checkSumsArgs(name string, gamma float64, copies int) error {
+	if err := checkGamma(gamma); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if copies < 1 {
+		return fmt.Errorf("%s: %d copies of the sums (want at least 1)", name, copies)
+	}
+	return nil
+}
+
+// Float is a float64 whose JSON form keeps infinities and NaN, as Floats.
+type Float float64
+
+// MarshalJSON implements json.Marshaler.
+func (f Float) MarshalJSON() ([]byte, error) {
+	b, err := Floats{float64(f)}.MarshalJSON()
+	return b[1 : len(b)-1], err
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (f *Float) UnmarshalJSON(b []byte) error {
+	var s Floats
+	if err := s.UnmarshalJSON(append(append([]byte{'['}, b...), ']')); err != nil {
+		return err
+	}
+	if len(s) != 1 {
+		return fmt.Errorf("ope: sums: %s is not one number", b)
+	}
+	*f = Float(s[0])
+	return nil
+}
+
+// raise moves the shift *shift up to x if x is larger, rescaling sums.
+func raise(shift *Float, x float64, sums ...Floats) {
+	if x > float64(*shift) {
+		rescale(sums, float64(*shift), x)
+		*shift = Float(x)
+	}
+}

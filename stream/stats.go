@@ -1,0 +1,406 @@
+package stream
+
+import (
+	"bytes"
+	"encoding/gob"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"strings"
+
+	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/ope"
+)
+
+// Config says what a Stats accumulates.
+type Config struct {
+	// Estimators are the names of the estimators to compute, each one
+	// whose statistics are sums (Streamable).
+	Estimators []string
+	// Gamma is the discount, in (0, 1].
+	Gamma float64
+	// Resamples is the number B of Poisson bootstrap resamples (0: no
+	// intervals); Seed seeds them (ope.PoissonCount) and Alpha gives
+	// (1 - Alpha) intervals (0: 0.05).
+	Resamples int
+	Seed      uint64
+	Alpha     float64
+	// Options builds the estimators (their settings: Options.Tabular
+	// for bch-tabular).
+	Options ope.Options
+}
+
+// Streamable returns the names of the registered estimators whose
+// statistics are sums over episodes, in registry order.
+func Streamable() []string {
+	var out []string
+	for _, e := range ope.Registry() {
+		if s, ok := e.New(ope.Options{}).(ope.Summer); ok {
+			if _, err := s.NewSums(1, 1); err == nil {
+				out = append(out, e.Name)
+			}
+		}
+	}
+	return out
+}
+
+// Stats are the sufficient statistics of the configured estimators over
+// the episodes added so far, with their bootstrap copies, and the data's
+// summary. Add episodes with Add (whole episodes: Reader joins those
+// that continue across shards), combine partial Stats with Merge, move
+// them between processes with MarshalBinary or MarshalJSON, and finish
+// with Finish.
+type Stats struct {
+	cfg  Config
+	sums []ope.Sums
+	// errs holds, per estimator, why it stopped (an estimator that fails
+	// on some episode, say for a non-finite reward, fails alone, as it
+	// does in memory).
+	errs []string
+	sum  dataset.Summarizer
+	// Discrete and the sizes of the data, from the first episodes added.
+	shape shape
+	mult  []int
+}
+
+// shape is what the shards must agree on.
+type shape struct {
+	Set                 bool
+	StateDim, ActionDim int
+	Behavior            bool
+}
+
+// New returns empty statistics.
+func New(cfg Config) (*Stats, error) {
+	if !(cfg.Gamma > 0 && cfg.Gamma <= 1) {
+		return nil, fmt.Errorf("stream: discount %v outside (0, 1]", cfg.Gamma)
+	}
+	if cfg.Resamples < 0 {
+		return nil, fmt.Errorf("stream: %d resamples", cfg.Resamples)
+	}
+	if cfg.Alpha == 0 {
+		cfg.Alpha = 0.05
+	}
+	if len(cfg.Estimators) == 0 {
+		return nil, errors.New("stream: no estimators")
+	}
+	s := &Stats{cfg: cfg, mult: make([]int, cfg.Resamples+1)}
+	for _, name := range cfg.Estimators {
+		en, ok := ope.Lookup(name)
+		if !ok {
+			return nil, fmt.Errorf("unknown estimator %q: choose from %s", name, strings.Join(Streamable(), ", "))
+		}
+		sm, ok := en.New(cfg.Options).(ope.Summer)
+		if !ok {
+			return nil, fmt.Errorf("%s cannot stream: its fit needs every step at once (a model trained or solved on the whole log); the estimators that stream are %s", name, strings.Join(Streamable(), ", "))
+		}
+		sums, err := sm.NewSums(cfg.Gamma, cfg.Resamples+1)
+		if err != nil {
+			return nil, err
+		}
+		s.sums = append(s.sums, sums)
+	}
+	s.errs = make([]string, len(s.sums))
+	return s, nil
+}
+
+// Config returns the configuration the statistics were made with.
+func (s *Stats) Config() Config { return s.cfg }
+
+// Add adds the whole episodes lo to hi-1 of d.
+func (s *Stats) Add(d *dataset.Dataset, lo, hi int) error {
+	if err := s.check(d); err != nil {
+		return err
+	}
+	s.sum.Add(d, lo, hi)
+	mult := s.mult
+	for e := lo; e < hi; e++ {
+		mult[0] = 1
+		ope.PoissonCounts(s.cfg.Seed, d.IDs[e], mult[1:])
+		for k, sm := range s.sums {
+			if s.errs[k] != "" {
+				continue
+			}
+			if err := sm.Add(d, e, mult); err != nil {
+				s.errs[k] = err.Error()
+			}
+		}
+	}
+	return nil
+}
+
+// check refuses a shard whose columns differ from the first one's.
+func (s *Stats) check(d *dataset.Dataset) error {
+	got := shape{Set: true, StateDim: d.StateDim, ActionDim: d.ActionDim, Behavior: d.HasBehavior()}
+	if !s.shape.Set {
+		s.shape = got
+		return nil
+	}
+	if got != s.shape {
+		return fmt.Errorf("the shards disagree on their columns: %s, where the first shards have %s", got, s.shape)
+	}
+	return nil
+}
+
+func (sh shape) String() string {
+	st, ac, b := "discrete states", "discrete actions", "behavior probabilities"
+	if sh.StateDim > 0 {
+		st = fmt.Sprintf("%d state columns", sh.StateDim)
+	}
+	if sh.ActionDim > 0 {
+		ac = fmt.Sprintf("%d action columns", sh.ActionDim)
+	}
+	if !sh.Behavior {
+		b = "no " + b
+	}
+	return st + ", " + ac + ", " + b
+}
+
+// Merge adds o's statistics to s, as if o's episodes were added after
+// s's. Both must have the same configuration.
+func (s *Stats) Merge(o *Stats) error {
+	if fmt.Sprint(s.cfg.Estimators) != fmt.Sprint(o.cfg.Estimators) || s.cfg.Gamma != o.cfg.Gamma ||
+		s.cfg.Resamples != o.cfg.Resamples || s.cfg.Seed != o.cfg.Seed {
+		return errors.New("stream: cannot merge statistics of different configurations")
+	}
+	if o.shape.Set {
+		if err := s.check(&dataset.Dataset{StateDim: o.shape.StateDim, ActionDim: o.shape.ActionDim, LogBehavior: behaviorMark(o.shape.Behavior)}); err != nil {
+			return err
+		}
+	}
+	for k := range s.sums {
+		switch {
+		case s.errs[k] != "":
+		case o.errs[k] != "":
+			s.errs[k] = o.errs[k]
+		default:
+			if err := s.sums[k].Merge(o.sums[k]); err != nil {
+				return err
+			}
+		}
+	}
+	s.sum.Merge(&o.sum)
+	return nil
+}
+
+func behaviorMark(b bool) []float64 {
+	if b {
+		return []float64{}
+	}
+	return nil
+}
+
+// Estimate is one estimator's result over the stream.
+type Estimate struct {
+	Name string
+	Unit ope.Unit
+	// Result is the estimate (Weights nil), Weights what its weights
+	// look like; Err, if not nil, why there is no estimate.
+	Result  ope.Result
+	Weights ope.WeightSummary
+	Err     error
+	// Interval is the Poisson bootstrap's (nil without resamples).
+	Interval *ope.Interval
+}
+
+// Results are what Finish returns.
+type Results struct {
+	Estimates []Estimate
+	// Summary describes the data; StateDim is 0 for discrete states.
+	Summary  dataset.Summary
+	StateDim int
+	Config   Config
+}
+
+// Finish returns every estimator's estimate and, with resamples, its
+// interval: the estimators' own final solves on the sums.
+func (s *Stats) Finish() (*Results, error) {
+	if s.sum.S.Episodes == 0 {
+		return nil, errors.New("stream: no episodes")
+	}
+	out := &Results{Summary: s.sum.Summary(), StateDim: s.shape.StateDim, Config: s.cfg}
+	B := s.cfg.Resamples
+	for k, sm := range s.sums {
+		en, _ := ope.Lookup(s.cfg.Estimators[k])
+		est := Estimate{Name: en.Name, Unit: en.Unit}
+		if s.errs[k] != "" {
+			est.Err = errors.New(s.errs[k])
+			out.Estimates = append(out.Estimates, est)
+			continue
+		}
+		est.Result, est.Weights, est.Err = sm.Finish(0)
+		if est.Err == nil && (math.IsNaN(est.Result.Value) || math.IsInf(est.Result.Value, 0)) {
+			est.Err = fmt.Errorf("%s: the estimate is %v", en.Name, est.Result.Value)
+		}
+		if est.Err == nil && B > 0 {
+			values, errs := make([]float64, B), make([]error, B)
+			for r := range B {
+				res, _, err := sm.Finish(r + 1)
+				if err == nil && (math.IsNaN(res.Value) || math.IsInf(res.Value, 0)) {
+					err = fmt.Errorf("%s: the estimate is %v", en.Name, res.Value)
+				}
+				values[r], errs[r] = res.Value, err
+			}
+			iv := ope.IntervalOf(values, errs, s.cfg.Alpha)
+			est.Interval = &iv
+		}
+		out.Estimates = append(out.Estimates, est)
+	}
+	return out, nil
+}
+
+// wire is the encoded form of Stats.
+type wire struct {
+	Config  wireConfig
+	Shape   shape
+	Errs    []string
+	Sums    []json.RawMessage // JSON form only
+	Summary wireSummary
+}
+
+type wireConfig struct {
+	Estimators []string
+	Gamma      float64
+	Resamples  int
+	Seed       uint64
+	Alpha      float64
+	Tabular    json.RawMessage
+}
+
+// wireSummary is dataset.Summarizer with its floats in a form JSON
+// keeps (infinities and NaN).
+type wireSummary struct {
+	S               dataset.Summary
+	MeanReward      ope.Float
+	MaxLogRatio     ope.Float
+	FirstLargeRatio ope.Float
+	States, Actions []bool
+	MeanR, MaxLR    ope.Float
+	Started         bool
+}
+
+func (s *Stats) wire() (wire, error) {
+	tab, err := json.Marshal(s.cfg.Options.Tabular)
+	if err != nil {
+		return wire{}, err
+	}
+	z := s.sum
+	sum := wireSummary{S: z.S, MeanReward: ope.Float(z.S.MeanReward), MaxLogRatio: ope.Float(z.S.MaxLogRatio),
+		FirstLargeRatio: ope.Float(z.S.FirstLarge.Ratio), States: z.States, Actions: z.Actions,
+		MeanR: ope.Float(z.MeanR), MaxLR: ope.Float(z.MaxLR), Started: z.Started}
+	sum.S.MeanReward, sum.S.MaxLogRatio, sum.S.FirstLarge.Ratio = 0, 0, 0
+	c := s.cfg
+	return wire{Config: wireConfig{Estimators: c.Estimators, Gamma: c.Gamma, Resamples: c.Resamples, Seed: c.Seed,
+		Alpha: c.Alpha, Tabular: tab}, Shape: s.shape, Errs: s.errs, Summary: sum}, nil
+}
+
+// fromWire rebuilds empty statistics of w's configuration, with its
+// summary and errors.
+func fromWire(w wire) (*Stats, error) {
+	cfg := Config{Estimators: w.Config.Estimators, Gamma: w.Config.Gamma, Resamples: w.Config.Resamples,
+		Seed: w.Config.Seed, Alpha: w.Config.Alpha}
+	if err := json.Unmarshal(w.Config.Tabular, &cfg.Options.Tabular); err != nil {
+		return nil, err
+	}
+	s, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if len(w.Errs) != len(s.sums) {
+		return nil, fmt.Errorf("stream: %d estimator errors for %d estimators", len(w.Errs), len(s.sums))
+	}
+	s.shape, s.errs = w.Shape, w.Errs
+	z := &s.sum
+	z.S, z.States, z.Actions, z.MeanR, z.MaxLR, z.Started = w.Summary.S, w.Summary.States, w.Summary.Actions,
+		float64(w.Summary.MeanR), float64(w.Summary.MaxLR), w.Summary.Started
+	z.S.MeanReward, z.S.MaxLogRatio = float64(w.Summary.MeanReward), float64(w.Summary.MaxLogRatio)
+	z.S.FirstLarge.Ratio = float64(w.Summary.FirstLargeRatio)
+	return s, nil
+}
+
+// MarshalJSON encodes the statistics, every float exactly (infinities as
+// strings, see ope.Floats).
+func (s *Stats) MarshalJSON() ([]byte, error) {
+	w, err := s.wire()
+	if err != nil {
+		return nil, err
+	}
+	for _, sm := range s.sums {
+		b, err := json.Marshal(sm)
+		if err != nil {
+			return nil, err
+		}
+		w.Sums = append(w.Sums, b)
+	}
+	return json.Marshal(w)
+}
+
+// UnmarshalJSON decodes what MarshalJSON encoded.
+func (s *Stats) UnmarshalJSON(b []byte) error {
+	var w wire
+	if err := json.Unmarshal(b, &w); err != nil {
+		return fmt.Errorf("stream: %w", err)
+	}
+	t, err := fromWire(w)
+	if err != nil {
+		return err
+	}
+	if len(w.Sums) != len(t.sums) {
+		return fmt.Errorf("stream: %d sums for %d estimators", len(w.Sums), len(t.sums))
+	}
+	for k, raw := range w.Sums {
+		t.sums[k] = zero(t.sums[k])
+		if err := json.Unmarshal(raw, t.sums[k]); err != nil {
+			return fmt.Errorf("stream: %s: %w", t.cfg.Estimators[k], err)
+		}
+	}
+	*s = *t
+	return nil
+}
+
+// MarshalBinary encodes the statistics with encoding/gob.
+func (s *Stats) MarshalBinary() ([]byte, error) {
+	w, err := s.wire()
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	enc := gob.NewEncoder(&buf)
+	if err := enc.Encode(w); err != nil {
+		return nil, err
+	}
+	for _, sm := range s.sums {
+		if err := enc.Encode(sm); err != nil {
+			return nil, err
+		}
+	}
+	return buf.Bytes(), nil
+}
+
+// UnmarshalBinary decodes what MarshalBinary encoded.
+func (s *Stats) UnmarshalBinary(b []byte) error {
+	dec := gob.NewDecoder(bytes.NewReader(b))
+	var w wire
+	if err := dec.Decode(&w); err != nil {
+		return fmt.Errorf("stream: %w", err)
+	}
+	t, err := fromWire(w)
+	if err != nil {
+		return err
+	}
+	for k := range t.sums {
+		t.sums[k] = zero(t.sums[k]) // gob leaves fields it does not send (zeros) as they are
+		if err := dec.Decode(t.sums[k]); err != nil {
+			return fmt.Errorf("stream: %s: %w", t.cfg.Estimators[k], err)
+		}
+	}
+	*s = *t
+	return nil
+}
+
+// zero returns a new zero value of the sums' type.
+func zero(s ope.Sums) ope.Sums {
+	return reflect.New(reflect.TypeOf(s).Elem()).Interface().(ope.Sums)
+}

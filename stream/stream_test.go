@@ -1,0 +1,272 @@
+package stream_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/env"
+	"github.com/ihope-ope/ihope/env/taxi"
+	"github.com/ihope-ope/ihope/ope"
+	"github.com/ihope-ope/ihope/rollout"
+	"github.com/ihope-ope/ihope/stream"
+)
+
+func taxiLog(t testing.TB, seed uint64, n, T int) *dataset.Dataset {
+	t.Helper()
+	target, _ := taxi.Policy("pi19")
+	behavior, _ := taxi.Policy("pi18")
+	d, err := rollout.Sample(rand.New(rand.NewPCG(seed, 0)), env.NewSampler(taxi.New()), behavior, target, n, T)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// splitCSV writes d as one CSV file and as k shards cut at rows that fall
+// inside episodes (so episodes continue from shard to shard), and
+// returns the file and the shards' glob.
+func splitCSV(t testing.TB, d *dataset.Dataset, k int) (string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	whole := filepath.Join(dir, "whole.csv")
+	if err := dataset.WriteFile(whole, d); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(strings.TrimSuffix(string(b), "\n"), "\n")
+	header, rows := lines[0], lines[1:]
+	sub := filepath.Join(dir, "shards")
+	os.Mkdir(sub, 0o755)
+	for i := range k {
+		lo, hi := i*len(rows)/k+7*i%13, (i+1)*len(rows)/k+7*(i+1)%13
+		if i == k-1 {
+			hi = len(rows)
+		}
+		body := header + strings.Join(rows[lo:hi], "")
+		if !strings.HasSuffix(body, "\n") {
+			body += "\n"
+		}
+		if err := os.WriteFile(filepath.Join(sub, fmt.Sprintf("part-%03d.csv", i)), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return whole, filepath.Join(sub, "part-*.csv")
+}
+
+func run(t testing.TB, glob string, cfg stream.Config) *stream.Results {
+	t.Helper()
+	files, err := stream.Files(glob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stats, err := stream.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := stream.Reader{Files: files}
+	if err := r.Each(stats.Add); err != nil {
+		t.Fatal(err)
+	}
+	res, err := stats.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func rel(a, b float64) float64 {
+	if a == b {
+		return 0
+	}
+	return math.Abs(a-b) / math.Max(math.Abs(a), math.Abs(b))
+}
+
+// Streaming over 10 shards, episodes running across them, equals the
+// in-memory estimators on the concatenated log to 1e-12, and the Poisson
+// bootstrap's intervals equal ope.Bootstrap's with Poisson set.
+func TestStreamEqualsInMemory(t *testing.T) {
+	d := taxiLog(t, 5, 80, 150)
+	whole, glob := splitCSV(t, d, 10)
+	full, err := dataset.ReadFile(whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := stream.Streamable()
+	if len(names) < 6 {
+		t.Fatalf("streamable estimators %v", names)
+	}
+	for _, gamma := range []float64{1, 0.95} {
+		const B, seed = 120, 7
+		res := run(t, glob, stream.Config{Estimators: names, Gamma: gamma, Resamples: B, Seed: seed})
+		if got, want := res.Summary, dataset.Summarize(full); got != want && !(math.IsNaN(want.MaxLogRatio) && math.IsNaN(got.MaxLogRatio)) {
+			t.Errorf("gamma %v: summary\n%+v\nin memory\n%+v", gamma, got, want)
+		}
+		ests, err := ope.New(names, ope.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bs := ope.Bootstrap{Resamples: B, Seed: seed, Poisson: true, Workers: 2}
+		ivs, err := bs.Run(full, gamma, ests)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, est := range ests {
+			want, err := est.Estimate(full, gamma)
+			got := res.Estimates[k]
+			if err != nil || got.Err != nil {
+				t.Errorf("gamma %v %s: stream error %v, in memory %v", gamma, est.Name(), got.Err, err)
+				continue
+			}
+			if r := rel(got.Result.Value, want.Value); r > 1e-12 {
+				t.Errorf("gamma %v %s: stream %v, in memory %v (relative %.2g)", gamma, est.Name(), got.Result.Value, want.Value, r)
+			}
+			if w := want.Weights; w != nil && math.Abs(got.Weights.ESS-ope.KishESS(w)) > 1e-9*ope.KishESS(w) {
+				t.Errorf("gamma %v %s: ESS %v, in memory %v", gamma, est.Name(), got.Weights.ESS, ope.KishESS(w))
+			}
+			iv := got.Interval
+			if iv == nil || iv.Method != ivs[k].Method || iv.Failures != ivs[k].Failures ||
+				rel(iv.Low, ivs[k].Low) > 1e-12 || rel(iv.High, ivs[k].High) > 1e-12 {
+				t.Errorf("gamma %v %s: stream interval %+v, in-memory Poisson bootstrap [%v, %v] %s", gamma, est.Name(), iv, ivs[k].Low, ivs[k].High, ivs[k].Method)
+			}
+		}
+	}
+}
+
+// Parquet shards of whole episodes, merged out of order from encoded
+// partial statistics as workers of a cluster would, give the same
+// estimates up to summation order.
+func TestStreamMergeParquet(t *testing.T) {
+	d := taxiLog(t, 6, 40, 100)
+	dir := t.TempDir()
+	for i := range 4 {
+		var idx []int
+		for e := i * 10; e < (i+1)*10; e++ {
+			idx = append(idx, e)
+		}
+		if err := dataset.WriteFile(filepath.Join(dir, fmt.Sprintf("s%d.parquet", i)), d.Subset(idx)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := stream.Config{Estimators: stream.Streamable(), Gamma: 0.99, Resamples: 20, Seed: 3}
+	want := run(t, dir, cfg)
+	files, _ := stream.Files(dir)
+	var total *stream.Stats
+	for _, i := range []int{2, 0, 3, 1} {
+		s, _ := stream.New(cfg)
+		part, err := dataset.ReadFile(files[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Add(part, 0, part.NumEpisodes()); err != nil {
+			t.Fatal(err)
+		}
+		// Through the wire, binary and JSON in turn.
+		var b []byte
+		back := &stream.Stats{}
+		if i%2 == 0 {
+			b, err = s.MarshalBinary()
+			if err == nil {
+				err = back.UnmarshalBinary(b)
+			}
+		} else {
+			b, err = s.MarshalJSON()
+			if err == nil {
+				err = back.UnmarshalJSON(b)
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if total == nil {
+			total = back
+		} else if err := total.Merge(back); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := total.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, g := range got.Estimates {
+		w := want.Estimates[k]
+		if g.Err != nil || w.Err != nil || rel(g.Result.Value, w.Result.Value) > 1e-9 ||
+			rel(g.Interval.Low, w.Interval.Low) > 1e-9 || rel(g.Interval.High, w.Interval.High) > 1e-9 {
+			t.Errorf("%s: merged %v %+v (%v), streamed %v %+v (%v)", g.Name, g.Result.Value, g.Interval, g.Err, w.Result.Value, w.Interval, w.Err)
+		}
+	}
+	if got.Summary.Steps != d.NumSteps() || got.Summary.Episodes != d.NumEpisodes() {
+		t.Errorf("merged summary %+v", got.Summary)
+	}
+}
+
+// Bad shards are refused naming the file, the row and the column.
+func TestStreamRefuses(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const head = "episode,t,state,action,reward,behavior_prob,target_prob\n"
+	cases := []struct {
+		name   string
+		shards []string
+		want   string
+	}{
+		{"reappears", []string{head + "a,0,1,0,1,0.5,0.5\nb,0,1,0,1,0.5,0.5\n", head + "c,0,1,0,1,0.5,0.5\na,0,2,0,1,0.5,0.5\n"},
+			`1.csv: row 3, column "episode": episode "a" appeared already in`},
+		{"wrong-t", []string{head + "a,0,1,0,1,0.5,0.5\nb,0,1,0,1,0.5,0.5\n", head + "b,2,1,0,1,0.5,0.5\n"},
+			`1.csv: row 2, column "t": episode "b" continues from the previous shard`},
+		{"starts-late", []string{head + "a,0,1,0,1,0.5,0.5\n", head + "c,3,1,0,1,0.5,0.5\n"},
+			`1.csv: row 2, column "t": episode "c" starts at t = 3`},
+		{"bad-value", []string{head + "a,0,1,0,1,0.5,0.5\n", head + "c,0,1,0,x,0.5,0.5\n"},
+			`1.csv: row 2, column "reward"`},
+	}
+	for _, c := range cases {
+		sub := filepath.Join(dir, c.name)
+		os.Mkdir(sub, 0o755)
+		for i, s := range c.shards {
+			write(filepath.Join(c.name, fmt.Sprintf("%d.csv", i)), s)
+		}
+		files, _ := stream.Files(sub)
+		stats, _ := stream.New(stream.Config{Estimators: []string{"naive"}, Gamma: 1})
+		r := stream.Reader{Files: files}
+		err := r.Each(stats.Add)
+		var fe *dataset.FormatError
+		if err == nil || !strings.Contains(err.Error(), c.want) || !errors.As(err, &fe) {
+			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.want)
+		}
+	}
+	if _, err := stream.New(stream.Config{Estimators: []string{"bch-neural"}, Gamma: 1}); err == nil || !strings.Contains(err.Error(), "cannot stream") {
+		t.Errorf("bch-neural: %v", err)
+	}
+}
+
+// The intervals are fixed numbers for a seed, and move with it.
+func TestStreamDeterministic(t *testing.T) {
+	d := taxiLog(t, 8, 30, 60)
+	_, glob := splitCSV(t, d, 3)
+	cfg := stream.Config{Estimators: []string{"wis-trajectory"}, Gamma: 1, Resamples: 30, Seed: 1}
+	a, b := run(t, glob, cfg), run(t, glob, cfg)
+	cfg.Seed = 2
+	c := run(t, glob, cfg)
+	ia, ib, ic := a.Estimates[0].Interval, b.Estimates[0].Interval, c.Estimates[0].Interval
+	if ia.Low != ib.Low || ia.High != ib.High {
+		t.Errorf("seed 1 twice: %v, %v", ia, ib)
+	}
+	if ia.Low == ic.Low && ia.High == ic.High {
+		t.Errorf("seeds 1 and 2 give one interval %v", ia)
+	}
+	_ = bytes.MinRead
+}
