@@ -59,11 +59,20 @@ const (
 // a handful of units are not a collapse, and weights of UnitNone are not
 // judged.
 func WeightWarnings(name string, unit Unit, w []float64) []string {
-	n := len(w)
+	if len(w) < 2 || unit == UnitNone {
+		return nil
+	}
+	return WeightSummaryWarnings(name, unit, SummarizeWeights(w))
+}
+
+// WeightSummaryWarnings is WeightWarnings from what the weights look
+// like, for estimates that do not keep them (Sums).
+func WeightSummaryWarnings(name string, unit Unit, ws WeightSummary) []string {
+	n := ws.Units
 	if n < 2 || unit == UnitNone {
 		return nil
 	}
-	ess, share := KishESS(w), MaxShare(w)
+	ess, share := ws.ESS, ws.MaxShare
 	if ess == 0 {
 		return []string{fmt.Sprintf("%s: every weight is 0 (the target never takes the logged actions), so its estimate carries no information", name)}
 	}

@@ -211,6 +211,8 @@ type Results struct {
 	// Summary describes the data; StateDim is 0 for discrete states.
 	Summary  dataset.Summary
 	StateDim int
+	// Behavior reports whether the logs carry behavior probabilities.
+	Behavior bool
 	Config   Config
 }
 
@@ -220,7 +222,7 @@ func (s *Stats) Finish() (*Results, error) {
 	if s.sum.S.Episodes == 0 {
 		return nil, errors.New("stream: no episodes")
 	}
-	out := &Results{Summary: s.sum.Summary(), StateDim: s.shape.StateDim, Config: s.cfg}
+	out := &Results{Summary: s.sum.Summary(), StateDim: s.shape.StateDim, Behavior: s.shape.Behavior, Config: s.cfg}
 	B := s.cfg.Resamples
 	for k, sm := range s.sums {
 		en, _ := ope.Lookup(s.cfg.Estimators[k])

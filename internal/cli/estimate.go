@@ -19,11 +19,12 @@ import (
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/policy"
 	"github.com/ihope-ope/ihope/ratio"
+	"github.com/ihope-ope/ihope/stream"
 	"github.com/ihope-ope/ihope/value"
 )
 
 type estimateCmd struct {
-	Data            string   `required:"" placeholder:"FILE" help:"Logs in the log contract (.csv, .tsv, .csv.gz, .tsv.gz or .parquet; - for standard input, with --format)."`
+	Data            string   `required:"" placeholder:"FILE" help:"Logs in the log contract (.csv, .tsv, .csv.gz, .tsv.gz or .parquet; - for standard input, with --format); or shards too large for memory together, as a quoted glob ('logs/*.parquet') or a directory, read one at a time in lexical order by the estimators whose statistics stream (see the README)."`
 	Gamma           float64  `default:"1" help:"Discount: 1 for the average reward per step, below 1 for the normalised discounted reward."`
 	Estimators      []string `sep:"," placeholder:"LIST" help:"Comma-separated estimators to run (default: every one that applies but is-trajectory and is-stepwise, which ihope benchmark shows worse than their weighted twins everywhere): ${estimators}."`
 	Bootstrap       int      `default:"200" help:"Bootstrap resamples for the intervals; 0 turns intervals off."`
@@ -152,6 +153,9 @@ func (c *estimateCmd) Run(e *runEnv) error {
 		}
 	}
 	c.Estimators = uniq(c.Estimators) // naive,naive runs once
+	if c.Data != "-" && stream.IsPattern(c.Data) {
+		return c.runStream(e)
+	}
 	targets, refs, err := c.targets()
 	if err != nil {
 		return err
@@ -413,29 +417,33 @@ func (c *estimateCmd) intervals(rep *estimateReport, d *dataset.Dataset, opts op
 			return err
 		}
 		for k, i := range g.idx {
-			row := &rep.Estimates[rows[i]]
-			iv := ivs[k]
-			if len(iv.Estimates) > 0 {
-				row.CILow, row.CIHigh = &iv.Low, &iv.High
-				row.Interval = iv.Method
-				bias := stat.Mean(iv.Estimates, nil) - *row.Estimate
-				row.BootstrapBias = &bias
-				if half := (iv.High - iv.Low) / 2; math.Abs(bias) > half {
-					rep.Warnings = append(rep.Warnings, fmt.Sprintf(
-						"%s: the bootstrap puts its estimate %.3g away from the mean of its resamples, more than half the interval's width (%.3g): the estimator is biased on these logs, and its percentile interval may not hold the truth",
-						row.Estimator, bias, half))
-				}
-			}
-			row.Resamples = g.B
-			row.BootstrapFailures = iv.Failures
-			if iv.Failures > 0 {
-				rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: failed on %d of %d bootstrap resamples (first: %v); the interval uses the others",
-					row.Estimator, iv.Failures, g.B, iv.FirstFailure))
-			}
+			applyInterval(rep, &rep.Estimates[rows[i]], ivs[k], g.B)
 		}
 	}
 	rep.Warnings = append(rep.Warnings, transientWarnings(rep)...)
 	return nil
+}
+
+// applyInterval fills in row's interval from B resamples, and warns of a
+// bootstrap bias beyond half its width and of failed resamples.
+func applyInterval(rep *estimateReport, row *estimateRow, iv ope.Interval, B int) {
+	if len(iv.Estimates) > 0 {
+		row.CILow, row.CIHigh = &iv.Low, &iv.High
+		row.Interval = iv.Method
+		bias := stat.Mean(iv.Estimates, nil) - *row.Estimate
+		row.BootstrapBias = &bias
+		if half := (iv.High - iv.Low) / 2; math.Abs(bias) > half {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf(
+				"%s: the bootstrap puts its estimate %.3g away from the mean of its resamples, more than half the interval's width (%.3g): the estimator is biased on these logs, and its percentile interval may not hold the truth",
+				row.Estimator, bias, half))
+		}
+	}
+	row.Resamples = B
+	row.BootstrapFailures = iv.Failures
+	if iv.Failures > 0 {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: failed on %d of %d bootstrap resamples (first: %v); the interval uses the others",
+			row.Estimator, iv.Failures, B, iv.FirstFailure))
+	}
 }
 
 // transientWarnings says when a density-ratio estimate's first and second
@@ -460,6 +468,12 @@ func transientWarnings(rep *estimateReport) []string {
 
 // newDataSummary is the JSON form of a log's summary.
 func newDataSummary(d *dataset.Dataset, s dataset.Summary, gamma float64) dataSummary {
+	return summaryOf(d.StateDim, s, gamma)
+}
+
+// summaryOf is the JSON form of a log's summary, given its state
+// dimension (0: discrete states).
+func summaryOf(stateDim int, s dataset.Summary, gamma float64) dataSummary {
 	out := dataSummary{Episodes: s.Episodes, Steps: s.Steps, MinLength: s.MinLength, MaxLength: s.MaxLength,
 		ActionsSeen: s.ActionsSeen, targetSummary: targetSummary{ZeroTarget: s.ZeroTarget, LargeRatio: s.LargeRatio},
 		OpenEndings: s.OpenEndings, Gamma: gamma}
@@ -471,12 +485,12 @@ func newDataSummary(d *dataset.Dataset, s dataset.Summary, gamma float64) dataSu
 		v := s.MaxLogRatio
 		out.MaxLogRatio = &v
 	}
-	if d.Discrete() {
+	if stateDim == 0 {
 		out.StateKind = "discrete"
 		out.StatesSeen = s.StatesSeen
 	} else {
 		out.StateKind = "real"
-		out.StateDim = d.StateDim
+		out.StateDim = stateDim
 	}
 	return out
 }

@@ -16,6 +16,7 @@ type sampleCmd struct {
 	Seed        uint64 `default:"1" help:"Seed; the same seed as demo gives the same logs."`
 	Out         string `required:"" placeholder:"FILE" help:"Output file: .csv, .tsv, .csv.gz, .tsv.gz or .parquet, by its extension; - for standard output (with --format)."`
 	Format      string `placeholder:"FORMAT" help:"With --out -: the format to write, csv, tsv, csv.gz, tsv.gz or parquet."`
+	IDPrefix    string `name:"id-prefix" placeholder:"PREFIX" help:"Prefix of the episode ids (PREFIX0, PREFIX1, ...): shards sampled with different seeds then have distinct ids, as ihope estimate --data 'DIR/*.parquet' needs."`
 	TargetProbs bool   `name:"target-probs" help:"Also write the target's whole action distribution (target_prob_0, target_prob_1, ... and next_target_prob_k on each episode's last row), which model-based, fqe and dr need (tabular worlds)."`
 }
 
@@ -42,11 +43,22 @@ func (c *sampleCmd) Run(e *runEnv) error {
 			return err
 		}
 	}
+	prefixIDs(d, c.IDPrefix)
 	if err := writeData(c.Out, c.Format, e.stdout, d); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stderr, "wrote %s x %s of %s to %s\n", plural(c.N, "episode"), plural(c.T, "step"), w.desc, displayName(c.Out, "standard output"))
 	return nil
+}
+
+// prefixIDs puts prefix before every episode id of d.
+func prefixIDs(d *dataset.Dataset, prefix string) {
+	if prefix == "" {
+		return
+	}
+	for i, id := range d.IDs {
+		d.IDs[i] = prefix + id
+	}
 }
 
 // sampleWorld draws the logs demo and sample share, so both give the
@@ -71,6 +83,7 @@ func (c *sampleCmd) samplePendulum(e *runEnv) error {
 	if err != nil {
 		return err
 	}
+	prefixIDs(d, c.IDPrefix)
 	if err := writeData(c.Out, c.Format, e.stdout, d); err != nil {
 		return err
 	}

@@ -1,0 +1,179 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"log"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/ope"
+	"github.com/ihope-ope/ihope/stream"
+)
+
+// poissonMethod is the bootstrap's method in the report of a stream.
+const poissonMethod = "episodes (Poisson)"
+
+// runStream estimates from shards (--data a glob or a directory) with
+// package stream: one shard in memory at a time, the estimators whose
+// statistics are sums, Poisson bootstrap intervals.
+func (c *estimateCmd) runStream(e *runEnv) error {
+	for _, f := range []struct {
+		set  bool
+		flag string
+	}{{len(c.TargetPolicy) > 0, "--target-policy"}, {c.Report != "", "--report"}, {c.FitBehavior, "--fit-behavior"},
+		{len(c.Reference) > 0, "--reference"}, {c.WriteMapping != "", "--write-mapping"}, {len(c.Categorical) > 0, "--categorical"}} {
+		if f.set {
+			return usagef("%s does not work with shards (--data %s): it needs the whole log in memory; give one file", f.flag, c.Data)
+		}
+	}
+	streamable := stream.Streamable()
+	for _, name := range c.Estimators {
+		if !slices.Contains(streamable, name) {
+			return usagef("%s cannot stream over shards: its fit needs every step at once (a model trained or solved on the whole log); the estimators that stream are %s. Run it on one file that fits in memory", name, strings.Join(streamable, ", "))
+		}
+	}
+	o, err := c.dataFlags.options(c.Data)
+	if err != nil {
+		return err
+	}
+	files, err := stream.Files(c.Data)
+	if err != nil {
+		return err
+	}
+	prev := log.Writer() // parquet-go's own messages, as read does
+	if !c.Verbose {
+		log.SetOutput(io.Discard)
+	}
+	defer log.SetOutput(prev)
+
+	t0 := time.Now()
+	var stats *stream.Stats
+	progress, finish := bootstrapProgress(e.stderr, len(files), "shards")
+	r := stream.Reader{Files: files, Options: o}
+	if progress != nil {
+		r.Progress = func(int, int) { progress(0) }
+	}
+	err = r.Each(func(d *dataset.Dataset, lo, hi int) error {
+		if stats == nil {
+			if stats, err = c.newStats(d); err != nil {
+				return err
+			}
+		}
+		return stats.Add(d, lo, hi)
+	})
+	finish()
+	if err != nil {
+		return err
+	}
+	res, err := stats.Finish()
+	if err != nil {
+		return err
+	}
+	rep := streamReport(res, c.Data)
+	for i := range rep.Estimates {
+		rep.Estimates[i].Seconds = time.Since(t0).Seconds()
+	}
+	if c.JSON {
+		return json.NewEncoder(e.stdout).Encode(rep)
+	}
+	printEstimate(e.stdout, rep)
+	return nil
+}
+
+// newStats chooses the estimators from the flags and the first episodes
+// (d): those asked for, or the default set's streamable ones that apply.
+func (c *estimateCmd) newStats(d *dataset.Dataset) (*stream.Stats, error) {
+	opts := ope.Options{}
+	if c.Estimand != "" {
+		opts.Estimand = ope.Estimand(c.Estimand)
+	}
+	names := c.Estimators
+	if len(names) == 0 {
+		for _, name := range stream.Streamable() {
+			if en, _ := ope.Lookup(name); en.Default() && en.Applies(d, opts) == nil {
+				names = append(names, name)
+			}
+		}
+		if len(names) == 0 {
+			return nil, fmt.Errorf("no estimator that streams applies to these logs (the estimators that stream are %s)", strings.Join(stream.Streamable(), ", "))
+		}
+	}
+	return stream.New(stream.Config{Estimators: names, Gamma: c.Gamma, Resamples: c.Bootstrap, Seed: c.Seed,
+		Alpha: c.Alpha, Options: opts})
+}
+
+// streamReport is the report of a stream's results, in ihope estimate's
+// JSON schema: the rows, the data summary, the bootstrap and the
+// warnings, as for a log in memory (rows carry no per-unit weights).
+func streamReport(res *stream.Results, file string) *estimateReport {
+	cfg := res.Config
+	estimand := cfg.Options.Estimand
+	if estimand == "" {
+		estimand = ope.Horizon
+		if res.Summary.Episodes == 1 {
+			estimand = ope.LongRun
+		}
+	}
+	rep := &estimateReport{Warnings: ope.DataWarnings(res.Summary)}
+	if rep.Warnings == nil {
+		rep.Warnings = []string{}
+	}
+	rep.Data = summaryOf(res.StateDim, res.Summary, cfg.Gamma)
+	rep.Data.File = file
+	rep.Data.Estimand = string(estimand)
+	rep.Data.Behavior = behaviorLogged
+	if !res.Behavior {
+		rep.Data.Behavior = behaviorNone
+	}
+	if cfg.Resamples > 0 {
+		rep.Bootstrap = &bootstrapInfo{Resamples: cfg.Resamples, Alpha: cfg.Alpha, Method: poissonMethod, Seed: cfg.Seed}
+	}
+	for _, est := range res.Estimates {
+		row := estimateRow{Estimator: est.Name, Unit: string(est.Unit)}
+		if est.Err != nil {
+			row.Error = est.Err.Error()
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: no estimate: %v", est.Name, est.Err))
+			rep.Estimates = append(rep.Estimates, row)
+			continue
+		}
+		en, _ := ope.Lookup(est.Name)
+		if en.Needs&ope.NeedsBehavior != 0 {
+			row.Behavior = behaviorLogged
+		}
+		v := est.Result.Value
+		if v == 0 {
+			v = 0 // not -0
+		}
+		row.Estimate = &v
+		row.Estimand = string(est.Result.Estimand)
+		row.Model = est.Result.Learner
+		if est.Result.Estimand != "" && est.Result.Estimand != estimand {
+			row.Note = fmt.Sprintf("targets the %s value, not the %s value asked for", est.Result.Estimand, estimand)
+			rep.Warnings = append(rep.Warnings, est.Name+": "+row.Note)
+		}
+		if tr := est.Result.Transient; tr != 0 && !math.IsNaN(tr) {
+			row.Transient = &tr
+		}
+		row.ESS, row.Units, row.MaxWeightShare = est.Weights.ESS, est.Weights.Units, est.Weights.MaxShare
+		rep.Warnings = append(rep.Warnings, ope.WeightSummaryWarnings(est.Name, est.Unit, est.Weights)...)
+		rep.Warnings = append(rep.Warnings, est.Result.Warnings...)
+		rep.Estimates = append(rep.Estimates, row)
+		if est.Interval != nil {
+			applyInterval(rep, &rep.Estimates[len(rep.Estimates)-1], *est.Interval, cfg.Resamples)
+		}
+	}
+	rep.Warnings = append(rep.Warnings, transientWarnings(rep)...)
+	return rep
+}
+
+// WriteStreamJSON writes a stream's results as ihope estimate --json does
+// (file is what the data summary names as the data): the report
+// ihope-beam prints.
+func WriteStreamJSON(w io.Writer, res *stream.Results, file string) error {
+	return json.NewEncoder(w).Encode(streamReport(res, file))
+}
