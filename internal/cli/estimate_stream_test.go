@@ -1,0 +1,97 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// estimate --data on a glob of shards gives, estimator by estimator, the
+// estimates and diagnostics of estimate on the one file of their rows.
+func TestEstimateStreamEqualsOneFile(t *testing.T) {
+	dir := t.TempDir()
+	shards := filepath.Join(dir, "shards")
+	os.Mkdir(shards, 0o755)
+	var all strings.Builder
+	for i := range 3 {
+		path := filepath.Join(shards, fmt.Sprintf("part-%d.csv", i))
+		if _, errOut, code := run(t, "sample", "--out", path, "-n", "15", "-T", "50", "--seed", fmt.Sprint(i+1),
+			"--mix", "0.5", "--id-prefix", fmt.Sprintf("s%d-", i)); code != ExitOK {
+			t.Fatalf("sample: %s", errOut)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		head, rows, _ := strings.Cut(string(b), "\n")
+		if i == 0 {
+			all.WriteString(head + "\n")
+		}
+		all.WriteString(rows)
+	}
+	whole := filepath.Join(dir, "whole.csv")
+	if err := os.WriteFile(whole, []byte(all.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const names = "naive,is-trajectory,wis-trajectory,is-stepwise,wis-stepwise,bch-tabular"
+	estimate := func(args ...string) estimateReport {
+		t.Helper()
+		out, errOut, code := run(t, append([]string{"estimate", "--json"}, args...)...)
+		if code != ExitOK {
+			t.Fatalf("estimate %v: %s", args, errOut)
+		}
+		var rep estimateReport
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	for _, gamma := range []string{"1", "0.9"} {
+		want := estimate("--data", whole, "--bootstrap", "0", "--estimators", names, "--gamma", gamma)
+		got := estimate("--data", filepath.Join(shards, "*.csv"), "--bootstrap", "0", "--estimators", names, "--gamma", gamma)
+		if len(got.Estimates) != len(want.Estimates) {
+			t.Fatalf("%d rows, want %d", len(got.Estimates), len(want.Estimates))
+		}
+		for k, w := range want.Estimates {
+			g := got.Estimates[k]
+			if g.Estimator != w.Estimator || g.Estimate == nil || w.Estimate == nil ||
+				math.Abs(*g.Estimate-*w.Estimate) > 1e-12*math.Abs(*w.Estimate) ||
+				math.Abs(g.ESS-w.ESS) > 1e-9*w.ESS || g.Units != w.Units || g.Estimand != w.Estimand || g.Note != w.Note {
+				t.Errorf("gamma %s: stream %+v\none file %+v", gamma, g, w)
+			}
+		}
+		gd, wd := got.Data, want.Data
+		gd.File, wd.File = "", ""
+		gj, _ := json.Marshal(gd)
+		wj, _ := json.Marshal(wd)
+		if string(gj) != string(wj) {
+			t.Errorf("data summary\n%+v\none file\n%+v", got.Data, want.Data)
+		}
+	}
+	// The default set: the streamable estimators of estimate's default
+	// set, with Poisson bootstrap intervals.
+	rep := estimate("--data", shards, "--bootstrap", "30")
+	var got []string
+	for _, r := range rep.Estimates {
+		got = append(got, r.Estimator)
+		if r.CILow == nil || !(*r.CILow <= *r.Estimate+0.05 && *r.Estimate-0.05 <= *r.CIHigh) {
+			t.Errorf("%s: interval %v %v around %v", r.Estimator, r.CILow, r.CIHigh, *r.Estimate)
+		}
+	}
+	if strings.Join(got, ",") != "naive,wis-trajectory,wis-stepwise,bch-tabular" || rep.Bootstrap == nil || rep.Bootstrap.Method != poissonMethod {
+		t.Errorf("default rows %v, bootstrap %+v", got, rep.Bootstrap)
+	}
+	// What cannot stream is refused, saying why.
+	_, errOut, code := run(t, "estimate", "--data", shards, "--estimators", "fqe")
+	if code != ExitUsage || !strings.Contains(errOut, "fqe cannot stream") {
+		t.Errorf("fqe: exit %d, %s", code, errOut)
+	}
+	_, errOut, code = run(t, "estimate", "--data", filepath.Join(dir, "none-*.csv"))
+	if code == ExitOK || !strings.Contains(errOut, "no such file") {
+		t.Errorf("empty glob: exit %d, %s", code, errOut)
+	}
+}
