@@ -270,3 +270,31 @@ func TestStreamDeterministic(t *testing.T) {
 	}
 	_ = bytes.MinRead
 }
+
+// One continuing episode cut into 4 shards is joined whole: the
+// estimators that take one episode give the in-memory estimates.
+func TestStreamOneEpisodeAcrossShards(t *testing.T) {
+	d := taxiLog(t, 9, 1, 4000)
+	whole, glob := splitCSV(t, d, 4)
+	full, err := dataset.ReadFile(whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"naive", "bch-tabular"}
+	res := run(t, glob, stream.Config{Estimators: names, Gamma: 1})
+	if res.Summary.Episodes != 1 || res.Summary.Steps != 4000 {
+		t.Fatalf("summary %+v", res.Summary)
+	}
+	ests, _ := ope.New(names, ope.Options{})
+	for k, est := range ests {
+		want, err := est.Estimate(full, 1)
+		if err != nil || res.Estimates[k].Err != nil || rel(res.Estimates[k].Result.Value, want.Value) > 1e-12 {
+			t.Errorf("%s: stream %v (%v), in memory %v (%v)", est.Name(), res.Estimates[k].Result.Value, res.Estimates[k].Err, want.Value, err)
+		}
+	}
+	// The IS estimators need several episodes, and say so.
+	res = run(t, glob, stream.Config{Estimators: []string{"wis-stepwise"}, Gamma: 1})
+	if e := res.Estimates[0].Err; e == nil || !strings.Contains(e.Error(), "needs several episodes") {
+		t.Errorf("wis-stepwise on one episode: %v", e)
+	}
+}
