@@ -12,6 +12,7 @@ import (
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/env/ring"
+	"github.com/ihope-ope/ihope/env/taxi"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/ratio"
 	"github.com/ihope-ope/ihope/rollout"
@@ -198,4 +199,53 @@ func TestPoissonCount(t *testing.T) {
 	}
 	got := []int{ope.PoissonCount(1, "0", 0), ope.PoissonCount(1, "0", 1), ope.PoissonCount(1, "ep17", 0), ope.PoissonCount(2, "ep17", 0)}
 	t.Logf("fixed counts %v", got)
+}
+
+// Model-based's sums give its in-memory estimate and, copy by copy, its
+// estimate on the Poisson resample rebuilt as a dataset, with the target
+// given or read from the target_prob_k columns.
+func TestModelBasedSums(t *testing.T) {
+	d := taxiData(t, 12, 40, 80)
+	target, _ := taxi.Policy("pi19")
+	withProbs := d.Clone()
+	if err := withProbs.SetTargetPolicy(target); err != nil {
+		t.Fatal(err)
+	}
+	const B, seed = 4, 9
+	for _, tc := range []struct {
+		name string
+		d    *dataset.Dataset
+		sum  ope.Summer
+	}{
+		{"given target", d, &ope.ModelBased{Target: target}},
+		{"target columns", withProbs, &ope.ModelBased{}},
+	} {
+		est := &ope.ModelBased{Target: target}
+		for _, gamma := range []float64{1, 0.9} {
+			for _, cuts := range [][]int{nil, {13}} {
+				s := sumsOf(t, tc.sum, tc.d, gamma, B, seed, cuts)
+				got, _, err := s.Finish(0)
+				want, err2 := est.Estimate(tc.d, gamma)
+				if err != nil || err2 != nil || !relClose(got.Value, want.Value, 1e-12) {
+					t.Errorf("%s gamma %v cuts %v: sums %v (%v), in memory %v (%v)", tc.name, gamma, cuts, got.Value, err, want.Value, err2)
+				}
+				for r := range B {
+					var idx []int
+					for i, id := range tc.d.IDs {
+						for range ope.PoissonCount(seed, id, r) {
+							idx = append(idx, i)
+						}
+					}
+					got, _, err := s.Finish(r + 1)
+					want, err2 := est.Estimate(tc.d.Subset(idx), gamma)
+					if err != nil || err2 != nil || !relClose(got.Value, want.Value, 1e-12) {
+						t.Errorf("%s gamma %v resample %d: sums %v (%v), rebuilt %v (%v)", tc.name, gamma, r, got.Value, err, want.Value, err2)
+					}
+				}
+			}
+		}
+	}
+	if _, err := (&ope.ModelBased{Estimand: ope.LongRun}).NewSums(1, 1); err == nil {
+		t.Error("model-based under the long-run estimand streams")
+	}
 }

@@ -268,6 +268,7 @@ type wireConfig struct {
 	Resamples  int
 	Seed       uint64
 	Alpha      float64
+	Estimand   ope.Estimand
 	Tabular    json.RawMessage
 }
 
@@ -295,7 +296,7 @@ func (s *Stats) wire() (wire, error) {
 	sum.S.MeanReward, sum.S.MaxLogRatio, sum.S.FirstLarge.Ratio = 0, 0, 0
 	c := s.cfg
 	return wire{Config: wireConfig{Estimators: c.Estimators, Gamma: c.Gamma, Resamples: c.Resamples, Seed: c.Seed,
-		Alpha: c.Alpha, Tabular: tab}, Shape: s.shape, Errs: s.errs, Summary: sum}, nil
+		Alpha: c.Alpha, Estimand: c.Options.Estimand, Tabular: tab}, Shape: s.shape, Errs: s.errs, Summary: sum}, nil
 }
 
 // fromWire rebuilds empty statistics of w's configuration, with its
@@ -303,6 +304,7 @@ func (s *Stats) wire() (wire, error) {
 func fromWire(w wire) (*Stats, error) {
 	cfg := Config{Estimators: w.Config.Estimators, Gamma: w.Config.Gamma, Resamples: w.Config.Resamples,
 		Seed: w.Config.Seed, Alpha: w.Config.Alpha}
+	cfg.Options.Estimand = w.Config.Estimand
 	if err := json.Unmarshal(w.Config.Tabular, &cfg.Options.Tabular); err != nil {
 		return nil, err
 	}

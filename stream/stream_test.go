@@ -17,6 +17,7 @@ import (
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/rollout"
 	"github.com/ihope-ope/ihope/stream"
+	"github.com/ihope-ope/ihope/value"
 )
 
 func taxiLog(t testing.TB, seed uint64, n, T int) *dataset.Dataset {
@@ -25,6 +26,9 @@ func taxiLog(t testing.TB, seed uint64, n, T int) *dataset.Dataset {
 	behavior, _ := taxi.Policy("pi18")
 	d, err := rollout.Sample(rand.New(rand.NewPCG(seed, 0)), env.NewSampler(taxi.New()), behavior, target, n, T)
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.SetTargetPolicy(target); err != nil { // target_prob_k: model-based applies
 		t.Fatal(err)
 	}
 	return d
@@ -103,7 +107,7 @@ func TestStreamEqualsInMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	names := stream.Streamable()
-	if len(names) < 6 {
+	if len(names) < 7 {
 		t.Fatalf("streamable estimators %v", names)
 	}
 	for _, gamma := range []float64{1, 0.95} {
@@ -112,7 +116,11 @@ func TestStreamEqualsInMemory(t *testing.T) {
 		if got, want := res.Summary, dataset.Summarize(full); got != want && !(math.IsNaN(want.MaxLogRatio) && math.IsNaN(got.MaxLogRatio)) {
 			t.Errorf("gamma %v: summary\n%+v\nin memory\n%+v", gamma, got, want)
 		}
-		ests, err := ope.New(names, ope.Options{})
+		table, err := value.TableFromData(full)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ests, err := ope.New(names, ope.Options{Target: table})
 		if err != nil {
 			t.Fatal(err)
 		}

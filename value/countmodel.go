@@ -92,9 +92,6 @@ func FitCountModel(d *dataset.Dataset) (*CountModel, error) {
 		}
 		m.init[d.State[lo]]++
 	}
-	for s := range m.init {
-		m.init[s] /= float64(d.NumEpisodes())
-	}
 	// Pass 2: next states grouped by (s,a) (a counting sort), so that the
 	// next states of state s are next[off[s*nA]:off[(s+1)*nA]].
 	off := make([]int, nSA+1)
@@ -113,27 +110,78 @@ func FitCountModel(d *dataset.Dataset) (*CountModel, error) {
 			}
 		}
 	}
+	var runs []Run
+	m.finish(d.NumEpisodes(), rSum, rCnt, func(sa int) []Run {
+		seg := next[off[sa]:off[sa+1]]
+		slices.Sort(seg)
+		runs = runs[:0]
+		for i := 0; i < len(seg); {
+			j := i + 1
+			for j < len(seg) && seg[j] == seg[i] {
+				j++
+			}
+			runs = append(runs, Run{Next: seg[i], Count: j - i})
+			i = j
+		}
+		return runs
+	})
+	return m, nil
+}
+
+// Run is a next state and the number of logged transitions into it.
+type Run struct{ Next, Count int }
+
+// NewCountModel builds the count model from its sufficient statistics,
+// as a stream of shards gathers them (package ope's ModelBasedSums):
+// init[s] counts the episodes starting in s (of episodes), rSum and rCnt
+// the rewards logged at each pair s*nA+a, and runs(sa) returns the
+// pair's next states with their counts, sorted by next state (it may
+// reuse its result's memory between calls). Given the counts of a
+// dataset it returns FitCountModel's model of it, number for number.
+func NewCountModel(nS, nA int, init []float64, episodes int, rSum []float64, rCnt []int, runs func(sa int) []Run) (*CountModel, error) {
+	if nS <= 0 || nA <= 0 || len(init) != nS || len(rSum) != nS*nA || len(rCnt) != nS*nA || episodes <= 0 {
+		return nil, fmt.Errorf("count model: %d states, %d actions, %d episodes: counts of the wrong sizes", nS, nA, episodes)
+	}
+	m := &CountModel{nS: nS, nA: nA, init: slices.Clone(init), out: make([][]env.Outcome, nS*nA), visits: make([]int, nS*nA)}
+	for sa := range m.visits {
+		for _, r := range runs(sa) {
+			m.visits[sa] += r.Count
+		}
+	}
+	m.finish(episodes, rSum, rCnt, runs)
+	return m, nil
+}
+
+// finish normalises the first-state counts and builds the outcomes from
+// the reward sums and the runs of next states (the rules of CountModel).
+func (m *CountModel) finish(episodes int, rSum []float64, rCnt []int, runs func(sa int) []Run) {
+	nS, nA := m.nS, m.nA
+	nSA := nS * nA
+	for s := range m.init {
+		m.init[s] /= float64(episodes)
+	}
 	globalSum, globalCnt := 0.0, 0
 	for sa := range rSum {
 		globalSum += rSum[sa]
 		globalCnt += rCnt[sa]
 	}
-	globalMean := globalSum / float64(globalCnt) // globalCnt = d.NumSteps() > 0
+	globalMean := globalSum / float64(globalCnt) // globalCnt = the steps > 0
 
-	// Pass 3: outcomes. Runs are appended to one backing array and sliced
-	// at the end.
+	// Outcomes. Runs are appended to one backing array and sliced at the
+	// end.
 	type span struct{ lo, hi int }
 	spans := make([]span, nSA)
-	backing := make([]env.Outcome, 0, off[nSA]+nS)
-	var pooled []int // scratch for a state's pooled next states
+	backing := make([]env.Outcome, 0, nSA+nS)
+	var pooled []Run // a state's runs pooled over its actions
 	for s := range nS {
-		stateLo, stateHi := off[s*nA], off[(s+1)*nA]
-		stateSum, stateCnt := 0.0, 0
+		stateSum, stateCnt, stateVisits := 0.0, 0, 0
 		for a := range nA {
 			stateSum += rSum[s*nA+a]
 			stateCnt += rCnt[s*nA+a]
+			stateVisits += m.visits[s*nA+a]
 		}
-		var pooledSorted bool
+		pooled = pooled[:0]
+		var pooledDone bool
 		for a := range nA {
 			sa := s*nA + a
 			r := globalMean
@@ -146,14 +194,16 @@ func FitCountModel(d *dataset.Dataset) (*CountModel, error) {
 			lo := len(backing)
 			switch {
 			case m.visits[sa] > 0:
-				seg := next[off[sa]:off[sa+1]]
-				slices.Sort(seg)
-				backing = appendRuns(backing, seg, r)
-			case stateHi > stateLo:
-				if !pooledSorted {
-					pooled = append(pooled[:0], next[stateLo:stateHi]...)
-					slices.Sort(pooled)
-					pooledSorted = true
+				backing = appendRuns(backing, runs(sa), r)
+			case stateVisits > 0:
+				if !pooledDone {
+					for b := range nA {
+						if m.visits[s*nA+b] > 0 {
+							pooled = append(pooled, runs(s*nA+b)...)
+						}
+					}
+					pooled = poolRuns(pooled)
+					pooledDone = true
 				}
 				backing = appendRuns(backing, pooled, r)
 			default:
@@ -165,20 +215,31 @@ func FitCountModel(d *dataset.Dataset) (*CountModel, error) {
 	for sa, sp := range spans {
 		m.out[sa] = backing[sp.lo:sp.hi:sp.hi]
 	}
-	return m, nil
 }
 
-// appendRuns appends one outcome per distinct value of the sorted next
-// states, with probability its share of them and reward r.
-func appendRuns(dst []env.Outcome, sorted []int, r float64) []env.Outcome {
-	n := float64(len(sorted))
-	for i := 0; i < len(sorted); {
-		j := i + 1
-		for j < len(sorted) && sorted[j] == sorted[i] {
-			j++
+// poolRuns sorts runs by next state and sums the counts of equal ones.
+func poolRuns(runs []Run) []Run {
+	slices.SortFunc(runs, func(x, y Run) int { return x.Next - y.Next })
+	out := runs[:0]
+	for _, r := range runs {
+		if n := len(out); n > 0 && out[n-1].Next == r.Next {
+			out[n-1].Count += r.Count
+			continue
 		}
-		dst = append(dst, env.Outcome{Next: sorted[i], Prob: float64(j-i) / n, Reward: r})
-		i = j
+		out = append(out, r)
+	}
+	return out
+}
+
+// appendRuns appends one outcome per run, with probability its share of
+// the runs' transitions and reward r.
+func appendRuns(dst []env.Outcome, runs []Run, r float64) []env.Outcome {
+	n := 0
+	for _, x := range runs {
+		n += x.Count
+	}
+	for _, x := range runs {
+		dst = append(dst, env.Outcome{Next: x.Next, Prob: float64(x.Count) / float64(n), Reward: r})
 	}
 	return dst
 }

@@ -37,59 +37,112 @@ func TableFromData(d *dataset.Dataset) (*policy.Tabular, error) {
 	if d == nil || !d.Discrete() || d.NumStates <= 0 || d.NumActions <= 0 || d.ActionDim != 0 {
 		return nil, errors.New("value: target table: needs discrete states and actions (NumStates > 0, NumActions > 0)")
 	}
+	var t TargetRows
+	for e := range d.NumEpisodes() {
+		if err := t.Add(d, e); err != nil {
+			return nil, err
+		}
+	}
+	return t.Table(d.NumStates)
+}
+
+// TargetRows gathers TableFromData's rows from a log given in parts,
+// episode after episode (a stream of shards). Its fields are exported so
+// that it can be encoded between processes.
+type TargetRows struct {
+	NumActions int
+	// Rows[s] is the first row seen for state s (nil if none), Where[s]
+	// where it was seen, for the error message of a disagreeing row.
+	Rows  [][]float64
+	Where []string
+}
+
+// Add adds the rows of episode e of d.
+func (t *TargetRows) Add(d *dataset.Dataset, e int) error {
 	if !d.HasTargetProbs() {
-		return nil, fmt.Errorf("value: target table: %w", errNoTarget)
+		return fmt.Errorf("value: target table: %w", errNoTarget)
 	}
-	nS, nA := d.NumStates, d.NumActions
-	if len(d.TargetProbs) != nA*d.NumSteps() {
-		return nil, fmt.Errorf("value: target table: %d target probabilities for %d steps of %d actions",
-			len(d.TargetProbs), d.NumSteps(), nA)
+	nA := d.NumActions
+	if t.NumActions == 0 {
+		t.NumActions = nA
 	}
-	rows := make([][]float64, nS)
-	// where[s] describes the step that set rows[s], for the error message.
-	where := make([]string, nS)
-	set := func(s int, row []float64, at func() string) error {
-		if s < 0 || s >= nS {
-			return fmt.Errorf("value: target table: %s: state %d outside [0, %d)", at(), s, nS)
+	if nA != t.NumActions || len(d.TargetProbs) != nA*d.NumSteps() {
+		return fmt.Errorf("value: target table: %d target probabilities for %d steps of %d actions (%d before)",
+			len(d.TargetProbs), d.NumSteps(), nA, t.NumActions)
+	}
+	lo, hi := d.Span(e)
+	for j := lo; j < hi; j++ {
+		at := func() string { return fmt.Sprintf("episode %q step %d", d.IDs[e], j-lo) }
+		if err := t.set(int(d.State[j]), d.TargetProbsAt(j), at); err != nil {
+			return err
 		}
-		if err := checkRow(row); err != nil {
-			return fmt.Errorf("value: target table: %s: %v", at(), err)
+	}
+	if d.HasFinalTarget != nil && d.HasFinalTarget[e] && d.HasFinal[e] {
+		at := func() string { return fmt.Sprintf("episode %q final state", d.IDs[e]) }
+		if err := t.set(int(d.FinalState[e]), d.FinalTargetProbs[e*nA:(e+1)*nA], at); err != nil {
+			return err
 		}
-		if rows[s] == nil {
-			rows[s] = row
-			where[s] = at()
-			return nil
-		}
-		for a, p := range row {
-			if math.Abs(p-rows[s][a]) > rowTol {
-				return fmt.Errorf("value: target table: %s: pi(.|%d) = %v, but %s gives %v (a tabular target is a function of the state)",
-					at(), s, row, where[s], rows[s])
-			}
-		}
+	}
+	return nil
+}
+
+// set records row as pi(.|s), or checks it against the row seen before.
+func (t *TargetRows) set(s int, row []float64, at func() string) error {
+	if s < 0 {
+		return fmt.Errorf("value: target table: %s: state %d", at(), s)
+	}
+	if err := checkRow(row); err != nil {
+		return fmt.Errorf("value: target table: %s: %v", at(), err)
+	}
+	if s >= len(t.Rows) {
+		t.Rows = append(t.Rows, make([][]float64, s+1-len(t.Rows))...)
+		t.Where = append(t.Where, make([]string, s+1-len(t.Where))...)
+	}
+	if t.Rows[s] == nil {
+		t.Rows[s] = append([]float64(nil), row...)
+		t.Where[s] = at()
 		return nil
 	}
-	for e := range d.NumEpisodes() {
-		lo, hi := d.Span(e)
-		for j := lo; j < hi; j++ {
-			at := func() string { return fmt.Sprintf("episode %q step %d", d.IDs[e], j-lo) }
-			if err := set(int(d.State[j]), d.TargetProbsAt(j), at); err != nil {
-				return nil, err
-			}
-		}
-		if d.HasFinalTarget != nil && d.HasFinalTarget[e] && d.HasFinal[e] {
-			at := func() string { return fmt.Sprintf("episode %q final state", d.IDs[e]) }
-			if err := set(int(d.FinalState[e]), d.FinalTargetProbs[e*nA:(e+1)*nA], at); err != nil {
-				return nil, err
-			}
+	for a, p := range row {
+		if math.Abs(p-t.Rows[s][a]) > rowTol {
+			return fmt.Errorf("value: target table: %s: pi(.|%d) = %v, but %s gives %v (a tabular target is a function of the state)",
+				at(), s, row, t.Where[s], t.Rows[s])
 		}
 	}
-	uniform := make([]float64, nA)
+	return nil
+}
+
+// Merge adds o's rows, checking those of the states both have seen.
+func (t *TargetRows) Merge(o *TargetRows) error {
+	for s, row := range o.Rows {
+		if row == nil {
+			continue
+		}
+		if err := t.set(s, row, func() string { return o.Where[s] }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Table returns the target policy over nS states: the rows seen, and the
+// uniform row for the states the log never shows.
+func (t *TargetRows) Table(nS int) (*policy.Tabular, error) {
+	if len(t.Rows) > nS {
+		return nil, fmt.Errorf("value: target table: state %d outside [0, %d)", len(t.Rows)-1, nS)
+	}
+	if t.NumActions <= 0 {
+		return nil, fmt.Errorf("value: target table: %w", errNoTarget)
+	}
+	uniform := make([]float64, t.NumActions)
 	for a := range uniform {
-		uniform[a] = 1 / float64(nA)
+		uniform[a] = 1 / float64(t.NumActions)
 	}
-	for s, r := range rows {
-		if r == nil {
-			rows[s] = uniform
+	rows := make([][]float64, nS)
+	for s := range rows {
+		rows[s] = uniform
+		if s < len(t.Rows) && t.Rows[s] != nil {
+			rows[s] = t.Rows[s]
 		}
 	}
 	return policy.NewTabular(rows)

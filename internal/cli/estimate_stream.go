@@ -12,7 +12,9 @@ import (
 
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/ope"
+	"github.com/ihope-ope/ihope/policy"
 	"github.com/ihope-ope/ihope/stream"
+	"github.com/ihope-ope/ihope/value"
 )
 
 // poissonMethod is the bootstrap's method in the report of a stream.
@@ -25,7 +27,7 @@ func (c *estimateCmd) runStream(e *runEnv) error {
 	for _, f := range []struct {
 		set  bool
 		flag string
-	}{{len(c.TargetPolicy) > 0, "--target-policy"}, {c.Report != "", "--report"}, {c.FitBehavior, "--fit-behavior"},
+	}{{len(c.TargetPolicy) > 1, "--target-policy given more than once"}, {c.Report != "", "--report"}, {c.FitBehavior, "--fit-behavior"},
 		{len(c.Reference) > 0, "--reference"}, {c.WriteMapping != "", "--write-mapping"}, {len(c.Categorical) > 0, "--categorical"}} {
 		if f.set {
 			return usagef("%s does not work with shards (--data %s): it needs the whole log in memory; give one file", f.flag, c.Data)
@@ -40,6 +42,14 @@ func (c *estimateCmd) runStream(e *runEnv) error {
 	o, err := c.dataFlags.options(c.Data)
 	if err != nil {
 		return err
+	}
+	targets, _, err := c.targets()
+	if err != nil {
+		return err
+	}
+	var target *policy.Tabular
+	if len(targets) == 1 {
+		target = targets[0].p
 	}
 	files, err := stream.Files(c.Data)
 	if err != nil {
@@ -60,7 +70,7 @@ func (c *estimateCmd) runStream(e *runEnv) error {
 	}
 	err = r.Each(func(d *dataset.Dataset, lo, hi int) error {
 		if stats == nil {
-			if stats, err = c.newStats(d); err != nil {
+			if stats, err = c.newStats(d, target); err != nil {
 				return err
 			}
 		}
@@ -87,15 +97,21 @@ func (c *estimateCmd) runStream(e *runEnv) error {
 
 // newStats chooses the estimators from the flags and the first episodes
 // (d): those asked for, or the default set's streamable ones that apply.
-func (c *estimateCmd) newStats(d *dataset.Dataset) (*stream.Stats, error) {
-	opts := ope.Options{}
+// The target's whole distribution is the --target-policy file's, or else
+// gathered from every shard's target_prob_k columns (model-based).
+func (c *estimateCmd) newStats(d *dataset.Dataset, target *policy.Tabular) (*stream.Stats, error) {
+	opts := ope.Options{Target: target}
 	if c.Estimand != "" {
 		opts.Estimand = ope.Estimand(c.Estimand)
 	}
 	names := c.Estimators
 	if len(names) == 0 {
+		applies := opts
+		if target == nil && d.Discrete() && d.ActionDim == 0 && d.HasTargetProbs() {
+			applies.Target, _ = value.TableFromData(d) // these episodes' rows: enough to say what applies
+		}
 		for _, name := range stream.Streamable() {
-			if en, _ := ope.Lookup(name); en.Default() && en.Applies(d, opts) == nil {
+			if en, _ := ope.Lookup(name); en.Default() && en.Applies(d, applies) == nil {
 				names = append(names, name)
 			}
 		}

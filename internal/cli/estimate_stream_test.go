@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -8,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ihope-ope/ihope/env/taxi"
 )
 
 // estimate --data on a glob of shards gives, estimator by estimator, the
@@ -20,7 +23,7 @@ func TestEstimateStreamEqualsOneFile(t *testing.T) {
 	for i := range 3 {
 		path := filepath.Join(shards, fmt.Sprintf("part-%d.csv", i))
 		if _, errOut, code := run(t, "sample", "--out", path, "-n", "15", "-T", "50", "--seed", fmt.Sprint(i+1),
-			"--mix", "0.5", "--id-prefix", fmt.Sprintf("s%d-", i)); code != ExitOK {
+			"--mix", "0.5", "--target-probs", "--id-prefix", fmt.Sprintf("s%d-", i)); code != ExitOK {
 			t.Fatalf("sample: %s", errOut)
 		}
 		b, err := os.ReadFile(path)
@@ -37,7 +40,7 @@ func TestEstimateStreamEqualsOneFile(t *testing.T) {
 	if err := os.WriteFile(whole, []byte(all.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	const names = "naive,is-trajectory,wis-trajectory,is-stepwise,wis-stepwise,bch-tabular"
+	const names = "naive,is-trajectory,wis-trajectory,is-stepwise,wis-stepwise,model-based,bch-tabular"
 	estimate := func(args ...string) estimateReport {
 		t.Helper()
 		out, errOut, code := run(t, append([]string{"estimate", "--json"}, args...)...)
@@ -82,8 +85,23 @@ func TestEstimateStreamEqualsOneFile(t *testing.T) {
 			t.Errorf("%s: interval %v %v around %v", r.Estimator, r.CILow, r.CIHigh, *r.Estimate)
 		}
 	}
-	if strings.Join(got, ",") != "naive,wis-trajectory,wis-stepwise,bch-tabular" || rep.Bootstrap == nil || rep.Bootstrap.Method != poissonMethod {
+	if strings.Join(got, ",") != "naive,wis-trajectory,wis-stepwise,model-based,bch-tabular" || rep.Bootstrap == nil || rep.Bootstrap.Method != poissonMethod {
 		t.Errorf("default rows %v, bootstrap %+v", got, rep.Bootstrap)
+	}
+	// With the target's table from a file instead of the columns.
+	policyFile := filepath.Join(dir, "pi19.csv")
+	pi19, _ := taxi.Policy("pi19")
+	var buf bytes.Buffer
+	if err := pi19.WriteCSV(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(policyFile, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a := estimate("--data", shards, "--bootstrap", "0", "--estimators", "model-based", "--target-policy", policyFile)
+	b := estimate("--data", whole, "--bootstrap", "0", "--estimators", "model-based", "--target-policy", policyFile)
+	if *a.Estimates[0].Estimate != *b.Estimates[0].Estimate {
+		t.Errorf("--target-policy: stream %v, one file %v", *a.Estimates[0].Estimate, *b.Estimates[0].Estimate)
 	}
 	// What cannot stream is refused, saying why.
 	_, errOut, code := run(t, "estimate", "--data", shards, "--estimators", "fqe")
