@@ -41,13 +41,13 @@ type RatioSums struct {
 	// Over the data: Q2[s] and QMax[s], the sum of squares and the
 	// largest q_j at s (the effective sample size), and the halves'
 	// sums of Result.Transient.
-	Q2, QMax           Floats
-	A1, B1, A2, B2     Floats
-	Count              []int64 // episodes, per copy
-	Episodes, Steps    int
-	index              map[uint64]int32
-	lq                 []float64
-	episodeBuf, edgeOf []int32
+	Q2, QMax        Floats
+	A1, B1, A2, B2  Floats
+	Count           []int64 // episodes, per copy
+	Episodes, Steps int
+	index           map[uint64]int32
+	lq, stepBuf     []float64
+	edgeOf          []int32
 }
 
 // NewSums implements Summer for the tabular learner; the other learners'
@@ -166,7 +166,34 @@ func (s *RatioSums) Add(d *dataset.Dataset, e int, mult []int) error {
 			}
 		}
 	}
+	// Per step, once for all copies: q_j, gamma^(t+1), gamma^(t+1) beta_j.
+	if cap(s.stepBuf) < 3*n {
+		s.stepBuf = make([]float64, 3*n)
+	}
+	qs, rho, rhoBeta := s.stepBuf[:n], s.stepBuf[n:2*n], s.stepBuf[2*n:3*n]
+	g := 1.0 // gamma^t
 	half := n / 2
+	for j := lo; j < hi; j++ {
+		t, st := j-lo, d.State[j]
+		g1 := g * gamma
+		rho[t], rhoBeta[t] = g1, g1*math.Exp(d.LogTarget[j]-d.LogBehavior[j])
+		q := 0.0
+		if !math.IsInf(lq[t], -1) {
+			q = math.Exp(lq[t] - float64(s.MaxQ))
+		}
+		qs[t] = q
+		s.Q2[st] += q * q
+		s.QMax[st] = math.Max(s.QMax[st], q)
+		switch {
+		case t < half:
+			s.A1[st] += q * d.Reward[j]
+			s.B1[st] += q
+		case t >= n-half:
+			s.A2[st] += q * d.Reward[j]
+			s.B2[st] += q
+		}
+		g = g1
+	}
 	for c, k := range mult {
 		if k == 0 {
 			continue
@@ -181,30 +208,13 @@ func (s *RatioSums) Add(d *dataset.Dataset, e int, mult []int) error {
 		for j := lo; j < hi; j++ {
 			t, st := j-lo, d.State[j]
 			norm[st] += fk * g
-			g1 := g * gamma
 			if ed := edgeOf[t]; ed >= 0 {
-				wt[ed] += fk * g1
-				rw[ed] += fk * (g1 * math.Exp(d.LogTarget[j]-d.LogBehavior[j]))
+				wt[ed] += fk * rho[t]
+				rw[ed] += fk * rhoBeta[t]
 			}
-			g = g1
-			q := 0.0
-			if !math.IsInf(lq[t], -1) {
-				q = math.Exp(lq[t] - float64(s.MaxQ))
-			}
-			a[st] += fk * q * d.Reward[j]
-			b[st] += fk * q
-			if c == 0 {
-				s.Q2[st] += q * q
-				s.QMax[st] = math.Max(s.QMax[st], q)
-				switch {
-				case t < half:
-					s.A1[st] += q * d.Reward[j]
-					s.B1[st] += q
-				case t >= n-half:
-					s.A2[st] += q * d.Reward[j]
-					s.B2[st] += q
-				}
-			}
+			g = rho[t]
+			a[st] += fk * qs[t] * d.Reward[j]
+			b[st] += fk * qs[t]
 		}
 	}
 	return nil
