@@ -45,7 +45,9 @@ type Sums interface {
 	Merge(o Sums) error
 	// Finish returns the estimate of copy c and, for c = 0, what its
 	// weights look like. Result.Weights is nil: the per-unit weights are
-	// not kept.
+	// not kept. Finish does not change the sums and is safe for
+	// concurrent calls (package stream finishes the resamples in
+	// parallel).
 	Finish(c int) (Result, WeightSummary, error)
 }
 

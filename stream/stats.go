@@ -8,7 +8,10 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"runtime"
 	"strings"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/ope"
@@ -237,14 +240,21 @@ func (s *Stats) Finish() (*Results, error) {
 			est.Err = fmt.Errorf("%s: the estimate is %v", en.Name, est.Result.Value)
 		}
 		if est.Err == nil && B > 0 {
+			// The resamples' final solves are independent: one per CPU.
 			values, errs := make([]float64, B), make([]error, B)
+			var g errgroup.Group
+			g.SetLimit(runtime.GOMAXPROCS(0))
 			for r := range B {
-				res, _, err := sm.Finish(r + 1)
-				if err == nil && (math.IsNaN(res.Value) || math.IsInf(res.Value, 0)) {
-					err = fmt.Errorf("%s: the estimate is %v", en.Name, res.Value)
-				}
-				values[r], errs[r] = res.Value, err
+				g.Go(func() error {
+					res, _, err := sm.Finish(r + 1)
+					if err == nil && (math.IsNaN(res.Value) || math.IsInf(res.Value, 0)) {
+						err = fmt.Errorf("%s: the estimate is %v", en.Name, res.Value)
+					}
+					values[r], errs[r] = res.Value, err
+					return nil
+				})
 			}
+			g.Wait()
 			iv := ope.IntervalOf(values, errs, s.cfg.Alpha)
 			est.Interval = &iv
 		}
