@@ -1,10 +1,8 @@
 package ope
 
 import (
-	"cmp"
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/ratio"
@@ -276,11 +274,19 @@ func (s *RatioSums) Merge(o Sums) error {
 // ratio.Aggregate orders them (and, for c >= 1, without the pairs the
 // resample does not contain, as ratio.Reweighting leaves them out).
 func (s *RatioSums) Counts(c int) *ratio.Counts {
-	order := make([]int, len(s.Edges))
-	for k := range order {
-		order[k] = k
+	// A stable counting sort by From keeps first appearance within each.
+	pos := make([]int, s.NumStates+1)
+	for _, key := range s.Edges {
+		pos[key>>32+1]++
 	}
-	slices.SortStableFunc(order, func(x, y int) int { return cmp.Compare(s.Edges[x]>>32, s.Edges[y]>>32) })
+	for i := range s.NumStates {
+		pos[i+1] += pos[i]
+	}
+	order := make([]int, len(s.Edges))
+	for k, key := range s.Edges {
+		order[pos[key>>32]] = k
+		pos[key>>32]++
+	}
 	out := &ratio.Counts{NumStates: s.NumStates, Norm: s.Norm[c], Edges: make([]ratio.Edge, 0, len(order))}
 	if s.Restart != nil {
 		out.Restart = s.Restart[c]
