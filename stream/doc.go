@@ -6,11 +6,14 @@
 // The estimators that stream are those whose statistics are sums
 // (ope.Summer): naive, the IS and WIS variants (per-step sums indexed by
 // t where step-wise WIS needs them, so memory grows with the longest
-// episode) and bch-tabular (the tabular problem aggregated by (s, s'),
+// episode), bch-tabular (the tabular problem aggregated by (s, s'),
 // ratio.Counts, and per-state reward sums; Finish runs ratio.Tabular's own
-// Solve). The others, which fit a model on all steps at once (neural and
-// kernel learners, the value models, dr), are refused with a message
-// that says so: run them on a log that fits in memory.
+// Solve) and model-based under the horizon estimand (the count model's
+// counts; Finish builds it with value.NewCountModel and runs
+// exact.Value). The others, which fit a model on all steps at once
+// (neural and kernel learners, fqe, the minimax learners, dr), are
+// refused with a message that says so: run them on a log that fits in
+// memory.
 //
 // Intervals come from the Poisson bootstrap: episode i has multiplicity
 // ope.PoissonCount(seed, id_i, r) in resample r, a Poisson(1) draw from a
