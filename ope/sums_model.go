@@ -45,9 +45,13 @@ type ModelBasedSums struct {
 	Episodes []int64
 	MaxLen   []int
 
-	trIndex   map[[3]int32]int32
-	pairIndex map[[2]int32]int32
+	// pairAt[s][a] is the index of pair (s, a) (-1: none yet), succ[p]
+	// the next states seen after pair p with their transitions' indices.
+	pairAt [][]int32
+	succ   [][]successor
 }
+
+type successor struct{ next, at int32 }
 
 // NewSums implements Summer under the horizon estimand (the long-run
 // value solves a model fitted to every step, which does not stream here).
@@ -72,41 +76,66 @@ func (e *ModelBased) NewSums(gamma float64, copies int) (Sums, error) {
 	return s, nil
 }
 
-func (s *ModelBasedSums) transition(k [3]int32) int32 {
-	if s.trIndex == nil {
-		s.trIndex = make(map[[3]int32]int32, len(s.Transitions))
-		for i, t := range s.Transitions {
-			s.trIndex[t] = int32(i)
-		}
+// index rebuilds the lookup tables from Pairs and Transitions (after a
+// decode, or on first use).
+func (s *ModelBasedSums) index() {
+	if s.pairAt != nil {
+		return
 	}
-	if i, ok := s.trIndex[k]; ok {
-		return i
+	s.pairAt = [][]int32{}
+	s.succ = nil
+	for i, p := range s.Pairs {
+		s.setPair(p, int32(i))
 	}
-	i := int32(len(s.Transitions))
-	s.Transitions = append(s.Transitions, k)
-	s.trIndex[k] = i
-	for c := range s.Count {
-		s.Count[c] = append(s.Count[c], 0)
+	s.succ = make([][]successor, len(s.Pairs))
+	for i, t := range s.Transitions {
+		p := s.pairAt[t[0]][t[1]]
+		s.succ[p] = append(s.succ[p], successor{next: t[2], at: int32(i)})
+	}
+}
+
+// setPair records that pair p has index i.
+func (s *ModelBasedSums) setPair(p [2]int32, i int32) {
+	st, a := int(p[0]), int(p[1])
+	for len(s.pairAt) <= st {
+		s.pairAt = append(s.pairAt, nil)
+	}
+	for len(s.pairAt[st]) <= a {
+		s.pairAt[st] = append(s.pairAt[st], -1)
+	}
+	s.pairAt[st][a] = i
+}
+
+// pair returns the index of (s, a), adding it if new.
+func (s *ModelBasedSums) pair(k [2]int32) int32 {
+	s.index()
+	if st, a := int(k[0]), int(k[1]); st < len(s.pairAt) && a < len(s.pairAt[st]) && s.pairAt[st][a] >= 0 {
+		return s.pairAt[st][a]
+	}
+	i := int32(len(s.Pairs))
+	s.Pairs = append(s.Pairs, k)
+	s.setPair(k, i)
+	s.succ = append(s.succ, nil)
+	for c := range s.RewardSum {
+		s.RewardSum[c] = append(s.RewardSum[c], 0)
+		s.RewardCount[c] = append(s.RewardCount[c], 0)
 	}
 	return i
 }
 
-func (s *ModelBasedSums) pair(k [2]int32) int32 {
-	if s.pairIndex == nil {
-		s.pairIndex = make(map[[2]int32]int32, len(s.Pairs))
-		for i, p := range s.Pairs {
-			s.pairIndex[p] = int32(i)
+// transition returns the index of (s, a, next), pair p being (s, a),
+// adding it if new: a scan of the pair's few next states.
+func (s *ModelBasedSums) transition(p int32, k [3]int32) int32 {
+	for _, x := range s.succ[p] {
+		if x.next == k[2] {
+			return x.at
 		}
 	}
-	if i, ok := s.pairIndex[k]; ok {
-		return i
-	}
-	i := int32(len(s.Pairs))
-	s.Pairs = append(s.Pairs, k)
-	s.pairIndex[k] = i
-	for c := range s.RewardSum {
-		s.RewardSum[c] = append(s.RewardSum[c], 0)
-		s.RewardCount[c] = append(s.RewardCount[c], 0)
+	i := int32(len(s.Transitions))
+	s.Transitions = append(s.Transitions, k)
+	s.succ[p] = append(s.succ[p], successor{next: k[2], at: i})
+	for c := range s.Count {
+		s.Count[c] = append(s.Count[c], 0)
 	}
 	return i
 }
@@ -142,7 +171,7 @@ func (s *ModelBasedSums) Add(d *dataset.Dataset, e int, mult []int) error {
 		pr[j-lo] = s.pair([2]int32{st, a})
 		tr[j-lo] = -1
 		if next, ok := d.NextState(e, j); ok {
-			tr[j-lo] = s.transition([3]int32{st, a, int32(next)})
+			tr[j-lo] = s.transition(pr[j-lo], [3]int32{st, a, int32(next)})
 		}
 	}
 	for c, k := range mult {
@@ -183,7 +212,7 @@ func (s *ModelBasedSums) Merge(o Sums) error {
 	}
 	s.NumStates, s.NumActions = max(s.NumStates, t.NumStates), max(s.NumActions, t.NumActions)
 	for k, key := range t.Transitions {
-		i := s.transition(key)
+		i := s.transition(s.pair([2]int32{key[0], key[1]}), key)
 		for c := range s.Count {
 			s.Count[c][i] += t.Count[c][k]
 		}
