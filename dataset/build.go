@@ -199,6 +199,7 @@ func (b *builder) finish() (*Dataset, *Labels, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	d.Policy, d.Policies = b.lay.policy, b.lay.policies
 	var labels *Labels
 	if b.states != nil || b.actions != nil {
 		labels = &Labels{}

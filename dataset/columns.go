@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -85,6 +86,27 @@ func classify(name string) (r role, k int, ok bool) {
 	return 0, 0, false
 }
 
+// cutPolicy splits the name of a target column named for one of several
+// target policies (target_prob@NAME, target_logprob@NAME,
+// target_prob_k@NAME, next_target_prob_k@NAME, or the prefixes
+// target_prob_@NAME and next_target_prob_@NAME of --column) into the
+// contract name and the policy's name. A policy's name is not empty and
+// holds neither '@' nor '='.
+func cutPolicy(name string) (base, policy string, ok bool) {
+	base, policy, ok = strings.Cut(name, "@")
+	if !ok || policy == "" || strings.ContainsAny(policy, "@=") {
+		return name, "", false
+	}
+	if base == "target_prob_" || base == "next_target_prob_" {
+		return base, policy, true
+	}
+	switch r, _, known := classify(base); {
+	case known && (r == roleTarget || r == roleTargetLn || r == roleTargetK || r == roleNextTarget):
+		return base, policy, true
+	}
+	return name, "", false
+}
+
 // column is one column of a log.
 type column struct {
 	name string
@@ -119,8 +141,13 @@ type layout struct {
 	// and action columns hold labels (ReadOptions.Categorical).
 	labelState, labelAction bool
 	// display maps contract names to the file's names where
-	// ReadOptions.Columns renamed a column (nil if none was).
+	// ReadOptions.Columns renamed a column, or where a named policy's
+	// column is read as the target's (nil if none was).
 	display map[string]string
+	// policy is the named target policy whose columns are read, and
+	// policies every policy the header names (cutPolicy), in order.
+	policy   string
+	policies []string
 }
 
 // discreteActions reports whether actions are ids (so that probabilities
@@ -142,6 +169,25 @@ func newLayout(file string, names []string, row int, o *ReadOptions) (*layout, e
 	for r := range l.at {
 		l.at[r] = -1
 	}
+	// Several target policies, named: read one, skip the others.
+	for _, name := range names {
+		contract, _, _ := rn.contract(name)
+		if _, p, ok := cutPolicy(contract); ok && !slices.Contains(l.policies, p) {
+			l.policies = append(l.policies, p)
+		}
+	}
+	if len(l.policies) > 0 {
+		l.policy = l.policies[0]
+		if o != nil && o.Policy != "" {
+			l.policy = o.Policy
+		}
+		if !slices.Contains(l.policies, l.policy) {
+			fail("", "no column is named for target policy %q (the file names %s)", l.policy, strings.Join(l.policies, ", "))
+		}
+	} else if o != nil && o.Policy != "" {
+		fail("", "target policy %q asked for, but no column is named for a policy (target_prob@%s, target_prob_0@%s, ...)", o.Policy, o.Policy, o.Policy)
+	}
+	var plainTarget string                   // an unnamed target column beside named ones
 	seen := make(map[string]int, len(names)) // contract name -> position
 	// Vector columns by role: index -> position in the file.
 	vec := map[role]map[int]int{roleStateK: {}, roleActionK: {}, roleNextK: {}, roleTargetK: {}, roleNextTarget: {}}
@@ -171,6 +217,20 @@ func newLayout(file string, names []string, row int, o *ReadOptions) (*layout, e
 			continue
 		}
 		seen[contract] = j
+		if base, p, named := cutPolicy(contract); named {
+			if p != l.policy {
+				continue // another policy's column: ReadPolicies reads it
+			}
+			contract = base
+		} else if r, _, ok := classify(contract); ok && len(l.policies) > 0 &&
+			(r == roleTarget || r == roleTargetLn || r == roleTargetK || r == roleNextTarget) {
+			if plainTarget == "" {
+				plainTarget = name
+				fail(name, "is a target column for no policy while other columns name theirs (%s@%s, ...); "+
+					"name every policy's columns, or give one policy's unnamed", contract, l.policies[0])
+			}
+			continue
+		}
 		r, k, ok := classify(contract)
 		if !ok {
 			s := suggestFor(name)

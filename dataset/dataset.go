@@ -84,6 +84,16 @@ type Dataset struct {
 	// ActionDim is the length of a real action vector, 0 for discrete
 	// actions.
 	ActionDim int
+
+	// Policy names the target policy whose probabilities LogTarget and
+	// TargetProbs hold when the log names its target policies
+	// (target_prob@NAME, target_prob_k@NAME, ...; "" when its target
+	// columns are unnamed), and Policies lists every policy the log names,
+	// in the order of its columns. A reader reads one policy's columns
+	// (ReadOptions.Policy, the first by default); ReadPolicies reads them
+	// all.
+	Policy   string
+	Policies []string
 }
 
 // Discrete reports whether the states are discrete ids.
@@ -327,7 +337,7 @@ type next struct {
 // TargetProbs, empty, if d has them).
 func (d *Dataset) derive() *Dataset {
 	out := &Dataset{NumStates: d.NumStates, NumActions: d.NumActions, StateDim: d.StateDim,
-		ActionDim: d.ActionDim, Start: []int{0}}
+		ActionDim: d.ActionDim, Start: []int{0}, Policy: d.Policy, Policies: d.Policies}
 	if d.LogBehavior != nil {
 		out.LogBehavior = []float64{}
 	}
@@ -415,6 +425,7 @@ func (d *Dataset) Clone() *Dataset {
 	c.TargetProbs = slices.Clone(d.TargetProbs)
 	c.FinalTargetProbs = slices.Clone(d.FinalTargetProbs)
 	c.HasFinalTarget = slices.Clone(d.HasFinalTarget)
+	c.Policies = slices.Clone(d.Policies)
 	return &c
 }
 
