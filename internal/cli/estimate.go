@@ -152,8 +152,7 @@ func (c *estimateCmd) Run(e *runEnv) error {
 		}
 	}
 	c.Estimators = uniq(c.Estimators) // naive,naive runs once
-	targets, refs, err := c.targets()
-	if err != nil {
+	if _, _, err := c.targets(nil, false); err != nil {
 		return err
 	}
 	d, err := c.read(c.Data, e.stderr)
@@ -161,6 +160,14 @@ func (c *estimateCmd) Run(e *runEnv) error {
 		return err
 	}
 	d, info, err := c.fitBehavior(d)
+	if err != nil {
+		return err
+	}
+	named, err := c.readPolicies(c.Data, d, e.stderr)
+	if err != nil {
+		return err
+	}
+	targets, refs, err := c.targets(named, true)
 	if err != nil {
 		return err
 	}
@@ -193,7 +200,7 @@ func (c *estimateCmd) options(d *dataset.Dataset, target *targetPolicy) (ope.Opt
 		o.Estimand = ope.Estimand(c.Estimand)
 	}
 	var warnings []string
-	if target != nil {
+	if target != nil && target.p != nil {
 		if !d.Discrete() || d.ActionDim > 0 {
 			return o, nil, usagef("--target-policy needs discrete states and actions (state,p0,p1,... rows)")
 		}
