@@ -27,8 +27,8 @@ type rec struct {
 	// the absorbing state), 0 otherwise.
 	terminal int8
 	ep       int32 // episode index, in order of first appearance
-	row int32 // row number for error messages
-	idx int32 // position in the file (index of its vectors in obs, act)
+	row      int32 // row number for error messages
+	idx      int32 // position in the file (index of its vectors in obs, act)
 }
 
 // builder collects validated rows from a reader and assembles a Dataset.
