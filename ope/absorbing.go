@@ -17,8 +17,8 @@ import (
 // an estimand nobody wants. The horizon value (the expected return over
 // the logged horizon, normalised) or a discount gamma < 1 is what an
 // episodic task asks for.
-var ErrAbsorbingAverage = errors.New("the long-run average reward (gamma = 1) of episodes that end in a terminal state is 0 for every policy " +
-	"(the process stays in the absorbing state): estimate the horizon value (--estimand horizon) or discount (gamma < 1)")
+var ErrAbsorbingAverage = errors.New("so the long-run average reward (gamma = 1) is 0 for every policy: " +
+	"estimate the horizon value (--estimand horizon) or discount (gamma < 1)")
 
 // absorbed is an episodic log as the estimators read it (see absorbing).
 type absorbed struct {
@@ -52,7 +52,7 @@ func absorbing(name string, d *dataset.Dataset, gamma float64, est Estimand) (ab
 	T := d.MaxLen()
 	if est.orDefault() == LongRun {
 		if gamma == 1 {
-			return a, fmt.Errorf("%s: %d of %d episodes end in a terminal state: %w", name, d.NumTerminal(), d.NumEpisodes(), ErrAbsorbingAverage)
+			return a, fmt.Errorf("%s: %d of %d episodes end in a terminal state, %w", name, d.NumTerminal(), d.NumEpisodes(), ErrAbsorbingAverage)
 		}
 		T++
 	}

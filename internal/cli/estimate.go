@@ -104,9 +104,13 @@ type dataSummary struct {
 	ActionsSeen int      `json:"actions_seen,omitempty"`
 	MeanReward  *float64 `json:"mean_reward"`
 	targetSummary
-	OpenEndings int     `json:"episodes_without_next_state"`
-	Gamma       float64 `json:"gamma"`
-	Estimand    string  `json:"estimand"`
+	OpenEndings int `json:"episodes_without_next_state"`
+	// Terminal counts the episodes that ended in a terminal state (the
+	// terminal column): the estimators see them padded with the absorbing
+	// state (dataset.Dataset.Absorbing).
+	Terminal int     `json:"terminal_episodes"`
+	Gamma    float64 `json:"gamma"`
+	Estimand string  `json:"estimand"`
 
 	// Where the behavior probabilities come from (estimate_behavior.go).
 	Behavior    string           `json:"behavior"`
@@ -462,7 +466,7 @@ func transientWarnings(rep *estimateReport) []string {
 func newDataSummary(d *dataset.Dataset, s dataset.Summary, gamma float64) dataSummary {
 	out := dataSummary{Episodes: s.Episodes, Steps: s.Steps, MinLength: s.MinLength, MaxLength: s.MaxLength,
 		ActionsSeen: s.ActionsSeen, targetSummary: targetSummary{ZeroTarget: s.ZeroTarget, LargeRatio: s.LargeRatio},
-		OpenEndings: s.OpenEndings, Gamma: gamma}
+		OpenEndings: s.OpenEndings, Terminal: s.Terminal, Gamma: gamma}
 	if !math.IsNaN(s.MeanReward) {
 		v := s.MeanReward
 		out.MeanReward = &v
@@ -490,6 +494,9 @@ func printEstimate(out io.Writer, r *estimateReport) {
 	fmt.Fprintf(out, "%s: %s, %s (lengths %d..%d), %s states", d.File, plural(d.Episodes, "episode"), plural(d.Steps, "step"), d.MinLength, d.MaxLength, d.StateKind)
 	if d.StateKind == "discrete" {
 		fmt.Fprintf(out, " (%d seen), %d actions seen", d.StatesSeen, d.ActionsSeen)
+	}
+	if d.Terminal > 0 {
+		fmt.Fprintf(out, "; %d of %s ended in a terminal state", d.Terminal, plural(d.Episodes, "episode"))
 	}
 	mean := "-"
 	if d.MeanReward != nil {
