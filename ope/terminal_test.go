@@ -306,3 +306,53 @@ func TestTerminalLongRunAverageRefused(t *testing.T) {
 		t.Errorf("default estimand of one terminal episode: %s, want horizon", got)
 	}
 }
+
+// The real-state learners see the absorbing state through its indicator
+// (dataset.Dataset.Absorbing): quitMDP's population log with the states
+// as one-hot vectors gives the hand values again, to 1e-5 (the linear
+// and kernel fits' small ridge penalties; linear fqe's features see the
+// indicator) and to 1e-3 for mql's kernel fit.
+func TestTerminalRealStates(t *testing.T) {
+	d := quitPopulation(t, true, true)
+	var eps []dataset.Episode
+	for e := range d.NumEpisodes() {
+		ep := d.Episode(e)
+		for k := range ep.Steps {
+			s := &ep.Steps[k]
+			s.Obs = []float64{float64(1 - s.State), float64(s.State)}
+			if s.HasNext {
+				s.NextObs = []float64{float64(1 - s.NextState), float64(s.NextState)}
+			}
+			s.State, s.NextState = -1, -1
+		}
+		eps = append(eps, ep)
+	}
+	r, err := dataset.New(0, 2, eps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		est   ope.Estimand
+		gamma float64
+		hand  float64
+		tol   map[string]float64
+	}{
+		{ope.Horizon, 1, quitHorizon1, map[string]float64{"wis-stepwise": 1e-9, "fqe": 1e-5, "dr": 1e-5}},
+		{ope.LongRun, 0.5, quitLongRunHalf, map[string]float64{"fqe": 1e-5, "dr": 1e-5, "mwl": 1e-5, "dualdice": 1e-5, "mql": 1e-3}},
+	} {
+		for name, tol := range c.tol {
+			est, err := ope.New([]string{name}, ope.Options{Estimand: c.est})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := est[0].Estimate(r, c.gamma)
+			if err != nil {
+				t.Errorf("%s %s: %v", c.est, name, err)
+				continue
+			}
+			if math.Abs(res.Value-c.hand) > tol {
+				t.Errorf("%s gamma %g, %s on real states: %.9g, hand value %.9g", c.est, c.gamma, name, res.Value, c.hand)
+			}
+		}
+	}
+}
