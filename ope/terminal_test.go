@@ -356,3 +356,59 @@ func TestTerminalRealStates(t *testing.T) {
 		}
 	}
 }
+
+// Every registered estimator that runs on quitMDP's log is checked above
+// (bch-tabular against COBS's form), so an estimator added later is too;
+// and the bootstrap's fast paths (Reweighter) read the log as Estimate
+// does: with every episode once they give Estimate's value.
+func TestTerminalCoverage(t *testing.T) {
+	d := quitPopulation(t, true, true)
+	pi, err := policy.NewTabular([][]float64{quitMDP.pi[0][:], quitMDP.pi[1][:]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := map[string]bool{"naive": true, "is-trajectory": true, "wis-trajectory": true, "is-stepwise": true,
+		"wis-stepwise": true, "model-based": true, "fqe": true, "mis": true, "dr": true, "mwl": true, "mql": true,
+		"dualdice": true, "bch-tabular": true}
+	ones := make([]int, d.NumEpisodes())
+	for i := range ones {
+		ones[i] = 1
+	}
+	fast := 0
+	for _, est := range []ope.Estimand{ope.Horizon, ope.LongRun} {
+		opts := ope.Options{Target: pi, Estimand: est}
+		for _, e := range ope.Registry() {
+			if e.Applies(d, opts) != nil {
+				continue
+			}
+			if !checked[e.Name] {
+				t.Errorf("%s applies to an episodic log but TestTerminalByHand does not check it", e.Name)
+			}
+			rw, ok := e.New(opts).(ope.Reweighter)
+			if !ok {
+				continue
+			}
+			f, err := rw.Prepare(d, 0.5)
+			if err != nil || f == nil {
+				continue // no fast path
+			}
+			got, err := f(ones)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := e.New(opts).Estimate(d, 0.5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(got-want.Value) > 1e-12 {
+				t.Errorf("%s: fast path %.15g, Estimate %.15g", e.Name, got, want.Value)
+			}
+			fast++
+		}
+	}
+	// naive, the four IS estimators and bch-tabular under each estimand,
+	// mis under the horizon only.
+	if fast != 13 {
+		t.Errorf("%d fast paths checked, want 13", fast)
+	}
+}
