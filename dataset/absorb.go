@@ -86,6 +86,19 @@ func (d *Dataset) Absorbing(T int) *Dataset {
 	}
 	for e := range d.NumEpisodes() {
 		lo, hi := d.Span(e)
+		// A block end of a moving-block resample (Blocks) keeps its
+		// logged next state, at its new index.
+		for j := lo; j < hi && d.cuts != nil; j++ {
+			if c, ok := d.cuts[j]; ok {
+				if out.cuts == nil {
+					out.cuts = map[int]next{}
+				}
+				if c.obs != nil {
+					c.obs = append(append([]float64(nil), c.obs...), 0)
+				}
+				out.cuts[len(out.Reward)+j-lo] = c
+			}
+		}
 		// The logged steps.
 		if d.Discrete() {
 			out.State = append(out.State, d.State[lo:hi]...)

@@ -194,3 +194,25 @@ func TestAbsorbing(t *testing.T) {
 		t.Errorf("terminal episode's next state %v, want z", v)
 	}
 }
+
+// A moving-block resample of a terminal episode keeps its block ends'
+// logged next states through Absorbing.
+func TestAbsorbingBlocks(t *testing.T) {
+	d := episodic(t).Subset([]int{0}) // "quit": 0 -> 1, then terminal
+	b := d.Blocks([]int{1, 0, 1}, []int{1, 1, 1})
+	if !b.IsTerminal(0) {
+		t.Fatal("the last block ends at the terminal step, yet the resample is not terminal")
+	}
+	a := b.Absorbing(5)
+	// Steps: 1 (a block end whose logged next state is unknown: the
+	// terminal step's), 0 (a block end, next 1), 1 (terminal), then z, z.
+	for j, want := range []int{-1, 1, 2, 2, 2} {
+		ns, ok := a.NextState(0, j)
+		if want >= 0 && (!ok || ns != want) {
+			t.Errorf("step %d: next state %d (%v), want %d", j, ns, ok, want)
+		}
+	}
+	if got := a.State; !reflect.DeepEqual(got, []int32{1, 0, 1, 2, 2}) {
+		t.Errorf("states %v", got)
+	}
+}
