@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -245,7 +246,8 @@ func (c *estimateCmd) estimate(d *dataset.Dataset, target *targetPolicy, stderr 
 	rep.Warnings = append(rep.Warnings, warnings...)
 	rep.Warnings = append(rep.Warnings, c.noBehaviorWarnings(d, opts)...)
 	entries, skipped := c.choose(d, opts)
-	var ok []ope.Entry // the estimators that succeeded, for the intervals
+	var absorbed []string // estimators of the long run left out at gamma = 1 (ope.ErrAbsorbingAverage)
+	var ok []ope.Entry    // the estimators that succeeded, for the intervals
 	var rows []int
 	for i, en := range entries {
 		if skipped[i] != nil {
@@ -253,13 +255,21 @@ func (c *estimateCmd) estimate(d *dataset.Dataset, target *targetPolicy, stderr 
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: not run: %v", en.Name, skipped[i]))
 			continue
 		}
-		row, warnings := c.runOne(en, d, opts, stderr)
+		row, warnings, err := c.runOne(en, d, opts, stderr)
+		if errors.Is(err, ope.ErrAbsorbingAverage) && len(c.Estimators) == 0 {
+			absorbed = append(absorbed, en.Name) // a long-run estimator on an episodic log: one line below
+			continue
+		}
 		rep.Warnings = append(rep.Warnings, warnings...)
 		rep.Estimates = append(rep.Estimates, row)
 		if row.Estimate != nil {
 			ok = append(ok, en)
 			rows = append(rows, len(rep.Estimates)-1)
 		}
+	}
+	if len(absorbed) > 0 {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: not run: they estimate the long-run value, and %d of %s end in a terminal state, %v",
+			strings.Join(absorbed, ", "), d.NumTerminal(), plural(d.NumEpisodes(), "episode"), ope.ErrAbsorbingAverage))
 	}
 	if c.Bootstrap == 0 {
 		return rep, nil
@@ -298,7 +308,7 @@ func (c *estimateCmd) choose(d *dataset.Dataset, opts ope.Options) ([]ope.Entry,
 // runOne runs one estimator on d and returns its row and warnings. An
 // estimator that fails (all weights zero, an overflow, a solver that does
 // not converge) gets an error in its row and does not hide the others.
-func (c *estimateCmd) runOne(en ope.Entry, d *dataset.Dataset, opts ope.Options, stderr io.Writer) (estimateRow, []string) {
+func (c *estimateCmd) runOne(en ope.Entry, d *dataset.Dataset, opts ope.Options, stderr io.Writer) (estimateRow, []string, error) {
 	progress := en.SlowOn(d) && isTerminal(stderr)
 	if progress {
 		opts.Neural.Progress = func(iter int, loss, heldOut float64) {
@@ -317,7 +327,7 @@ func (c *estimateCmd) runOne(en ope.Entry, d *dataset.Dataset, opts ope.Options,
 	}
 	if err != nil {
 		row.Error = err.Error()
-		return row, []string{fmt.Sprintf("%s: no estimate: %v", en.Name, err)}
+		return row, []string{fmt.Sprintf("%s: no estimate: %v", en.Name, err)}, err
 	}
 	v := res.Value
 	if v == 0 {
@@ -346,7 +356,7 @@ func (c *estimateCmd) runOne(en ope.Entry, d *dataset.Dataset, opts ope.Options,
 		row.weights = res.Weights
 	}
 	warnings := ope.WeightWarnings(en.Name, en.Unit, res.Weights)
-	return row, append(append(warnings, res.Warnings...), notes...)
+	return row, append(append(warnings, res.Warnings...), notes...), nil
 }
 
 // intervals runs the bootstrap for the estimators that succeeded (rows

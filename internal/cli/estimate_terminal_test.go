@@ -71,4 +71,35 @@ func TestEstimateTerminal(t *testing.T) {
 	if w := strings.Join(rep.Warnings, "\n"); !strings.Contains(w, "mql") || !strings.Contains(w, "--estimand horizon") {
 		t.Errorf("warnings %q", w)
 	}
+	// The default set leaves the long-run estimators out at gamma = 1,
+	// in one line, and runs them at gamma < 1.
+	out, errOut, code = run(t, "estimate", "--data", path, "--bootstrap", "0")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	const left = "bch-tabular, mwl, mql, dualdice: not run: they estimate the long-run value, and 7 of 8 episodes end in a terminal state"
+	if !strings.Contains(out, left) || strings.Contains(out, "failed") {
+		t.Errorf("default set at gamma = 1:\n%s", out)
+	}
+	out, errOut, code = run(t, "estimate", "--data", path, "--bootstrap", "0", "--gamma", "0.5", "--estimand", "long-run", "--json")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	rep = estimateReport{}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, row := range rep.Estimates {
+		if row.Estimand != "long-run" || row.Estimator == "bch-tabular" {
+			continue // the horizon rows; bch-tabular is not exact on a 3-step log
+		}
+		n++
+		if row.Estimate == nil || math.Abs(*row.Estimate-67.0/61) > 1e-9 {
+			t.Errorf("long run, gamma 0.5: %s gives %v, want 67/61", row.Estimator, row.Estimate)
+		}
+	}
+	if n != 6 { // model-based, fqe, dr, mwl, mql, dualdice
+		t.Errorf("%d long-run estimates, want 6", n)
+	}
 }
