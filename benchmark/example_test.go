@@ -32,18 +32,3 @@ func ExampleSuite_Worlds() {
 	// paper taxi      n = 200, T = 400, gamma =    1,  6 targets: pi14 ... pi19
 	// paper ring      n =  20, T = 100, gamma =    1,  8 targets: P(R)=0.15 ... P(R)=0.85
 }
-
-// Picking among six policies worth 1..6 by estimates that put the
-// second best first: the single pick loses a fifth of the spread, the
-// best of the top two loses nothing.
-func ExampleRegretAtK() {
-	truths := []float64{1, 2, 3, 4, 5, 6}
-	estimates := []float64{1.2, 1.9, 3.3, 3.8, 6.5, 6.1}
-	for _, k := range []int{1, 2, 5} {
-		fmt.Printf("regret@%d = %.2f\n", k, benchmark.RegretAtK(estimates, truths, k))
-	}
-	// Output:
-	// regret@1 = 0.20
-	// regret@2 = 0.00
-	// regret@5 = 0.00
-}

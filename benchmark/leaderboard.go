@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/ihope-ope/ihope/experiment/results"
+	"github.com/ihope-ope/ihope/rank"
 )
 
 // NMSEFloor is the least normalised MSE a table shows: an estimator
@@ -258,9 +259,14 @@ func rankSeed(cells []*results.Line, stats map[string]*cellStats) {
 		if !complete {
 			continue
 		}
-		st.spearman = append(st.spearman, Spearman(est, truth))
-		st.r1 = append(st.r1, RegretAtK(est, truth, 1))
-		st.r5 = append(st.r5, RegretAtK(est, truth, 5))
+		st.spearman = append(st.spearman, rank.Spearman(est, truth))
+		// A family whose truths are all equal has no policy to regret
+		// (rank.Regret counts it 0): it is left out of the mean.
+		r1, r5 := math.NaN(), math.NaN()
+		if slices.Min(truth) < slices.Max(truth) {
+			r1, r5 = rank.Regret(est, truth, 1), rank.Regret(est, truth, 5)
+		}
+		st.r1, st.r5 = append(st.r1, r1), append(st.r5, r5)
 	}
 }
 
@@ -290,7 +296,10 @@ func rankRows(rows []Row) {
 			v = append(v, math.Round(*r.Log10MSE*1e6)/1e6)
 		}
 	}
-	for k, rk := range Ranks(v) {
+	for i := range v {
+		v[i] = -v[i] // rank.Ranks gives 1 to the largest; here the smallest MSE
+	}
+	for k, rk := range rank.Ranks(v) {
 		rows[idx[k]].Rank = num(rk)
 	}
 }

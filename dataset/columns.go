@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -25,6 +26,7 @@ const (
 	roleNextK      // next_state_k
 	roleTargetK    // target_prob_k
 	roleNextTarget // next_target_prob_k
+	roleTerminal   // terminal (0/1)
 	roleIgnore     // a column the reader skips (ReadOptions.Ignore)
 	// Labelled state, action and next_state (ReadOptions.Categorical).
 	roleStateLabel
@@ -46,6 +48,7 @@ var scalarNames = [numRoles]string{
 	roleTarget:     "target_prob",
 	roleTargetLn:   "target_logprob",
 	roleNext:       "next_state",
+	roleTerminal:   "terminal",
 }
 
 // vectorPrefixes maps the vector roles to their name prefixes.
@@ -85,6 +88,27 @@ func classify(name string) (r role, k int, ok bool) {
 	return 0, 0, false
 }
 
+// cutPolicy splits the name of a target column named for one of several
+// target policies (target_prob@NAME, target_logprob@NAME,
+// target_prob_k@NAME, next_target_prob_k@NAME, or the prefixes
+// target_prob_@NAME and next_target_prob_@NAME of --column) into the
+// contract name and the policy's name. A policy's name is not empty and
+// holds neither '@' nor '='.
+func cutPolicy(name string) (base, policy string, ok bool) {
+	base, policy, ok = strings.Cut(name, "@")
+	if !ok || policy == "" || strings.ContainsAny(policy, "@=") {
+		return name, "", false
+	}
+	if base == "target_prob_" || base == "next_target_prob_" {
+		return base, policy, true
+	}
+	switch r, _, known := classify(base); {
+	case known && (r == roleTarget || r == roleTargetLn || r == roleTargetK || r == roleNextTarget):
+		return base, policy, true
+	}
+	return name, "", false
+}
+
 // column is one column of a log.
 type column struct {
 	name string
@@ -115,14 +139,21 @@ type layout struct {
 	target string
 	// targetK is the number K of target_prob_k columns (0 if none).
 	targetK int
+	// terminal reports whether the optional terminal column is present.
+	terminal bool
 	// labelState, labelAction report that the state (and next_state)
 	// and action columns hold labels (ReadOptions.Categorical).
 	labelState, labelAction bool
 	// display maps contract names to the file's names where
-	// ReadOptions.Columns renamed a column (nil if none was).
+	// ReadOptions.Columns renamed a column, or where a named policy's
+	// column is read as the target's (nil if none was).
 	display map[string]string
 	// shard is ReadOptions.Shard.
 	shard bool
+	// policy is the named target policy whose columns are read, and
+	// policies every policy the header names (cutPolicy), in order.
+	policy   string
+	policies []string
 }
 
 // discreteActions reports whether actions are ids (so that probabilities
@@ -144,6 +175,25 @@ func newLayout(file string, names []string, row int, o *ReadOptions) (*layout, e
 	for r := range l.at {
 		l.at[r] = -1
 	}
+	// Several target policies, named: read one, skip the others.
+	for _, name := range names {
+		contract, _, _ := rn.contract(name)
+		if _, p, ok := cutPolicy(contract); ok && !slices.Contains(l.policies, p) {
+			l.policies = append(l.policies, p)
+		}
+	}
+	if len(l.policies) > 0 {
+		l.policy = l.policies[0]
+		if o != nil && o.Policy != "" {
+			l.policy = o.Policy
+		}
+		if !slices.Contains(l.policies, l.policy) {
+			fail("", "no column is named for target policy %q (the file names %s)", l.policy, strings.Join(l.policies, ", "))
+		}
+	} else if o != nil && o.Policy != "" {
+		fail("", "target policy %q asked for, but no column is named for a policy (target_prob@%s, target_prob_0@%s, ...)", o.Policy, o.Policy, o.Policy)
+	}
+	var plainTarget string                   // an unnamed target column beside named ones
 	seen := make(map[string]int, len(names)) // contract name -> position
 	// Vector columns by role: index -> position in the file.
 	vec := map[role]map[int]int{roleStateK: {}, roleActionK: {}, roleNextK: {}, roleTargetK: {}, roleNextTarget: {}}
@@ -173,6 +223,20 @@ func newLayout(file string, names []string, row int, o *ReadOptions) (*layout, e
 			continue
 		}
 		seen[contract] = j
+		if base, p, named := cutPolicy(contract); named {
+			if p != l.policy {
+				continue // another policy's column: ReadPolicies reads it
+			}
+			contract = base
+		} else if r, _, ok := classify(contract); ok && len(l.policies) > 0 &&
+			(r == roleTarget || r == roleTargetLn || r == roleTargetK || r == roleNextTarget) {
+			if plainTarget == "" {
+				plainTarget = name
+				fail(name, "is a target column for no policy while other columns name theirs (%s@%s, ...); "+
+					"name every policy's columns, or give one policy's unnamed", contract, l.policies[0])
+			}
+			continue
+		}
 		r, k, ok := classify(contract)
 		if !ok {
 			s := suggestFor(name)
@@ -290,6 +354,7 @@ func newLayout(file string, names []string, row int, o *ReadOptions) (*layout, e
 	_, hasB := first[roleBehavior]
 	l.behavior = hasB || l.behaviorLn
 	_, l.targetLn = first[roleTargetLn]
+	_, l.terminal = first[roleTerminal]
 	if _, ok := first[roleTarget]; ok {
 		l.target = scalarNames[roleTarget]
 	} else if _, ok := first[roleTargetLn]; ok {
@@ -371,7 +436,7 @@ func (l *layout) name(contract string) string {
 
 const contractColumns = "episode, t, state (or state_0, state_1, ...), action (or action_0, ...), reward, " +
 	"target_prob or target_logprob, and optionally behavior_prob or behavior_logprob, next_state (or next_state_0, ...), " +
-	"target_prob_0, target_prob_1, ... and next_target_prob_0, next_target_prob_1, ..."
+	"target_prob_0, target_prob_1, ..., next_target_prob_0, next_target_prob_1, ... and terminal"
 
 // span names the vector columns name_0 ... name_{d-1}.
 func span(name string, d int) string {

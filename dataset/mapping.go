@@ -49,6 +49,14 @@ type ReadOptions struct {
 	// start at t > 0, continuing the previous shard's last episode, and
 	// the Dataset records where each episode begins (Dataset.Origin).
 	Shard bool
+
+	// Policy names the target policy whose columns are read when the
+	// file gives several, named: target_prob@NAME (or
+	// target_logprob@NAME), target_prob_k@NAME and next_target_prob_k@NAME
+	// are then read as target_prob, target_prob_k and next_target_prob_k,
+	// and the other policies' columns are skipped. "" reads the first
+	// policy the header names. ReadPolicies reads every policy.
+	Policy string
 }
 
 // ParseColumns parses column mappings written ROLE=NAME, as --column
@@ -123,6 +131,9 @@ func (o *ReadOptions) Check() error {
 // validRole reports whether role names a contract column (state_0
 // included) or a vector prefix.
 func validRole(role string) bool {
+	if base, _, ok := cutPolicy(role); ok {
+		role = base
+	}
 	if _, _, ok := classify(role); ok {
 		return true
 	}
@@ -136,14 +147,15 @@ func validRole(role string) bool {
 
 // roleList lists the roles --column accepts, for messages.
 const roleList = "episode, t, state, action, reward, behavior_prob, behavior_logprob, target_prob, target_logprob, next_state, " +
-	"a vector column such as state_0, or a prefix: state_, action_, next_state_, target_prob_, next_target_prob_"
+	"a vector column such as state_0, or a prefix: state_, action_, next_state_, target_prob_, next_target_prob_; " +
+	"a named policy's target column adds @NAME (target_prob@NAME, target_prob_0@NAME)"
 
 // renamer applies ReadOptions to a header: which contract column each of
 // the file's columns is, and which are ignored.
 type renamer struct {
 	o      *ReadOptions
 	byName map[string]string // file name -> role, for the exact mappings
-	prefix [][2]string       // {role prefix, file prefix}, longest file prefix first
+	prefix [][3]string       // {role prefix, file prefix, @policy or ""}, longest file prefix first
 	ignore map[string]bool
 	used   map[string]bool // the mappings and ignores that matched a column, by flag text
 }
@@ -154,13 +166,17 @@ func newRenamer(o *ReadOptions) *renamer {
 		return r
 	}
 	for role, name := range o.Columns {
-		if strings.HasSuffix(role, "_") && !isVectorName(role) {
-			r.prefix = append(r.prefix, [2]string{role, name})
-		} else {
+		base, policy, named := cutPolicy(role)
+		switch {
+		case named && strings.HasSuffix(base, "_") && !isVectorName(base):
+			r.prefix = append(r.prefix, [3]string{base, name, "@" + policy})
+		case strings.HasSuffix(role, "_") && !isVectorName(role):
+			r.prefix = append(r.prefix, [3]string{role, name, ""})
+		default:
 			r.byName[name] = role
 		}
 	}
-	slices.SortFunc(r.prefix, func(a, b [2]string) int { return len(b[1]) - len(a[1]) })
+	slices.SortFunc(r.prefix, func(a, b [3]string) int { return len(b[1]) - len(a[1]) })
 	for _, name := range o.Ignore {
 		r.ignore[name] = true
 	}
@@ -192,9 +208,9 @@ func (r *renamer) contract(name string) (contract string, ignored bool, flag str
 			continue
 		}
 		if _, k, ok := classify(p[0] + rest); ok && k >= 0 {
-			flag = "--column " + p[0] + "=" + p[1]
+			flag = "--column " + p[0] + p[2] + "=" + p[1]
 			r.used[flag] = true
-			return p[0] + rest, false, flag
+			return p[0] + rest + p[2], false, flag
 		}
 	}
 	return name, false, ""
@@ -333,7 +349,17 @@ var aliases = map[string]alias{
 	"next_obs": {role: "next_state"}, "next_observation": {role: "next_state"},
 	"next_observations": {role: "next_state"}, "new_obs": {role: "next_state"}, "obs_next": {role: "next_state"},
 	"s_next": {role: "next_state"}, "next_s": {role: "next_state"},
+
+	"terminals": {role: "terminal"}, "is_terminal": {role: "terminal"}, "terminated": {role: "terminal"},
+	"terminations": {role: "terminal"}, "is_terminals": {role: "terminal"},
+	"done":  {role: "terminal", note: doneNote},
+	"dones": {role: "terminal", note: doneNote},
 }
+
+// doneNote is said after the suggestion for a done flag: gym's done is
+// also set when a time limit cuts an episode off, which is not a terminal
+// state.
+const doneNote = "if %s is also set where a time limit cut an episode off, set terminal to 0 on those rows: a cut-off episode did not end in a terminal state"
 
 // prefixAliases are other tools' prefixes of vector columns (obs_0,
 // obs_1, ...), by the contract prefix they stand for.

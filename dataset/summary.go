@@ -27,8 +27,12 @@ type Summary struct {
 	// MaxLogRatio is the largest log pi/pi0 over the steps the target
 	// may take (NaN if there are none, or no behavior probabilities).
 	MaxLogRatio float64
-	// OpenEndings counts the episodes whose last step has no next state.
+	// OpenEndings counts the episodes whose last step has no next state
+	// and is not terminal (a terminal step's next state is the absorbing
+	// state).
 	OpenEndings int
+	// Terminal counts the episodes that ended in a terminal state.
+	Terminal int
 }
 
 // LargeRatioLimit is the policy ratio pi/pi0 above which Summarize counts
@@ -87,7 +91,9 @@ func (z *Summarizer) Add(d *Dataset, lo, hi int) {
 		s.Episodes++
 		s.MinLength = min(s.MinLength, b-a)
 		s.MaxLength = max(s.MaxLength, b-a)
-		if b > a && !d.HasFinal[e] {
+		if d.IsTerminal(e) {
+			s.Terminal++
+		} else if b > a && !d.HasFinal[e] {
 			s.OpenEndings++
 		}
 		for j := a; j < b; j++ {
@@ -138,6 +144,7 @@ func (z *Summarizer) Merge(o *Summarizer) {
 	s.ZeroTarget += t.ZeroTarget
 	s.LargeRatio += t.LargeRatio
 	s.OpenEndings += t.OpenEndings
+	s.Terminal += t.Terminal
 	for _, p := range []struct {
 		to   *[]bool
 		from []bool

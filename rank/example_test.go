@@ -24,3 +24,18 @@ func Example() {
 	// pi19 > pi14 > pi17
 	// spearman 0.50, regret@1 0.00
 }
+
+// Picking among six policies worth 1..6 by estimates that put the
+// second best first: the single pick loses a fifth of the spread, the
+// best of the top two loses nothing.
+func ExampleRegret() {
+	truths := []float64{1, 2, 3, 4, 5, 6}
+	estimates := []float64{1.2, 1.9, 3.3, 3.8, 6.5, 6.1}
+	for _, k := range []int{1, 2, 5} {
+		fmt.Printf("regret@%d = %.2f\n", k, rank.Regret(estimates, truths, k))
+	}
+	// Output:
+	// regret@1 = 0.20
+	// regret@2 = 0.00
+	// regret@5 = 0.00
+}

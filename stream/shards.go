@@ -215,6 +215,7 @@ func join(a, d *dataset.Dataset) error {
 	}
 	a.Start[1] = len(a.Reward)
 	a.HasFinal, a.FinalState, a.FinalObs = c.HasFinal, c.FinalState, c.FinalObs
+	a.Terminal = c.Terminal
 	a.NumStates, a.NumActions = max(a.NumStates, c.NumStates), max(a.NumActions, c.NumActions)
 	return nil
 }

@@ -112,10 +112,18 @@ func New(cfg Config) (*Stats, error) {
 // Config returns the configuration the statistics were made with.
 func (s *Stats) Config() Config { return s.cfg }
 
-// Add adds the whole episodes lo to hi-1 of d.
+// Add adds the whole episodes lo to hi-1 of d. Episodes that end in a
+// terminal state are refused: the estimators pad them with the absorbing
+// state to the log's longest episode (ope's absorbing), a length known
+// only at the end of the stream.
 func (s *Stats) Add(d *dataset.Dataset, lo, hi int) error {
 	if err := s.check(d); err != nil {
 		return err
+	}
+	for e := lo; e < hi; e++ {
+		if d.IsTerminal(e) {
+			return fmt.Errorf("episode %q ends in a terminal state: episodic logs do not stream yet (the estimators pad terminal episodes with the absorbing state to the log's longest episode, known only at the end); estimate them from one file", d.IDs[e])
+		}
 	}
 	s.sum.Add(d, lo, hi)
 	mult := s.mult

@@ -29,11 +29,13 @@ func displayName(path, stream string) string {
 // form; package dataset does the work (dataset.ReadOptions).
 type dataFlags struct {
 	Format       string   `placeholder:"FORMAT" help:"The file's format: csv, tsv, csv.gz, tsv.gz or parquet (default: by the file's extension; needed to read standard input, --data -)."`
-	Column       []string `name:"column" sep:"none" placeholder:"ROLE=NAME" help:"Read the file's column NAME as the log contract's column ROLE, e.g. behavior_prob=pscore, episode=trajectory_id, t=step; a prefix maps a vector: state_=obs_ reads obs_0, obs_1, ... Repeatable."`
+	Column       []string `name:"column" sep:"none" placeholder:"ROLE=NAME" help:"Read the file's column NAME as the log contract's column ROLE, e.g. behavior_prob=pscore, episode=trajectory_id, t=step; a prefix maps a vector: state_=obs_ reads obs_0, obs_1, ...; a named target policy's column adds @NAME: target_prob@A=p_a. Repeatable."`
 	Ignore       []string `placeholder:"NAME" help:"Drop these columns of the file unread (any other column the contract does not know is refused)."`
 	Categorical  []string `placeholder:"state|action" help:"The state and/or action columns hold labels (strings): they get ids 0, 1, ... in sorted order."`
 	WriteMapping string   `name:"write-mapping" placeholder:"FILE" help:"With --categorical: write the labels' ids to FILE (CSV: column,id,label)."`
 	Verbose      bool     `help:"Show the Parquet library's own log messages, hidden otherwise."`
+
+	stdinRead []byte // standard input as read (--data -), which readPolicies reads again
 }
 
 // options checks the flags and returns them as dataset.ReadOptions; a
@@ -80,6 +82,12 @@ func (f *dataFlags) read(path string, stderr io.Writer) (*dataset.Dataset, error
 	} else {
 		log.SetOutput(io.Discard)
 	}
+	var in bytes.Buffer // standard input as read, for readPolicies
+	if path == "-" {
+		prevIn := stdin
+		stdin = io.TeeReader(stdin, &in)
+		defer func() { stdin = prevIn }()
+	}
 	d, labels, err := readLog(path, o, stderr)
 	log.SetOutput(prev)
 	if err != nil {
@@ -90,7 +98,36 @@ func (f *dataFlags) read(path string, stderr io.Writer) (*dataset.Dataset, error
 			return nil, err
 		}
 	}
+	f.stdinRead = in.Bytes()
 	return d, nil
+}
+
+// readPolicies returns one dataset per target policy the log names in its
+// columns (target_prob@NAME, ...; dataset.ReadPolicies): d, as read and
+// given its behavior, for the first, and for each other the log read
+// again (standard input from what read kept of it) with d's columns but
+// the target's.
+func (f *dataFlags) readPolicies(path string, d *dataset.Dataset, stderr io.Writer) ([]*dataset.Dataset, error) {
+	if len(d.Policies) <= 1 {
+		return []*dataset.Dataset{d}, nil
+	}
+	o, err := f.options(path)
+	if err != nil {
+		return nil, err
+	}
+	prev := log.Writer()
+	defer log.SetOutput(prev)
+	if !f.Verbose {
+		log.SetOutput(io.Discard)
+	}
+	return dataset.ReadPolicies(d, o, func(o dataset.ReadOptions) (*dataset.Dataset, error) {
+		if path == "-" {
+			d, _, err := dataset.Read(bytes.NewReader(f.stdinRead), stdinName, o)
+			return d, err
+		}
+		d, _, err := readLog(path, o, stderr)
+		return d, err
+	})
 }
 
 // writeLabels writes the labels' ids to path (--write-mapping); they are

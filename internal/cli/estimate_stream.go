@@ -43,7 +43,7 @@ func (c *estimateCmd) runStream(e *runEnv) error {
 	if err != nil {
 		return err
 	}
-	targets, _, err := c.targets()
+	targets, _, err := c.targets(nil, true)
 	if err != nil {
 		return err
 	}

@@ -12,11 +12,14 @@ import (
 	"github.com/ihope-ope/ihope/policy"
 )
 
-// targetPolicy is one --target-policy: a tabular policy read from a file,
-// and the name it goes by in the output.
+// targetPolicy is one target policy: a --target-policy (a tabular policy
+// read from a file, p) or a policy the log names in its columns
+// (target_prob@NAME, ...: d, the log with its target columns), and the
+// name it goes by in the output.
 type targetPolicy struct {
 	name, file string
 	p          *policy.Tabular
+	d          *dataset.Dataset
 }
 
 // policyInfo describes one target policy in the JSON report: its file,
@@ -38,15 +41,26 @@ type targetSummary struct {
 	MaxLogRatio *float64 `json:"max_log_ratio"`
 }
 
-// targets reads the --target-policy files and parses --reference. A
-// policy is named NAME in NAME=FILE, or else by its file's base name
+// targets returns the target policies: those the log names in its
+// columns (named, one dataset each; a log with unnamed target columns has
+// none), then the --target-policy files; and it parses --reference. A
+// policy file is named NAME in NAME=FILE, or else by its file's base name
 // without the extension; names must differ. A reference names its policy
 // (NAME=VALUE), except that the one policy of a run with at most one may
 // be given as a bare VALUE. The returned map holds the references by
-// policy name ("" for the logs' own target when no policy file is
-// given).
-func (c *estimateCmd) targets() ([]targetPolicy, map[string]float64, error) {
+// policy name ("" for the logs' own target when no policy is named).
+//
+// Before the log is read (read false) it checks what the flags alone
+// decide, so that their mistakes come first; a reference to a policy no
+// file names may still name one of the log's columns, and is checked
+// once it is read.
+func (c *estimateCmd) targets(named []*dataset.Dataset, read bool) ([]targetPolicy, map[string]float64, error) {
 	var out []targetPolicy
+	for _, d := range named {
+		if d.Policy != "" {
+			out = append(out, targetPolicy{name: d.Policy, d: d})
+		}
+	}
 	for _, arg := range c.TargetPolicy {
 		name, file, ok := strings.Cut(arg, "=")
 		if !ok || strings.ContainsAny(name, `/\`) { // a path with '=' in it
@@ -56,7 +70,7 @@ func (c *estimateCmd) targets() ([]targetPolicy, map[string]float64, error) {
 			return nil, nil, usagef("--target-policy %q: want FILE or NAME=FILE", arg)
 		}
 		if slices.ContainsFunc(out, func(t targetPolicy) bool { return t.name == name }) {
-			return nil, nil, usagef("--target-policy: two policies named %q: name them with NAME=FILE", name)
+			return nil, nil, usagef("--target-policy: two policies named %q (the log's columns name its policies' too): name them with NAME=FILE", name)
 		}
 		p, err := readPolicyFile(file)
 		if err != nil {
@@ -80,13 +94,13 @@ func (c *estimateCmd) targets() ([]targetPolicy, map[string]float64, error) {
 		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 			return nil, nil, usagef("--reference %q: %q is not a finite number", arg, val)
 		}
-		if ok && !slices.ContainsFunc(out, func(t targetPolicy) bool { return t.name == name }) {
+		if ok && read && !slices.ContainsFunc(out, func(t targetPolicy) bool { return t.name == name }) {
 			var names []string
 			for _, t := range out {
 				names = append(names, t.name)
 			}
 			if len(names) == 0 {
-				return nil, nil, usagef("--reference %q names a policy, but no --target-policy is given: give the bare value", arg)
+				return nil, nil, usagef("--reference %q names a policy, but no --target-policy is given and the log names none: give the bare value", arg)
 			}
 			return nil, nil, usagef("--reference %q: no target policy %q (the policies are %s)", arg, name, strings.Join(names, ", "))
 		}
@@ -112,6 +126,9 @@ func (c *estimateCmd) estimateTargets(d *dataset.Dataset, targets []targetPolicy
 		var t *targetPolicy
 		if len(targets) == 1 {
 			t = &targets[0]
+			if t.d != nil {
+				d = t.d
+			}
 		}
 		rep, err := c.estimate(d, t, stderr)
 		if err != nil {
@@ -132,14 +149,18 @@ func (c *estimateCmd) estimateTargets(d *dataset.Dataset, targets []targetPolicy
 		}
 		return rep, nil
 	}
-	if !d.Discrete() || d.ActionDim > 0 {
+	if (!d.Discrete() || d.ActionDim > 0) && slices.ContainsFunc(targets, func(t targetPolicy) bool { return t.p != nil }) {
 		return nil, usagef("--target-policy needs discrete states and actions (state,p0,p1,... rows)")
 	}
 	var reps []*estimateReport
 	for i := range targets {
 		t := &targets[i]
 		c.policyLabel = t.name
-		rep, err := c.estimate(withLoggedTarget(d, t.p), t, stderr)
+		td := t.d
+		if t.p != nil {
+			td = withLoggedTarget(d, t.p)
+		}
+		rep, err := c.estimate(td, t, stderr)
 		if err != nil {
 			return nil, err
 		}

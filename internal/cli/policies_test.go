@@ -168,30 +168,33 @@ func TestRankingByHand(t *testing.T) {
 }
 
 // Flags of several policies that cannot work are refused as usage errors
-// before the logs are read.
+// before the logs are read, but for a reference to a policy no file
+// names, which may be one of the log's columns.
 func TestTargetPoliciesUsage(t *testing.T) {
 	dir := t.TempDir()
 	files := writePolicies(t, dir, "pi19", "pi18")
+	logs := filepath.Join(dir, "logs.csv")
+	if _, errOut, code := run(t, "sample", "--out", logs, "-n", "5", "-T", "20"); code != ExitOK {
+		t.Fatal(errOut)
+	}
 	for i, c := range []struct {
+		data string
 		args []string
 		want string
 	}{
-		{[]string{"--target-policy", files[0], "--target-policy", files[0]}, `two policies named "pi19"`},
-		{[]string{"--target-policy", files[0], "--target-policy", files[1], "--reference=-0.1"}, "say which: NAME=VALUE"},
-		{[]string{"--target-policy", files[0], "--reference", "pi14=-0.1"}, `no target policy "pi14"`},
-		{[]string{"--target-policy", files[0], "--reference", "pi19=x"}, "not a finite number"},
-		{[]string{"--target-policy", files[0], "--reference", "pi19=1", "--reference=-2"}, "two values"},
+		{"missing.csv", []string{"--target-policy", files[0], "--target-policy", files[0]}, `two policies named "pi19"`},
+		{"missing.csv", []string{"--target-policy", files[0], "--target-policy", files[1], "--reference=-0.1"}, "say which: NAME=VALUE"},
+		{logs, []string{"--target-policy", files[0], "--reference", "pi14=-0.1"}, `no target policy "pi14"`},
+		{logs, []string{"--reference", "pi14=-0.1"}, `no --target-policy is given and the log names none`},
+		{"missing.csv", []string{"--target-policy", files[0], "--reference", "pi19=x"}, "not a finite number"},
+		{"missing.csv", []string{"--target-policy", files[0], "--reference", "pi19=1", "--reference=-2"}, "two values"},
 	} {
-		_, errOut, code := run(t, append([]string{"estimate", "--data", "missing.csv"}, c.args...)...)
+		_, errOut, code := run(t, append([]string{"estimate", "--data", c.data}, c.args...)...)
 		if code != ExitUsage || !strings.Contains(errOut, c.want) {
 			t.Errorf("case %d: exit %d, stderr %q; want usage error %q", i, code, errOut, c.want)
 		}
 	}
 	// NAME=FILE names a policy; the same file twice under two names runs.
-	logs := filepath.Join(dir, "logs.csv")
-	if _, errOut, code := run(t, "sample", "--out", logs, "-n", "5", "-T", "20"); code != ExitOK {
-		t.Fatal(errOut)
-	}
 	rep := estimateJSON(t, "--data", logs, "--bootstrap", "0", "--estimators", "wis-stepwise",
 		"--target-policy", "a="+files[0], "--target-policy", "b="+files[0])
 	var names []string
