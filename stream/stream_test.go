@@ -306,3 +306,18 @@ func TestStreamOneEpisodeAcrossShards(t *testing.T) {
 		t.Errorf("wis-stepwise on one episode: %v", e)
 	}
 }
+
+// Episodes that end in a terminal state are refused, saying why.
+func TestStreamRefusesTerminal(t *testing.T) {
+	dir := t.TempDir()
+	body := "episode,t,state,action,reward,behavior_prob,target_prob,terminal\n" +
+		"a,0,1,0,1,0.5,0.5,0\na,1,2,0,1,0.5,0.5,1\nb,0,1,0,1,0.5,0.5,0\n"
+	if err := os.WriteFile(filepath.Join(dir, "0.csv"), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stats, _ := stream.New(stream.Config{Estimators: []string{"naive"}, Gamma: 1})
+	r := stream.Reader{Files: []string{filepath.Join(dir, "0.csv")}}
+	if err := r.Each(stats.Add); err == nil || !strings.Contains(err.Error(), `episode "a" ends in a terminal state`) {
+		t.Errorf("terminal episode: %v", err)
+	}
+}
