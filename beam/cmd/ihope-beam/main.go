@@ -14,11 +14,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"log/slog"
 	"os"
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	beamlog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 
 	"github.com/ihope-ope/ihope/beam/pipeline"
@@ -42,8 +42,7 @@ var (
 func main() {
 	flag.Parse()
 	if !*verbose {
-		// Prism logs every job's progress through slog at level INFO.
-		slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+		beamlog.LogLevel = "warn" // Prism logs every job's progress at level info
 	}
 	beam.Init()
 	if err := run(context.Background()); err != nil {
