@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -21,13 +22,24 @@ import (
 )
 
 func init() {
-	register.DoFn4x1[context.Context, string, func([]byte), func(string, string), error](&readShardFn{})
-	register.Emitter1[[]byte]()
+	// Statistics move between workers in stream's own exact encoding; in
+	// a fused stage (a shard's reading and the combiner's first merge)
+	// they are not encoded at all.
+	beam.RegisterCoder(reflect.TypeOf((*stream.Stats)(nil)), encodeStats, decodeStats)
+	register.DoFn4x1[context.Context, string, func(*stream.Stats), func(string, string), error](&readShardFn{})
+	register.Emitter1[*stream.Stats]()
 	register.Emitter2[string, string]()
-	register.Combiner3[[]byte, []byte, []byte](&mergeFn{})
+	register.Combiner3[*stream.Stats, *stream.Stats, *stream.Stats](&mergeFn{})
 	register.Function3x0[string, func(*string) bool, func(string)](sharedIDs)
 	register.Iter1[string]()
-	register.DoFn3x1[context.Context, []byte, func(*string) bool, error](&finishFn{})
+	register.DoFn3x1[context.Context, *stream.Stats, func(*string) bool, error](&finishFn{})
+}
+
+func encodeStats(s *stream.Stats) ([]byte, error) { return s.MarshalBinary() }
+
+func decodeStats(b []byte) (*stream.Stats, error) {
+	s := new(stream.Stats)
+	return s, s.UnmarshalBinary(b)
 }
 
 // ReadAttempts is how many times a worker reads a shard that fails with
@@ -103,7 +115,7 @@ type readShardFn struct {
 	Ignore  []string
 }
 
-func (f *readShardFn) ProcessElement(ctx context.Context, path string, emitStats func([]byte), emitID func(string, string)) error {
+func (f *readShardFn) ProcessElement(ctx context.Context, path string, emitStats func(*stream.Stats), emitID func(string, string)) error {
 	o := dataset.ReadOptions{Format: dataset.Format(f.Format), Columns: f.Columns, Ignore: f.Ignore}
 	var d *dataset.Dataset
 	var err error
@@ -117,18 +129,14 @@ func (f *readShardFn) ProcessElement(ctx context.Context, path string, emitStats
 	if err != nil {
 		return err
 	}
-	var st stream.Stats
-	if err := st.UnmarshalBinary(f.Empty); err != nil {
+	st, err := decodeStats(f.Empty)
+	if err != nil {
 		return err
 	}
 	if err := st.Add(d, 0, d.NumEpisodes()); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	b, err := st.MarshalBinary()
-	if err != nil {
-		return err
-	}
-	emitStats(b)
+	emitStats(st)
 	for _, id := range d.IDs {
 		emitID(id, path)
 	}
@@ -180,30 +188,26 @@ func Files(ctx context.Context, pattern string) ([]string, error) {
 	return files, nil
 }
 
-// mergeFn merges encoded statistics.
+// mergeFn merges statistics: the accumulator is a Stats, merged into in
+// place.
 type mergeFn struct {
 	Empty []byte
 }
 
-func (f *mergeFn) CreateAccumulator() []byte { return f.Empty }
+func (f *mergeFn) CreateAccumulator() (*stream.Stats, error) { return decodeStats(f.Empty) }
 
-func (f *mergeFn) AddInput(acc, in []byte) ([]byte, error) { return f.MergeAccumulators(acc, in) }
-
-func (f *mergeFn) MergeAccumulators(a, b []byte) ([]byte, error) {
-	var x, y stream.Stats
-	if err := x.UnmarshalBinary(a); err != nil {
-		return nil, err
-	}
-	if err := y.UnmarshalBinary(b); err != nil {
-		return nil, err
-	}
-	if err := x.Merge(&y); err != nil {
-		return nil, err
-	}
-	return x.MarshalBinary()
+func (f *mergeFn) AddInput(acc, in *stream.Stats) (*stream.Stats, error) {
+	return f.MergeAccumulators(acc, in)
 }
 
-func (f *mergeFn) ExtractOutput(acc []byte) []byte { return acc }
+func (f *mergeFn) MergeAccumulators(a, b *stream.Stats) (*stream.Stats, error) {
+	if err := a.Merge(b); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+func (f *mergeFn) ExtractOutput(acc *stream.Stats) *stream.Stats { return acc }
 
 // sharedIDs emits a message for an episode id found in two or more
 // shards.
@@ -227,7 +231,7 @@ type finishFn struct {
 	Output, Input string
 }
 
-func (f *finishFn) ProcessElement(ctx context.Context, acc []byte, shared func(*string) bool) error {
+func (f *finishFn) ProcessElement(ctx context.Context, st *stream.Stats, shared func(*string) bool) error {
 	var msgs []string
 	var m string
 	for shared(&m) {
@@ -239,10 +243,6 @@ func (f *finishFn) ProcessElement(ctx context.Context, acc []byte, shared func(*
 			return fmt.Errorf("%s (and %d more ids)", msgs[0], len(msgs)-1)
 		}
 		return errors.New(msgs[0])
-	}
-	var st stream.Stats
-	if err := st.UnmarshalBinary(acc); err != nil {
-		return err
 	}
 	res, err := st.Finish()
 	if err != nil {
