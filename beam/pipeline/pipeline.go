@@ -1,0 +1,269 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/gcs"   // gs:// shards and output
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local" // local shards and output
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+
+	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/internal/cli"
+	"github.com/ihope-ope/ihope/stream"
+)
+
+func init() {
+	// Statistics move between workers in stream's own exact encoding; in
+	// a fused stage (a shard's reading and the combiner's first merge)
+	// they are not encoded at all.
+	beam.RegisterCoder(reflect.TypeOf((*stream.Stats)(nil)), encodeStats, decodeStats)
+	register.DoFn4x1[context.Context, string, func(*stream.Stats), func(string, string), error](&readShardFn{})
+	register.Emitter1[*stream.Stats]()
+	register.Emitter2[string, string]()
+	register.Combiner3[*stream.Stats, *stream.Stats, *stream.Stats](&mergeFn{})
+	register.Function3x0[string, func(*string) bool, func(string)](sharedIDs)
+	register.Iter1[string]()
+	register.DoFn3x1[context.Context, *stream.Stats, func(*string) bool, error](&finishFn{})
+}
+
+func encodeStats(s *stream.Stats) ([]byte, error) { return s.MarshalBinary() }
+
+func decodeStats(b []byte) (*stream.Stats, error) {
+	s := new(stream.Stats)
+	return s, s.UnmarshalBinary(b)
+}
+
+// ReadAttempts is how many times a worker reads a shard that fails with
+// an I/O error before it gives up.
+const ReadAttempts = 3
+
+// Config is what the pipeline computes and where it writes.
+type Config struct {
+	// Files are the shards (local paths or gs:// objects).
+	Files []string
+	// Empty is the statistics to fill, with no episode yet (its
+	// configuration: estimators, discount, resamples, seed), as
+	// stream.Stats.MarshalBinary encodes it.
+	Empty []byte
+	// Output is the file the JSON report is written to; Input is what
+	// the report names as the data.
+	Output, Input string
+	// Options read every shard.
+	Options dataset.ReadOptions
+}
+
+// NewConfig lists the shards of input and makes the statistics to fill:
+// the estimators the flags f name, or those ihope estimate would choose
+// for the first shard, which it reads. output is where the report goes.
+func NewConfig(ctx context.Context, input, output string, o dataset.ReadOptions, f cli.StreamFlags) (Config, error) {
+	files, err := Files(ctx, input)
+	if err != nil {
+		return Config{}, err
+	}
+	first, err := ReadShard(ctx, files[0], o)
+	if err != nil {
+		return Config{}, err
+	}
+	st, err := cli.NewStreamStats(first, f)
+	if err != nil {
+		return Config{}, err
+	}
+	empty, err := st.MarshalBinary()
+	if err != nil {
+		return Config{}, err
+	}
+	return Config{Files: files, Empty: empty, Output: output, Input: input, Options: o}, nil
+}
+
+// Build adds the pipeline to s.
+func Build(s beam.Scope, c Config) {
+	s = s.Scope("ihope")
+	files := beam.CreateList(s, c.Files)
+	stats, ids := beam.ParDo2(s, &readShardFn{Empty: c.Empty, Format: string(c.Options.Format),
+		Columns: c.Options.Columns, Ignore: c.Options.Ignore}, files)
+	whole := beam.Combine(s, &mergeFn{Empty: c.Empty}, stats)
+	shared := beam.ParDo(s, sharedIDs, beam.GroupByKey(s, ids))
+	beam.ParDo0(s, &finishFn{Output: c.Output, Input: c.Input}, whole, beam.SideInput{Input: shared})
+}
+
+// openShard opens a shard for reading; tests replace it to inject
+// failures.
+var openShard = func(ctx context.Context, path string) (io.ReadCloser, error) {
+	fs, err := filesystem.New(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	defer fs.Close()
+	return fs.OpenRead(ctx, path)
+}
+
+// readShardFn reads one shard into the statistics of its episodes, and
+// emits each episode's id with the shard's path.
+type readShardFn struct {
+	Empty   []byte
+	Format  string
+	Columns map[string]string
+	Ignore  []string
+}
+
+func (f *readShardFn) ProcessElement(ctx context.Context, path string, emitStats func(*stream.Stats), emitID func(string, string)) error {
+	o := dataset.ReadOptions{Format: dataset.Format(f.Format), Columns: f.Columns, Ignore: f.Ignore}
+	var d *dataset.Dataset
+	var err error
+	for attempt := 1; attempt <= ReadAttempts; attempt++ {
+		d, err = ReadShard(ctx, path, o)
+		var fe *dataset.FormatError
+		if err == nil || errors.As(err, &fe) {
+			break
+		}
+	}
+	if err != nil {
+		return err
+	}
+	st, err := decodeStats(f.Empty)
+	if err != nil {
+		return err
+	}
+	if err := st.Add(d, 0, d.NumEpisodes()); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	emitStats(st)
+	for _, id := range d.IDs {
+		emitID(id, path)
+	}
+	return nil
+}
+
+// ReadShard reads one shard whole (a shard fits in a worker's memory),
+// from any file system Beam knows (local paths, gs://).
+func ReadShard(ctx context.Context, path string, o dataset.ReadOptions) (*dataset.Dataset, error) {
+	rc, err := openShard(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	raw, err := io.ReadAll(rc)
+	if err != nil {
+		return nil, err
+	}
+	if o.Format == "" {
+		if o.Format, err = dataset.FormatOf(path); err != nil {
+			return nil, err
+		}
+	}
+	d, _, err := dataset.ReadAt(bytes.NewReader(raw), int64(len(raw)), path, o)
+	return d, err
+}
+
+// Files returns the shards that pattern names, in lexical order: as
+// stream.Files does for local paths (a glob or a directory), and for a
+// URL such as gs://bucket/logs/*.parquet the matches of Beam's file
+// system.
+func Files(ctx context.Context, pattern string) ([]string, error) {
+	if !strings.Contains(pattern, "://") {
+		return stream.Files(pattern)
+	}
+	fs, err := filesystem.New(ctx, pattern)
+	if err != nil {
+		return nil, err
+	}
+	defer fs.Close()
+	files, err := fs.List(ctx, pattern)
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%s: no such file", pattern)
+	}
+	slices.Sort(files)
+	return files, nil
+}
+
+// mergeFn merges statistics: the accumulator is a Stats, merged into in
+// place.
+type mergeFn struct {
+	Empty []byte
+}
+
+func (f *mergeFn) CreateAccumulator() (*stream.Stats, error) { return decodeStats(f.Empty) }
+
+func (f *mergeFn) AddInput(acc, in *stream.Stats) (*stream.Stats, error) {
+	return f.MergeAccumulators(acc, in)
+}
+
+func (f *mergeFn) MergeAccumulators(a, b *stream.Stats) (*stream.Stats, error) {
+	if err := a.Merge(b); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+func (f *mergeFn) ExtractOutput(acc *stream.Stats) *stream.Stats { return acc }
+
+// sharedIDs emits a message for an episode id found in two or more
+// shards.
+func sharedIDs(id string, paths func(*string) bool, emit func(string)) {
+	var all []string
+	var p string
+	for paths(&p) {
+		if !slices.Contains(all, p) {
+			all = append(all, p)
+		}
+	}
+	if len(all) > 1 {
+		slices.Sort(all)
+		emit(fmt.Sprintf("episode %q is in shards %s: each episode must lie within one shard", id, strings.Join(all, " and ")))
+	}
+}
+
+// finishFn finishes the statistics of the whole log and writes the
+// report, unless an episode id was found in two shards.
+type finishFn struct {
+	Output, Input string
+}
+
+func (f *finishFn) ProcessElement(ctx context.Context, st *stream.Stats, shared func(*string) bool) error {
+	var msgs []string
+	var m string
+	for shared(&m) {
+		msgs = append(msgs, m)
+	}
+	if len(msgs) > 0 {
+		slices.Sort(msgs)
+		if len(msgs) > 1 {
+			return fmt.Errorf("%s (and %d more ids)", msgs[0], len(msgs)-1)
+		}
+		return errors.New(msgs[0])
+	}
+	res, err := st.Finish()
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := cli.WriteStreamJSON(&buf, res, f.Input); err != nil {
+		return err
+	}
+	fs, err := filesystem.New(ctx, f.Output)
+	if err != nil {
+		return err
+	}
+	defer fs.Close()
+	w, err := fs.OpenWrite(ctx, f.Output)
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(buf.Bytes()); err != nil {
+		w.Close()
+		return err
+	}
+	return w.Close()
+}

@@ -1,0 +1,240 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	beamlog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
+
+	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/internal/cli"
+)
+
+func TestMain(m *testing.M) {
+	beamlog.LogLevel = "error" // Prism's job logs; the failing tests' errors are checked
+	beam.Init()
+	os.Exit(m.Run())
+}
+
+// report is the part of ihope estimate's JSON the tests compare.
+type report struct {
+	Data struct {
+		Episodes int `json:"episodes"`
+		Steps    int `json:"steps"`
+	} `json:"data"`
+	Estimates []struct {
+		Estimator string   `json:"estimator"`
+		Estimate  *float64 `json:"estimate"`
+		CILow     *float64 `json:"ci_low"`
+		CIHigh    *float64 `json:"ci_high"`
+		Error     string   `json:"error"`
+	} `json:"estimates"`
+}
+
+// shards samples k Taxi shards of n episodes of T steps into a new
+// directory, each with its own seed and episode ids.
+func shards(t *testing.T, k, n, T int, ext string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for i := range k {
+		path := filepath.Join(dir, fmt.Sprintf("shard-%02d.%s", i, ext))
+		var out, errOut bytes.Buffer
+		args := []string{"sample", "-n", fmt.Sprint(n), "-T", fmt.Sprint(T), "--seed", fmt.Sprint(i + 1),
+			"--id-prefix", fmt.Sprintf("s%d-", i), "--out", path}
+		if code := cli.Run(args, &out, &errOut); code != cli.ExitOK {
+			t.Fatalf("sample: %s", errOut.String())
+		}
+	}
+	return dir
+}
+
+// estimate runs ihope estimate --json on the shards.
+func estimate(t *testing.T, input string, flags ...string) report {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	if code := cli.Run(append([]string{"estimate", "--data", input, "--json"}, flags...), &out, &errOut); code != cli.ExitOK {
+		t.Fatalf("estimate: %s", errOut.String())
+	}
+	var r report
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// runPipeline runs the pipeline on Prism and returns its report, or the
+// pipeline's error.
+func runPipeline(t *testing.T, input string, f cli.StreamFlags) (report, error) {
+	t.Helper()
+	output := filepath.Join(t.TempDir(), "out.json")
+	c, err := NewConfig(context.Background(), input, output, dataset.ReadOptions{}, f)
+	if err != nil {
+		return report{}, err
+	}
+	p, s := beam.NewPipelineWithRoot()
+	Build(s, c)
+	if _, err := prism.Execute(context.Background(), p); err != nil {
+		return report{}, err
+	}
+	raw, err := os.ReadFile(output)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r report
+	if err := json.Unmarshal(raw, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r, nil
+}
+
+// sameReports checks the pipeline's report against ihope estimate's: the
+// same rows, and estimates and intervals within 1e-12 relative for the
+// estimators whose results are sums, which the runner adds in another
+// order than one machine does. bch-tabular and model-based solve their
+// sums' linear systems iteratively to a relative residual of 1e-12,
+// which gives their ratios to about 1e-9 (ratio.Tabular.Tol): another
+// order of the same sums moves their results by that much, and the
+// bootstrap's quantiles, solved from the point solution, by up to 1e-8.
+func sameReports(t *testing.T, got, want report) {
+	t.Helper()
+	if got.Data.Episodes != want.Data.Episodes || got.Data.Steps != want.Data.Steps {
+		t.Errorf("data: %d episodes, %d steps; want %d, %d", got.Data.Episodes, got.Data.Steps, want.Data.Episodes, want.Data.Steps)
+	}
+	if len(got.Estimates) != len(want.Estimates) || len(want.Estimates) == 0 {
+		t.Fatalf("%d rows, want %d", len(got.Estimates), len(want.Estimates))
+	}
+	worst := 0.0
+	for i, w := range want.Estimates {
+		g := got.Estimates[i]
+		tol := 1e-12
+		if w.Estimator == "bch-tabular" || w.Estimator == "model-based" {
+			tol = 1e-7
+		}
+		close := func(a, b *float64) bool {
+			if a == nil || b == nil {
+				return a == nil && b == nil
+			}
+			d := math.Abs(*a-*b) / math.Max(1e-300, math.Abs(*b))
+			if tol < 1e-9 {
+				worst = math.Max(worst, d)
+			}
+			return d <= tol
+		}
+		if g.Estimator != w.Estimator || g.Error != w.Error || !close(g.Estimate, w.Estimate) || !close(g.CILow, w.CILow) || !close(g.CIHigh, w.CIHigh) {
+			t.Errorf("row %d: pipeline %s %v [%v, %v] %q; estimate %s %v [%v, %v] %q", i, g.Estimator, val(g.Estimate), val(g.CILow), val(g.CIHigh), g.Error,
+				w.Estimator, val(w.Estimate), val(w.CILow), val(w.CIHigh), w.Error)
+		}
+	}
+	t.Logf("largest relative difference of the sums' estimators: %.2g", worst)
+}
+
+func val(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+// The pipeline on Prism over 4 shards gives ihope estimate's report on
+// the same shards: every default estimator's estimate and Poisson
+// bootstrap interval, to 1e-9 relative.
+func TestPipelineEqualsEstimate(t *testing.T) {
+	dir := shards(t, 4, 10, 60, "parquet")
+	want := estimate(t, dir, "--bootstrap", "40", "--seed", "7")
+	got, err := runPipeline(t, dir, cli.StreamFlags{Gamma: 1, Bootstrap: 40, Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want.Data.Episodes != 40 {
+		t.Fatalf("%d episodes, want 40", want.Data.Episodes)
+	}
+	sameReports(t, got, want)
+}
+
+// A shard whose content is wrong fails the pipeline with the reader's
+// error: the file, the row and the column.
+func TestPipelineBadShard(t *testing.T) {
+	dir := shards(t, 3, 4, 20, "csv")
+	bad := filepath.Join(dir, "shard-01.csv")
+	raw, err := os.ReadFile(bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(raw), "\n")
+	header := strings.Split(lines[0], ",")
+	col := -1
+	for j, h := range header {
+		if h == "reward" {
+			col = j
+		}
+	}
+	fields := strings.Split(lines[3], ",")
+	fields[col] = "1.5.2"
+	lines[3] = strings.Join(fields, ",")
+	if err := os.WriteFile(bad, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = runPipeline(t, dir, cli.StreamFlags{Gamma: 1})
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, want := range []string{bad, "row 4", `column "reward"`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	// An episode id in two shards is refused, naming both.
+	dir2 := shards(t, 2, 3, 10, "csv")
+	for i := range 2 {
+		p := filepath.Join(dir2, fmt.Sprintf("shard-%02d.csv", i))
+		raw, _ := os.ReadFile(p)
+		os.WriteFile(p, bytes.ReplaceAll(raw, []byte(fmt.Sprintf("s%d-", i)), []byte("x-")), 0o644)
+	}
+	_, err = runPipeline(t, dir2, cli.StreamFlags{Gamma: 1})
+	if err == nil || !strings.Contains(err.Error(), `episode "x-0" is in shards`) {
+		t.Errorf("shared ids: %v", err)
+	}
+}
+
+// A worker that fails to read a shard (an I/O error, injected on the
+// first attempt at one shard) reads it again, and no shard is lost or
+// counted twice: the report is the one without the failure.
+func TestPipelineReadRetried(t *testing.T) {
+	dir := shards(t, 4, 6, 40, "parquet")
+	want := estimate(t, dir, "--bootstrap", "20", "--seed", "2")
+	var mu sync.Mutex
+	attempts := map[string]int{}
+	prev := openShard
+	openShard = func(ctx context.Context, path string) (io.ReadCloser, error) {
+		mu.Lock()
+		attempts[filepath.Base(path)]++
+		n := attempts[filepath.Base(path)]
+		mu.Unlock()
+		if filepath.Base(path) == "shard-02.parquet" && n == 1 {
+			return nil, errors.New("injected: connection reset")
+		}
+		return prev(ctx, path)
+	}
+	defer func() { openShard = prev }()
+	got, err := runPipeline(t, dir, cli.StreamFlags{Gamma: 1, Bootstrap: 20, Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameReports(t, got, want)
+	// shard-00 is read once more by the driver (to choose estimators).
+	if attempts["shard-02.parquet"] != 2 || attempts["shard-01.parquet"] != 1 {
+		t.Errorf("attempts %v: want shard-02 read twice, shard-01 once", attempts)
+	}
+}

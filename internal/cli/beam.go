@@ -1,0 +1,27 @@
+package cli
+
+import (
+	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/stream"
+)
+
+// StreamFlags are the flags of ihope estimate over shards that ihope-beam
+// shares, with their meaning there.
+type StreamFlags struct {
+	Estimators []string // --estimators (empty: the default set's streamable ones that apply)
+	Gamma      float64  // --gamma
+	Bootstrap  int      // --bootstrap: Poisson resamples
+	Seed       uint64   // --seed: the bootstrap's
+	Alpha      float64  // --alpha: 1 - the intervals' level
+	Estimand   string   // --estimand ("" for the default)
+}
+
+// NewStreamStats returns the empty statistics that ihope estimate streams
+// for shards whose first shard is d, under the flags f: the same
+// estimators, chosen by the same rule, with the same settings. ihope-beam
+// fills them on its workers.
+func NewStreamStats(d *dataset.Dataset, f StreamFlags) (*stream.Stats, error) {
+	c := &estimateCmd{Estimators: f.Estimators, Gamma: f.Gamma, Bootstrap: f.Bootstrap, Seed: f.Seed,
+		Alpha: f.Alpha, Estimand: f.Estimand}
+	return c.newStats(d, nil)
+}
