@@ -101,12 +101,17 @@ type MQL struct {
 	// Workers is the number of goroutines of the pass over the data. If
 	// 0, GOMAXPROCS. It does not change the result.
 	Workers int
+	// Neural chooses the neural form on real states (see MQL), with the
+	// settings Network; the fields above are then unused.
+	Neural  bool
+	Network MinimaxNeural
 }
 
 var (
 	_ Learner = MQL{}
 	_ Model   = (*MQLTabularModel)(nil)
 	_ Model   = (*MQLKernelModel)(nil)
+	_ Model   = (*MQLNeuralModel)(nil)
 )
 
 // Name returns "mql".
@@ -122,8 +127,13 @@ func (l MQL) Fit(d *dataset.Dataset, gamma float64, target Target) (Model, error
 	if d == nil || d.NumEpisodes() == 0 {
 		return nil, errors.New("value: mql: no data")
 	}
-	if d.Discrete() {
+	switch {
+	case d.Discrete() && l.Neural:
+		return nil, errors.New("value: mql: the neural form needs real-valued states; the tabular solve is exact on discrete ones")
+	case d.Discrete():
 		return fitMQLTabular(d, gamma, target)
+	case l.Neural:
+		return l.fitNeural(d, gamma, target)
 	}
 	return l.fitKernel(d, gamma, target)
 }
