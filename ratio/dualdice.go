@@ -1,6 +1,7 @@
 package ratio
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/ihope-ope/ihope/dataset"
@@ -64,6 +65,10 @@ type DualDICE struct {
 	// Kernel holds the settings of the real-state fit (its Ridge fixes
 	// the relative lambda there; 0 cross-validates it).
 	Kernel PairKernel
+	// Neural chooses the neural form on real states (see above), with
+	// the settings Network (its Ridge is lambda).
+	Neural  bool
+	Network value.MinimaxNeural
 }
 
 // Name returns "dualdice".
@@ -75,8 +80,13 @@ func (l DualDICE) FitPairs(d *dataset.Dataset, gamma float64, target value.Targe
 	if l.Ridge < 0 {
 		return nil, fmt.Errorf("ratio: dualdice: ridge %v, want >= 0", l.Ridge)
 	}
-	if d != nil && d.Discrete() {
+	switch {
+	case d != nil && d.Discrete() && l.Neural:
+		return nil, errors.New("ratio: dualdice: the neural form needs real-valued states; the tabular solve is exact on discrete ones")
+	case d != nil && d.Discrete():
 		return fitPairTabular("dualdice", d, gamma, target, l.Ridge)
+	case l.Neural:
+		return fitPairNeural("dualdice", d, gamma, target, l.Network, true)
 	}
 	return fitPairKernel("dualdice", d, gamma, target, l.Kernel, penaltySecondMoment)
 }

@@ -1,6 +1,8 @@
 package ratio
 
 import (
+	"errors"
+
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/value"
 )
@@ -95,6 +97,10 @@ import (
 type MWL struct {
 	// Kernel holds the settings of the real-state fit.
 	Kernel PairKernel
+	// Neural chooses the neural form on real states (see above), with
+	// the settings Network.
+	Neural  bool
+	Network value.MinimaxNeural
 }
 
 // Name returns "mwl".
@@ -103,8 +109,13 @@ func (MWL) Name() string { return "mwl" }
 // FitPairs learns w on d: tabular for discrete states, the kernel fit for
 // real states and discrete actions.
 func (l MWL) FitPairs(d *dataset.Dataset, gamma float64, target value.Target) (PairModel, error) {
-	if d != nil && d.Discrete() {
+	switch {
+	case d != nil && d.Discrete() && l.Neural:
+		return nil, errors.New("ratio: mwl: the neural form needs real-valued states; the tabular solve is exact on discrete ones")
+	case d != nil && d.Discrete():
 		return fitPairTabular("mwl", d, gamma, target, 0)
+	case l.Neural:
+		return fitPairNeural("mwl", d, gamma, target, l.Network, false)
 	}
 	return fitPairKernel("mwl", d, gamma, target, l.Kernel, penaltyBumps)
 }
