@@ -50,6 +50,24 @@ import (
 // at n = 320, gamma = 0.9, ridge 1e-4), where the pull of E_D[w^2]
 // towards w = 0 is felt.
 //
+// Real states, discrete actions (neural, Neural set; --ratio-model
+// neural): the kernel form of DualDICE with zeta a network, that is MWL's
+// neural loss (see MWL) plus lambda E_D[w~^2] (Network.Ridge,
+// value.DefaultNeuralDICERidge = 1e-3) over the minibatch, with nu's
+// maximum taken in closed form over the RKHS ball as above. The paper's
+// own neural form was not chosen: its Eq. (11) (one network nu, w = nu -
+// B nu) squares a one-sample estimate of B nu, which is biased whenever
+// transitions are random (double sampling; the linear-Gaussian test
+// world has noise 0.5), and gives w only per logged transition, not as a
+// function of (s, a) as PairModel promises; its saddle-point form (Eqs.
+// (13)-(15), two networks nu and zeta trained by gradient descent-ascent,
+// as in dice_rl's NeuralDualDice) has no loss that falls as the fit
+// improves, so no held-out early stopping, and is known to need careful
+// step sizes. The kernel form is the limit of the closed-form fit above
+// (same loss, same regulariser), so the two are comparable on the same
+// data. As in MWL, w is normalised by its batch mean (the penalty then
+// acts on w's spread, not its level).
+//
 // References:
 //
 //	O. Nachum, Y. Chow, B. Dai, L. Li. DualDICE: Behavior-Agnostic

@@ -76,6 +76,27 @@ import (
 // states; 50 random Fourier features added to the monomials were worse
 // than either, 0.016 to 0.24).
 //
+// Real states, discrete actions (neural, Neural set; --value-model
+// neural): q(s, .) = Shift + Unit net(x), a network of the standardised
+// state with one linear output per action (Shift = mean(r)/(1 - gamma),
+// Unit = sd(r)/(1 - gamma); for gamma = 1, Shift = 0 and Unit =
+// 10 sd(r)), and the loss is the kernel loss above on minibatches of B
+// transitions, the squared RKHS norm of
+//
+//	mu = (1/B) sum_i (delta_i - kappa) e_{a_i} delta_{x_i},   delta_i = r_i + gamma q(s'_i, pi) - q(s_i, a_i),
+//
+// q(s'_i, pi) the exact mean over the next_target_prob_k columns
+// (minimax.MeasureLoss; V-statistic by default, U-statistic with
+// Network.UStatistic). The scalar kappa is profiled out of every
+// minibatch in closed form (kappa = <mu_delta, mu_1> / ||mu_1||^2): for
+// gamma = 1 it is the average reward rho; for gamma < 1 it is (1 - gamma)
+// times a shift of q, the direction the loss sees only through
+// (1 - gamma) and that Adam otherwise crawls along (without it the
+// estimate stayed near the behavior's mean reward after 3000
+// iterations). The model's kappa is profiled on a fixed sample of up to
+// 1024 training transitions at every evaluation and kept with the best
+// held-out parameters (value.MinimaxNeural has the training's settings).
+//
 // References:
 //
 //	M. Uehara, J. Huang, N. Jiang. Minimax Weight and Q-Function Learning
