@@ -226,7 +226,7 @@ func fitPairNeural(name string, d *dataset.Dataset, gamma float64, target value.
 			idx[k] = rng.IntN(train.Len())
 			st[k] = rng.IntN(train.Starts())
 		}
-		v, err := tr.loss(train, idx, st, gamma, lambda, !set.UStatistic, true)
+		v, err := tr.loss(train, idx, st, gamma, lambda, set.VStatistic, true)
 		if err != nil {
 			return 0, fmt.Errorf("ratio: %s: %w", name, err)
 		}

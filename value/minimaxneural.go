@@ -51,13 +51,16 @@ type MinimaxNeural struct {
 	// BandwidthSample is the number of states whose pairwise distances
 	// give the median heuristic. If 0, 1000.
 	BandwidthSample int
-	// UStatistic trains on the minibatch U-statistic (the pairs of
-	// distinct transitions only), unbiased for the population loss, in
-	// place of the V-statistic, whose diagonal adds a penalty of order
-	// 1/B on the squared size of each transition's term (E_D[w^2] for
-	// MWL, the squared Bellman residual for MQL). The held-out loss is
-	// always the U-statistic.
-	UStatistic bool
+	// VStatistic trains on the minibatch V-statistic (all pairs of
+	// transitions, the diagonal included) in place of the U-statistic
+	// (pairs of distinct transitions), which is unbiased for the
+	// population loss. The V-statistic's diagonal adds a penalty of order
+	// 1/B on each transition's own term (E_D[w^2] for MWL, the squared
+	// Bellman residual for MQL) that biases the fit: on the
+	// discrete-action linear-Gaussian problem (gamma = 1, 8,000
+	// transitions, 8,000 iterations) mwl's error was -1.10 with it and
+	// -0.45 without. The held-out loss is always the U-statistic.
+	VStatistic bool
 	// Ridge is DualDICE's weight lambda of E_D[w^2] in its loss (see
 	// ratio.DualDICE); 0 takes DefaultNeuralDICERidge. MWL and MQL ignore
 	// it. It must not be negative.

@@ -183,7 +183,7 @@ func (l MQL) fitNeural(d *dataset.Dataset, gamma float64, target Target) (*MQLNe
 		for k := range idx {
 			idx[k] = rng.IntN(train.Len())
 		}
-		v, err := tr.loss(train, idx, gamma, m.Shift, m.Unit, 0, true, !set.UStatistic, true)
+		v, err := tr.loss(train, idx, gamma, m.Shift, m.Unit, 0, true, set.VStatistic, true)
 		if err != nil {
 			return 0, fmt.Errorf("value: mql: %w", err)
 		}
