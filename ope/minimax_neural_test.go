@@ -1,71 +1,15 @@
 package ope_test
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
-	"strings"
 	"testing"
 
+	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/env/lineargauss"
 	"github.com/ihope-ope/ihope/ope"
 )
-
-// neuralMinimaxTable logs, for the neural forms of mwl, dualdice and mql
-// (--ratio-model neural, --value-model neural) beside their kernel forms,
-// the error against the quadrature truth of the discrete-action
-// linear-Gaussian problem for every n (episodes of 100 steps) and seed,
-// and returns the neural forms' RMSE per n.
-func neuralMinimaxTable(t *testing.T, gamma float64, ns []int, seeds int, o ope.Options) map[string][]float64 {
-	t.Helper()
-	sys, target, behavior := lineargauss.DiscreteProblem()
-	truth, err := sys.LongRun(target, gamma)
-	if err != nil {
-		t.Fatal(err)
-	}
-	names := []string{"mwl", "dualdice", "mql"}
-	o.Estimand, o.RatioModel, o.ValueModel = ope.LongRun, "neural", "neural"
-	neural, err := ope.New(names, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kernel, err := ope.New(names, ope.Options{Estimand: ope.LongRun})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rmse := map[string][]float64{}
-	var b strings.Builder
-	for _, n := range ns {
-		se := map[string]float64{}
-		for seed := range seeds {
-			d, err := sys.Sample(rand.New(rand.NewPCG(uint64(seed)+1, 7)), behavior, target, n, 100)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i, e := range neural {
-				res, err := e.Estimate(d, gamma)
-				if err != nil {
-					t.Fatalf("%s: %v", e.Name(), err)
-				}
-				if res.Learner != "neural" {
-					t.Errorf("%s: learner %q, want neural", e.Name(), res.Learner)
-				}
-				kres, err := kernel[i].Estimate(d, gamma)
-				if err != nil {
-					t.Fatalf("%s: %v", e.Name(), err)
-				}
-				se[e.Name()] += (res.Value - truth) * (res.Value - truth) / float64(seeds)
-				fmt.Fprintf(&b, "\n  n %4d seed %d %-9s neural %+.4f  kernel %+.4f", n, seed+1, e.Name(), res.Value-truth, kres.Value-truth)
-			}
-		}
-		for _, name := range names {
-			rmse[name] = append(rmse[name], math.Sqrt(se[name]))
-		}
-	}
-	t.Logf("gamma %g (truth %.6f), errors of the neural and kernel forms:%s", gamma, truth, b.String())
-	return rmse
-}
 
 // The neural forms of mwl, dualdice and mql run from the registry
 // (--ratio-model neural, --value-model neural, --train-seed), their rows
@@ -106,20 +50,66 @@ func TestMinimaxNeuralDeterministic(t *testing.T) {
 }
 
 // On the discrete-action linear-Gaussian problem the neural forms move
-// from the mean logged reward towards the truth, and stay within a stated
-// tolerance of their kernel forms. In CI one seed of n = 20 and 80
-// episodes at gamma = 0.9; with IHOPE_LONG=1 the table the README quotes
-// (gamma 0.9 and 1, n = 20 and 160, 2 seeds).
-func TestMinimaxNeuralConverges(t *testing.T) {
-	if testing.Short() {
-		t.Skip("trains networks")
-	}
-	gammas, ns, seeds := []float64{0.9}, []int{20, 80}, 1
+// from the mean logged reward (the estimate of a constant w or q) towards
+// the truth, and stay within 1.2 of their kernel forms. This is the bar
+// they meet: they are far less accurate than the closed forms at equal
+// data, and their error did not shrink from n = 20 to 160 episodes (see
+// the README). In CI n = 20 episodes of 100 steps at gamma = 0.9 with
+// 1500 iterations; with IHOPE_LONG=1 the README's table (gamma 0.9 and 1,
+// n = 20 and 160, default settings).
+func TestMinimaxNeuralLearns(t *testing.T) {
+	gammas, ns, o := []float64{0.9}, []int{20}, ope.Options{Seed: 1}
+	o.Minimax.MaxIter = 1500
 	if os.Getenv("IHOPE_LONG") != "" {
-		gammas, ns, seeds = []float64{0.9, 1}, []int{20, 160}, 2
+		gammas, ns, o = []float64{0.9, 1}, []int{20, 160}, ope.Options{Seed: 1}
 	}
+	sys, target, behavior := lineargauss.DiscreteProblem()
 	for _, gamma := range gammas {
-		rmse := neuralMinimaxTable(t, gamma, ns, seeds, ope.Options{Seed: 1})
-		t.Logf("gamma %g: RMSE of the neural forms for n = %v: %v", gamma, ns, rmse)
+		truth, err := sys.LongRun(target, gamma)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range ns {
+			d, err := sys.Sample(rand.New(rand.NewPCG(1, 7)), behavior, target, n, 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			naive := 0.0
+			for _, r := range d.Reward {
+				naive += r / float64(len(d.Reward))
+			}
+			for name, v := range neuralAndKernel(t, d, gamma, o) {
+				t.Logf("gamma %g, n %d: %-9s neural %+.4f  kernel %+.4f  (mean reward %+.4f; errors against the truth %.4f)",
+					gamma, n, name, v[0]-truth, v[1]-truth, naive-truth, truth)
+				if !(math.Abs(v[0]-truth) < math.Abs(naive-truth)) || !(math.Abs(v[0]-v[1]) < 1.2) {
+					t.Errorf("gamma %g, n %d, %s: neural %v, kernel %v, mean reward %v, truth %v", gamma, n, name, v[0], v[1], naive, truth)
+				}
+			}
+		}
 	}
+}
+
+// neuralAndKernel returns the neural and kernel estimates of mwl,
+// dualdice and mql on d.
+func neuralAndKernel(t *testing.T, d *dataset.Dataset, gamma float64, o ope.Options) map[string][2]float64 {
+	t.Helper()
+	names := []string{"mwl", "dualdice", "mql"}
+	o.Estimand, o.RatioModel, o.ValueModel = ope.LongRun, "neural", "neural"
+	out := map[string][2]float64{}
+	for k, opts := range []ope.Options{o, {Estimand: ope.LongRun}} {
+		ests, err := ope.New(names, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range ests {
+			res, err := e.Estimate(d, gamma)
+			if err != nil {
+				t.Fatalf("%s: %v", e.Name(), err)
+			}
+			v := out[e.Name()]
+			v[k] = res.Value
+			out[e.Name()] = v
+		}
+	}
+	return out
 }

@@ -103,7 +103,7 @@ import (
 // distributions at s'_i and s0_i taken exactly from the
 // next_target_prob_k and target_prob_k columns: the U-statistic (pairs of
 // distinct transitions, unbiased) by default, the V-statistic (all pairs)
-// with Network.VStatistic. w is normalised by its batch mean for every gamma:
+// with Network.Statistic "V". w is normalised by its batch mean for every gamma:
 // for gamma = 1 that is the constraint E_D[w] = 1; for gamma < 1 the
 // population solution has E_D[w] = 1 too (take f = 1 in Eq. (2)), but
 // the loss sees a change of w's level only through (1 - gamma)^2, so an

@@ -226,7 +226,7 @@ func fitPairNeural(name string, d *dataset.Dataset, gamma float64, target value.
 			idx[k] = rng.IntN(train.Len())
 			st[k] = rng.IntN(train.Starts())
 		}
-		v, err := tr.loss(train, idx, st, gamma, lambda, set.VStatistic, true)
+		v, err := tr.loss(train, idx, st, gamma, lambda, set.Statistic == "V", true)
 		if err != nil {
 			return 0, fmt.Errorf("ratio: %s: %w", name, err)
 		}
@@ -256,7 +256,7 @@ func fitPairNeural(name string, d *dataset.Dataset, gamma float64, target value.
 			return v, nil
 		}
 	}
-	rec, err := minimax.Schedule{MaxIter: set.MaxIter, EvalEvery: set.EvalEvery, Patience: set.Patience}.
+	rec, err := minimax.Schedule{MaxIter: set.MaxIter, EvalEvery: set.EvalEvery, Patience: set.Patience, Average: set.Average}.
 		Run([][]float64{m.Net.Params()}, step, heldOut)
 	if err != nil {
 		return nil, err

@@ -86,8 +86,9 @@ import (
 //	mu = (1/B) sum_i (delta_i - kappa) e_{a_i} delta_{x_i},   delta_i = r_i + gamma q(s'_i, pi) - q(s_i, a_i),
 //
 // q(s'_i, pi) the exact mean over the next_target_prob_k columns
-// (minimax.MeasureLoss; U-statistic by default, V-statistic with
-// Network.VStatistic). The scalar kappa is profiled out of every
+// (minimax.MeasureLoss; the V-statistic by default, whose diagonal adds
+// E_D[delta^2]/B, the U-statistic with Network.Statistic "U", unbounded
+// below on a batch). The scalar kappa is profiled out of every
 // minibatch in closed form (kappa = <mu_delta, mu_1> / ||mu_1||^2): for
 // gamma = 1 it is the average reward rho; for gamma < 1 it is (1 - gamma)
 // times a shift of q, the direction the loss sees only through

@@ -183,7 +183,7 @@ func (l MQL) fitNeural(d *dataset.Dataset, gamma float64, target Target) (*MQLNe
 		for k := range idx {
 			idx[k] = rng.IntN(train.Len())
 		}
-		v, err := tr.loss(train, idx, gamma, m.Shift, m.Unit, 0, true, set.VStatistic, true)
+		v, err := tr.loss(train, idx, gamma, m.Shift, m.Unit, 0, true, set.Statistic != "U", true)
 		if err != nil {
 			return 0, fmt.Errorf("value: mql: %w", err)
 		}
@@ -214,7 +214,7 @@ func (l MQL) fitNeural(d *dataset.Dataset, gamma float64, target Target) (*MQLNe
 			return v, nil
 		}
 	}
-	rec, err := minimax.Schedule{MaxIter: set.MaxIter, EvalEvery: set.EvalEvery, Patience: set.Patience}.
+	rec, err := minimax.Schedule{MaxIter: set.MaxIter, EvalEvery: set.EvalEvery, Patience: set.Patience, Average: set.Average}.
 		Run([][]float64{m.Net.Params(), level}, step, heldOut)
 	if err != nil {
 		return nil, err

@@ -402,8 +402,15 @@ const HeldOutUnits = 1024
 // Adam steps on minibatches until MaxIter, evaluating a held-out loss
 // every EvalEvery steps and stopping when it has not improved for
 // Patience evaluations; the parameters of the best evaluation are kept.
+//
+// With Average > 0 the model is not the online parameters but their
+// exponential moving average with time constant Average iterations
+// (Polyak averaging; the mean of all iterates while there are fewer
+// than Average): the held-out loss is evaluated on it and it is what is
+// kept. With a constant step size the online parameters keep
+// fluctuating around the minimum of a flat loss.
 type Schedule struct {
-	MaxIter, EvalEvery, Patience int
+	MaxIter, EvalEvery, Patience, Average int
 }
 
 // Record is what a Schedule's run did: the iterations run, the one whose
@@ -425,6 +432,21 @@ func (s Schedule) Run(params [][]float64, step func() (float64, error), heldOut 
 	for i, p := range params {
 		best[i] = slices.Clone(p)
 	}
+	var avg, online [][]float64
+	if s.Average > 0 {
+		for _, p := range params {
+			avg = append(avg, slices.Clone(p))
+			online = append(online, slices.Clone(p))
+		}
+	}
+	// swap exchanges the online parameters and their average.
+	swap := func() {
+		for i, p := range params {
+			copy(online[i], p)
+			copy(p, avg[i])
+			copy(avg[i], online[i])
+		}
+	}
 	bestLoss, since := math.Inf(1), 0
 	sum, count := 0.0, 0
 	for rec.Iterations < s.MaxIter {
@@ -432,6 +454,14 @@ func (s Schedule) Run(params [][]float64, step func() (float64, error), heldOut 
 		v, err := step()
 		if err != nil {
 			return rec, err
+		}
+		if avg != nil {
+			a := 1 / float64(min(rec.Iterations, s.Average))
+			for i, p := range params {
+				for k, x := range p {
+					avg[i][k] += a * (x - avg[i][k])
+				}
+			}
 		}
 		sum += v
 		count++
@@ -442,22 +472,35 @@ func (s Schedule) Run(params [][]float64, step func() (float64, error), heldOut 
 		if heldOut == nil {
 			continue
 		}
+		if avg != nil {
+			swap()
+		}
 		ho, err := heldOut()
+		if err == nil && ho < bestLoss {
+			for i, p := range params {
+				copy(best[i], p)
+			}
+		}
+		if avg != nil {
+			swap()
+		}
 		if err != nil {
 			return rec, err
 		}
 		if ho < bestLoss {
 			bestLoss, since = ho, 0
 			rec.BestIter, rec.HeldOutLoss = rec.Iterations, ho
-			for i, p := range params {
-				copy(best[i], p)
-			}
 		} else if since++; since >= s.Patience {
 			break
 		}
 	}
 	if heldOut == nil || rec.BestIter == 0 {
 		rec.BestIter = rec.Iterations
+		if avg != nil {
+			for i, p := range params {
+				copy(p, avg[i])
+			}
+		}
 		return rec, nil
 	}
 	for i, p := range params {
