@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/ihope-ope/ihope/env/lineargauss"
 	"github.com/ihope-ope/ihope/internal/gradcheck"
 )
 
@@ -92,5 +93,54 @@ func TestSchedule(t *testing.T) {
 	// Evaluations at 2, 4, ..., 12: best 2 at iteration 8, then 6 and 7.
 	if rec.Iterations != 12 || rec.BestIter != 8 || p[0] != 8 || rec.HeldOutLoss != 2 || rec.TrainLoss != 11.5 {
 		t.Errorf("record %+v, parameter %v; want 12 iterations, best 8 with loss 2, parameter 8, train loss 11.5", rec, p[0])
+	}
+}
+
+// Split partitions the transitions: by whole episodes when there are
+// enough (every transition once, each with its own episode's start), by
+// the last steps of every episode otherwise.
+func TestSplit(t *testing.T) {
+	sys, target, behavior := lineargauss.DiscreteProblem()
+	for _, tc := range []struct {
+		episodes  int
+		byEpisode bool
+	}{{20, true}, {3, false}} {
+		d, err := sys.Sample(rand.New(rand.NewPCG(1, 1)), behavior, target, tc.episodes, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mean, scale := Scaling(d)
+		nd := NewNeuralData(d, mean, scale)
+		train, held := nd.Split(rand.New(rand.NewPCG(2, 2)), 0.1)
+		if held == nil || train.Len()+held.Len() != nd.Len() {
+			t.Fatalf("%d episodes: %d + %v transitions of %d", tc.episodes, train.Len(), held, nd.Len())
+		}
+		seen := map[float64]int{}
+		for _, part := range []*NeuralData{train, held} {
+			for i := range part.Len() {
+				seen[part.S[i]]++
+				// The transition's start is its own episode's.
+				e := part.Episode[part.Start[i]]
+				lo, hi := d.Span(int(e))
+				found := false
+				for j := lo; j < hi; j++ {
+					found = found || (d.ObsAt(j)[0]-mean[0])/scale[0] == part.S[i]
+				}
+				if !found {
+					t.Errorf("%d episodes: a transition paired with episode %d's start is not in it", tc.episodes, e)
+				}
+			}
+		}
+		for s, k := range seen {
+			if k != 1 {
+				t.Errorf("%d episodes: state %v appears %d times", tc.episodes, s, k)
+			}
+		}
+		if tc.byEpisode && train.Starts()+held.Starts() != nd.Starts() || !tc.byEpisode && held.Starts() != nd.Starts() {
+			t.Errorf("%d episodes: starts %d + %d of %d", tc.episodes, train.Starts(), held.Starts(), nd.Starts())
+		}
+		if want := tc.episodes * 1; !tc.byEpisode && held.Len() != want {
+			t.Errorf("%d episodes: %d held-out transitions, want the last of each episode (%d)", tc.episodes, held.Len(), want)
+		}
 	}
 }
