@@ -78,9 +78,11 @@ func TestMinimaxNeuralLearns(t *testing.T) {
 			for _, r := range d.Reward {
 				naive += r / float64(len(d.Reward))
 			}
-			for name, v := range neuralAndKernel(t, d, gamma, o) {
-				t.Logf("gamma %g, n %d: %-9s neural %+.4f  kernel %+.4f  (mean reward %+.4f; errors against the truth %.4f)",
-					gamma, n, name, v[0]-truth, v[1]-truth, naive-truth, truth)
+			est := neuralAndKernel(t, d, gamma, o)
+			for _, name := range []string{"mwl", "dualdice", "mql"} {
+				v := est[name]
+				t.Logf("gamma %g, n %d: errors against the truth %.4f: %-9s neural %+.4f  kernel %+.4f  (mean reward %+.4f)",
+					gamma, n, truth, name, v[0]-truth, v[1]-truth, naive-truth)
 				if !(math.Abs(v[0]-truth) < math.Abs(naive-truth)) || !(math.Abs(v[0]-v[1]) < 1.2) {
 					t.Errorf("gamma %g, n %d, %s: neural %v, kernel %v, mean reward %v, truth %v", gamma, n, name, v[0], v[1], naive, truth)
 				}
