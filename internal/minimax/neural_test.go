@@ -144,3 +144,30 @@ func TestSplit(t *testing.T) {
 		}
 	}
 }
+
+// With Average, the model is the moving average of the iterates (their
+// mean while there are fewer than Average), and the held-out loss is
+// evaluated on it.
+func TestScheduleAverage(t *testing.T) {
+	p := []float64{0}
+	rec, err := Schedule{MaxIter: 4, EvalEvery: 2, Patience: 5, Average: 10}.Run([][]float64{p},
+		func() (float64, error) { p[0]++; return 0, nil }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p[0] != 2.5 || rec.Iterations != 4 {
+		t.Errorf("parameter %v after %d iterations, want the mean 2.5 of 1..4", p[0], rec.Iterations)
+	}
+	p[0] = 0
+	var seen []float64
+	_, err = Schedule{MaxIter: 4, EvalEvery: 2, Patience: 5, Average: 2}.Run([][]float64{p},
+		func() (float64, error) { p[0] += 2; return 0, nil },
+		func() (float64, error) { seen = append(seen, p[0]); return -p[0], nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Iterates 2, 4, 6, 8; averages 2, 3 (evaluated), 4.5, 6.25 (evaluated, kept).
+	if len(seen) != 2 || seen[0] != 3 || seen[1] != 6.25 || p[0] != 6.25 {
+		t.Errorf("held-out evaluated at %v, kept %v; want 3 and 6.25, kept 6.25", seen, p[0])
+	}
+}
