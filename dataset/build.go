@@ -23,9 +23,12 @@ type rec struct {
 	// ntp is the index of the row's next_target_prob_k values in
 	// builder.ntp, -1 if the row gives none.
 	ntp int32
-	ep  int32 // episode index, in order of first appearance
-	row int32 // row number for error messages
-	idx int32 // position in the file (index of its vectors in obs, act)
+	// terminal is 1 if the row's terminal column is 1 (the step ends in
+	// the absorbing state), 0 otherwise.
+	terminal int8
+	ep       int32 // episode index, in order of first appearance
+	row      int32 // row number for error messages
+	idx      int32 // position in the file (index of its vectors in obs, act)
 }
 
 // builder collects validated rows from a reader and assembles a Dataset.
@@ -277,6 +280,9 @@ func (b *builder) build() (*Dataset, error) {
 	if lay.behavior {
 		d.LogBehavior = make([]float64, n)
 	}
+	if lay.terminal {
+		d.Terminal = make([]bool, 0, len(b.ids))
+	}
 	if sd == 0 {
 		d.State = make([]int32, n)
 		d.FinalState = make([]int32, 0, len(b.ids))
@@ -334,6 +340,13 @@ func (b *builder) build() (*Dataset, error) {
 			return nil, b.fail(r.row, "next_target_prob_0", "given on a row that is not the last of episode %q (t = %d follows on row %d); "+
 				"next_target_prob_k give the target's action distribution at the state after an episode's last row, and are empty elsewhere",
 				b.ids[r.ep], nx.t, nx.row)
+		}
+		if !last && r.terminal != 0 {
+			return nil, b.fail(r.row, "terminal", "is 1 on a row that is not the last of episode %q (t = %d follows on row %d); "+
+				"a terminal step ends its episode in the absorbing state, so it is the episode's last row", b.ids[r.ep], nx.t, nx.row)
+		}
+		if last && d.Terminal != nil {
+			d.Terminal = append(d.Terminal, r.terminal != 0)
 		}
 		if last && K > 0 {
 			d.HasFinalTarget = append(d.HasFinalTarget, r.ntp >= 0)
@@ -491,6 +504,20 @@ func logProb(v float64, r role, discrete bool) (float64, string) {
 		}
 		return v, ""
 	}
+}
+
+// terminalFlag checks a value of the terminal column: 0 or 1.
+func terminalFlag(v float64) (int8, string) {
+	switch v {
+	case 0:
+		return 0, ""
+	case 1:
+		return 1, ""
+	}
+	if msg := checkReal(v); msg != "" {
+		return 0, msg
+	}
+	return 0, num(v) + " is neither 0 nor 1; terminal is 1 on an episode's last row if it ended in a terminal state, else 0"
 }
 
 // checkProb checks one value of a target_prob_k or next_target_prob_k

@@ -18,7 +18,9 @@ import (
 // has one (HasNext), becomes the episode's final state. Steps may carry
 // the target's whole action distribution (Step.TargetProbs, NumActions
 // entries): then every step must, and the last step's NextTargetProbs,
-// if given, becomes its episode's final one. Dataset checks the whole log
+// if given, becomes its episode's final one. A step with Terminal must be
+// its episode's last; the dataset has a Terminal column once any episode
+// ends so. Dataset checks the whole log
 // with Validate.
 type Builder struct {
 	d   Dataset
@@ -152,6 +154,10 @@ func (b *Builder) checkLink(s Step) {
 		fail("HasNext is false on a step that is not the last of its episode")
 		return
 	}
+	if p.Terminal {
+		fail("Terminal on a step that is not the last of its episode (a terminal step ends its episode)")
+		return
+	}
 	if p.NextTargetProbs != nil && s.TargetProbs != nil {
 		for k, v := range p.NextTargetProbs {
 			if k < len(s.TargetProbs) && v != s.TargetProbs[k] {
@@ -185,6 +191,12 @@ func (b *Builder) EndEpisode(id string) {
 	d.IDs = append(d.IDs, id)
 	d.Start = append(d.Start, len(d.Reward))
 	d.HasFinal = append(d.HasFinal, has)
+	if b.last.Terminal && d.Terminal == nil {
+		d.Terminal = make([]bool, len(d.IDs)-1, cap(d.IDs))
+	}
+	if d.Terminal != nil {
+		d.Terminal = append(d.Terminal, b.last.Terminal)
+	}
 	hasP := b.open > 0 && b.last.NextTargetProbs != nil && len(b.last.NextTargetProbs) == d.NumActions
 	if hasP && !has && b.err == nil {
 		b.err = fmt.Errorf("dataset: episode %d, step %d: NextTargetProbs given, but HasNext is false", len(d.IDs)-1, b.open-1)

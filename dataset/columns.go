@@ -26,6 +26,7 @@ const (
 	roleNextK      // next_state_k
 	roleTargetK    // target_prob_k
 	roleNextTarget // next_target_prob_k
+	roleTerminal   // terminal (0/1)
 	roleIgnore     // a column the reader skips (ReadOptions.Ignore)
 	// Labelled state, action and next_state (ReadOptions.Categorical).
 	roleStateLabel
@@ -47,6 +48,7 @@ var scalarNames = [numRoles]string{
 	roleTarget:     "target_prob",
 	roleTargetLn:   "target_logprob",
 	roleNext:       "next_state",
+	roleTerminal:   "terminal",
 }
 
 // vectorPrefixes maps the vector roles to their name prefixes.
@@ -137,6 +139,8 @@ type layout struct {
 	target string
 	// targetK is the number K of target_prob_k columns (0 if none).
 	targetK int
+	// terminal reports whether the optional terminal column is present.
+	terminal bool
 	// labelState, labelAction report that the state (and next_state)
 	// and action columns hold labels (ReadOptions.Categorical).
 	labelState, labelAction bool
@@ -348,6 +352,7 @@ func newLayout(file string, names []string, row int, o *ReadOptions) (*layout, e
 	_, hasB := first[roleBehavior]
 	l.behavior = hasB || l.behaviorLn
 	_, l.targetLn = first[roleTargetLn]
+	_, l.terminal = first[roleTerminal]
 	if _, ok := first[roleTarget]; ok {
 		l.target = scalarNames[roleTarget]
 	} else if _, ok := first[roleTargetLn]; ok {
@@ -429,7 +434,7 @@ func (l *layout) name(contract string) string {
 
 const contractColumns = "episode, t, state (or state_0, state_1, ...), action (or action_0, ...), reward, " +
 	"target_prob or target_logprob, and optionally behavior_prob or behavior_logprob, next_state (or next_state_0, ...), " +
-	"target_prob_0, target_prob_1, ... and next_target_prob_0, next_target_prob_1, ..."
+	"target_prob_0, target_prob_1, ..., next_target_prob_0, next_target_prob_1, ... and terminal"
 
 // span names the vector columns name_0 ... name_{d-1}.
 func span(name string, d int) string {

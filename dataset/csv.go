@@ -197,6 +197,8 @@ func (p *csvRowParser) parse(fields [][]byte, row int32) error {
 			} else {
 				r.lt = v
 			}
+		case roleTerminal:
+			r.terminal, msg = parseTerminal(f)
 		case roleTargetK:
 			tp[c.k], msg = parseReal(f)
 			if msg == "" {
@@ -257,6 +259,25 @@ func parseReal(f []byte) (float64, string) {
 		return 0, quote(f) + " is not a number"
 	}
 	return v, ""
+}
+
+// parseTerminal parses a terminal field: 0 or 1 (or a float equal to
+// them), or true or false in any case, as pandas writes a bool column.
+func parseTerminal(f []byte) (int8, string) {
+	switch {
+	case bytes.EqualFold(f, []byte("true")):
+		return 1, ""
+	case bytes.EqualFold(f, []byte("false")):
+		return 0, ""
+	}
+	v, msg := parseReal(f)
+	if msg != "" {
+		if len(f) > 0 {
+			msg = quote(f) + " is not 0, 1, true or false"
+		}
+		return 0, msg
+	}
+	return terminalFlag(v)
 }
 
 // parseIndex parses a non-negative integer field: digits, or any number
@@ -540,6 +561,9 @@ func writeDelimited(w io.Writer, d *Dataset, sep byte) error {
 	if nextK {
 		buf = appendNames(buf, sep, "next_target_prob", K)
 	}
+	if d.Terminal != nil {
+		buf = appendNames(buf, sep, "terminal", 0)
+	}
 	buf = append(buf, '\n')
 	for e := range d.NumEpisodes() {
 		id := appendField(nil, d.IDs[e], sep)
@@ -591,6 +615,13 @@ func writeDelimited(w io.Writer, d *Dataset, sep byte) error {
 						buf = append(buf, sep)
 					}
 				}
+			}
+			if d.Terminal != nil {
+				flag := byte('0')
+				if j == hi-1 && d.Terminal[e] {
+					flag = '1'
+				}
+				buf = append(buf, sep, flag)
 			}
 			buf = append(buf, '\n')
 			if len(buf) > 32<<10 {

@@ -68,6 +68,16 @@ type Dataset struct {
 	FinalState []int32
 	FinalObs   []float64
 
+	// Terminal, if not nil, says per episode whether its last step ended
+	// in a terminal state (the terminal column, d3rlpy's terminals): the
+	// process then sits in an absorbing state with reward 0 under every
+	// action for the rest of the horizon. An episode with Terminal false
+	// was merely cut off. Terminal is nil when the log has no terminal
+	// column; then every episode was cut off. A terminal episode's final
+	// state (HasFinal), if given, is the state observed at the end; the
+	// estimators replace it by the absorbing state (Absorbing).
+	Terminal []bool
+
 	// cuts, if not nil, holds the steps whose next state is not the
 	// state of the step after them although both lie in one episode: the
 	// block ends of a moving-block bootstrap resample (Blocks), where each
@@ -118,6 +128,21 @@ func (d *Dataset) MaxLen() int {
 		m = max(m, d.Len(e))
 	}
 	return m
+}
+
+// IsTerminal reports whether episode e ended in a terminal state.
+func (d *Dataset) IsTerminal(e int) bool { return d.Terminal != nil && d.Terminal[e] }
+
+// NumTerminal returns the number of episodes that ended in a terminal
+// state.
+func (d *Dataset) NumTerminal() int {
+	n := 0
+	for _, t := range d.Terminal {
+		if t {
+			n++
+		}
+	}
+	return n
 }
 
 // HasBehavior reports whether the log carries the behavior policy's
@@ -217,6 +242,7 @@ func (d *Dataset) Step(e, j int) Step {
 		s.LogBehavior = d.LogBehavior[j]
 	}
 	s.NextTargetProbs, _ = d.NextTargetProbs(e, j)
+	s.Terminal = j == d.Start[e+1]-1 && d.IsTerminal(e)
 	if d.StateDim == 0 {
 		s.State = int(d.State[j])
 		s.NextState, s.HasNext = d.NextState(e, j)
@@ -323,6 +349,9 @@ func (d *Dataset) Blocks(starts, lens []int) *Dataset {
 	out.Start = append(out.Start, len(out.Reward))
 	last := starts[len(starts)-1] + lens[len(lens)-1]
 	out.appendFinal(d, 0, last-1)
+	if out.Terminal != nil {
+		out.Terminal = append(out.Terminal, d.IsTerminal(0) && last == d.Start[1])
+	}
 	return out
 }
 
@@ -344,6 +373,9 @@ func (d *Dataset) derive() *Dataset {
 	if d.TargetProbs != nil {
 		out.TargetProbs, out.FinalTargetProbs, out.HasFinalTarget = []float64{}, []float64{}, []bool{}
 	}
+	if d.Terminal != nil {
+		out.Terminal = []bool{}
+	}
 	return out
 }
 
@@ -354,6 +386,10 @@ func (out *Dataset) appendSpan(d *Dataset, e, lo, hi int) {
 	out.appendColumns(d, lo, hi)
 	out.Start = append(out.Start, len(out.Reward))
 	out.appendFinal(d, e, hi-1)
+	if out.Terminal != nil {
+		// A cut episode (Head) did not reach its terminal step.
+		out.Terminal = append(out.Terminal, d.IsTerminal(e) && hi == d.Start[e+1])
+	}
 }
 
 // appendColumns appends the columns of steps [lo, hi) of d.
@@ -426,6 +462,7 @@ func (d *Dataset) Clone() *Dataset {
 	c.FinalTargetProbs = slices.Clone(d.FinalTargetProbs)
 	c.HasFinalTarget = slices.Clone(d.HasFinalTarget)
 	c.Policies = slices.Clone(d.Policies)
+	c.Terminal = slices.Clone(d.Terminal)
 	return &c
 }
 
@@ -465,6 +502,11 @@ type Step struct {
 	// step's TargetProbs.
 	TargetProbs     []float64
 	NextTargetProbs []float64
+
+	// Terminal reports that the step ended in a terminal state: the
+	// process then sits in the absorbing state (Dataset.Terminal). Only an
+	// episode's last step may be terminal.
+	Terminal bool
 }
 
 // LogRatio returns log beta(a_t|s_t) = log pi(a_t|s_t) - log pi0(a_t|s_t).

@@ -39,6 +39,7 @@
 //	next_state | next_state_0 ...    optional: the state after the step
 //	next_target_prob_0 ... next_target_prob_{K-1}
 //	                                 optional: pi(k|s') at the state after an episode's last step
+//	terminal                         optional: 1 on an episode's last row if it ended in a terminal state, else 0
 //
 // The behavior probabilities are optional (medical records, human
 // operators and legacy systems rarely log them). Without them LogBehavior
@@ -105,6 +106,17 @@
 // FinalTargetProbs and HasFinalTarget (per episode). A target policy file
 // (Dataset.SetTargetPolicy) fills the same columns.
 //
+// Episodic tasks: the terminal column (d3rlpy's terminals) says that an
+// episode ended in a terminal state, after which the process sits in an
+// absorbing state with reward 0 under every action; an episode whose last
+// row says 0 was merely cut off. It holds 0 or 1 (true and false in any
+// case are read too; in Parquet an integer or a float column), is 1 on at
+// most an episode's last row (a 1 elsewhere is refused at that row and
+// column), and is stored per episode in Dataset.Terminal (nil without the
+// column). A terminal row's next_state, if given, is kept but not used:
+// the estimators read the log through Dataset.Absorbing, which makes the
+// absorbing state explicit.
+//
 // The dataset read has, for discrete states, NumStates = 1 + the largest
 // state id in state and next_state, and NumActions = 1 + the largest action
 // id, or K with target_prob_k columns. For vector states StateDim = d and
@@ -119,7 +131,7 @@
 // reads state and action labels (strings), numbered in sorted order
 // (Labels). A column that is neither is still refused, and the message
 // names the flag that reads it: other OPE tools' names (pscore,
-// trajectory_id, step, action_prob, obs_k, ...) get --column
+// trajectory_id, step, action_prob, obs_k, terminals, done, ...) get --column
 // behavior_prob=pscore and the like, near misses of a contract name
 // ("Episode", "rewrad") --column episode=Episode, any other --ignore
 // user_id. All problems of a header are reported in one error, with the
@@ -191,7 +203,8 @@
 // target_logprob (exact, in the shortest form that reads back to the same
 // float64) and next_state on the last row of each episode; with
 // TargetProbs also target_prob_0 ... target_prob_{K-1} on every row and,
-// where HasFinalTarget, next_target_prob_k on the last row. They first
+// where HasFinalTarget, next_target_prob_k on the last row, and terminal
+// (0 or 1 on every row) when Terminal is not nil. They first
 // check the dataset with Dataset.Validate, so a dataset that is written
 // reads back identical.
 package dataset

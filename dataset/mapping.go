@@ -343,7 +343,17 @@ var aliases = map[string]alias{
 	"next_obs": {role: "next_state"}, "next_observation": {role: "next_state"},
 	"next_observations": {role: "next_state"}, "new_obs": {role: "next_state"}, "obs_next": {role: "next_state"},
 	"s_next": {role: "next_state"}, "next_s": {role: "next_state"},
+
+	"terminals": {role: "terminal"}, "is_terminal": {role: "terminal"}, "terminated": {role: "terminal"},
+	"terminations": {role: "terminal"}, "is_terminals": {role: "terminal"},
+	"done":  {role: "terminal", note: doneNote},
+	"dones": {role: "terminal", note: doneNote},
 }
+
+// doneNote is said after the suggestion for a done flag: gym's done is
+// also set when a time limit cuts an episode off, which is not a terminal
+// state.
+const doneNote = "if %s is also set where a time limit cut an episode off, set terminal to 0 on those rows: a cut-off episode did not end in a terminal state"
 
 // prefixAliases are other tools' prefixes of vector columns (obs_0,
 // obs_1, ...), by the contract prefix they stand for.

@@ -210,6 +210,8 @@ func newPQColumn(col *column, t parquet.Type) (*pqColumn, string) {
 			if c.kind == parquet.ByteArray && col.role != roleT {
 				want += labelHint(" is not a number", col.role)
 			}
+		case col.role == roleTerminal:
+			want = "0 or 1 as an integer (INT32 or INT64) or a FLOAT or DOUBLE (write a bool column as integers, e.g. pandas' astype(\"int8\"))"
 		}
 		return nil, fmt.Sprintf("has type %s, want %s", typeName(t), want)
 	}
@@ -404,6 +406,8 @@ func (p *pqRowParser) parse(cols []*pqColumn, i int, row int32) error {
 		case roleTarget, roleTargetLn:
 			x.target = c.real(i)
 			r.lt, msg = logProb(c.real(i), col.role, discrete)
+		case roleTerminal:
+			r.terminal, msg = terminalFlag(c.real(i))
 		case roleTargetK:
 			tp[col.k] = c.real(i)
 			msg = checkProb(tp[col.k])
@@ -461,6 +465,9 @@ func writeParquet(w io.Writer, d *Dataset) error {
 	nextCol := vectorNode(&g, "next_state", sd, true)
 	if nextK {
 		vectorNode(&g, "next_target_prob", K, true)
+	}
+	if d.Terminal != nil {
+		id("terminal")
 	}
 
 	pw := parquet.NewWriter(w, parquet.NewSchema("ihope", &g), parquet.Compression(&parquet.Snappy))
@@ -536,6 +543,13 @@ func writeParquet(w io.Writer, d *Dataset) error {
 						put(parquet.NullValue(), 0)
 					}
 				}
+			}
+			if d.Terminal != nil {
+				flag := int64(0)
+				if j == hi-1 && d.Terminal[e] {
+					flag = 1
+				}
+				put(parquet.Int64Value(flag), 0)
 			}
 			rows = append(rows, row)
 			if len(rows) == batch {

@@ -27,8 +27,12 @@ type Summary struct {
 	// MaxLogRatio is the largest log pi/pi0 over the steps the target
 	// may take (NaN if there are none, or no behavior probabilities).
 	MaxLogRatio float64
-	// OpenEndings counts the episodes whose last step has no next state.
+	// OpenEndings counts the episodes whose last step has no next state
+	// and is not terminal (a terminal step's next state is the absorbing
+	// state).
 	OpenEndings int
+	// Terminal counts the episodes that ended in a terminal state.
+	Terminal int
 }
 
 // LargeRatioLimit is the policy ratio pi/pi0 above which Summarize counts
@@ -56,7 +60,9 @@ func Summarize(d *Dataset) Summary {
 		lo, hi := d.Span(e)
 		s.MinLength = min(s.MinLength, hi-lo)
 		s.MaxLength = max(s.MaxLength, hi-lo)
-		if hi > lo && !d.HasFinal[e] {
+		if d.IsTerminal(e) {
+			s.Terminal++
+		} else if hi > lo && !d.HasFinal[e] {
 			s.OpenEndings++
 		}
 		for j := lo; j < hi; j++ {

@@ -29,6 +29,7 @@ import (
 //     a step's entry for its action agrees with exp(LogTarget) within
 //     1e-6. HasFinalTarget implies HasFinal, and an unknown final row is
 //     zero.
+//   - Terminal, if not nil, has one entry per episode.
 //
 // The error names the episode and the step.
 func (d *Dataset) Validate() error {
@@ -112,6 +113,9 @@ func (d *Dataset) checkShape() error {
 	}
 	if d.LogBehavior != nil { // nil: no behavior probabilities
 		checks = append(checks, col("LogBehavior", len(d.LogBehavior), n))
+	}
+	if d.Terminal != nil { // nil: no terminal column
+		checks = append(checks, col("Terminal", len(d.Terminal), m))
 	}
 	if d.StateDim == 0 {
 		checks = append(checks, col("State", len(d.State), n), col("Obs", len(d.Obs), 0),

@@ -57,6 +57,11 @@ func (e DensityRatio) Estimate(d *dataset.Dataset, gamma float64) (Result, error
 	if err := checkBehavior(name, d); err != nil {
 		return Result{}, err
 	}
+	a, err := absorbing(name, d, gamma, LongRun)
+	if err != nil {
+		return Result{}, err
+	}
+	d = a.d
 	m, err := e.Learner.Fit(d, gamma)
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: %w", name, err)
@@ -71,6 +76,7 @@ func (e DensityRatio) Estimate(d *dataset.Dataset, gamma float64) (Result, error
 	}
 	res.Model = m
 	res.Transient = halvesGap(d, res.Weights)
+	res.Weights = a.stepWeights(res.Weights)
 	res.Estimand = LongRun
 	res.Learner = e.Learner.Name()
 	if wr, ok := m.(ratio.Warner); ok {

@@ -13,6 +13,17 @@
 // normalised discounted reward. Episodes may have different lengths; each
 // uses its own T.
 //
+// Episodic logs (dataset.Dataset.Terminal): an episode that ended in a
+// terminal state sits afterwards in an absorbing state with reward 0.
+// Every estimator reads such a log with that state made explicit
+// (dataset.Dataset.Absorbing): terminal episodes padded with it to the
+// log's horizon (Horizon: the missing steps count 0, so the IS family pads
+// with zero reward), or one step beyond (LongRun, gamma < 1: (1 - gamma)
+// E_d0[V] counts the absorbing tail as zeros, and the learners see the
+// absorbing state's zero value and self-loop). The long-run average reward
+// (gamma = 1) of such a log is 0 for every policy and is refused
+// (ErrAbsorbingAverage).
+//
 // Products of per-step ratios are accumulated as sums of log-ratios and
 // exponentiated only after subtracting the largest log-weight, so a horizon
 // of 10,000 steps neither overflows nor underflows.

@@ -123,6 +123,12 @@ func (e DR) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 		return Result{}, err
 	}
 	est := e.Estimand.orDefault()
+	a, err := absorbing(name, d, gamma, est)
+	if err != nil {
+		return Result{}, err
+	}
+	d = a.d
+	e.Target = a.target(e.Target)
 	vl := e.Value
 	if vl == nil {
 		vl = autoValue(d, est)
@@ -168,7 +174,6 @@ func (e DR) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 		return Result{}, fmt.Errorf("%s: %w", name, err)
 	}
 	var psi []float64
-	var err error
 	if est == Horizon {
 		for j := range w {
 			w[j] *= math.Exp(d.LogRatio(j))

@@ -38,9 +38,11 @@ func ParseEstimand(s string) (Estimand, error) {
 
 // DefaultEstimand is Horizon for logs of several episodes and LongRun for
 // one continuing episode, whose length is an accident of logging rather
-// than a horizon anyone cares about.
+// than a horizon anyone cares about. A log with an episode that ends in a
+// terminal state is episodic: Horizon (its long-run average would be 0,
+// ErrAbsorbingAverage).
 func DefaultEstimand(d *dataset.Dataset) Estimand {
-	if d.NumEpisodes() == 1 {
+	if d.NumEpisodes() == 1 && d.NumTerminal() == 0 {
 		return LongRun
 	}
 	return Horizon

@@ -52,11 +52,16 @@ func (e FQE) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 		return Result{}, err
 	}
 	est := e.Estimand.orDefault()
+	a, err := absorbing(name, d, gamma, est)
+	if err != nil {
+		return Result{}, err
+	}
+	d = a.d
 	l := e.Value
 	if l == nil {
 		l = autoValue(d, est)
 	}
-	m, err := l.Fit(d, gamma, e.Target)
+	m, err := l.Fit(d, gamma, a.target(e.Target))
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: %w", name, err)
 	}

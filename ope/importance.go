@@ -166,6 +166,11 @@ func trajectoryEstimate(name string, d *dataset.Dataset, gamma float64, selfNorm
 	if err := checkSeveral(name, d); err != nil {
 		return Result{}, err
 	}
+	a, err := absorbing(name, d, gamma, Horizon)
+	if err != nil {
+		return Result{}, err
+	}
+	d = a.d
 	m := d.NumEpisodes()
 	logW := make([]float64, m) // log w^i_{0:T_i}, then the normalised weights
 	vals := make([]float64, m) // V_i
@@ -240,6 +245,11 @@ func stepwiseEstimate(name string, d *dataset.Dataset, gamma float64, selfNormal
 	if err := checkSeveral(name, d); err != nil {
 		return Result{}, err
 	}
+	a, err := absorbing(name, d, gamma, Horizon)
+	if err != nil {
+		return Result{}, err
+	}
+	d = a.d
 	// buf holds log w^i_{0:t} for every step, episode after episode; it is
 	// turned into the weights in place.
 	buf := make([]float64, d.NumSteps())
@@ -249,10 +259,14 @@ func stepwiseEstimate(name string, d *dataset.Dataset, gamma float64, selfNormal
 			return Result{}, err
 		}
 	}
+	var res Result
 	if selfNormalised {
-		return stepwiseWIS(name, d, gamma, buf)
+		res, err = stepwiseWIS(name, d, gamma, buf)
+	} else {
+		res, err = stepwiseIS(name, d, gamma, buf)
 	}
-	return stepwiseIS(name, d, gamma, buf)
+	res.Weights = a.stepWeights(res.Weights)
+	return res, err
 }
 
 // stepwiseIS finishes StepwiseIS from the cumulative log-weights in buf.

@@ -49,7 +49,12 @@ func (e PairRatio) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	if err := checkEpisodes(name, d); err != nil {
 		return Result{}, err
 	}
-	m, err := e.Learner.FitPairs(d, gamma, e.Target)
+	a, err := absorbing(name, d, gamma, LongRun)
+	if err != nil {
+		return Result{}, err
+	}
+	d = a.d
+	m, err := e.Learner.FitPairs(d, gamma, a.target(e.Target))
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: %w", name, err)
 	}
@@ -84,7 +89,7 @@ func (e PairRatio) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	for j := range w {
 		w[j] /= den
 	}
-	res := Result{Value: val, Weights: w, Estimand: LongRun, Model: m, Learner: learnerKind(d, m)}
+	res := Result{Value: val, Weights: a.stepWeights(w), Estimand: LongRun, Model: m, Learner: learnerKind(d, m)}
 	if wr, ok := m.(ratio.Warner); ok {
 		for _, s := range wr.Warnings() {
 			res.Warnings = append(res.Warnings, name+": "+s)
@@ -145,7 +150,12 @@ func (e MQL) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	if err := checkEpisodes(name, d); err != nil {
 		return Result{}, err
 	}
-	m, err := e.Value.Fit(d, gamma, e.Target)
+	a, err := absorbing(name, d, gamma, LongRun)
+	if err != nil {
+		return Result{}, err
+	}
+	d = a.d
+	m, err := e.Value.Fit(d, gamma, a.target(e.Target))
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: %w", name, err)
 	}

@@ -49,6 +49,11 @@ func (e MIS) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	if err := checkBehavior(name, d); err != nil {
 		return Result{}, err
 	}
+	a, err := absorbing(name, d, gamma, Horizon)
+	if err != nil {
+		return Result{}, err
+	}
+	d = a.d
 	if !d.Discrete() {
 		return Result{}, fmt.Errorf("%s: needs discrete states (the time-indexed ratios are counted per state); use wis-stepwise or dr for real states", name)
 	}
@@ -79,7 +84,7 @@ func (e MIS) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	if math.IsNaN(sum) || math.IsInf(sum, 0) {
 		return Result{}, fmt.Errorf("%s: the estimate is %v", name, sum)
 	}
-	return Result{Value: sum, Weights: w, Estimand: Horizon, Model: m, Learner: l.Name()}, nil
+	return Result{Value: sum, Weights: a.stepWeights(w), Estimand: Horizon, Model: m, Learner: l.Name()}, nil
 }
 
 var _ Reweighter = MIS{}
@@ -94,6 +99,11 @@ func (e MIS) Prepare(d *dataset.Dataset, gamma float64) (func([]int) (float64, e
 	if _, err := e.Estimate(d, gamma); err != nil {
 		return nil, err
 	}
+	a, err := absorbing("mis", d, gamma, Horizon)
+	if err != nil {
+		return nil, err
+	}
+	d = a.d
 	// Per episode: g0_i gamma^t beta r for every step, and its start.
 	q := make([]float64, d.NumSteps())
 	for i := range d.NumEpisodes() {

@@ -68,13 +68,22 @@ func (e *ModelBased) Estimate(d *dataset.Dataset, gamma float64) (Result, error)
 	if e.Horizon < 0 {
 		return Result{}, fmt.Errorf("%s: horizon %d", name, e.Horizon)
 	}
+	a, err := absorbing(name, d, gamma, e.Estimand)
+	if err != nil {
+		return Result{}, err
+	}
+	d = a.d
+	target, err := a.tabular(e.Target)
+	if err != nil {
+		return Result{}, fmt.Errorf("%s: %w", name, err)
+	}
 	m, err := value.FitCountModel(d)
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: %w", name, err)
 	}
-	if e.Target.NumStates() != m.NumStates() || e.Target.NumActions() != m.NumActions() {
+	if target.NumStates() != m.NumStates() || target.NumActions() != m.NumActions() {
 		return Result{}, fmt.Errorf("%s: target policy is %dx%d, dataset has %d states and %d actions",
-			name, e.Target.NumStates(), e.Target.NumActions(), m.NumStates(), m.NumActions())
+			name, target.NumStates(), target.NumActions(), m.NumStates(), m.NumActions())
 	}
 	var v float64
 	switch e.Estimand.orDefault() {
@@ -83,13 +92,13 @@ func (e *ModelBased) Estimate(d *dataset.Dataset, gamma float64) (Result, error)
 		if T == 0 {
 			T = d.MaxLen()
 		}
-		v = exact.Value(m, e.Target, m.Initial(), T, gamma)
+		v = exact.Value(m, target, m.Initial(), T, gamma)
 	case LongRun:
 		// The exact long-run value of the count model, solved as tabular
 		// FQE does (value.Tabular, which for gamma = 1 keeps the one
 		// closed class the logs support: sparse logs leave traps that
 		// would absorb the whole long-run mass).
-		vm, err := value.Tabular{}.Fit(d, gamma, value.Target{Policy: e.Target})
+		vm, err := value.Tabular{}.Fit(d, gamma, value.Target{Policy: target})
 		if err != nil {
 			return Result{}, fmt.Errorf("%s: %w", name, err)
 		}

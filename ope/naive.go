@@ -33,6 +33,11 @@ func (*Naive) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	if err := checkEpisodes(name, d); err != nil {
 		return Result{}, err
 	}
+	a, err := absorbing(name, d, gamma, Horizon)
+	if err != nil {
+		return Result{}, err
+	}
+	d = a.d
 	m := d.NumEpisodes()
 	w := make([]float64, m)
 	sum := 0.0

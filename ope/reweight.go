@@ -56,6 +56,11 @@ func (e *Naive) Prepare(d *dataset.Dataset, gamma float64) (func([]int) (float64
 	if _, err := e.Estimate(d, gamma); err != nil {
 		return nil, err
 	}
+	a, err := absorbing(e.Name(), d, gamma, Horizon)
+	if err != nil {
+		return nil, err
+	}
+	d = a.d
 	vals := make([]float64, d.NumEpisodes())
 	for i := range vals {
 		vals[i], _ = episodeValue(e.Name(), d, i, gamma)
@@ -85,6 +90,11 @@ func prepareTrajectory(e Estimator, d *dataset.Dataset, gamma float64, selfNorma
 	if _, err := e.Estimate(d, gamma); err != nil {
 		return nil, err
 	}
+	a, err := absorbing(e.Name(), d, gamma, Horizon)
+	if err != nil {
+		return nil, err
+	}
+	d = a.d
 	m := d.NumEpisodes()
 	logW := make([]float64, m)
 	vals := make([]float64, m)
@@ -134,6 +144,11 @@ func prepareStepwise(e Estimator, d *dataset.Dataset, gamma float64, selfNormali
 	if _, err := e.Estimate(d, gamma); err != nil {
 		return nil, err
 	}
+	a, err := absorbing(e.Name(), d, gamma, Horizon)
+	if err != nil {
+		return nil, err
+	}
+	d = a.d
 	name := e.Name()
 	m := d.NumEpisodes()
 	n := d.NumSteps()
@@ -254,6 +269,11 @@ func (e DensityRatio) Prepare(d *dataset.Dataset, gamma float64) (func([]int) (f
 	if err := checkBehavior(name, d); err != nil {
 		return nil, err
 	}
+	a, err := absorbing(name, d, gamma, LongRun)
+	if err != nil {
+		return nil, err
+	}
+	d = a.d
 	rw, err := ratio.NewReweighting(d, gamma)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -104,9 +105,13 @@ type dataSummary struct {
 	ActionsSeen int      `json:"actions_seen,omitempty"`
 	MeanReward  *float64 `json:"mean_reward"`
 	targetSummary
-	OpenEndings int     `json:"episodes_without_next_state"`
-	Gamma       float64 `json:"gamma"`
-	Estimand    string  `json:"estimand"`
+	OpenEndings int `json:"episodes_without_next_state"`
+	// Terminal counts the episodes that ended in a terminal state (the
+	// terminal column): the estimators see them padded with the absorbing
+	// state (dataset.Dataset.Absorbing).
+	Terminal int     `json:"terminal_episodes"`
+	Gamma    float64 `json:"gamma"`
+	Estimand string  `json:"estimand"`
 
 	// Where the behavior probabilities come from (estimate_behavior.go).
 	Behavior    string           `json:"behavior"`
@@ -248,7 +253,8 @@ func (c *estimateCmd) estimate(d *dataset.Dataset, target *targetPolicy, stderr 
 	rep.Warnings = append(rep.Warnings, warnings...)
 	rep.Warnings = append(rep.Warnings, c.noBehaviorWarnings(d, opts)...)
 	entries, skipped := c.choose(d, opts)
-	var ok []ope.Entry // the estimators that succeeded, for the intervals
+	var absorbed []string // estimators of the long run left out at gamma = 1 (ope.ErrAbsorbingAverage)
+	var ok []ope.Entry    // the estimators that succeeded, for the intervals
 	var rows []int
 	for i, en := range entries {
 		if skipped[i] != nil {
@@ -256,13 +262,21 @@ func (c *estimateCmd) estimate(d *dataset.Dataset, target *targetPolicy, stderr 
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: not run: %v", en.Name, skipped[i]))
 			continue
 		}
-		row, warnings := c.runOne(en, d, opts, stderr)
+		row, warnings, err := c.runOne(en, d, opts, stderr)
+		if errors.Is(err, ope.ErrAbsorbingAverage) && len(c.Estimators) == 0 {
+			absorbed = append(absorbed, en.Name) // a long-run estimator on an episodic log: one line below
+			continue
+		}
 		rep.Warnings = append(rep.Warnings, warnings...)
 		rep.Estimates = append(rep.Estimates, row)
 		if row.Estimate != nil {
 			ok = append(ok, en)
 			rows = append(rows, len(rep.Estimates)-1)
 		}
+	}
+	if len(absorbed) > 0 {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: not run: they estimate the long-run value, and %d of %s end in a terminal state, %v",
+			strings.Join(absorbed, ", "), d.NumTerminal(), plural(d.NumEpisodes(), "episode"), ope.ErrAbsorbingAverage))
 	}
 	if c.Bootstrap == 0 {
 		return rep, nil
@@ -301,7 +315,7 @@ func (c *estimateCmd) choose(d *dataset.Dataset, opts ope.Options) ([]ope.Entry,
 // runOne runs one estimator on d and returns its row and warnings. An
 // estimator that fails (all weights zero, an overflow, a solver that does
 // not converge) gets an error in its row and does not hide the others.
-func (c *estimateCmd) runOne(en ope.Entry, d *dataset.Dataset, opts ope.Options, stderr io.Writer) (estimateRow, []string) {
+func (c *estimateCmd) runOne(en ope.Entry, d *dataset.Dataset, opts ope.Options, stderr io.Writer) (estimateRow, []string, error) {
 	progress := en.SlowOn(d) && isTerminal(stderr)
 	if progress {
 		opts.Neural.Progress = func(iter int, loss, heldOut float64) {
@@ -320,7 +334,7 @@ func (c *estimateCmd) runOne(en ope.Entry, d *dataset.Dataset, opts ope.Options,
 	}
 	if err != nil {
 		row.Error = err.Error()
-		return row, []string{fmt.Sprintf("%s: no estimate: %v", en.Name, err)}
+		return row, []string{fmt.Sprintf("%s: no estimate: %v", en.Name, err)}, err
 	}
 	v := res.Value
 	if v == 0 {
@@ -349,7 +363,7 @@ func (c *estimateCmd) runOne(en ope.Entry, d *dataset.Dataset, opts ope.Options,
 		row.weights = res.Weights
 	}
 	warnings := ope.WeightWarnings(en.Name, en.Unit, res.Weights)
-	return row, append(append(warnings, res.Warnings...), notes...)
+	return row, append(append(warnings, res.Warnings...), notes...), nil
 }
 
 // intervals runs the bootstrap for the estimators that succeeded (rows
@@ -469,7 +483,7 @@ func transientWarnings(rep *estimateReport) []string {
 func newDataSummary(d *dataset.Dataset, s dataset.Summary, gamma float64) dataSummary {
 	out := dataSummary{Episodes: s.Episodes, Steps: s.Steps, MinLength: s.MinLength, MaxLength: s.MaxLength,
 		ActionsSeen: s.ActionsSeen, targetSummary: targetSummary{ZeroTarget: s.ZeroTarget, LargeRatio: s.LargeRatio},
-		OpenEndings: s.OpenEndings, Gamma: gamma}
+		OpenEndings: s.OpenEndings, Terminal: s.Terminal, Gamma: gamma}
 	if !math.IsNaN(s.MeanReward) {
 		v := s.MeanReward
 		out.MeanReward = &v
@@ -497,6 +511,9 @@ func printEstimate(out io.Writer, r *estimateReport) {
 	fmt.Fprintf(out, "%s: %s, %s (lengths %d..%d), %s states", d.File, plural(d.Episodes, "episode"), plural(d.Steps, "step"), d.MinLength, d.MaxLength, d.StateKind)
 	if d.StateKind == "discrete" {
 		fmt.Fprintf(out, " (%d seen), %d actions seen", d.StatesSeen, d.ActionsSeen)
+	}
+	if d.Terminal > 0 {
+		fmt.Fprintf(out, "; %d of %s ended in a terminal state", d.Terminal, plural(d.Episodes, "episode"))
 	}
 	mean := "-"
 	if d.MeanReward != nil {

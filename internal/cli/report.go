@@ -313,6 +313,9 @@ func dataFacts(d dataSummary) []fact {
 	if d.OpenEndings > 0 {
 		out = append(out, fact{"episodes without a next state after their last step", fmt.Sprint(d.OpenEndings)})
 	}
+	if d.Terminal > 0 {
+		out = append(out, fact{"episodes that ended in a terminal state", fmt.Sprint(d.Terminal)})
+	}
 	return out
 }
 

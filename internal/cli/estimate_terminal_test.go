@@ -1,0 +1,105 @@
+package cli
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// quitCSV is the population log of ope's quitMDP (terminal_test.go): 8
+// episodes from state 0, seven of them ending in a terminal state, the
+// target's whole distribution on every row.
+const quitCSV = `episode,t,state,action,reward,behavior_prob,target_prob_0,target_prob_1,next_state,terminal
+q0,0,0,1,2,0.5,0.75,0.25,,1
+q1,0,0,1,2,0.5,0.75,0.25,,1
+q2,0,0,1,2,0.5,0.75,0.25,,1
+q3,0,0,1,2,0.5,0.75,0.25,,1
+b0,0,0,0,1,0.5,0.75,0.25,,0
+b0,1,1,1,3,0.5,0.25,0.75,,1
+b1,0,0,0,1,0.5,0.75,0.25,,0
+b1,1,1,1,3,0.5,0.25,0.75,,1
+a0,0,0,0,1,0.5,0.75,0.25,,0
+a0,1,1,0,0,0.5,0.25,0.75,,0
+a0,2,0,1,2,0.5,0.75,0.25,,1
+c0,0,0,0,1,0.5,0.75,0.25,,0
+c0,1,1,0,0,0.5,0.25,0.75,,0
+c0,2,0,0,1,0.5,0.75,0.25,1,0
+`
+
+// ihope estimate on a log with terminal episodes counts them in its data
+// summary (text and JSON) and returns the hand value of ope's
+// TestTerminalByHand (203/192 over the horizon at gamma = 1).
+func TestEstimateTerminal(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "quit.csv")
+	if err := os.WriteFile(path, []byte(quitCSV), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := run(t, "estimate", "--data", path, "--bootstrap", "0", "--estimators", "wis-stepwise,fqe")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "; 7 of 8 episodes ended in a terminal state") {
+		t.Errorf("no terminal count in the summary:\n%s", out)
+	}
+	out, errOut, code = run(t, "estimate", "--data", path, "--bootstrap", "0", "--estimators", "wis-stepwise,fqe,mql", "--json")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rep estimateReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Data.Terminal != 7 || rep.Data.OpenEndings != 0 || rep.Data.Estimand != "horizon" {
+		t.Errorf("terminal_episodes %d, episodes_without_next_state %d, estimand %s; want 7, 0, horizon",
+			rep.Data.Terminal, rep.Data.OpenEndings, rep.Data.Estimand)
+	}
+	for _, row := range rep.Estimates {
+		switch row.Estimator {
+		case "mql": // long-run at gamma = 1: refused
+			if row.Estimate != nil {
+				t.Errorf("mql: %v, want no estimate", *row.Estimate)
+			}
+		default:
+			if row.Estimate == nil || math.Abs(*row.Estimate-203.0/192) > 1e-9 {
+				t.Errorf("%s: %v, want 203/192", row.Estimator, row.Estimate)
+			}
+		}
+	}
+	if w := strings.Join(rep.Warnings, "\n"); !strings.Contains(w, "mql") || !strings.Contains(w, "--estimand horizon") {
+		t.Errorf("warnings %q", w)
+	}
+	// The default set leaves the long-run estimators out at gamma = 1,
+	// in one line, and runs them at gamma < 1.
+	out, errOut, code = run(t, "estimate", "--data", path, "--bootstrap", "0")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	const left = "bch-tabular, mwl, mql, dualdice: not run: they estimate the long-run value, and 7 of 8 episodes end in a terminal state"
+	if !strings.Contains(out, left) || strings.Contains(out, "failed") {
+		t.Errorf("default set at gamma = 1:\n%s", out)
+	}
+	out, errOut, code = run(t, "estimate", "--data", path, "--bootstrap", "0", "--gamma", "0.5", "--estimand", "long-run", "--json")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	rep = estimateReport{}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, row := range rep.Estimates {
+		if row.Estimand != "long-run" || row.Estimator == "bch-tabular" {
+			continue // the horizon rows; bch-tabular is not exact on a 3-step log
+		}
+		n++
+		if row.Estimate == nil || math.Abs(*row.Estimate-67.0/61) > 1e-9 {
+			t.Errorf("long run, gamma 0.5: %s gives %v, want 67/61", row.Estimator, row.Estimate)
+		}
+	}
+	if n != 6 { // model-based, fqe, dr, mwl, mql, dualdice
+		t.Errorf("%d long-run estimates, want 6", n)
+	}
+}
