@@ -89,7 +89,7 @@ func (e PairRatio) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	for j := range w {
 		w[j] /= den
 	}
-	res := Result{Value: val, Weights: a.stepWeights(w), Estimand: LongRun, Model: m, Learner: learnerKind(d)}
+	res := Result{Value: val, Weights: a.stepWeights(w), Estimand: LongRun, Model: m, Learner: learnerKind(d, m)}
 	if wr, ok := m.(ratio.Warner); ok {
 		for _, s := range wr.Warnings() {
 			res.Warnings = append(res.Warnings, name+": "+s)
@@ -109,9 +109,14 @@ func hasNext(d *dataset.Dataset, e, j int) bool {
 	return ok
 }
 
-// learnerKind names the fit the data call for: "tabular" for discrete
-// states, "kernel" for real ones.
-func learnerKind(d *dataset.Dataset) string {
+// learnerKind names the fit a minimax learner made: "neural" for the
+// network forms, else "tabular" for discrete states and "kernel" for real
+// ones.
+func learnerKind(d *dataset.Dataset, m any) string {
+	switch m.(type) {
+	case *ratio.PairNeuralModel, *value.MQLNeuralModel:
+		return "neural"
+	}
 	if d.Discrete() {
 		return "tabular"
 	}
@@ -158,5 +163,5 @@ func (e MQL) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: %w", name, err)
 	}
-	return Result{Value: v, Estimand: LongRun, Model: m, Learner: learnerKind(d)}, nil
+	return Result{Value: v, Estimand: LongRun, Model: m, Learner: learnerKind(d, m)}, nil
 }

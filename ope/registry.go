@@ -64,8 +64,9 @@ const (
 // Options are what the registry's constructors build estimators from.
 // The zero value builds every estimator that needs nothing but the logs.
 type Options struct {
-	// Seed seeds the estimators that train (bch-neural); it overrides
-	// Neural.Seed. (bch-kernel's feature draw has its own fixed seed,
+	// Seed seeds the estimators that train (bch-neural, and mwl,
+	// dualdice and mql in their neural forms); it overrides Neural.Seed
+	// and Minimax.Seed. (bch-kernel's feature draw has its own fixed seed,
 	// Kernel.Seed: its estimate is deterministic.)
 	Seed uint64
 	// Tabular holds bch-tabular's settings, Kernel bch-kernel's, Neural
@@ -91,8 +92,15 @@ type Options struct {
 	// ValueModel and RatioModel override the learners the value-based and
 	// doubly robust estimators choose from the data: "tabular", "linear"
 	// or "neural" for values, "tabular", "kernel", "neural" or
-	// "marginal" for ratios. Empty: chosen from the data.
+	// "marginal" for ratios. Empty: chosen from the data. "neural" also
+	// chooses the neural forms of the minimax learners on real states:
+	// RatioModel those of mwl and dualdice, ValueModel that of mql (their
+	// kernel forms are the default; the other names leave them as they
+	// are).
 	ValueModel, RatioModel string
+	// Minimax holds the settings of the neural forms of mwl, dualdice
+	// and mql (its Seed is overridden by Seed).
+	Minimax value.MinimaxNeural
 	// Folds is the doubly robust estimator's number of cross-fitting
 	// folds (0: 2; 1: none).
 	Folds int
@@ -151,6 +159,14 @@ func (o Options) ratioLearner() ratio.Learner {
 		return ratio.Marginal{}
 	}
 	return nil
+}
+
+// minimaxNeural returns the settings of the neural minimax learners, seeded
+// by Seed.
+func (o Options) minimaxNeural() value.MinimaxNeural {
+	n := o.Minimax
+	n.Seed = o.Seed
+	return n
 }
 
 // ValueModels and RatioModels are the names Options.ValueModel and
@@ -226,12 +242,17 @@ var registry = []Entry{
 		}},
 	{Name: "mwl", Label: "minimax weight learning (state-action ratio)", SlowOnRealStates: true, Needs: NeedsTargetDist | NeedsDiscreteActions, Unit: UnitStep,
 		New: func(o Options) Estimator {
-			return PairRatio{Learner: ratio.MWL{}, Target: o.valueTarget(), Normalise: true}
+			return PairRatio{Learner: ratio.MWL{Neural: o.RatioModel == "neural", Network: o.minimaxNeural()},
+				Target: o.valueTarget(), Normalise: true}
 		}},
 	{Name: "mql", Label: "minimax Q-learning", SlowOnRealStates: true, Needs: NeedsTargetDist | NeedsDiscreteActions,
-		New: func(o Options) Estimator { return MQL{Target: o.valueTarget()} }},
+		New: func(o Options) Estimator {
+			return MQL{Value: value.MQL{Neural: o.ValueModel == "neural", Network: o.minimaxNeural()}, Target: o.valueTarget()}
+		}},
 	{Name: "dualdice", Label: "DualDICE (GenDICE's normalisation at gamma = 1)", SlowOnRealStates: true, Needs: NeedsTargetDist | NeedsDiscreteActions, Unit: UnitStep,
-		New: func(o Options) Estimator { return PairRatio{Learner: ratio.DualDICE{}, Target: o.valueTarget()} }},
+		New: func(o Options) Estimator {
+			return PairRatio{Learner: ratio.DualDICE{Neural: o.RatioModel == "neural", Network: o.minimaxNeural()}, Target: o.valueTarget()}
+		}},
 	{Name: "on-policy", Label: "on-policy oracle (target rollouts)", Needs: NeedsSimulator,
 		New: func(o Options) Estimator {
 			if o.SimContinuous != nil {

@@ -3,8 +3,11 @@
 // one deterministic pass (Sums, AccumulateFolds), its closed-form
 // minimiser under a ridge, an optional normalisation and optional sign
 // constraints (QP), the one-standard-error cross-validation of the ridge
-// (CrossValidate), and the tabular state-action problem of minimax weight
-// learning, DualDICE and minimax Q-learning (Pairs).
+// (CrossValidate), the tabular state-action problem of minimax weight
+// learning, DualDICE and minimax Q-learning (Pairs), and what their neural
+// forms share: the scaled transitions and start states (NeuralData) with
+// their held-out split, the minibatch kernel loss of a signed measure and
+// its gradient (MeasureLoss), and the early-stopping loop (Schedule).
 //
 // The learners themselves live in package ratio (Kernel, MWL, DualDICE)
 // and package value (MQL); their documentation gives the equations.

@@ -1,0 +1,305 @@
+package value
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/internal/minimax"
+	"github.com/ihope-ope/ihope/nn"
+)
+
+// mqlNeuralStream is the second word of the PCG state of the neural MQL's
+// draws ("mql-nn").
+const mqlNeuralStream = 0x6d716c2d6e6e
+
+// MQLNeuralModel is the q of MQL's neural form (MQL with Neural set):
+//
+//	q(s, a) = Shift + Unit net(x)_a,   x = (s - Mean)/Scale,
+//
+// and for gamma = 1 the average reward Rho, learned with it.
+type MQLNeuralModel struct {
+	Net         *nn.MLP
+	Mean, Scale []float64
+	Shift, Unit float64
+	// Bandwidth is the kernel bandwidth in standardised units.
+	Bandwidth float64
+	// Iterations, BestIter, TrainLoss and HeldOutLoss are the training's
+	// record (minimax.Record).
+	Iterations, BestIter   int
+	TrainLoss, HeldOutLoss float64
+	// Transitions is the number of transitions of the fit, Skipped those
+	// left out for want of the target's distribution at the next state.
+	Transitions, Skipped int
+
+	rho    float64
+	target realTarget
+}
+
+// Rho returns the average reward (gamma = 1), NaN otherwise.
+func (m *MQLNeuralModel) Rho() float64 { return m.rho }
+
+// mqlBatch evaluates MQL's minibatch loss: the network on the states and
+// next states of the batch's transitions, the Bellman residuals
+// delta_i = r_i + gamma q(s'_i, pi) - q(s_i, a_i) - kappa as the masses of
+// the measure (1/B) sum_i delta_i delta_(x_i, a_i), and the gradient.
+type mqlBatch struct {
+	net   *nn.MLP
+	ws    *nn.Workspace
+	ml    *minimax.MeasureLoss
+	u     []float64
+	x, dy []float64
+	grad  []float64
+}
+
+func newMQLBatch(net *nn.MLP, units int, h float64) *mqlBatch {
+	dim, nA := net.In(), net.Out()
+	return &mqlBatch{net: net, ws: net.NewWorkspace(2 * units), ml: minimax.NewMeasureLoss(dim, nA, 1, units, h),
+		u: make([]float64, units*nA), x: make([]float64, 2*units*dim), dy: make([]float64, 2*units*nA),
+		grad: make([]float64, net.NumParams())}
+}
+
+// loss returns the kernel loss of the transitions idx of nd (V-statistic
+// if diag) under q = shift + unit net with the residuals' level kappa, or
+// profiled over kappa if profile (b.ml.Kappa is then the minimiser), and,
+// if grad, leaves its gradient in b.grad.
+func (b *mqlBatch) loss(nd *minimax.NeuralData, idx []int, gamma, shift, unit, kappa float64, profile, diag, grad bool) (float64, error) {
+	n, dim, nA := len(idx), nd.Dim, nd.NumActions
+	for k, i := range idx {
+		copy(b.x[k*dim:(k+1)*dim], nd.S[i*dim:(i+1)*dim])
+		copy(b.x[(n+k)*dim:(n+k+1)*dim], nd.Next[i*dim:(i+1)*dim])
+	}
+	out := b.net.Forward(b.ws, b.x, 2*n)
+	ml := b.ml
+	copy(ml.X, b.x[:n*dim])
+	clear(ml.C[:n*nA])
+	ml.U = nil
+	if profile {
+		clear(b.u[:n*nA])
+		ml.U, kappa = b.u, 0
+	}
+	for k, i := range idx {
+		a := int(nd.A[i])
+		vn := 0.0
+		for c, p := range nd.PiNext[i*nA : (i+1)*nA] {
+			vn += p * (shift + unit*out[(n+k)*nA+c])
+		}
+		ml.C[k*nA+a] = nd.R[i] - kappa + gamma*vn - (shift + unit*out[k*nA+a])
+		if profile {
+			b.u[k*nA+a] = 1
+		}
+	}
+	v := ml.Loss(n, diag, grad)
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("loss %v (training diverged)", v)
+	}
+	if !grad {
+		return v, nil
+	}
+	clear(b.dy[:2*n*nA])
+	for k, i := range idx {
+		a := int(nd.A[i])
+		g := ml.G[k*nA+a] // dL/ddelta_k
+		b.dy[k*nA+a] = -unit * g
+		for c, p := range nd.PiNext[i*nA : (i+1)*nA] {
+			b.dy[(n+k)*nA+c] = gamma * p * unit * g
+		}
+	}
+	b.net.Backward(b.ws, b.dy, b.grad)
+	return v, nil
+}
+
+// fitNeural is MQL's neural form on real states and discrete actions (see
+// MQL).
+func (l MQL) fitNeural(d *dataset.Dataset, gamma float64, target Target) (*MQLNeuralModel, error) {
+	if d.ActionDim != 0 || target.Continuous != nil {
+		return nil, errors.New("value: mql needs discrete actions (the target's whole distribution at every next state)")
+	}
+	set, err := l.Network.Resolve("value: mql")
+	if err != nil {
+		return nil, err
+	}
+	tgt, err := newRealTarget("mql", d, target)
+	if err != nil {
+		return nil, err
+	}
+	for e := range d.NumEpisodes() {
+		lo, hi := d.Span(e)
+		for j := lo; j < hi; j++ {
+			if err := checkRealStep("mql", d, e, j); err != nil {
+				return nil, err
+			}
+			if next, ok := d.NextObs(e, j); ok && !allFinite(next) {
+				return nil, fmt.Errorf("value: mql: episode %q step %d: next state %v is not finite", d.IDs[e], j-lo, next)
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(set.Seed, mqlNeuralStream))
+	mean, scale := minimax.Scaling(d)
+	nd := minimax.NewNeuralData(d, mean, scale)
+	if nd.Len() < 2 {
+		return nil, fmt.Errorf("value: mql: %d transitions, need at least 2", nd.Len())
+	}
+	train, held := nd.Split(rng, set.HeldOut)
+	if held != nil && held.Len() < 2 || train.Len() < 2 {
+		train, held = nd, nil
+	}
+	h := set.Bandwidth
+	if h == 0 {
+		if h, err = minimax.Median(rng, train.S, nd.Dim, set.BandwidthSample); err != nil {
+			return nil, fmt.Errorf("value: mql: %w", err)
+		}
+	}
+	// The output's scale: q of order Shift +- Unit.
+	rMean, rSD := meanSD(nd.R)
+	if !(rSD > 0) {
+		rSD = max(math.Abs(rMean), 1)
+	}
+	horizon := 10.0 // gamma = 1: the differential q's scale in rewards
+	if gamma < 1 {
+		horizon = 1 / (1 - gamma)
+	}
+	m := &MQLNeuralModel{Mean: mean, Scale: scale, Unit: rSD * horizon, Bandwidth: h, rho: math.NaN(),
+		Transitions: nd.Len(), Skipped: nd.Skipped, target: tgt}
+	if gamma < 1 {
+		m.Shift = rMean * horizon
+	}
+	sizes := append(append([]int{nd.Dim}, set.Hidden...), nd.NumActions)
+	if m.Net, err = nn.New(sizes, nn.Tanh, nn.Identity); err != nil {
+		return nil, fmt.Errorf("value: mql: %w", err)
+	}
+	m.Net.Init(rng, 0.1)
+	// The residuals' level kappa (rho for gamma = 1, (1 - gamma) times a
+	// shift of q for gamma < 1) is profiled out of every minibatch's loss;
+	// the model's is profiled on a fixed sample of training transitions
+	// at every evaluation.
+	level := []float64{0}
+	tr := newMQLBatch(m.Net, set.BatchSize, h)
+	idx := make([]int, set.BatchSize)
+	opt := nn.Adam{LR: set.LearningRate}
+	step := func() (float64, error) {
+		for k := range idx {
+			idx[k] = rng.IntN(train.Len())
+		}
+		v, err := tr.loss(train, idx, gamma, m.Shift, m.Unit, 0, true, set.Statistic != "U", true)
+		if err != nil {
+			return 0, fmt.Errorf("value: mql: %w", err)
+		}
+		opt.Step(m.Net.Params(), tr.grad)
+		return v, nil
+	}
+	tidx := heldOutSample(rng, train.Len())
+	tb := newMQLBatch(m.Net, len(tidx), h)
+	profile := func() error {
+		if _, err := tb.loss(train, tidx, gamma, m.Shift, m.Unit, 0, true, false, false); err != nil {
+			return fmt.Errorf("value: mql: %w", err)
+		}
+		level[0] = tb.ml.Kappa
+		return nil
+	}
+	var heldOut func() (float64, error)
+	if held != nil {
+		hidx := heldOutSample(rng, held.Len())
+		ev := newMQLBatch(m.Net, len(hidx), h)
+		heldOut = func() (float64, error) {
+			if err := profile(); err != nil {
+				return 0, err
+			}
+			v, err := ev.loss(held, hidx, gamma, m.Shift, m.Unit, level[0], false, false, false)
+			if err != nil {
+				return 0, fmt.Errorf("value: mql: held-out loss: %w", err)
+			}
+			return v, nil
+		}
+	}
+	rec, err := minimax.Schedule{MaxIter: set.MaxIter, EvalEvery: set.EvalEvery, Patience: set.Patience, Average: set.Average}.
+		Run([][]float64{m.Net.Params(), level}, step, heldOut)
+	if err != nil {
+		return nil, err
+	}
+	if heldOut == nil {
+		if err := profile(); err != nil {
+			return nil, err
+		}
+	}
+	if gamma == 1 {
+		m.rho = level[0]
+	} else {
+		m.Shift += level[0] / (1 - gamma)
+	}
+	m.Iterations, m.BestIter, m.TrainLoss, m.HeldOutLoss = rec.Iterations, rec.BestIter, rec.TrainLoss, rec.HeldOutLoss
+	return m, nil
+}
+
+// heldOutSample returns the held-out units whose loss is evaluated: all
+// n, or minimax.HeldOutUnits of them drawn without replacement.
+func heldOutSample(rng *rand.Rand, n int) []int {
+	if n <= minimax.HeldOutUnits {
+		idx := make([]int, n)
+		for i := range idx {
+			idx[i] = i
+		}
+		return idx
+	}
+	return rng.Perm(n)[:minimax.HeldOutUnits]
+}
+
+// Values returns q(s_j, a_j), v(s_j) and v(s'_j) (NaN where s'_j or the
+// target's distribution there is unknown) for every step j of d.
+func (m *MQLNeuralModel) Values(d *dataset.Dataset) (q, v, next []float64, err error) {
+	if d == nil {
+		return nil, nil, nil, errors.New("value: mql: no data")
+	}
+	if err := m.target.compatible("mql", d, len(m.Mean)); err != nil {
+		return nil, nil, nil, err
+	}
+	n, dim, nA := d.NumSteps(), len(m.Mean), m.Net.Out()
+	q, v, next = make([]float64, n), make([]float64, n), make([]float64, n)
+	const chunk = 512
+	ws := m.Net.NewWorkspace(2 * chunk)
+	x := make([]float64, 2*chunk*dim)
+	hasNext := make([]bool, chunk)
+	for e := range d.NumEpisodes() {
+		lo, hi := d.Span(e)
+		for c := lo; c < hi; c += chunk {
+			k := min(chunk, hi-c)
+			for r := range k {
+				j := c + r
+				if err := checkRealStep("mql", d, e, j); err != nil {
+					return nil, nil, nil, err
+				}
+				for t, s := range d.ObsAt(j) {
+					x[r*dim+t] = (s - m.Mean[t]) / m.Scale[t]
+				}
+				obs, ok := d.NextObs(e, j)
+				_, okp := d.NextTargetProbs(e, j)
+				hasNext[r] = ok && okp
+				for t := range dim {
+					x[(k+r)*dim+t] = 0
+					if hasNext[r] {
+						x[(k+r)*dim+t] = (obs[t] - m.Mean[t]) / m.Scale[t]
+					}
+				}
+			}
+			out := m.Net.Forward(ws, x, 2*k)
+			for r := range k {
+				j := c + r
+				q[j] = m.Shift + m.Unit*out[r*nA+int(d.Action[j])]
+				for a, p := range d.TargetProbsAt(j) {
+					v[j] += p * (m.Shift + m.Unit*out[r*nA+a])
+				}
+				next[j] = math.NaN()
+				if hasNext[r] {
+					probs, _ := d.NextTargetProbs(e, j)
+					next[j] = 0
+					for a, p := range probs {
+						next[j] += p * (m.Shift + m.Unit*out[(k+r)*nA+a])
+					}
+				}
+			}
+		}
+	}
+	return q, v, next, nil
+}

@@ -1,0 +1,52 @@
+package value
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/ihope-ope/ihope/env/lineargauss"
+	"github.com/ihope-ope/ihope/internal/gradcheck"
+	"github.com/ihope-ope/ihope/internal/minimax"
+	"github.com/ihope-ope/ihope/nn"
+)
+
+// The gradient of the neural MQL's minibatch loss, profiled over the
+// residuals' level, matches central finite differences on a
+// tiny network, for the V- and U-statistics and gamma < 1 and = 1.
+func TestMQLNeuralGradient(t *testing.T) {
+	sys, target, behavior := lineargauss.DiscreteProblem()
+	d, err := sys.Sample(rand.New(rand.NewPCG(3, 4)), behavior, target, 3, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mean, scale := minimax.Scaling(d)
+	nd := minimax.NewNeuralData(d, mean, scale)
+	idx := []int{0, 4, 4, 7, 11, 16, 2}
+	for _, gamma := range []float64{0.9, 1} {
+		for _, diag := range []bool{true, false} {
+			net, err := nn.New([]int{1, 4, 3, 3}, nn.Tanh, nn.Identity)
+			if err != nil {
+				t.Fatal(err)
+			}
+			net.Init(rand.New(rand.NewPCG(1, 2)), 1)
+			b := newMQLBatch(net, len(idx), 0.7)
+			f := func() float64 {
+				v, err := b.loss(nd, idx, gamma, -2, 3, 0, true, diag, false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return v
+			}
+			if _, err := b.loss(nd, idx, gamma, -2, 3, 0, true, diag, true); err != nil {
+				t.Fatal(err)
+			}
+			g := append([]float64(nil), b.grad...)
+			fd := gradcheck.FiniteDifferences(net.Params(), f)
+			vec, elem := gradcheck.Compare(g, fd)
+			t.Logf("gamma %g, V-statistic %v: relative error %.2g (vector), %.2g (largest element)", gamma, diag, vec, elem)
+			if !(vec <= 1e-6) {
+				t.Errorf("gamma %g, V-statistic %v: relative error %.3g", gamma, diag, vec)
+			}
+		}
+	}
+}
