@@ -17,12 +17,15 @@ import (
 // With ratio.Tabular it is "bch-tabular" (discrete states, the kernel loss
 // with the delta kernel minimised exactly); with ratio.Kernel it is
 // "bch-kernel" (real states, w linear in Gaussian bumps, the RBF kernel
-// loss minimised exactly); with ratio.Neural it is "bch-neural" (real
-// states, a network trained on the RBF kernel loss).
+// loss minimised exactly); with ratio.Ensemble of ratio.Neural it is
+// "bch-neural" (real states, the mean of networks trained on the RBF
+// kernel loss).
 //
 // Result.Weights are the normalised v_i in step order, Result.Model the
 // learned ratio.Model, and Result.Warnings what the model says about
-// itself (ratio.Warner).
+// itself (ratio.Warner). For a model that averages several fits
+// (ratio.Averaged), Result.Restarts holds the estimate of each fit's own
+// ratio.
 //
 // References:
 //
@@ -61,13 +64,26 @@ func (e DensityRatio) Estimate(d *dataset.Dataset, gamma float64) (Result, error
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: %w", name, err)
 	}
-	w, err := m.StepRatios(d)
+	var w []float64
+	var members [][]float64
+	if am, ok := m.(ratio.Averaged); ok {
+		w, members, err = am.MemberRatios(d)
+	} else {
+		w, err = m.StepRatios(d)
+	}
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: %w", name, err)
 	}
 	res, err := ratioEstimate(d, gamma, w)
 	if err != nil {
 		return Result{}, err
+	}
+	for k, wk := range members {
+		rk, err := ratioEstimate(d, gamma, wk)
+		if err != nil {
+			return Result{}, fmt.Errorf("%s: restart %d: %w", name, k+1, err)
+		}
+		res.Restarts = append(res.Restarts, rk.Value)
 	}
 	res.Model = m
 	res.Transient = halvesGap(d, res.Weights)
