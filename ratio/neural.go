@@ -99,7 +99,7 @@ import (
 // exact gradient, and the network drives the whole V-statistic, diagonal
 // included, towards 0 (1e-6 after 1000 iterations): no term pulls w
 // towards a constant. Ten fits at m = 2048 and 1e-2 landed at -0.01 to
-// -0.05 in six seeds, but the rest at -0.12 to -1.34; the fit is then a
+// -0.05 in five seeds, but the rest at -0.12 to -1.34; the fit is then a
 // function of its sample (re-initialising the network of a bad seed gave
 // the same estimate), and one sample of 2048 of 150,000 transitions does
 // not always hold enough of the states the target visits. Holding each
@@ -108,8 +108,8 @@ import (
 // down while the network sees ten samples per fit: the seeds whose fixed
 // sample failed gave -0.022, -0.056, -0.070 (were -0.64, -1.34, -0.73),
 // and single fits over 20 training seeds landed within 0.07 of the truth
-// in 18 (the others -0.20 and -0.27); 50 and 200 iterations per sample
-// were worse (-0.36 to -0.51 in two of five seeds). The spread that
+// in 18 (the others -0.20 and -0.27); with 50 or 200 iterations per
+// sample two of the five seeds above ended 0.2 to 0.5 off. The spread that
 // remains comes from the samples, which Ensemble averages out.
 //
 // Training. MaxIter iterations of Adam; the last parameters are kept.

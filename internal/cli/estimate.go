@@ -563,8 +563,9 @@ func printEstimate(out io.Writer, r *estimateReport) {
 	for _, row := range r.Estimates {
 		if row.RestartSD != nil {
 			lo, hi := slices.Min(row.RestartEstimates), slices.Max(row.RestartEstimates)
-			fmt.Fprintf(out, "%s: mean of %d networks (--restarts); their own estimates range over [%s, %s], sd %s\n",
-				row.Estimator, row.Restarts, fmtNum("%.4g", lo), fmtNum("%.4g", hi), fmtNum("%.3g", *row.RestartSD))
+			kept := row.Restarts - 2*(row.Restarts/4)
+			fmt.Fprintf(out, "%s: %d networks (--restarts), weighted by the mean ratio of the middle %d by their own estimates, which range over [%s, %s], sd %s\n",
+				row.Estimator, row.Restarts, kept, fmtNum("%.4g", lo), fmtNum("%.4g", hi), fmtNum("%.3g", *row.RestartSD))
 		}
 	}
 	if r.Ranking != nil {
