@@ -52,6 +52,11 @@ type Result struct {
 	// clustered by episode (the doubly robust estimator), NaN or 0 when
 	// the estimator has none.
 	SE float64
+	// Restarts are, for an estimator whose model averages several fits
+	// (ratio.Averaged: bch-neural's ensemble), the estimate each fit
+	// gives on its own, in fit order; their spread is the training's
+	// share of the estimate's uncertainty. Nil for the others.
+	Restarts []float64
 }
 
 // checkGamma returns an error unless 0 < gamma <= 1.

@@ -64,11 +64,15 @@ const (
 // Options are what the registry's constructors build estimators from.
 // The zero value builds every estimator that needs nothing but the logs.
 type Options struct {
-	// Seed seeds the estimators that train (bch-neural, and mwl,
-	// dualdice and mql in their neural forms); it overrides Neural.Seed
-	// and Minimax.Seed. (bch-kernel's feature draw has its own fixed seed,
-	// Kernel.Seed: its estimate is deterministic.)
+	// Seed seeds the estimators that train (bch-neural, whose networks
+	// get seeds derived from it, and mwl, dualdice and mql in their
+	// neural forms); it overrides Neural.Seed and Minimax.Seed.
+	// (bch-kernel's feature draw has its own fixed seed, Kernel.Seed: its
+	// estimate is deterministic.)
 	Seed uint64
+	// Restarts is the number of networks bch-neural (and dr's neural
+	// ratio) averages, ratio.Ensemble's Restarts (0: its default).
+	Restarts int
 	// Tabular holds bch-tabular's settings, Kernel bch-kernel's, Neural
 	// bch-neural's (zero values: the documented defaults).
 	Tabular ratio.Tabular
@@ -152,9 +156,7 @@ func (o Options) ratioLearner() ratio.Learner {
 	case "kernel":
 		return o.Kernel
 	case "neural":
-		n := o.Neural
-		n.Seed = o.Seed
-		return n
+		return o.neuralRatio()
 	case "marginal":
 		return ratio.Marginal{}
 	}
@@ -167,6 +169,12 @@ func (o Options) minimaxNeural() value.MinimaxNeural {
 	n := o.Minimax
 	n.Seed = o.Seed
 	return n
+}
+
+// neuralRatio is bch-neural's learner: the mean of Restarts networks
+// trained with the settings of Neural and seeds derived from Seed.
+func (o Options) neuralRatio() ratio.Learner {
+	return ratio.Ensemble{Learner: o.Neural, Restarts: o.Restarts, Seed: o.Seed}
 }
 
 // ValueModels and RatioModels are the names Options.ValueModel and
@@ -230,11 +238,7 @@ var registry = []Entry{
 	{Name: "bch-kernel", Label: "density ratio, kernel (closed form)", Needs: NeedsRealStates | NeedsBehavior, Unit: UnitStep, Slow: true,
 		New: func(o Options) Estimator { return DensityRatio{Learner: o.Kernel} }},
 	{Name: "bch-neural", Label: "density ratio, neural (paper)", Needs: NeedsRealStates | NeedsBehavior, Unit: UnitStep, Slow: true,
-		New: func(o Options) Estimator {
-			l := o.Neural
-			l.Seed = o.Seed
-			return DensityRatio{Learner: l}
-		}},
+		New: func(o Options) Estimator { return DensityRatio{Learner: o.neuralRatio()} }},
 	{Name: "dr", Label: "doubly robust (ratio + value model)", SlowOnRealStates: true, Needs: NeedsTargetDist | NeedsBehavior,
 		New: func(o Options) Estimator {
 			return DR{Ratio: o.ratioLearner(), Kernel: o.Kernel, Value: o.valueLearner(), Target: o.valueTarget(),

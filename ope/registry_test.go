@@ -98,8 +98,9 @@ func TestRegistryNew(t *testing.T) {
 		}
 	}
 	// ope.New keeps the order given and passes the settings on; Seed
-	// overrides Neural.Seed.
-	o := ope.Options{Seed: 7, Neural: ratio.Neural{Seed: 99, MaxIter: 5}, Tabular: ratio.Tabular{Ridge: 0.5}}
+	// overrides Neural.Seed (bch-neural's ensemble derives its networks'
+	// seeds from it).
+	o := ope.Options{Seed: 7, Neural: ratio.Neural{Seed: 99, MaxIter: 5}, Restarts: 3, Tabular: ratio.Tabular{Ridge: 0.5}}
 	ests, err := ope.New([]string{"bch-neural", "naive", "bch-tabular"}, o)
 	if err != nil {
 		t.Fatal(err)
@@ -111,8 +112,10 @@ func TestRegistryNew(t *testing.T) {
 	if want := []string{"bch-neural", "naive", "bch-tabular"}; !slices.Equal(names, want) {
 		t.Errorf("New built %q, want %q", names, want)
 	}
-	if n, ok := ests[0].(ope.DensityRatio).Learner.(ratio.Neural); !ok || n.Seed != 7 || n.MaxIter != 5 {
+	if e, ok := ests[0].(ope.DensityRatio).Learner.(ratio.Ensemble); !ok || e.Seed != 7 || e.Restarts != 3 {
 		t.Errorf("bch-neural's learner: %+v", ests[0])
+	} else if n, ok := e.Learner.(ratio.Neural); !ok || n.MaxIter != 5 {
+		t.Errorf("bch-neural's network: %+v", e.Learner)
 	}
 	if l, ok := ests[2].(ope.DensityRatio).Learner.(ratio.Tabular); !ok || l.Ridge != 0.5 {
 		t.Errorf("bch-tabular's learner: %+v", ests[2])
@@ -240,8 +243,14 @@ func TestRegistryRunsWhereItApplies(t *testing.T) {
 					t.Errorf("bch-tabular: Result.Model is %T", res.Model)
 				}
 			case "bch-neural":
-				if _, ok := res.Model.(*ratio.NeuralModel); !ok {
+				// The interquartile mean keeps the middle half of the networks.
+				if m, ok := res.Model.(*ratio.EnsembleModel); !ok || len(m.Members()) != ratio.DefaultRestarts-2*(ratio.DefaultRestarts/4) {
 					t.Errorf("bch-neural: Result.Model is %T", res.Model)
+				} else if _, ok := m.Members()[0].(*ratio.NeuralModel); !ok {
+					t.Errorf("bch-neural: a member is %T", m.Members()[0])
+				}
+				if len(res.Restarts) != ratio.DefaultRestarts {
+					t.Errorf("bch-neural: restarts %v", res.Restarts)
 				}
 			case "mwl", "dualdice":
 				if _, ok := res.Model.(*ratio.PairTabularModel); !ok {

@@ -15,19 +15,20 @@ import (
 
 // Neural learns the density ratio w(s) = d_pi(s)/d_pi0(s) of real-valued
 // states ("bch-neural"): w is a feed-forward network with a positive
-// output, trained by Adam on minibatch estimates of the kernel loss of
-// Theorem 2 with a Gaussian RBF kernel (Section 5, Algorithms 1 and 2).
+// output, trained by Adam on the kernel loss of Theorem 2 with a Gaussian
+// RBF kernel (Section 5, Algorithms 1 and 2).
 //
 // The network. The inputs are the states scaled per dimension,
 // x = (s - mean)/sd over the logged states s_t (a dimension with sd = 0 is
 // only centred). The default network has two hidden layers of 64 tanh
-// units and a softplus output, as in the authors' code; tanh keeps w
-// smooth, so its gradient can be checked by finite differences everywhere.
-// Hidden layers use LeCun's initialisation; the output layer starts at a
-// tenth of that scale, so that w starts close to a constant (the ratio of
-// two equal policies).
+// units and an exponential output, so that w spans the orders of
+// magnitude heavy-tailed policy ratios need; tanh keeps w smooth, so its
+// gradient can be checked by finite differences everywhere. Hidden layers
+// use LeCun's initialisation; the output layer starts at a tenth of that
+// scale, so that w starts close to a constant (the ratio of two equal
+// policies).
 //
-// The loss. A minibatch M holds m transitions i = (s_i, a_i, s'_i) with
+// The loss. A sample M holds m transitions i = (s_i, a_i, s'_i) with
 // beta_i = exp(LogTarget - LogBehavior). With z = mean of w(s_i) over the
 // transitions of M that are not dummies,
 //
@@ -35,10 +36,23 @@ import (
 //	D = (1/m^2) sum_{i,j in M} Delta_i Delta_j K_ij,
 //	K_ij = exp(-||x'_i - x'_j||^2 / (2 h^2)),
 //
-// x' being the scaled next states and h, unless set, the median of the
-// pairwise distances between up to BandwidthSample scaled next states of
-// the training data (computed once). D is a V-statistic: the diagonal
-// i = j is included.
+// x' being the scaled next states and h, unless set, half the median of
+// the pairwise distances between up to BandwidthSample scaled next states
+// of the training data (computed once). D is a V-statistic: the diagonal
+// i = j is included, so D >= 0 for every w (K is positive semi-definite).
+//
+// Why half the median: the loss compares where one step of the target
+// would move the logged states with where they are, and a kernel much
+// wider than one step sees that only at second order. On Pendulum one
+// step moves the scaled state by 0.07 (median) against a median pairwise
+// distance of 1.6; with the median itself the loss of w = 1 and of the
+// true ratio (a histogram of long rollouts) were both 0 within their
+// noise over 60,000 transitions (0.8e-4 and 1.4e-4), at a quarter of it
+// 4.7e-4 and 1.4e-4. Fits on one fixed sample reached the truth faster
+// the narrower the kernel (from 10,000 transitions, after 600
+// iterations: -0.19, -0.094, -0.034 at 1, 1/2, 1/4 of the median), but
+// at 1/4 more fits of 2048 transitions stalled (5 of 8 against 2 of 8 at
+// 1/2).
 //
 // Sampling. For gamma = 1 the transitions are drawn uniformly with
 // replacement (Algorithm 1). For 0 < gamma < 1 every episode gets a dummy
@@ -49,18 +63,66 @@ import (
 // t >= -1 by (1-gamma) gamma^(t+1); the dummies then make up the share
 // 1 - gamma of the draws, as the paper says, when episodes are long). The
 // dummies' s_i enter neither z nor any gradient. This is the weighting of
-// Aggregate for the tabular learner.
+// Aggregate for the tabular learner. A training set of at most m
+// transitions is used whole, each weighted by its probability.
 //
-// Training. A fraction HeldOut of the data is kept aside: whole episodes
+// Why the fits collapsed, and samples held for SampleIters iterations.
+// Up to this version every iteration drew a fresh minibatch of 512
+// (Algorithm 1 as written), Adam ran at 1e-3 and training stopped early
+// on a held-out loss. On the README's Pendulum logs (150 episodes of 1000
+// steps, alpha = 1; beta heavy-tailed: median 0.41, maximum about 1000,
+// variance about 25) ten training seeds gave -1.83, -0.35, -1.65, -1.36,
+// -1.27, -0.65, -1.49, -0.97, -0.69, -0.41 against a long-run truth of
+// -0.01 and the behavior's -1.85. Loss curves (estimate every 500
+// iterations) show two causes, one after the other:
+//
+//  1. Early stopping kept a flat network. In the fits that collapsed
+//     (seeds 1 and 3) the held-out U-statistic was lowest at its first
+//     evaluation, iteration 50, where w is still nearly constant (sd of
+//     log w 0.1): its noise between evaluations (0.004-0.012) is larger
+//     than the difference between w = 1 and the true ratio (about 1e-4),
+//     so it picks whichever iterate the noise favours.
+//  2. Without early stopping the resampled V-statistic does not converge:
+//     over 3000 iterations the estimates wander between -0.37 and -1.17
+//     (sd of log w 0.8-1.9), and at 3e-3 (the rate the Pendulum experiment
+//     used) between -0.16 and -1.6. On a fresh minibatch the diagonal of
+//     D has expectation E[Delta^2]/m (E[D] = (m-1)/m L(w) + E[Delta^2]/m,
+//     L the population loss of Theorem 2): 0.05 at w = 1 with m = 512,
+//     hundreds of times the differences of L that locate the ratio, and a
+//     penalty on the spread of w beta that flattens w; it also makes the
+//     gradient's noise about 25 times its mean. The U-statistic (diagonal
+//     left out, UStatistic) removes the bias but not the noise, and is
+//     unbounded below on a minibatch: resampled at m = 2048 it reached
+//     estimates of -1.6 to -3.5 and a loss of -1.9.
+//
+// On one fixed sample the objective is deterministic, Adam follows its
+// exact gradient, and the network drives the whole V-statistic, diagonal
+// included, towards 0 (1e-6 after 1000 iterations): no term pulls w
+// towards a constant. Ten fits at m = 2048 and 1e-2 landed at -0.01 to
+// -0.05 in five seeds, but the rest at -0.12 to -1.34; the fit is then a
+// function of its sample (re-initialising the network of a bad seed gave
+// the same estimate), and one sample of 2048 of 150,000 transitions does
+// not always hold enough of the states the target visits. Holding each
+// sample for SampleIters = 100 iterations and then drawing the next keeps
+// the deterministic objective long enough for the diagonal to be driven
+// down while the network sees ten samples per fit: the seeds whose fixed
+// sample failed gave -0.022, -0.056, -0.070 (were -0.64, -1.34, -0.73),
+// and single fits over 20 training seeds landed within 0.07 of the truth
+// in 18 (the others -0.20 and -0.27); with 50 or 200 iterations per
+// sample two of the five seeds above ended 0.2 to 0.5 off. The spread that
+// remains comes from the samples, which Ensemble averages out.
+//
+// Training. MaxIter iterations of Adam; the last parameters are kept.
+// With HeldOut > 0, a fraction of the data is kept aside: whole episodes
 // chosen at random when there are at least 1/HeldOut of them, otherwise
-// the last HeldOut fraction of the steps of every episode. Every EvalEvery
-// iterations the held-out loss is evaluated: the U-statistic (i != j, so
-// that it is unbiased for the population loss whatever the spread of w)
-// over all held-out transitions, each weighted by its sampling weight, or
-// over a fixed weighted sample of 2048 of them if there are more. Training
-// stops when that loss has not improved for Patience evaluations, or after
-// MaxIter iterations, and the parameters with the lowest held-out loss are
-// kept.
+// the last HeldOut fraction of the steps of every episode. Every
+// EvalEvery iterations the held-out loss is evaluated: the U-statistic
+// (i != j, so that it is unbiased for the population loss whatever the
+// spread of w) over all held-out transitions, each weighted by its
+// sampling weight, or over a fixed weighted sample of 2048 of them if
+// there are more. Training then stops when that loss has not improved for
+// Patience evaluations, and the parameters with the lowest held-out loss
+// are kept.
 //
 // Determinism. The same rng state, data and settings give bit-identical
 // models on a given machine, whatever Workers is: the work is cut into the
@@ -69,7 +131,8 @@ import (
 // without their assembly.
 //
 // The zero value is ready to use. Settings that are 0 take the defaults
-// documented on each field.
+// documented on each field; they are the settings of ihope estimate and
+// of every experiment.
 //
 // References:
 //
@@ -88,18 +151,30 @@ type Neural struct {
 	Activation nn.Activation
 
 	// Output is the output activation, nn.Softplus or nn.Exp (w must be
-	// positive). If 0, nn.Exp is used: the setting of every experiment
-	// (Figures 3 and 4), whose exponential lets w span the orders of
-	// magnitude that heavy-tailed policy ratios need.
+	// positive). If 0, nn.Exp is used: its exponential lets w span the
+	// orders of magnitude that heavy-tailed policy ratios need.
 	Output nn.Activation
 
-	// BatchSize is m, the transitions per minibatch. If 0, 512 is used.
+	// BatchSize is m, the transitions of the sample whose loss Adam
+	// minimises. If 0, DefaultBatchSize is used. The kernel costs m^2 per
+	// iteration.
 	BatchSize int
 
-	// LearningRate is Adam's step size. If 0, 1e-3 is used.
+	// SampleIters is the number of iterations Adam runs on one sample of
+	// BatchSize transitions before the next is drawn. If 0, DefaultSampleIters;
+	// 1 draws a fresh minibatch every iteration (Algorithm 1 as written),
+	// MaxIter or more keeps one sample for the whole fit. See the type's
+	// documentation for why 100.
+	SampleIters int
+
+	// LearningRate is Adam's step size. If 0, 1e-2 is used: on a sample
+	// held for SampleIters iterations the gradient is exact, and at 3e-3
+	// three of eight Pendulum fits on one fixed sample were still far from
+	// the truth after 1000 iterations, against one at 1e-2.
 	LearningRate float64
 
-	// MaxIter caps the training iterations. If 0, 3000 is used.
+	// MaxIter is the number of training iterations (the cap, with
+	// HeldOut > 0). If 0, 1000 is used.
 	MaxIter int
 
 	// EvalEvery is the number of iterations between evaluations of the
@@ -110,13 +185,21 @@ type Neural struct {
 	// held-out loss after which training stops. If 0, 20 is used.
 	Patience int
 
-	// HeldOut is the fraction of the data kept aside to monitor the loss.
-	// If 0, 0.1 is used; if negative, nothing is held out, training runs
-	// MaxIter iterations and keeps the last parameters.
+	// HeldOut is the fraction of the data kept aside to monitor the loss
+	// and stop early. If 0 or negative, nothing is held out: training runs
+	// MaxIter iterations and keeps the last parameters. The held-out loss
+	// is no default because it cannot see what matters on hard problems:
+	// on Pendulum the U-statistic over 2048 held-out transitions moved by
+	// 0.004 to 0.012 between evaluations of one fit while the loss of
+	// w = 1 and of the true ratio differ by about 1e-4 (over 20,000 fresh
+	// transitions, median bandwidth), so early stopping kept whichever
+	// evaluation the noise favoured, often the first (iteration 50, w
+	// close to 1), and the estimate collapsed to the behavior's value
+	// (cause 1 in the type's documentation).
 	HeldOut float64
 
-	// Bandwidth is the kernel bandwidth h in scaled units. If 0, the
-	// median heuristic is used.
+	// Bandwidth is the kernel bandwidth h in scaled units. If 0, half the
+	// median heuristic is used (see the type's documentation).
 	Bandwidth float64
 
 	// BandwidthSample is the number of next states whose pairwise
@@ -127,14 +210,12 @@ type Neural struct {
 	// loss, which becomes the U-statistic 1/(m(m-1)) sum_{i != j}, an
 	// unbiased estimate of the population loss (the authors' code gets the
 	// same effect by pairing two independent minibatches). By default the
-	// V-statistic of Algorithm 1, (1/m^2) sum_{i,j}, is used: its diagonal
-	// adds about E[Delta^2]/m, a penalty on the spread of w beta that
-	// flattens w (on the linear-Gaussian test the U-statistic lands closer,
-	// 0.67-0.75 against 0.63-0.68 for a truth of 0.8), but the U-statistic
-	// is unbounded below on a finite sample and was unstable on Pendulum,
-	// whose policy ratios are heavy-tailed (errors up to -5.6 where the
-	// V-statistic stays within 0.5). The held-out loss is always the
-	// U-statistic.
+	// V-statistic of Algorithm 1, (1/m^2) sum_{i,j}, is used. The
+	// U-statistic is unbounded below on a finite sample (K - I is
+	// indefinite): on one fixed Pendulum sample of 10,000 transitions it
+	// fell below -300 within 250 iterations, and with resampled
+	// minibatches it wandered to estimates of -2 to -6 (truth -0.01). The
+	// held-out loss is always the U-statistic.
 	UStatistic bool
 
 	// Workers is the number of goroutines a training step uses, 1 or 2.
@@ -149,11 +230,19 @@ type Neural struct {
 	Progress func(iter int, loss, heldOut float64)
 }
 
+// DefaultBatchSize is Neural's sample size m when BatchSize is 0, and
+// DefaultSampleIters the iterations per sample when SampleIters is 0.
+const (
+	DefaultBatchSize   = 2048
+	DefaultSampleIters = 100
+)
+
 // neuralSettings are the settings of a Neural with defaults filled in.
 type neuralSettings struct {
 	hidden          []int
 	act, out        nn.Activation
 	m, maxIter      int
+	sampleIters     int
 	lr              float64
 	evalEvery, pat  int
 	heldOut         float64
@@ -162,10 +251,22 @@ type neuralSettings struct {
 	workers         int
 }
 
+// Evaluations returns how many times a fit calls Progress when it runs
+// all its MaxIter iterations (every EvalEvery iterations, and at the
+// last): the whole fit without early stopping (HeldOut 0, the default),
+// an upper bound with it. A progress display divides by it for its ETA.
+func (l Neural) Evaluations() (int, error) {
+	s, err := l.settings()
+	if err != nil {
+		return 0, err
+	}
+	return (s.maxIter + s.evalEvery - 1) / s.evalEvery, nil
+}
+
 func (l Neural) settings() (neuralSettings, error) {
 	s := neuralSettings{
 		hidden: l.Hidden, act: l.Activation, out: l.Output,
-		m: l.BatchSize, maxIter: l.MaxIter, lr: l.LearningRate,
+		m: l.BatchSize, maxIter: l.MaxIter, sampleIters: l.SampleIters, lr: l.LearningRate,
 		evalEvery: l.EvalEvery, pat: l.Patience, heldOut: l.HeldOut,
 		bandwidth: l.Bandwidth, bandwidthSample: l.BandwidthSample, workers: l.Workers,
 	}
@@ -188,7 +289,8 @@ func (l Neural) settings() (neuralSettings, error) {
 	}
 	def := func(v *int, d int, name string) error { return settings.Int("ratio", v, d, name) }
 	for _, f := range []error{
-		def(&s.m, 512, "batch size"), def(&s.maxIter, 3000, "iteration cap"),
+		def(&s.m, DefaultBatchSize, "batch size"), def(&s.maxIter, 1000, "iteration cap"),
+		def(&s.sampleIters, DefaultSampleIters, "iterations per sample"),
 		def(&s.evalEvery, 50, "evaluation period"), def(&s.pat, 20, "patience"),
 		def(&s.bandwidthSample, 1000, "bandwidth sample"), def(&s.workers, min(2, runtime.GOMAXPROCS(0)), "workers"),
 	} {
@@ -204,13 +306,13 @@ func (l Neural) settings() (neuralSettings, error) {
 		return s, fmt.Errorf("ratio: learning rate %v, want a finite value >= 0", s.lr)
 	}
 	if s.lr == 0 {
-		s.lr = 1e-3
+		s.lr = 1e-2
 	}
 	if math.IsNaN(s.heldOut) || s.heldOut >= 1 {
 		return s, fmt.Errorf("ratio: held-out fraction %v, want < 1", s.heldOut)
 	}
 	if s.heldOut == 0 {
-		s.heldOut = 0.1
+		s.heldOut = -1
 	}
 	if !(s.bandwidth >= 0) || math.IsInf(s.bandwidth, 0) {
 		return s, fmt.Errorf("ratio: bandwidth %v, want a finite value >= 0", s.bandwidth)
@@ -280,6 +382,7 @@ func (l Neural) FitRand(rng *rand.Rand, d *dataset.Dataset, gamma float64) (*Neu
 		if h, err = medianBandwidth(rng, train, set.bandwidthSample); err != nil {
 			return nil, err
 		}
+		h /= 2
 	}
 
 	sizes := append(append([]int{dim}, set.hidden...), 1)
@@ -289,12 +392,13 @@ func (l Neural) FitRand(rng *rand.Rand, d *dataset.Dataset, gamma float64) (*Neu
 	}
 	net.Init(rng, 0.1)
 
-	tr := newNeuralTrainer(net, set.m, h, set.workers)
+	tr := newSampleTrainer(rng, net, train, set.m, h, set.workers)
 	defer tr.close()
 	tr.opt.LR = set.lr
 
-	ev := newHeldOutTrainer(rng, net, held, h, set.workers)
-	if ev != nil {
+	var ev *neuralTrainer
+	if held != nil {
+		ev = newSampleTrainer(rng, net, held, heldOutCap, h, set.workers)
 		defer ev.close()
 	}
 
@@ -310,7 +414,8 @@ func (l Neural) FitRand(rng *rand.Rand, d *dataset.Dataset, gamma float64) (*Neu
 	return model, nil
 }
 
-// optimise runs Adam on minibatches drawn from train until set.maxIter
+// optimise runs Adam on the sample loaded in tr (or, with Resample, on
+// a minibatch drawn from train at every iteration) for set.maxIter
 // iterations or, when there is held-out data (ev is not nil), until the
 // held-out loss has not improved for set.pat evaluations, and leaves the
 // parameters with the lowest held-out loss (or the last ones) in the
@@ -320,13 +425,16 @@ func (l Neural) optimise(rng *rand.Rand, set neuralSettings, train *transitions,
 	best := math.Inf(1)
 	bestParams := slices.Clone(net.Params())
 	sinceBest := 0
-	idx := make([]int, set.m)
+	idx := make([]int, tr.m)
 	sum, count := 0.0, 0
+	resample := train.len() > tr.m // else tr holds the whole training set
 	iter := 0
 	for iter < set.maxIter {
 		iter++
-		train.draw(rng, idx)
-		tr.fill(train, idx)
+		if resample && iter > 1 && (iter-1)%set.sampleIters == 0 {
+			train.draw(rng, idx)
+			tr.fill(train, idx)
+		}
 		v, err := tr.loss(true, !l.UStatistic)
 		if err != nil {
 			return fmt.Errorf("ratio: iteration %d: %w", iter, err)

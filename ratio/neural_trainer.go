@@ -95,27 +95,27 @@ func (t *neuralTrainer) close() {
 // loss is evaluated.
 const heldOutCap = 2048
 
-// newHeldOutTrainer returns the trainer that evaluates the held-out loss
-// on net, or nil if nothing is held out. The held-out loss: the weighted
-// U-statistic over the whole held-out set, or over a fixed weighted sample
-// of heldOutCap of its transitions.
-func newHeldOutTrainer(rng *rand.Rand, net *nn.MLP, held *transitions, h float64, workers int) *neuralTrainer {
-	if held == nil {
-		return nil
-	}
-	n := min(held.len(), heldOutCap)
-	ev := newNeuralTrainer(net, n, h, workers)
+// newSampleTrainer returns a trainer on net loaded with a fixed sample of
+// tr: all its transitions, each weighted by its sampling weight, if there
+// are at most n of them, otherwise n transitions drawn with replacement
+// in proportion to their weights (then unweighted). The training sample
+// of Neural and the held-out set are built this way.
+func newSampleTrainer(rng *rand.Rand, net *nn.MLP, tr *transitions, n int, h float64, workers int) *neuralTrainer {
+	n = min(tr.len(), n)
+	t := newNeuralTrainer(net, n, h, workers)
 	idx := make([]int, n)
-	if held.len() <= heldOutCap {
+	if tr.len() <= n {
 		for i := range idx {
 			idx[i] = i
 		}
-		ev.om = make([]float64, n)
+		if tr.cum != nil { // uniform weights need none
+			t.om = make([]float64, n)
+		}
 	} else {
-		held.draw(rng, idx)
+		tr.draw(rng, idx)
 	}
-	ev.fill(held, idx)
-	return ev
+	t.fill(tr, idx)
+	return t
 }
 
 // run executes both parts of a phase, part 1 on the helper goroutine if
@@ -208,9 +208,6 @@ func (t *neuralTrainer) loss(grad, diag bool) (float64, error) {
 	m := t.m
 	t.run(phaseForward)
 	w, wn := t.w[0], t.w[1]
-	if t.om != nil && grad {
-		panic("ratio: gradient of a weighted loss")
-	}
 	z, nz, wz := 0.0, 0, 0.0
 	for i, dm := range t.dummy {
 		if !dm {
@@ -274,14 +271,25 @@ func (t *neuralTrainer) loss(grad, diag bool) (float64, error) {
 	}
 	dz := 0.0
 	for i, gi := range t.kg {
-		dz -= (2 * gi / mm) * t.u[i]
+		G := 2 * gi / mm
+		if t.om != nil {
+			G *= t.om[i]
+		}
+		dz -= G * t.u[i]
 	}
 	dz /= z * z
 	for i, gi := range t.kg {
 		G := 2 * gi / mm
+		if t.om != nil {
+			G *= t.om[i]
+		}
 		t.dy[i] = G * t.beta[i] / z
 		if !t.dummy[i] {
-			t.dy[i] += dz / float64(nz)
+			if t.om != nil {
+				t.dy[i] += dz * t.om[i] / wz
+			} else {
+				t.dy[i] += dz / float64(nz)
+			}
 		}
 		t.dy[m+i] = -G / z
 	}

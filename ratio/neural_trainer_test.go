@@ -65,23 +65,27 @@ func TestNeuralLossExact(t *testing.T) {
 // TestNeuralLossGradient checks the gradient of the kernel loss with
 // respect to every network parameter, through the normalisation z and
 // both w(s_i) and w(s'_i), against central finite differences, with and
-// without dummies, diagonal and assembly-sized layers.
+// without dummies, diagonal, weights (a training set used whole) and
+// assembly-sized layers.
 func TestNeuralLossGradient(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 0))
 	c := arChain{dim: 2, a: 0.5, tau: 0.5, sigma: 0.5, shift: 0.4}
 	d := c.sample(rng, 5, 8)
 	mean, scale := stateScaling(d)
 	for k, tc := range []struct {
-		sizes []int
-		out   nn.Activation
-		gamma float64
-		m     int
-		diag  bool
+		sizes    []int
+		out      nn.Activation
+		gamma    float64
+		m        int
+		diag     bool
+		weighted bool
 	}{
-		{[]int{2, 16, 8, 1}, nn.Softplus, 0.7, 24, true},
-		{[]int{2, 16, 8, 1}, nn.Softplus, 0.7, 24, false},
-		{[]int{2, 5, 3, 1}, nn.Exp, 1, 13, true},
-		{[]int{2, 64, 64, 1}, nn.Softplus, 0.9, 40, true},
+		{[]int{2, 16, 8, 1}, nn.Softplus, 0.7, 24, true, false},
+		{[]int{2, 16, 8, 1}, nn.Softplus, 0.7, 24, false, false},
+		{[]int{2, 5, 3, 1}, nn.Exp, 1, 13, true, false},
+		{[]int{2, 64, 64, 1}, nn.Softplus, 0.9, 40, true, false},
+		{[]int{2, 16, 8, 1}, nn.Exp, 0.7, 24, true, true},
+		{[]int{2, 16, 8, 1}, nn.Softplus, 0.9, 24, false, true},
 	} {
 		train, _ := splitTransitions(rng, d, tc.gamma, -1, mean, scale)
 		net, _ := nn.New(tc.sizes, nn.Tanh, tc.out)
@@ -92,6 +96,12 @@ func TestNeuralLossGradient(t *testing.T) {
 			idx[0] = 0 // make sure a dummy is in
 		}
 		nt := testTrainer(t, net, train, idx, 0.8, 2)
+		if tc.weighted {
+			nt.om = make([]float64, tc.m)
+			for i := range nt.om {
+				nt.om[i] = 0.2 + rng.Float64()
+			}
+		}
 		if _, err := nt.loss(true, tc.diag); err != nil {
 			t.Fatal(err)
 		}

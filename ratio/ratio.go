@@ -32,6 +32,13 @@ type Seeded interface {
 	WithSeed(seed uint64) Learner
 }
 
+// SeededLearner is a Learner whose fit draws random numbers (Neural), as
+// Ensemble takes it.
+type SeededLearner interface {
+	Learner
+	Seeded
+}
+
 // Warner is implemented by models that have something to say about
 // themselves in plain words (a negative tabular ratio, ...).
 type Warner interface {
@@ -39,13 +46,18 @@ type Warner interface {
 }
 
 var (
-	_ Learner = Tabular{}
-	_ Learner = Kernel{}
-	_ Learner = Neural{}
-	_ Model   = (*TabularModel)(nil)
-	_ Model   = (*KernelModel)(nil)
-	_ Model   = (*NeuralModel)(nil)
-	_ Warner  = (*TabularModel)(nil)
-	_ Seeded  = Neural{}
-	_ Warner  = (*KernelModel)(nil)
+	_ Learner  = Tabular{}
+	_ Learner  = Kernel{}
+	_ Learner  = Neural{}
+	_ Learner  = Ensemble{}
+	_ Model    = (*TabularModel)(nil)
+	_ Model    = (*KernelModel)(nil)
+	_ Model    = (*NeuralModel)(nil)
+	_ Warner   = (*TabularModel)(nil)
+	_ Seeded   = Neural{}
+	_ Seeded   = Ensemble{}
+	_ Model    = (*EnsembleModel)(nil)
+	_ Warner   = (*EnsembleModel)(nil)
+	_ Averaged = (*EnsembleModel)(nil)
+	_ Warner   = (*KernelModel)(nil)
 )

@@ -6,9 +6,12 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"strconv"
 	"strings"
 
 	"github.com/alecthomas/kong"
+
+	"github.com/ihope-ope/ihope/ratio"
 )
 
 // Exit codes.
@@ -47,7 +50,9 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(code int) { exit = code }),
 		kong.UsageOnError(),
-		kong.Vars{"estimators": strings.Join(logEstimators, ", "), "version": version()},
+		kong.Vars{"estimators": strings.Join(logEstimators, ", "), "version": version(),
+			"restarts": strconv.Itoa(ratio.DefaultRestarts), "neuralbatch": strconv.Itoa(ratio.DefaultBatchSize),
+			"sampleiters": strconv.Itoa(ratio.DefaultSampleIters)},
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 	)
 	if err != nil {

@@ -30,10 +30,11 @@ type estimateCmd struct {
 	Estimators      []string `sep:"," placeholder:"LIST" help:"Comma-separated estimators to run (default: every one that applies but is-trajectory and is-stepwise, which ihope benchmark shows worse than their weighted twins everywhere): ${estimators}."`
 	Bootstrap       int      `default:"200" help:"Bootstrap resamples for the intervals; 0 turns intervals off."`
 	BootstrapNeural int      `default:"20" help:"Bootstrap resamples for the estimators whose refit costs seconds (bch-kernel, bch-neural), which refit on every resample (at most --bootstrap)."`
-	NeuralBatch     int      `default:"512" help:"Transitions per minibatch of bch-neural's kernel loss. The loss adds about E[delta^2]/batch, which flattens w: a larger batch removes more of that bias at a quadratic cost in time (2048 halved it on SUMO's traffic logs, 5x slower)."`
+	NeuralBatch     int      `default:"${neuralbatch}" help:"Transitions in the sample whose kernel loss each of bch-neural's networks minimises for ${sampleiters} iterations before drawing the next (the kernel costs batch^2 per iteration)."`
+	Restarts        int      `default:"${restarts}" help:"Networks bch-neural averages, each trained with its own seed derived from --train-seed; the notes give the spread of their estimates (restart_sd in --json)."`
 	Alpha           float64  `default:"0.05" help:"Intervals have coverage 1-alpha."`
 	Seed            uint64   `default:"1" help:"Seed of the bootstrap."`
-	TrainSeed       uint64   `default:"1" help:"Seed of every training: bch-neural's network, a neural value model (separate from the bootstrap's --seed)."`
+	TrainSeed       uint64   `default:"1" help:"Seed of every training: bch-neural's networks, a neural value model (separate from the bootstrap's --seed; bootstrap refits draw fresh training seeds from --seed)."`
 	Estimand        string   `enum:",horizon,long-run" default:"" help:"What to estimate: horizon (the normalised T-step value from the logged start states, T each episode's length) or long-run (the long-run average reward, or (1-gamma) E[V(s0)] for gamma < 1). Default: horizon for several episodes, long-run for one."`
 	TargetPolicy    []string `sep:"none" placeholder:"[NAME=]FILE" help:"The target policy as a CSV (state,p0,p1,...): its whole action distribution, which model-based, fqe and dr need (or give target_prob_0, target_prob_1, ... columns). Give it several times to evaluate several policies on the same logs and rank them (NAME defaults to the file's base name)."`
 	Reference       []string `sep:"none" placeholder:"NAME=VALUE" help:"A known value of target policy NAME (say from an experiment); with several policies, the ranking says how well each estimator's order matches the references (Spearman's rho, regret@1)."`
@@ -65,26 +66,33 @@ var logEstimators = func() []string {
 
 // estimateRow is one estimator's result; the JSON names are a contract.
 type estimateRow struct {
-	Estimator      string   `json:"estimator"`
-	Policy         string   `json:"policy,omitempty"`
-	Estimate       *float64 `json:"estimate"`
-	Estimand       string   `json:"estimand,omitempty"`
-	Model          string   `json:"model,omitempty"`
-	Behavior       string   `json:"behavior,omitempty"`
-	Note           string   `json:"note,omitempty"`
-	Error          string   `json:"error,omitempty"`
-	CILow          *float64 `json:"ci_low"`
-	CIHigh         *float64 `json:"ci_high"`
-	Transient      *float64 `json:"transient,omitempty"`
-	BootstrapBias  *float64 `json:"bootstrap_bias,omitempty"`
-	SE             *float64 `json:"se,omitempty"`
-	WaldLow        *float64 `json:"wald_low,omitempty"`
-	WaldHigh       *float64 `json:"wald_high,omitempty"`
-	ESS            float64  `json:"ess"`
-	Units          int      `json:"weight_units"`
-	Unit           string   `json:"weight_unit"`
-	MaxWeightShare float64  `json:"max_weight_share"`
-	Resamples      int      `json:"bootstrap_resamples"`
+	Estimator     string   `json:"estimator"`
+	Policy        string   `json:"policy,omitempty"`
+	Estimate      *float64 `json:"estimate"`
+	Estimand      string   `json:"estimand,omitempty"`
+	Model         string   `json:"model,omitempty"`
+	Behavior      string   `json:"behavior,omitempty"`
+	Note          string   `json:"note,omitempty"`
+	Error         string   `json:"error,omitempty"`
+	CILow         *float64 `json:"ci_low"`
+	CIHigh        *float64 `json:"ci_high"`
+	Transient     *float64 `json:"transient,omitempty"`
+	BootstrapBias *float64 `json:"bootstrap_bias,omitempty"`
+	// Restarts is the number of networks an ensemble (bch-neural)
+	// averaged, RestartEstimates their own estimates and RestartSD their
+	// standard deviation: the share of the training's randomness in the
+	// estimate.
+	Restarts         int       `json:"restarts,omitempty"`
+	RestartEstimates []float64 `json:"restart_estimates,omitempty"`
+	RestartSD        *float64  `json:"restart_sd,omitempty"`
+	SE               *float64  `json:"se,omitempty"`
+	WaldLow          *float64  `json:"wald_low,omitempty"`
+	WaldHigh         *float64  `json:"wald_high,omitempty"`
+	ESS              float64   `json:"ess"`
+	Units            int       `json:"weight_units"`
+	Unit             string    `json:"weight_unit"`
+	MaxWeightShare   float64   `json:"max_weight_share"`
+	Resamples        int       `json:"bootstrap_resamples"`
 	// Interval is how the interval was formed from the resamples:
 	// "percentile", or "student-t" for fewer than ope.PercentileMin.
 	Interval          string  `json:"interval,omitempty"`
@@ -152,6 +160,9 @@ func (c *estimateCmd) Run(e *runEnv) error {
 	if c.NeuralBatch < 2 {
 		return usagef("--neural-batch %d: want at least 2 transitions", c.NeuralBatch)
 	}
+	if c.Restarts < 1 {
+		return usagef("--restarts %d: want at least 1", c.Restarts)
+	}
 	for _, name := range c.Estimators {
 		if _, ok := ope.Lookup(name); !ok || !slices.Contains(logEstimators, name) {
 			return usagef("unknown estimator %q: choose from %s", name, strings.Join(logEstimators, ", "))
@@ -203,7 +214,7 @@ func (c *estimateCmd) Run(e *runEnv) error {
 // states (from a --target-policy, which fills the logs' columns, or from
 // the logs' target_prob_k columns).
 func (c *estimateCmd) options(d *dataset.Dataset, target *targetPolicy) (ope.Options, []string, error) {
-	o := ope.Options{Seed: c.TrainSeed, Neural: ratio.Neural{BatchSize: c.NeuralBatch},
+	o := ope.Options{Seed: c.TrainSeed, Neural: ratio.Neural{BatchSize: c.NeuralBatch}, Restarts: c.Restarts,
 		ValueModel: c.ValueModel, RatioModel: c.RatioModel, Folds: c.Folds, Estimand: ope.DefaultEstimand(d)}
 	if c.Estimand != "" {
 		o.Estimand = ope.Estimand(c.Estimand)
@@ -320,18 +331,14 @@ func (c *estimateCmd) choose(d *dataset.Dataset, opts ope.Options) ([]ope.Entry,
 // estimator that fails (all weights zero, an overflow, a solver that does
 // not converge) gets an error in its row and does not hide the others.
 func (c *estimateCmd) runOne(en ope.Entry, d *dataset.Dataset, opts ope.Options, stderr io.Writer) (estimateRow, []string, error) {
-	progress := en.SlowOn(d) && isTerminal(stderr)
-	if progress {
-		opts.Neural.Progress = func(iter int, loss, heldOut float64) {
-			fmt.Fprintf(stderr, "\r%s: iteration %d, loss %.4g, held-out loss %.4g   ", en.Name, iter, loss, heldOut)
-		}
+	finish := func() {}
+	if en.SlowOn(d) && isTerminal(stderr) {
+		opts.Neural.Progress, finish = trainingProgress(stderr, en.Name, opts)
 	}
 	est := en.New(opts)
 	t0 := time.Now()
 	res, err := est.Estimate(d, c.Gamma)
-	if progress {
-		fmt.Fprint(stderr, "\r\033[K")
-	}
+	finish()
 	row := estimateRow{Estimator: en.Name, Unit: string(en.Unit), Seconds: time.Since(t0).Seconds()}
 	if err == nil && (math.IsInf(res.Value, 0) || math.IsNaN(res.Value)) {
 		err = fmt.Errorf("%s: the estimate is %v", en.Name, res.Value)
@@ -354,6 +361,13 @@ func (c *estimateCmd) runOne(en ope.Entry, d *dataset.Dataset, opts ope.Options,
 	}
 	if tr := res.Transient; tr != 0 && !math.IsNaN(tr) {
 		row.Transient = &tr
+	}
+	if r := res.Restarts; len(r) > 0 {
+		row.Restarts, row.RestartEstimates = len(r), r
+		if len(r) > 1 {
+			sd := stat.StdDev(r, nil)
+			row.RestartSD = &sd
+		}
 	}
 	if res.SE > 0 {
 		z := distuv.UnitNormal.Quantile(1 - c.Alpha/2)
@@ -465,6 +479,13 @@ func applyInterval(rep *estimateReport, row *estimateRow, iv ope.Interval, B int
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: failed on %d of %d bootstrap resamples (first: %v); the interval uses the others",
 			row.Estimator, iv.Failures, B, iv.FirstFailure))
 	}
+	if row.RestartSD != nil && row.CILow != nil {
+		if half := (*row.CIHigh - *row.CILow) / 2; *row.RestartSD > half/2 {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf(
+				"%s: its %d networks' estimates spread by sd %.3g, more than a quarter of the interval's width (%.3g): the training, not the data, dominates the uncertainty; raise --restarts",
+				row.Estimator, row.Restarts, *row.RestartSD, 2*half))
+		}
+	}
 }
 
 // transientWarnings says when a density-ratio estimate's first and second
@@ -567,6 +588,14 @@ func printEstimate(out io.Writer, r *estimateReport) {
 			}
 			fmt.Fprintf(out, "%s: influence-function (Wald) interval [%s, %s], clustered by episode; the table shows the bootstrap's\n",
 				name, fmtNum("%.6g", *row.WaldLow), fmtNum("%.6g", *row.WaldHigh))
+		}
+	}
+	for _, row := range r.Estimates {
+		if row.RestartSD != nil {
+			lo, hi := slices.Min(row.RestartEstimates), slices.Max(row.RestartEstimates)
+			kept := row.Restarts - 2*(row.Restarts/4)
+			fmt.Fprintf(out, "%s: %d networks (--restarts), weighted by the mean ratio of the middle %d by their own estimates, which range over [%s, %s], sd %s\n",
+				row.Estimator, row.Restarts, kept, fmtNum("%.4g", lo), fmtNum("%.4g", hi), fmtNum("%.3g", *row.RestartSD))
 		}
 	}
 	if r.Ranking != nil {

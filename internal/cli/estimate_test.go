@@ -248,9 +248,10 @@ func TestEstimateContinuous(t *testing.T) {
 		t.Error("no bch-neural")
 	}
 
-	// --neural-batch reaches the learner: the default (512) and 64 give
-	// different networks on the same data and seed; 1 is refused.
-	neural := func(args ...string) float64 {
+	// --neural-batch and --restarts reach the learner: the default batch
+	// (2048) and 64 give different networks on the same data and seed, and
+	// so do one and two networks; 1 and 0 are refused.
+	neural := func(args ...string) (float64, estimateRow) {
 		t.Helper()
 		out, errOut, code := run(t, append([]string{"estimate", "--data", path, "--json", "--bootstrap", "0", "--estimators", "bch-neural"}, args...)...)
 		if code != ExitOK {
@@ -260,10 +261,21 @@ func TestEstimateContinuous(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &rep); err != nil {
 			t.Fatal(err)
 		}
-		return *rep.Estimates[0].Estimate
+		return *rep.Estimates[0].Estimate, rep.Estimates[0]
 	}
-	if def, explicit, small := neural(), neural("--neural-batch", "512"), neural("--neural-batch", "64"); def != explicit || def == small {
-		t.Errorf("bch-neural: %v by default, %v with --neural-batch 512, %v with 64", def, explicit, small)
+	def, _ := neural("--restarts", "1")
+	explicit, _ := neural("--restarts", "1", "--neural-batch", "2048")
+	small, one := neural("--restarts", "1", "--neural-batch", "64")
+	if def != explicit || def == small {
+		t.Errorf("bch-neural: %v by default, %v with --neural-batch 2048, %v with 64", def, explicit, small)
+	}
+	two, row := neural("--restarts", "2", "--neural-batch", "64")
+	if two == small || row.Restarts != 2 || len(row.RestartEstimates) != 2 || row.RestartSD == nil ||
+		row.RestartEstimates[0] != small || one.Restarts != 1 || one.RestartSD != nil {
+		t.Errorf("--restarts 2: %v (%+v); --restarts 1: %v (%+v)", two, row, small, one)
+	}
+	if out, errOut, code := run(t, "estimate", "--data", path, "--restarts", "0"); code != ExitUsage || out != "" || !strings.Contains(errOut, "--restarts 0") {
+		t.Errorf("--restarts 0: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	if out, errOut, code := run(t, "estimate", "--data", path, "--neural-batch", "1"); code != ExitUsage || out != "" || !strings.Contains(errOut, "--neural-batch 1") {
 		t.Errorf("--neural-batch 1: exit %d, stdout %q, stderr %q", code, out, errOut)

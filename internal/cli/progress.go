@@ -1,16 +1,20 @@
 package cli
 
 import (
+	"cmp"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/ope"
+	"github.com/ihope-ope/ihope/ratio"
 )
 
 // readProgressMin is the file size from which reading a log draws a bar:
@@ -114,4 +118,39 @@ func (c *estimateCmd) groupLabel(entries []ope.Entry, idx []int) string {
 		label = c.policyLabel + ": " + label
 	}
 	return label
+}
+
+// trainingProgress returns a Progress callback for the neural networks an
+// estimator trains, drawing a bar with an ETA, and the function that ends
+// it. The bar counts the networks' evaluations, opts.Neural.Evaluations()
+// for each of its restarts, plus one step for what follows the training
+// (the estimate), which finish completes: a fit without early stopping
+// (the default) makes exactly that many, so the ETA is the fit's own. An
+// estimator that trains more networks (dr's neural ratio, once per fold)
+// raises the total as they come, so the bar never claims more than it
+// knows.
+func trainingProgress(stderr io.Writer, name string, opts ope.Options) (func(iter int, loss, heldOut float64), func()) {
+	restarts := cmp.Or(opts.Restarts, ratio.DefaultRestarts)
+	per, err := opts.Neural.Evaluations()
+	if err != nil {
+		return nil, func() {}
+	}
+	total := per*restarts + 1
+	bar := progressbar.NewOptions(total, progressbar.OptionSetWriter(stderr),
+		progressbar.OptionSetDescription(fmt.Sprintf("%s: training %s", name, plural(restarts, "network"))),
+		progressbar.OptionSetElapsedTime(true), progressbar.OptionSetPredictTime(true),
+		progressbar.OptionThrottle(readThrottle), progressbar.OptionClearOnFinish())
+	var mu sync.Mutex // the networks of an ensemble train concurrently
+	done := 0
+	return func(int, float64, float64) {
+			mu.Lock()
+			defer mu.Unlock()
+			if done++; done >= total {
+				total += per
+				bar.ChangeMax(total)
+			}
+			bar.Add(1)
+		}, func() {
+			bar.Finish()
+		}
 }

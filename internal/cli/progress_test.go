@@ -10,6 +10,7 @@ import (
 
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/ope"
+	"github.com/ihope-ope/ihope/ratio"
 )
 
 // Reading a large log draws a bar of the bytes read and gives the same
@@ -66,4 +67,33 @@ func TestGroupLabel(t *testing.T) {
 	if got := c.groupLabel(entries, []int{2}); got != "pi19: bootstrap, refitting bch-neural" {
 		t.Errorf("slow group of a policy: %q", got)
 	}
+}
+
+// The training bar counts the evaluations of every network of the
+// ensemble and one step for the estimate: a fit without early stopping
+// makes exactly as many evaluations as Evaluations says, so the bar
+// stands at 9 of 10 when the networks are trained; an estimator that
+// trains more networks raises its total instead of running past it.
+func TestTrainingProgress(t *testing.T) {
+	var buf bytes.Buffer
+	opts := ope.Options{Restarts: 3, Neural: ratio.Neural{MaxIter: 120, EvalEvery: 50}}
+	per, err := opts.Neural.Evaluations()
+	if err != nil || per != 3 { // iterations 50, 100 and the last, 120
+		t.Fatalf("Evaluations = %d, %v; want 3", per, err)
+	}
+	readThrottle = 0
+	defer func() { readThrottle = 100 * time.Millisecond }()
+	progress, finish := trainingProgress(&buf, "bch-neural", opts)
+	for range 3 * per {
+		progress(0, 0, 0)
+	}
+	if out := buf.String(); !strings.Contains(out, "bch-neural: training 3 networks") || !strings.Contains(out, " 90%") {
+		t.Errorf("bar after 9 of 9 evaluations: %q", out)
+	}
+	buf.Reset()
+	progress(0, 0, 0)                                        // a tenth: a fourth network's
+	if out := buf.String(); !strings.Contains(out, " 76%") { // 10 of 13
+		t.Errorf("bar after 10 evaluations, total raised to 13: %q", out)
+	}
+	finish()
 }
