@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"sort"
 
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/internal/holdout"
+	"github.com/ihope-ope/ihope/internal/minimax"
 )
 
 // transitions is a set of (scaled) transitions to draw minibatches from.
@@ -206,36 +206,9 @@ func medianBandwidth(rng *rand.Rand, tr *transitions, n int) (float64, error) {
 			pool = append(pool, i)
 		}
 	}
-	for k := 0; k < min(n, len(pool)); k++ { // partial Fisher-Yates
-		j := k + rng.IntN(len(pool)-k)
-		pool[k], pool[j] = pool[j], pool[k]
-	}
-	pool = pool[:min(n, len(pool))]
-	d := tr.d
-	dist := make([]float64, 0, len(pool)*(len(pool)-1)/2)
-	for a := 0; a < len(pool); a++ {
-		xa := tr.next[pool[a]*d : pool[a]*d+d]
-		for b := a + 1; b < len(pool); b++ {
-			xb := tr.next[pool[b]*d : pool[b]*d+d]
-			s := 0.0
-			for k := range xa {
-				s += (xa[k] - xb[k]) * (xa[k] - xb[k])
-			}
-			dist = append(dist, math.Sqrt(s))
-		}
-	}
-	slices.Sort(dist)
-	nz, _ := slices.BinarySearch(dist, math.SmallestNonzeroFloat64)
-	if nz*2 >= len(dist) {
-		dist = dist[nz:]
-	}
-	if len(dist) == 0 {
+	h, err := minimax.MedianOf(rng, tr.next, tr.d, pool, n)
+	if err != nil {
 		return 0, errors.New("ratio: all sampled next states coincide; set Neural.Bandwidth")
-	}
-	mid := len(dist) / 2
-	h := dist[mid]
-	if len(dist)%2 == 0 {
-		h = (dist[mid-1] + dist[mid]) / 2
 	}
 	return h, nil
 }

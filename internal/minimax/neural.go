@@ -201,11 +201,17 @@ func (nd *NeuralData) addTransition(src *NeuralData, i int, start int32) {
 // median heuristic of the kernel bandwidth. If more than half the
 // distances are 0, it is the median of the others.
 func Median(rng *rand.Rand, x []float64, dim, n int) (float64, error) {
-	rows := len(x) / dim
-	pool := make([]int, rows)
+	pool := make([]int, len(x)/dim)
 	for i := range pool {
 		pool[i] = i
 	}
+	return MedianOf(rng, x, dim, pool, n)
+}
+
+// MedianOf is Median over the rows of x that pool lists (which it
+// reorders): up to n of them drawn without replacement by rng.
+func MedianOf(rng *rand.Rand, x []float64, dim int, pool []int, n int) (float64, error) {
+	rows := len(pool)
 	k := min(n, rows)
 	for i := range k { // partial Fisher-Yates
 		j := i + rng.IntN(rows-i)
