@@ -95,11 +95,16 @@ func bootstrapProgress(stderr io.Writer, total int, label string) (func(int), fu
 }
 
 func newBar(w io.Writer, total int, label string) (func(int), func()) {
-	bar := progressbar.NewOptions(total, progressbar.OptionSetWriter(w),
-		progressbar.OptionSetDescription(label), progressbar.OptionShowCount(),
-		progressbar.OptionSetElapsedTime(true), progressbar.OptionSetPredictTime(true),
-		progressbar.OptionClearOnFinish())
+	bar := etaBar(w, total, label, progressbar.OptionShowCount())
 	return func(int) { bar.Add(1) }, func() { bar.Finish() }
+}
+
+// etaBar is the bar every long step draws: label, elapsed time and the
+// time left, cleared when it ends.
+func etaBar(w io.Writer, total int, label string, more ...progressbar.Option) *progressbar.ProgressBar {
+	return progressbar.NewOptions(total, append([]progressbar.Option{progressbar.OptionSetWriter(w),
+		progressbar.OptionSetDescription(label), progressbar.OptionSetElapsedTime(true),
+		progressbar.OptionSetPredictTime(true), progressbar.OptionClearOnFinish()}, more...)...)
 }
 
 // groupLabel is the bar's label of one bootstrap group (entries[idx]):
@@ -136,10 +141,8 @@ func trainingProgress(stderr io.Writer, name string, opts ope.Options) (func(ite
 		return nil, func() {}
 	}
 	total := per*restarts + 1
-	bar := progressbar.NewOptions(total, progressbar.OptionSetWriter(stderr),
-		progressbar.OptionSetDescription(fmt.Sprintf("%s: training %s", name, plural(restarts, "network"))),
-		progressbar.OptionSetElapsedTime(true), progressbar.OptionSetPredictTime(true),
-		progressbar.OptionThrottle(readThrottle), progressbar.OptionClearOnFinish())
+	bar := etaBar(stderr, total, fmt.Sprintf("%s: training %s", name, plural(restarts, "network")),
+		progressbar.OptionThrottle(readThrottle))
 	var mu sync.Mutex // the networks of an ensemble train concurrently
 	done := 0
 	return func(int, float64, float64) {
