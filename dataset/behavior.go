@@ -76,6 +76,7 @@ func FindBehaviorConflict(d *Dataset) BehaviorConflict {
 			case *f == 0:
 				*f = j + 1
 			case *f < 0: // counted already
+			case d.LogBehavior[j] == d.LogBehavior[*f-1]: // the usual case, without two exponentials
 			case math.Abs(math.Exp(d.LogBehavior[j])-math.Exp(d.LogBehavior[*f-1])) > probTol:
 				if c.Pairs == 0 {
 					c.State, c.Action = int(s), int(a)

@@ -12,59 +12,123 @@ import (
 // maxID bounds step indices, state ids and action ids: 2^31 - 1.
 const maxID = math.MaxInt32
 
-// rec is one parsed row, kept compact until all rows are read and sorted.
+// rec is one parsed row's scalars and structure; its vectors are the last
+// rows of the builder's columns.
 type rec struct {
 	reward, lb, lt float64
 	t, state       int32 // state is -1 for vector states
 	action         int32 // -1 for vector actions
-	// next is the next-state id, or for vector states the index of the
-	// next-state vector in builder.nobs; -1 if the row gives none.
+	// next is the next-state id; for vector states 0 if the row gives
+	// its next-state vector (rowExtra.next). -1 if the row gives none.
 	next int32
-	// ntp is the index of the row's next_target_prob_k values in
-	// builder.ntp, -1 if the row gives none.
+	// ntp is 0 if the row gives next_target_prob_k (rowExtra.ntp), -1
+	// if not.
 	ntp int32
 	// terminal is 1 if the row's terminal column is 1 (the step ends in
 	// the absorbing state), 0 otherwise.
 	terminal int8
 	ep       int32 // episode index, in order of first appearance
 	row      int32 // row number for error messages
-	idx      int32 // position in the file (index of its vectors in obs, act)
 }
 
 // builder collects validated rows from a reader and assembles a Dataset.
 // Readers check every value as they parse it (see the check functions
-// below); finish checks what needs all rows: the steps of each episode
-// and the next states.
+// below); the builder checks what needs more than one row: the steps of
+// each episode and the next states.
+//
+// Every value goes straight into the Dataset's columns, in file order,
+// so a log is held once. While the rows come episode after episode with
+// t = 0, 1, 2, ... (the order of every export seen so far) that order is
+// the Dataset's: the builder checks each row against the one before it
+// and closes an episode when the next begins, keeping no per-row record.
+// From the first row that breaks that order on, it keeps a rowMeta per
+// row (rebuilding those of the rows before from the episodes closed), and
+// finish sorts the rows by (episode, t) and gathers the columns in that
+// order.
 type builder struct {
 	file string
 	lay  *layout
-
-	recs chunks[rec]     // rows in file order
-	obs  chunks[float64] // state vectors, one per row in file order
-	act  chunks[float64] // action vectors, one per row in file order
-	nobs chunks[float64] // next-state vectors given in the log
-	tp   chunks[float64] // target_prob_k, one row per row in file order
-	ntp  chunks[float64] // next_target_prob_k given in the log
+	d    *Dataset // the columns, in file order
+	n    int      // rows added
 
 	ids     []string         // episode ids by index
 	idIndex map[string]int32 // id -> index
 	last    []byte           // id of the previous row
 	lastEp  int32
 
-	// inOrder stays true while the rows come episode after episode with
-	// t = 0, 1, 2, ...; then finish need not sort.
-	inOrder bool
-
 	// states, actions number the labels of categorical columns (nil for
 	// columns of ids).
 	states, actions *labeler
+
+	// inOrder stays true while the rows come in the Dataset's order; prev
+	// is then the last row added, whose episode is open.
+	inOrder bool
+	prev    pendingRow
+	// structErr is the first error of the log's structure found while in
+	// order (a next state that differs from the next row's, ...); it is
+	// reported after the rows' own errors, as a sorting reader would.
+	structErr error
+	// errAt is the index of the row structErr is about, errRow a copy of
+	// it as it was pending, so that leaving the order puts it back among
+	// the rows to sort, where the sorted checks find it again in their
+	// own order.
+	errAt     int
+	errRow    pendingRow
+	maxState  int32 // the largest state id (and next-state id) seen in order
+	maxRow    int32 // where it is
+	maxCol    string
+	maxAction int32
+
+	// Out of order: one rowMeta per row in file order, the next-state
+	// vectors given (StateDim each, indexed by rowMeta.next) and the
+	// next_target_prob_k given (K each, indexed by rowMeta.ntp).
+	meta []rowMeta
+	nobs []float64
+	ntps []float64
 }
 
-func newBuilder(file string, lay *layout) *builder {
-	b := &builder{file: file, lay: lay, idIndex: map[string]int32{}, lastEp: -1, inOrder: true,
-		recs: chunks[rec]{w: 1}, obs: chunks[float64]{w: lay.stateDim},
-		act: chunks[float64]{w: lay.actionDim}, nobs: chunks[float64]{w: lay.stateDim},
-		tp: chunks[float64]{w: lay.targetK}, ntp: chunks[float64]{w: lay.targetK}}
+// pendingRow is the last row added while in order: what checking it
+// against the next row, or closing its episode, needs.
+type pendingRow struct {
+	ep, t, row, next int32
+	terminal         int8
+	nextVec          []float64 // the next-state vector, if given (next = 0)
+	ntp              []float64 // next_target_prob_k, if given (hasNTP)
+	hasNTP           bool
+}
+
+// rowMeta is what sorting and checking a row out of order needs.
+type rowMeta struct {
+	t, ep, row, next, ntp int32 // next, ntp as in rec, indices into builder.nobs, ntps for vectors
+	terminal              int8
+}
+
+// newBuilder returns a builder for rows laid out as lay; rows, if
+// positive, is the number of rows the file holds (Parquet says), so the
+// columns are allocated once.
+func newBuilder(file string, lay *layout, rows int) *builder {
+	d := &Dataset{StateDim: lay.stateDim, ActionDim: lay.actionDim, Start: []int{0}}
+	n := max(rows, 0)
+	d.Reward, d.LogTarget = make([]float64, 0, n), make([]float64, 0, n)
+	if lay.behavior {
+		d.LogBehavior = make([]float64, 0, n)
+	}
+	if lay.stateDim == 0 {
+		d.State = make([]int32, 0, n)
+	} else {
+		d.Obs = make([]float64, 0, n*lay.stateDim)
+	}
+	if lay.actionDim == 0 {
+		d.Action = make([]int32, 0, n)
+	} else {
+		d.ActionVec = make([]float64, 0, n*lay.actionDim)
+	}
+	if lay.targetK > 0 {
+		d.TargetProbs = make([]float64, 0, n*lay.targetK)
+	}
+	b := &builder{file: file, lay: lay, d: d, idIndex: map[string]int32{}, lastEp: -1, inOrder: true,
+		maxState: -1, maxAction: -1,
+		prev: pendingRow{nextVec: make([]float64, lay.stateDim), ntp: make([]float64, lay.targetK)}}
 	if lay.labelState {
 		b.states = newLabeler()
 	}
@@ -108,40 +172,46 @@ func (l *labeler) sorted() (labels []string, perm []int32) {
 	return labels, perm
 }
 
-// chunkBits sets the size of the chunks that hold rows: 2^16 rows.
-const chunkBits = 16
-
-// chunks stores rows of w values in chunks of 2^chunkBits rows, so that a
-// growing log is never copied to a larger array (which would need twice
-// the memory). The first chunk grows as needed so that small logs stay
-// small; the others are allocated at full size.
-type chunks[T any] struct {
-	w int
-	c [][]T
-	n int // number of rows
-}
-
-// add appends a zero row and returns it.
-func (s *chunks[T]) add() []T {
-	ci := s.n >> chunkBits
-	if ci == len(s.c) {
-		var c []T
-		if ci > 0 {
-			c = make([]T, 0, s.w<<chunkBits)
-		}
-		s.c = append(s.c, c)
+// extend appends n zero values to a column and returns them.
+func extend(s *[]float64, n int) []float64 {
+	if n == 0 {
+		return nil
 	}
-	c := &s.c[ci]
-	*c = append(*c, make([]T, s.w)...)
-	s.n++
-	return (*c)[len(*c)-s.w : len(*c) : len(*c)]
+	*s = append(*s, make([]float64, n)...)
+	return (*s)[len(*s)-n:]
 }
 
-// row returns row i.
-func (s *chunks[T]) row(i int) []T {
-	c := s.c[i>>chunkBits]
-	off := (i & (1<<chunkBits - 1)) * s.w
-	return c[off : off+s.w : off+s.w]
+// vectors starts a row: it appends the row's state vector, action vector
+// and target distribution to the columns (zero, for the reader to fill;
+// nil where the layout has none).
+func (b *builder) vectors() (obs, act, tp []float64) {
+	d := b.d
+	if len(d.Reward) == cap(d.Reward) {
+		b.grow()
+	}
+	return extend(&d.Obs, b.lay.stateDim), extend(&d.ActionVec, b.lay.actionDim), extend(&d.TargetProbs, b.lay.targetK)
+}
+
+// grow doubles the room of every column (at least 4096 rows), so that a
+// log whose length is not known before (CSV) is copied about once in all,
+// against about four times by append's growth of large slices.
+func (b *builder) grow() {
+	d, lay := b.d, b.lay
+	n := max(2*cap(d.Reward), 4096)
+	d.Reward, d.LogTarget = regrow(d.Reward, n), regrow(d.LogTarget, n)
+	d.LogBehavior, d.State, d.Action = regrow(d.LogBehavior, n), regrow(d.State, n), regrow(d.Action, n)
+	d.Obs, d.ActionVec = regrow(d.Obs, n*lay.stateDim), regrow(d.ActionVec, n*lay.actionDim)
+	d.TargetProbs = regrow(d.TargetProbs, n*lay.targetK)
+}
+
+// regrow returns s with room for n values; nil stays nil.
+func regrow[T any](s []T, n int) []T {
+	if s == nil || cap(s) >= n {
+		return s
+	}
+	out := make([]T, len(s), n)
+	copy(out, s)
+	return out
 }
 
 // episode returns the index of the episode with the given id, creating
@@ -162,30 +232,232 @@ func (b *builder) episode(id []byte) int32 {
 	return ep
 }
 
-// add appends a row whose fields have been checked one by one; its
-// vectors are the last rows of b.obs and b.act. It tracks whether the rows
-// are still in episode order.
-func (b *builder) add(r rec) error {
-	n := b.recs.n
-	if n >= math.MaxInt32 {
+// add stores a row whose fields and within-row rules have been checked;
+// its vectors are the last rows of the columns (vectors), and x holds the
+// next-state vector and next_target_prob_k it gives (r.next, r.ntp).
+func (b *builder) add(r rec, x *rowExtra) error {
+	if b.n >= math.MaxInt32 {
 		return &FormatError{File: b.file, Row: int(r.row), Msg: "too many rows (at most 2^31 - 1)"}
 	}
-	if b.inOrder && n > 0 {
-		p := &b.recs.row(n - 1)[0]
-		switch {
-		case r.ep == p.ep:
-			b.inOrder = r.t == p.t+1
-		case int(r.ep) == len(b.ids)-1 && r.ep > p.ep:
-			b.inOrder = r.t == 0
-		default:
-			b.inOrder = false
-		}
-	} else if n == 0 {
-		b.inOrder = r.t == 0 || b.lay.shard
+	d := b.d
+	d.Reward, d.LogTarget = append(d.Reward, r.reward), append(d.LogTarget, r.lt)
+	if d.LogBehavior != nil {
+		d.LogBehavior = append(d.LogBehavior, r.lb)
 	}
-	r.idx = int32(n)
-	b.recs.add()[0] = r
+	if b.lay.stateDim == 0 {
+		d.State = append(d.State, r.state)
+	}
+	if b.lay.actionDim == 0 {
+		d.Action = append(d.Action, r.action)
+	}
+	b.maxAction = max(b.maxAction, r.action)
+	if b.inOrder && !b.continues(r) {
+		b.leaveOrder()
+	}
+	if b.inOrder {
+		b.step(r, x)
+	} else {
+		b.keep(r, x)
+	}
+	b.n++
 	return nil
+}
+
+// continues reports whether r is the next row in the Dataset's order:
+// the next step of the open episode, or step 0 of a new one (any step of
+// the first, in a shard, which may continue the previous shard's).
+func (b *builder) continues(r rec) bool {
+	if b.n == 0 {
+		return r.t == 0 || b.lay.shard
+	}
+	p := &b.prev
+	switch {
+	case r.row != p.row+1:
+		return false // rows numbered apart; leave it to the sort
+	case r.ep == p.ep:
+		return r.t == p.t+1
+	default:
+		return int(r.ep) == len(b.ids)-1 && r.ep > p.ep && r.t == 0
+	}
+}
+
+// step adds row r in order: it checks the row before against r, or closes
+// that row's episode if r begins a new one, and keeps r as prev.
+func (b *builder) step(r rec, x *rowExtra) {
+	d, p := b.d, &b.prev
+	switch {
+	case b.n == 0:
+		if b.lay.shard {
+			d.Origin = &Origin{FirstT: int(r.t), Rows: []int{int(r.row)}}
+		}
+	case r.ep == p.ep:
+		b.checkLink(r)
+	default:
+		b.closeEpisode()
+		if d.Origin != nil {
+			d.Origin.Rows = append(d.Origin.Rows, int(r.row))
+		}
+	}
+	if r.state > b.maxState {
+		b.maxState, b.maxRow, b.maxCol = r.state, r.row, "state"
+	}
+	*p = pendingRow{ep: r.ep, t: r.t, row: r.row, next: r.next, terminal: r.terminal, nextVec: p.nextVec, ntp: p.ntp, hasNTP: r.ntp >= 0}
+	if r.next >= 0 && b.lay.stateDim > 0 {
+		copy(p.nextVec, x.next)
+	}
+	if p.hasNTP {
+		copy(p.ntp, x.ntp)
+	}
+}
+
+// checkLink checks prev, a row that turns out not to be its episode's
+// last, against r, the row after it: no next_target_prob_k, no terminal,
+// and a next state, if given, that is r's state. The first failure is
+// kept in structErr.
+func (b *builder) checkLink(r rec) {
+	p := &b.prev
+	if b.structErr != nil {
+		return
+	}
+	defer func() {
+		if b.structErr != nil {
+			b.errAt, b.errRow = b.n-1, *p
+			b.errRow.nextVec, b.errRow.ntp = slices.Clone(p.nextVec), slices.Clone(p.ntp)
+		}
+	}()
+	sd := b.lay.stateDim
+	switch {
+	case p.hasNTP:
+		b.structErr = b.fail(p.row, "next_target_prob_0", "given on a row that is not the last of episode %q (t = %d follows on row %d); "+
+			"next_target_prob_k give the target's action distribution at the state after an episode's last row, and are empty elsewhere",
+			b.ids[p.ep], r.t, r.row)
+	case p.terminal != 0:
+		b.structErr = b.fail(p.row, "terminal", "is 1 on a row that is not the last of episode %q (t = %d follows on row %d); "+
+			"a terminal step ends its episode in the absorbing state, so it is the episode's last row", b.ids[p.ep], r.t, r.row)
+	case p.next < 0:
+	case sd == 0:
+		if p.next != r.state {
+			b.structErr = b.fail(p.row, "next_state", "next_state %d differs from the state %d of the next step of episode %q (row %d)",
+				p.next, r.state, b.ids[p.ep], r.row)
+		}
+	default:
+		b.structErr = b.nextMismatch(p.row, p.ep, p.nextVec, b.d.Obs[b.n*sd:(b.n+1)*sd], r.row)
+	}
+}
+
+// nextMismatch returns the error of a next-state vector given on a row
+// that differs from the state of the next step (at row nxRow), or nil.
+func (b *builder) nextMismatch(row, ep int32, given, want []float64, nxRow int32) error {
+	for k, v := range given {
+		if v != want[k] {
+			return b.fail(row, "next_state_"+strconv.Itoa(k), "%s differs from state_%d = %s of the next step of episode %q (row %d)",
+				num(v), k, num(want[k]), b.ids[ep], nxRow)
+		}
+	}
+	return nil
+}
+
+// closeEpisode ends prev's episode at prev, in order: its id, its end,
+// and what its last row says of the state after it.
+func (b *builder) closeEpisode() {
+	d, p := b.d, &b.prev
+	d.IDs = append(d.IDs, b.ids[p.ep])
+	d.Start = append(d.Start, b.n)
+	if b.lay.terminal {
+		d.Terminal = append(d.Terminal, p.terminal != 0)
+	}
+	if K := b.lay.targetK; K > 0 {
+		d.HasFinalTarget = append(d.HasFinalTarget, p.hasNTP)
+		if p.hasNTP {
+			d.FinalTargetProbs = append(d.FinalTargetProbs, p.ntp...)
+		} else {
+			extend(&d.FinalTargetProbs, K)
+		}
+	}
+	d.HasFinal = append(d.HasFinal, p.next >= 0)
+	switch {
+	case b.lay.stateDim == 0:
+		d.FinalState = append(d.FinalState, p.next)
+		if p.next > b.maxState {
+			b.maxState, b.maxRow, b.maxCol = p.next, p.row, "next_state"
+		}
+	case p.next >= 0:
+		d.FinalObs = append(d.FinalObs, p.nextVec...)
+	default:
+		extend(&d.FinalObs, b.lay.stateDim)
+	}
+}
+
+// keep records row r out of order.
+func (b *builder) keep(r rec, x *rowExtra) {
+	m := rowMeta{t: r.t, ep: r.ep, row: r.row, next: r.next, ntp: -1, terminal: r.terminal}
+	if sd := b.lay.stateDim; sd > 0 && r.next >= 0 {
+		m.next = int32(len(b.nobs) / sd)
+		b.nobs = append(b.nobs, x.next...)
+	}
+	if r.ntp >= 0 {
+		m.ntp = int32(len(b.ntps) / b.lay.targetK)
+		b.ntps = append(b.ntps, x.ntp...)
+	}
+	b.meta = append(b.meta, m)
+}
+
+// leaveOrder switches to keeping a rowMeta per row: it closes the open
+// episode and rebuilds the rows' records from the episodes closed. Rows
+// within an episode have been checked against each other, so only an
+// episode's last row keeps its next state, next_target_prob_k and
+// terminal flag, which a row of the same episode found later checks.
+func (b *builder) leaveOrder() {
+	d := b.d
+	b.inOrder = false
+	if b.n == 0 {
+		return
+	}
+	b.closeEpisode()
+	sd, K := b.lay.stateDim, b.lay.targetK
+	b.meta = make([]rowMeta, 0, b.n+b.n/4)
+	for e := range d.IDs {
+		lo, hi := d.Start[e], d.Start[e+1]
+		t0 := 0
+		if e == 0 && d.Origin != nil {
+			t0 = d.Origin.FirstT
+		}
+		first := b.prev.row - int32(b.n-1) // rows are numbered one apart in order
+		for j := lo; j < hi; j++ {
+			b.meta = append(b.meta, rowMeta{t: int32(t0 + j - lo), ep: int32(e), row: first + int32(j), next: -1, ntp: -1})
+		}
+		m := &b.meta[hi-1]
+		if d.Terminal != nil && d.Terminal[e] {
+			m.terminal = 1
+		}
+		if d.HasFinal[e] {
+			if sd == 0 {
+				m.next = d.FinalState[e]
+			} else {
+				m.next = int32(len(b.nobs) / sd)
+				b.nobs = append(b.nobs, d.FinalObs[e*sd:(e+1)*sd]...)
+			}
+		}
+		if K > 0 && d.HasFinalTarget[e] {
+			m.ntp = int32(len(b.ntps) / K)
+			b.ntps = append(b.ntps, d.FinalTargetProbs[e*K:(e+1)*K]...)
+		}
+	}
+	if b.structErr != nil {
+		p, m := &b.errRow, &b.meta[b.errAt]
+		m.next, m.terminal = p.next, p.terminal
+		if sd > 0 && p.next >= 0 {
+			m.next = int32(len(b.nobs) / sd)
+			b.nobs = append(b.nobs, p.nextVec...)
+		}
+		if p.hasNTP {
+			m.ntp = int32(len(b.ntps) / K)
+			b.ntps = append(b.ntps, p.ntp...)
+		}
+		b.structErr = nil
+	}
+	d.IDs, d.Start, d.HasFinal, d.FinalState, d.FinalObs = nil, []int{0}, nil, nil, nil
+	d.Terminal, d.HasFinalTarget, d.FinalTargetProbs, d.Origin = nil, nil, nil, nil
 }
 
 // fail returns a FormatError at a row and a contract column, named as
@@ -194,9 +466,8 @@ func (b *builder) fail(row int32, col, format string, args ...any) error {
 	return &FormatError{File: b.file, Row: int(row), Column: b.lay.name(col), Msg: fmt.Sprintf(format, args...)}
 }
 
-// finish sorts the rows by (episode, t), checks that every episode's t runs
-// 0, 1, 2, ... and that next states given on inner rows agree with the
-// following row, and builds the Dataset.
+// finish checks what needs all rows and returns the Dataset, its
+// categorical columns' labels renumbered in sorted order.
 func (b *builder) finish() (*Dataset, *Labels, error) {
 	d, err := b.build()
 	if err != nil {
@@ -231,88 +502,104 @@ func (b *builder) finish() (*Dataset, *Labels, error) {
 	return d, labels, nil
 }
 
-// build checks the rows read and assembles the Dataset, with the
-// labeler's numbers for labels.
+// build closes the log: in order, its last episode; out of order, it
+// sorts the rows. Then it sizes the discrete spaces.
 func (b *builder) build() (*Dataset, error) {
-	n := b.recs.n
+	n := b.n
 	if n == 0 {
 		return nil, &FormatError{File: b.file, Msg: "no data rows"}
 	}
-	at := func(i int) *rec { return &b.recs.row(i)[0] }
-	if !b.inOrder {
-		recs := make([]rec, 0, n)
-		for _, c := range b.recs.c {
-			recs = append(recs, c...)
+	if b.structErr != nil {
+		return nil, b.structErr
+	}
+	d := b.d
+	if b.inOrder {
+		b.closeEpisode()
+	} else {
+		var err error
+		if d, err = b.sorted(); err != nil {
+			return nil, err
 		}
-		b.recs = chunks[rec]{}
-		at = func(i int) *rec { return &recs[i] }
-		slices.SortStableFunc(recs, func(x, y rec) int {
-			if c := cmp.Compare(x.ep, y.ep); c != 0 {
-				return c
+	}
+	if d.StateDim == 0 {
+		// Discrete states are indexed densely (the tabular ratio solver
+		// allocates per state id), so ids far beyond the data's size would
+		// cost memory for nothing.
+		if limit := max(1<<22, 64*int64(n)); int64(b.maxState) >= limit {
+			return nil, b.fail(b.maxRow, b.maxCol, "state id %d is far larger than the data (%d rows): ihope indexes discrete states densely, so renumber them 0, 1, 2, ... (ids below %d are accepted)", b.maxState, n, limit)
+		}
+		d.NumStates = int(b.maxState) + 1
+	}
+	if d.ActionDim == 0 {
+		// Every action id is below K (addRow checks each row), so with
+		// target_prob_k columns NumActions = K >= 1 + the largest id.
+		d.NumActions = max(int(b.maxAction)+1, b.lay.targetK)
+	}
+	return d, nil
+}
+
+// sorted orders rows kept out of order by (episode, t), checks that every
+// episode's t runs 0, 1, 2, ... and that each row's next state agrees with
+// the row after it, and gathers the columns in that order.
+func (b *builder) sorted() (*Dataset, error) {
+	n, meta, src := b.n, b.meta, b.d
+	perm := make([]int32, n)
+	for i := range perm {
+		perm[i] = int32(i)
+	}
+	slices.SortStableFunc(perm, func(x, y int32) int {
+		if c := cmp.Compare(meta[x].ep, meta[y].ep); c != 0 {
+			return c
+		}
+		return cmp.Compare(meta[x].t, meta[y].t)
+	})
+	for i, j := range perm {
+		r := &meta[j]
+		if i == 0 || r.ep != meta[perm[i-1]].ep {
+			if r.t != 0 && !(b.lay.shard && r.ep == 0) {
+				return nil, b.fail(r.row, "t", "episode %q starts at t = %d; t must start at 0", b.ids[r.ep], r.t)
 			}
-			return cmp.Compare(x.t, y.t)
-		})
-		for i := range recs {
-			r := &recs[i]
-			if i == 0 || r.ep != recs[i-1].ep {
-				if r.t != 0 && !(b.lay.shard && r.ep == 0) {
-					return nil, b.fail(r.row, "t", "episode %q starts at t = %d; t must start at 0", b.ids[r.ep], r.t)
-				}
-				continue
+			continue
+		}
+		p := &meta[perm[i-1]]
+		switch {
+		case r.t == p.t:
+			return nil, b.fail(r.row, "t", "duplicate step: episode %q has t = %d on row %d too", b.ids[r.ep], r.t, p.row)
+		case r.t > p.t+1:
+			if r.t == p.t+2 {
+				return nil, b.fail(r.row, "t", "gap in episode %q: t jumps from %d to %d (t = %d is missing)", b.ids[r.ep], p.t, r.t, p.t+1)
 			}
-			p := &recs[i-1]
-			switch {
-			case r.t == p.t:
-				return nil, b.fail(r.row, "t", "duplicate step: episode %q has t = %d on row %d too", b.ids[r.ep], r.t, p.row)
-			case r.t > p.t+1:
-				if r.t == p.t+2 {
-					return nil, b.fail(r.row, "t", "gap in episode %q: t jumps from %d to %d (t = %d is missing)", b.ids[r.ep], p.t, r.t, p.t+1)
-				}
-				return nil, b.fail(r.row, "t", "gap in episode %q: t jumps from %d to %d (t = %d ... %d are missing)", b.ids[r.ep], p.t, r.t, p.t+1, r.t-1)
-			}
+			return nil, b.fail(r.row, "t", "gap in episode %q: t jumps from %d to %d (t = %d ... %d are missing)", b.ids[r.ep], p.t, r.t, p.t+1, r.t-1)
 		}
 	}
 
 	lay := b.lay
-	sd, ad := lay.stateDim, lay.actionDim
+	sd, ad, K := lay.stateDim, lay.actionDim, lay.targetK
 	d := &Dataset{StateDim: sd, ActionDim: ad, IDs: make([]string, 0, len(b.ids)), Start: make([]int, 1, len(b.ids)+1),
-		Reward: make([]float64, n), LogTarget: make([]float64, n), HasFinal: make([]bool, 0, len(b.ids))}
-	if lay.behavior {
-		d.LogBehavior = make([]float64, n)
-	}
+		HasFinal: make([]bool, 0, len(b.ids))}
+	d.Reward, d.LogTarget = gather(src.Reward, perm, 1), gather(src.LogTarget, perm, 1)
+	d.LogBehavior = gather(src.LogBehavior, perm, 1)
+	d.State, d.Action = gather(src.State, perm, 1), gather(src.Action, perm, 1)
+	d.Obs, d.ActionVec, d.TargetProbs = gather(src.Obs, perm, sd), gather(src.ActionVec, perm, ad), gather(src.TargetProbs, perm, K)
+	b.d = d
 	if lay.terminal {
 		d.Terminal = make([]bool, 0, len(b.ids))
 	}
 	if sd == 0 {
-		d.State = make([]int32, n)
 		d.FinalState = make([]int32, 0, len(b.ids))
 	} else {
-		d.Obs = make([]float64, 0, n*sd)
 		d.FinalObs = make([]float64, 0, len(b.ids)*sd)
 	}
-	if ad == 0 {
-		d.Action = make([]int32, n)
-	} else {
-		d.ActionVec = make([]float64, 0, n*ad)
-	}
-	K := lay.targetK
 	if K > 0 {
-		d.TargetProbs = make([]float64, 0, n*K)
 		d.FinalTargetProbs = make([]float64, 0, len(b.ids)*K)
 		d.HasFinalTarget = make([]bool, 0, len(b.ids))
 	}
-	maxState, maxAction := int32(-1), int32(-1)
-	var maxRow int32 // where the largest state id is, for the error below
-	maxCol := ""
-	var nx *rec
-	for i := range n {
-		r := nx
-		if i == 0 {
-			r = at(0)
-		}
-		nx = nil
+	b.maxState = -1
+	for i, j := range perm {
+		r := &meta[j]
+		var nx *rowMeta
 		if i+1 < n {
-			nx = at(i + 1)
+			nx = &meta[perm[i+1]]
 		}
 		if lay.shard && (i == 0 || d.Start[len(d.Start)-1] == i) {
 			if d.Origin == nil {
@@ -320,27 +607,9 @@ func (b *builder) build() (*Dataset, error) {
 			}
 			d.Origin.Rows = append(d.Origin.Rows, int(r.row))
 		}
-		d.Reward[i], d.LogTarget[i] = r.reward, r.lt
-		if d.LogBehavior != nil {
-			d.LogBehavior[i] = r.lb
+		if sd == 0 && d.State[i] > b.maxState {
+			b.maxState, b.maxRow, b.maxCol = d.State[i], r.row, "state"
 		}
-		if sd == 0 {
-			d.State[i] = r.state
-		} else {
-			d.Obs = append(d.Obs, b.obs.row(int(r.idx))...)
-		}
-		if ad == 0 {
-			d.Action[i] = r.action
-		} else {
-			d.ActionVec = append(d.ActionVec, b.act.row(int(r.idx))...)
-		}
-		if K > 0 {
-			d.TargetProbs = append(d.TargetProbs, b.tp.row(int(r.idx))...)
-		}
-		if r.state > maxState {
-			maxState, maxRow, maxCol = r.state, r.row, "state"
-		}
-		maxAction = max(maxAction, r.action)
 		last := nx == nil || nx.ep != r.ep
 		if !last && r.ntp >= 0 {
 			return nil, b.fail(r.row, "next_target_prob_0", "given on a row that is not the last of episode %q (t = %d follows on row %d); "+
@@ -357,9 +626,9 @@ func (b *builder) build() (*Dataset, error) {
 		if last && K > 0 {
 			d.HasFinalTarget = append(d.HasFinalTarget, r.ntp >= 0)
 			if r.ntp >= 0 {
-				d.FinalTargetProbs = append(d.FinalTargetProbs, b.ntp.row(int(r.ntp))...)
+				d.FinalTargetProbs = append(d.FinalTargetProbs, b.ntps[int(r.ntp)*K:int(r.ntp+1)*K]...)
 			} else {
-				d.FinalTargetProbs = append(d.FinalTargetProbs, make([]float64, K)...)
+				extend(&d.FinalTargetProbs, K)
 			}
 		}
 		switch {
@@ -369,31 +638,27 @@ func (b *builder) build() (*Dataset, error) {
 				break
 			}
 			if sd == 0 {
-				if r.next != nx.state {
+				if r.next != d.State[i+1] {
 					return nil, b.fail(r.row, "next_state", "next_state %d differs from the state %d of the next step of episode %q (row %d)",
-						r.next, nx.state, b.ids[r.ep], nx.row)
+						r.next, d.State[i+1], b.ids[r.ep], nx.row)
 				}
 				break
 			}
-			given, want := b.nobs.row(int(r.next)), b.obs.row(int(nx.idx))
-			for k, v := range given {
-				if v != want[k] {
-					return nil, b.fail(r.row, fmt.Sprintf("next_state_%d", k), "%s differs from state_%d = %s of the next step of episode %q (row %d)",
-						num(v), k, num(want[k]), b.ids[r.ep], nx.row)
-				}
+			if err := b.nextMismatch(r.row, r.ep, b.nobs[int(r.next)*sd:int(r.next+1)*sd], d.Obs[(i+1)*sd:(i+2)*sd], nx.row); err != nil {
+				return nil, err
 			}
 		case sd == 0:
 			d.HasFinal = append(d.HasFinal, r.next >= 0)
 			d.FinalState = append(d.FinalState, r.next)
-			if r.next > maxState {
-				maxState, maxRow, maxCol = r.next, r.row, "next_state"
+			if r.next > b.maxState {
+				b.maxState, b.maxRow, b.maxCol = r.next, r.row, "next_state"
 			}
 		default:
 			d.HasFinal = append(d.HasFinal, r.next >= 0)
 			if r.next >= 0 {
-				d.FinalObs = append(d.FinalObs, b.nobs.row(int(r.next))...)
+				d.FinalObs = append(d.FinalObs, b.nobs[int(r.next)*sd:int(r.next+1)*sd]...)
 			} else {
-				d.FinalObs = append(d.FinalObs, make([]float64, sd)...)
+				extend(&d.FinalObs, sd)
 			}
 		}
 		if last {
@@ -401,21 +666,20 @@ func (b *builder) build() (*Dataset, error) {
 			d.Start = append(d.Start, i+1)
 		}
 	}
-	if sd == 0 {
-		// Discrete states are indexed densely (the tabular ratio solver
-		// allocates per state id), so ids far beyond the data's size would
-		// cost memory for nothing.
-		if limit := max(1<<22, 64*int64(n)); int64(maxState) >= limit {
-			return nil, b.fail(maxRow, maxCol, "state id %d is far larger than the data (%d rows): ihope indexes discrete states densely, so renumber them 0, 1, 2, ... (ids below %d are accepted)", maxState, n, limit)
-		}
-		d.NumStates = int(maxState) + 1
-	}
-	if ad == 0 {
-		// Every action id is below K (addRow checks each row), so with
-		// target_prob_k columns NumActions = K >= 1 + the largest id.
-		d.NumActions = max(int(maxAction)+1, K)
-	}
 	return d, nil
+}
+
+// gather returns the rows of a column (w values a row) in the order perm
+// gives, nil for a nil column.
+func gather[T any](col []T, perm []int32, w int) []T {
+	if col == nil || w == 0 {
+		return nil
+	}
+	out := make([]T, len(perm)*w)
+	for i, j := range perm {
+		copy(out[i*w:(i+1)*w], col[int(j)*w:int(j+1)*w])
+	}
+	return out
 }
 
 // The check functions below hold the value rules of the log contract, so
@@ -592,7 +856,7 @@ func miss(first *int, k int) {
 // next_target_prob_k given whole or not at all (the first missing
 // component is named with the reader's word for a missing value, missing:
 // CSV "empty value", Parquet "empty value (null)"), next_target_prob_k only
-// with a next state, target_prob_k (the last row of b.tp) and
+// with a next state, target_prob_k (the last row of the column) and
 // next_target_prob_k each summing to 1, the logged action among them, and
 // target_prob or target_logprob agreeing with target_prob_{a_t}, which
 // gives LogTarget when they are absent.
@@ -603,14 +867,13 @@ func (b *builder) addRow(r rec, x *rowExtra, missing string) error {
 			return b.fail(r.row, fmt.Sprintf("next_state_%d", x.nextMissing),
 				"%s, but other next_state columns of this row are given; give all or none", missing)
 		}
-		r.next = int32(b.nobs.n)
-		copy(b.nobs.add(), x.next)
+		r.next = 0 // the vector is x.next
 	}
 	K := lay.targetK
 	if K == 0 {
-		return b.add(r)
+		return b.add(r, x)
 	}
-	tp := b.tp.row(b.tp.n - 1)
+	tp := b.d.TargetProbs[len(b.d.TargetProbs)-K:]
 	if sum, ok := checkDistribution(tp); !ok {
 		return b.fail(r.row, "target_prob_0", "%s sum to %s; the target's action distribution sums to 1 (within 1e-6)",
 			span("target_prob", K), sumText(sum))
@@ -644,8 +907,7 @@ func (b *builder) addRow(r rec, x *rowExtra, missing string) error {
 			return b.fail(r.row, "next_target_prob_0", "%s sum to %s; the target's action distribution sums to 1 (within 1e-6)",
 				span("next_target_prob", K), sumText(sum))
 		}
-		r.ntp = int32(b.ntp.n)
-		copy(b.ntp.add(), x.ntp)
+		r.ntp = 0 // the distribution is x.ntp
 	}
-	return b.add(r)
+	return b.add(r, x)
 }

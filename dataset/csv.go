@@ -55,7 +55,7 @@ func readDelimited(r io.Reader, name string, f Format, o *ReadOptions) (*Dataset
 	if err != nil {
 		return nil, nil, err
 	}
-	b := newBuilder(name, lay)
+	b := newBuilder(name, lay, 0)
 	p := csvRowParser{b: b, lay: lay, names: names, x: newRowExtra(lay)}
 	blankRow := 0 // first empty line after the last data row
 	for {
@@ -90,7 +90,7 @@ func readDelimited(r io.Reader, name string, f Format, o *ReadOptions) (*Dataset
 			return nil, nil, err
 		}
 	}
-	if b.recs.n == 0 {
+	if b.n == 0 {
 		return nil, nil, &FormatError{File: name, Msg: "no data rows after the header"}
 	}
 	return b.finish()
@@ -109,16 +109,7 @@ func (p *csvRowParser) parse(fields [][]byte, row int32) error {
 	r := rec{state: -1, action: -1, next: -1, ntp: -1, row: row}
 	x := p.x
 	x.reset()
-	var obs, act, tp []float64
-	if lay.stateDim > 0 {
-		obs = b.obs.add()
-	}
-	if lay.actionDim > 0 {
-		act = b.act.add()
-	}
-	if lay.targetK > 0 {
-		tp = b.tp.add()
-	}
+	obs, act, tp := b.vectors()
 	discrete := lay.discreteActions()
 	for j, f := range fields {
 		c := &lay.cols[j]

@@ -8,6 +8,8 @@ import (
 	"math"
 	"reflect"
 	"strconv"
+	"sync"
+	"sync/atomic"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
@@ -89,41 +91,34 @@ func readParquet(r io.ReaderAt, size int64, name string, o *ReadOptions) (d *Dat
 		info = append(info, pqColumnInfo{kind: c.Type().Kind(), maxDef: c.MaxDefinitionLevel()})
 	}
 
-	b := newBuilder(name, lay)
+	b := newBuilder(name, lay, int(min(f.NumRows(), math.MaxInt32)))
 	p := pqRowParser{b: b, lay: lay, x: newRowExtra(lay)}
 	base := int64(0) // rows in earlier row groups
 	for g, rg := range f.RowGroups() {
-		chunks := rg.ColumnChunks()
 		n := rg.NumRows()
-		for i, c := range cols {
-			if msg := chk.checkChunk(&chk.md.RowGroups[g].Columns[leaf[i]], n, info[i]); msg != "" {
-				return nil, nil, &FormatError{File: name, Column: c.col.name, Msg: fmt.Sprintf("damaged Parquet file: row group %d: %s", g, msg)}
-			}
+		if err := checkChunks(chk, g, n, cols, leaf, info, name); err != nil {
+			return nil, nil, err
 		}
+		chunks := rg.ColumnChunks()
 		for i, c := range cols {
 			c.vr = parquet.NewColumnChunkValueReader(chunks[leaf[i]])
 		}
-		for off := int64(0); off < n; off += pqBatch {
-			m := int(min(pqBatch, n-off))
-			for _, c := range cols {
-				if err := c.fill(m); err != nil {
-					closeAll(cols)
-					return nil, nil, &FormatError{File: name, Column: c.col.name, Msg: "cannot read the column: " + err.Error()}
-				}
-			}
+		err := readBatches(cols, n, name, func(m int, off int64) error {
 			for i := range m {
 				row := base + off + int64(i) + 1
 				if row > math.MaxInt32 {
-					closeAll(cols)
-					return nil, nil, &FormatError{File: name, Row: int(row), Msg: "too many rows"}
+					return &FormatError{File: name, Row: int(row), Msg: "too many rows"}
 				}
 				if err := p.parse(cols, i, int32(row)); err != nil {
-					closeAll(cols)
-					return nil, nil, err
+					return err
 				}
 			}
-		}
+			return nil
+		})
 		closeAll(cols)
+		if err != nil {
+			return nil, nil, err
+		}
 		base += n
 	}
 	return b.finish()
@@ -156,6 +151,102 @@ func checkParquetFrame(r io.ReaderAt, size int64) string {
 // pqBatch is the number of rows converted at a time.
 const pqBatch = 4096
 
+// checkChunks checks the column chunks of row group g (n rows) before
+// parquet-go reads them, side by side on two goroutines, each with its own
+// scratch buffers; the first column in file order that fails is reported,
+// as one goroutine would.
+func checkChunks(chk *pqChecker, g int, n int64, cols []*pqColumn, leaf []int, info []pqColumnInfo, name string) error {
+	msgs := make([]string, len(cols))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := range min(2, len(cols)) {
+		c := chk
+		if w > 0 {
+			c = &pqChecker{r: chk.r, size: chk.size, dataEnd: chk.dataEnd, md: chk.md}
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if w > 0 {
+				defer c.close()
+			}
+			for i := int(next.Add(1) - 1); i < len(cols); i = int(next.Add(1) - 1) {
+				msgs[i] = c.checkChunk(&c.md.RowGroups[g].Columns[leaf[i]], n, info[i])
+			}
+		}()
+	}
+	wg.Wait()
+	for i, msg := range msgs {
+		if msg != "" {
+			return &FormatError{File: name, Column: cols[i].col.name, Msg: fmt.Sprintf("damaged Parquet file: row group %d: %s", g, msg)}
+		}
+	}
+	return nil
+}
+
+// readBatches reads n rows of the columns in batches of pqBatch and calls
+// parse on each (m rows, the first at offset off of the row group), which
+// reads them through the columns' cur values. A goroutine decodes the
+// next batch into the columns' other buffers while parse works: parquet
+// decoding (decompression, conversion) and the checks of the rows run on
+// two cores. A panic of parquet-go's on that goroutine comes back as an
+// error, as on the caller's.
+func readBatches(cols []*pqColumn, n int64, name string, parse func(m int, off int64) error) error {
+	type batch struct {
+		m   int
+		off int64
+		buf int
+		err error
+	}
+	full := make(chan batch, 1)
+	free := make(chan int, 2)
+	free <- 0
+	free <- 1
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		defer close(full)
+		defer func() {
+			if p := recover(); p != nil {
+				full <- batch{err: &FormatError{File: name, Msg: fmt.Sprintf("damaged Parquet file: %v", p)}}
+			}
+		}()
+		for off := int64(0); off < n; off += pqBatch {
+			var buf int
+			select {
+			case buf = <-free:
+			case <-done:
+				return
+			}
+			m := int(min(pqBatch, n-off))
+			for _, c := range cols {
+				if err := c.fill(m, &c.bufs[buf]); err != nil {
+					full <- batch{err: &FormatError{File: name, Column: c.col.name, Msg: "cannot read the column: " + err.Error()}}
+					return
+				}
+			}
+			select {
+			case full <- batch{m: m, off: off, buf: buf}:
+			case <-done:
+				return
+			}
+		}
+	}()
+	for bt := range full {
+		if bt.err != nil {
+			return bt.err
+		}
+		for _, c := range cols {
+			c.cur = &c.bufs[bt.buf]
+		}
+		if err := parse(bt.m, bt.off); err != nil {
+			return err
+		}
+		free <- bt.buf
+	}
+	return nil
+}
+
 func closeAll(cols []*pqColumn) {
 	for _, c := range cols {
 		if c.vr != nil {
@@ -165,28 +256,34 @@ func closeAll(cols []*pqColumn) {
 	}
 }
 
-// pqColumn reads one column in batches and converts its values.
+// pqColumn reads one column in batches and converts its values, into
+// one of two buffers while the rows of the other are parsed (readBatches).
 type pqColumn struct {
 	col      *column
 	kind     parquet.Kind
 	unsigned bool
 	vr       parquet.ColumnChunkValueReader
 	vals     []parquet.Value
-
-	null []bool
-	i    []int64   // integer kinds
-	f    []float64 // float kinds
-	text []byte    // episode ids and labels, ends[k] is the end of the k-th
-	ends []int
+	bufs     [2]pqValues
+	cur      *pqValues // the batch being parsed
 
 	// labels reports that the values are read as text: episode ids, and
 	// the labels of categorical columns.
 	labels bool
 }
 
+// pqValues are a batch of a column's values, converted.
+type pqValues struct {
+	null []bool
+	i    []int64   // integer kinds
+	f    []float64 // float kinds
+	text []byte    // episode ids and labels, ends[k] is the end of the k-th
+	ends []int
+}
+
 // newPQColumn checks that a column's type suits its role.
 func newPQColumn(col *column, t parquet.Type) (*pqColumn, string) {
-	c := &pqColumn{col: col, kind: t.Kind(), vals: make([]parquet.Value, pqBatch), null: make([]bool, pqBatch)}
+	c := &pqColumn{col: col, kind: t.Kind(), vals: make([]parquet.Value, pqBatch)}
 	c.labels = col.role == roleEpisode || col.role == roleStateLabel || col.role == roleActionLabel || col.role == roleNextLabel
 	plainNumber := true
 	if lt := t.LogicalType(); lt != nil && lt.Value != nil {
@@ -197,9 +294,13 @@ func newPQColumn(col *column, t parquet.Type) (*pqColumn, string) {
 	switch {
 	case c.labels && c.kind == parquet.ByteArray:
 	case (c.kind == parquet.Int32 || c.kind == parquet.Int64) && plainNumber:
-		c.i = make([]int64, pqBatch)
+		for k := range c.bufs {
+			c.bufs[k].i = make([]int64, pqBatch)
+		}
 	case (c.kind == parquet.Float || c.kind == parquet.Double) && plainNumber && !c.labels:
-		c.f = make([]float64, pqBatch)
+		for k := range c.bufs {
+			c.bufs[k].f = make([]float64, pqBatch)
+		}
 	default:
 		want := "a number (INT32, INT64, FLOAT or DOUBLE)"
 		switch {
@@ -215,6 +316,9 @@ func newPQColumn(col *column, t parquet.Type) (*pqColumn, string) {
 		}
 		return nil, fmt.Sprintf("has type %s, want %s", typeName(t), want)
 	}
+	for k := range c.bufs {
+		c.bufs[k].null = make([]bool, pqBatch)
+	}
 	return c, ""
 }
 
@@ -229,9 +333,9 @@ func typeName(t parquet.Type) string {
 	return s
 }
 
-// fill reads the next n values of the column.
-func (c *pqColumn) fill(n int) error {
-	c.text, c.ends = c.text[:0], c.ends[:0]
+// fill reads the next n values of the column into v.
+func (c *pqColumn) fill(n int, v *pqValues) error {
+	v.text, v.ends = v.text[:0], v.ends[:0]
 	for got, idle := 0, 0; got < n; {
 		k, err := c.vr.ReadValues(c.vals[got:n])
 		// An empty page yields no values; more empty reads than a column
@@ -244,7 +348,7 @@ func (c *pqColumn) fill(n int) error {
 		// Convert at once: byte arrays point into the page, which the
 		// next read may release.
 		for i := got; i < got+k; i++ {
-			c.convert(i)
+			c.convert(i, v)
 		}
 		got += k
 		if got < n && err != nil {
@@ -257,68 +361,70 @@ func (c *pqColumn) fill(n int) error {
 	return nil
 }
 
-func (c *pqColumn) convert(i int) {
+func (c *pqColumn) convert(i int, out *pqValues) {
 	v := &c.vals[i]
-	c.null[i] = v.IsNull()
-	if c.null[i] {
+	out.null[i] = v.IsNull()
+	if out.null[i] {
 		if c.labels {
-			c.ends = append(c.ends, len(c.text))
+			out.ends = append(out.ends, len(out.text))
 		}
 		return
 	}
 	switch c.kind {
 	case parquet.Int32:
 		if c.unsigned {
-			c.i[i] = int64(uint32(v.Int32()))
+			out.i[i] = int64(uint32(v.Int32()))
 		} else {
-			c.i[i] = int64(v.Int32())
+			out.i[i] = int64(v.Int32())
 		}
 	case parquet.Int64:
-		c.i[i] = v.Int64()
-		if c.unsigned && c.i[i] < 0 {
-			c.i[i] = math.MaxInt64 // above 2^63 - 1: too large for any use here
+		out.i[i] = v.Int64()
+		if c.unsigned && out.i[i] < 0 {
+			out.i[i] = math.MaxInt64 // above 2^63 - 1: too large for any use here
 		}
 	case parquet.Float:
-		c.f[i] = float64(v.Float())
+		out.f[i] = float64(v.Float())
 	case parquet.Double:
-		c.f[i] = v.Double()
+		out.f[i] = v.Double()
 	}
 	if c.labels {
 		if c.kind == parquet.ByteArray {
-			c.text = append(c.text, v.ByteArray()...)
+			out.text = append(out.text, v.ByteArray()...)
 		} else {
-			c.text = strconv.AppendInt(c.text, c.i[i], 10)
+			out.text = strconv.AppendInt(out.text, out.i[i], 10)
 		}
-		c.ends = append(c.ends, len(c.text))
+		out.ends = append(out.ends, len(out.text))
 	}
 }
 
-// textAt returns value i of a column read as text.
+// textAt returns value i of the batch being parsed, read as text.
 func (c *pqColumn) textAt(i int) []byte {
+	v := c.cur
 	start := 0
 	if i > 0 {
-		start = c.ends[i-1]
+		start = v.ends[i-1]
 	}
-	return c.text[start:c.ends[i]]
+	return v.text[start:v.ends[i]]
 }
 
-// real returns value i as a float64.
+// real returns value i of the batch being parsed as a float64.
 func (c *pqColumn) real(i int) float64 {
-	if c.i != nil {
-		return float64(c.i[i])
+	if v := c.cur; v.i != nil {
+		return float64(v.i[i])
 	}
-	return c.f[i]
+	return c.cur.f[i]
 }
 
-// index returns value i as an index.
+// index returns value i of the batch being parsed as an index.
 func (c *pqColumn) index(i int, noun string) (int32, string) {
-	if c.i != nil {
-		if msg := checkIndex(c.i[i], noun); msg != "" {
+	v := c.cur
+	if v.i != nil {
+		if msg := checkIndex(v.i[i], noun); msg != "" {
 			return 0, msg
 		}
-		return int32(c.i[i]), ""
+		return int32(v.i[i]), ""
 	}
-	return floatIndex(c.f[i], noun)
+	return floatIndex(v.f[i], noun)
 }
 
 // pqRowParser checks and converts one row of a batch.
@@ -333,21 +439,12 @@ func (p *pqRowParser) parse(cols []*pqColumn, i int, row int32) error {
 	r := rec{state: -1, action: -1, next: -1, ntp: -1, row: row}
 	x := p.x
 	x.reset()
-	var obs, act, tp []float64
-	if lay.stateDim > 0 {
-		obs = b.obs.add()
-	}
-	if lay.actionDim > 0 {
-		act = b.act.add()
-	}
-	if lay.targetK > 0 {
-		tp = b.tp.add()
-	}
+	obs, act, tp := b.vectors()
 	discrete := lay.discreteActions()
 	for _, c := range cols {
 		col := c.col
 		var msg string
-		if c.null[i] {
+		if c.cur.null[i] {
 			switch col.role {
 			case roleNext, roleNextLabel:
 			case roleNextK:

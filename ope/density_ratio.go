@@ -141,45 +141,64 @@ func middleHalf(est []float64) []int {
 }
 
 // ratioEstimate computes sum v r / sum v with v_i = gamma^t w(s_i) beta_i,
-// given w(s_i) for every step in step order.
+// given w(s_i) for every step in step order, and returns the normalised v
+// as the weights, written over w (every StepRatios returns a slice of its
+// own, so no per-step array is allocated for them).
 // The factor gamma^t beta_i is formed in log space and scaled by its
 // maximum over the data, which cancels in the ratio.
 func ratioEstimate(d *dataset.Dataset, gamma float64, w []float64) (Result, error) {
-	q, err := discountedRatios(d, gamma)
+	maxLog, err := maxDiscountedLogRatio(d, gamma)
 	if err != nil {
 		return Result{}, err
 	}
+	lg := math.Log(gamma)
 	var num, den float64
-	for j, qj := range q {
-		v := w[j] * qj
-		q[j] = v
-		num += v * d.Reward[j]
-		den += v
+	for e := range d.NumEpisodes() {
+		lo, hi := d.Span(e)
+		for j := lo; j < hi; j++ {
+			v := w[j] * math.Exp(d.LogRatio(j)+float64(j-lo)*lg-maxLog)
+			w[j] = v
+			num += v * d.Reward[j]
+			den += v
+		}
 	}
 	if !(den > 0) {
 		return Result{}, fmt.Errorf("the learned weights sum to %v", den)
 	}
-	for j := range q {
-		q[j] /= den
+	for j := range w {
+		w[j] /= den
 	}
-	return Result{Value: num / den, Weights: q}, nil
+	return Result{Value: num / den, Weights: w}, nil
+}
+
+// maxDiscountedLogRatio returns the maximum over the steps of
+// log(gamma^t beta(a_j|s_j)), the scale of discountedRatios.
+func maxDiscountedLogRatio(d *dataset.Dataset, gamma float64) (float64, error) {
+	lg := math.Log(gamma)
+	maxLog := math.Inf(-1)
+	for e := range d.NumEpisodes() {
+		lo, hi := d.Span(e)
+		for j := lo; j < hi; j++ {
+			if v := d.LogRatio(j) + float64(j-lo)*lg; v > maxLog {
+				maxLog = v
+			}
+		}
+	}
+	if math.IsInf(maxLog, -1) {
+		return 0, fmt.Errorf("every logged action has target probability 0")
+	}
+	return maxLog, nil
 }
 
 // discountedRatios returns gamma^t beta(a_j|s_j) for every step j, scaled
 // by its maximum over the data (formed in log space, so that a long
 // horizon neither overflows nor underflows before the scaling).
 func discountedRatios(d *dataset.Dataset, gamma float64) ([]float64, error) {
+	maxLog, err := maxDiscountedLogRatio(d, gamma)
+	if err != nil {
+		return nil, err
+	}
 	lg := math.Log(gamma)
-	maxLog := math.Inf(-1)
-	for e := range d.NumEpisodes() {
-		lo, hi := d.Span(e)
-		for j := lo; j < hi; j++ {
-			maxLog = math.Max(maxLog, d.LogRatio(j)+float64(j-lo)*lg)
-		}
-	}
-	if math.IsInf(maxLog, -1) {
-		return nil, fmt.Errorf("every logged action has target probability 0")
-	}
 	q := make([]float64, d.NumSteps())
 	for e := range d.NumEpisodes() {
 		lo, hi := d.Span(e)

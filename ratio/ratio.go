@@ -20,7 +20,7 @@ type Learner interface {
 type Model interface {
 	// StepRatios returns w(s_j) for every step j of d, in step order
 	// (d may be the data it was fitted on or any other log of the same
-	// state space).
+	// state space), in a slice of its own that the caller may overwrite.
 	StepRatios(d *dataset.Dataset) ([]float64, error)
 }
 

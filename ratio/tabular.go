@@ -207,11 +207,7 @@ func Aggregate(d *dataset.Dataset, gamma float64) (*Counts, error) {
 		return nil, errors.New("ratio: the tabular learner needs discrete states")
 	}
 	nS := d.NumStates
-	n := d.NumSteps()
-	from := make([]int32, 0, n)
-	to := make([]int32, 0, n)
-	wt := make([]float64, 0, n)
-	rw := make([]float64, 0, n)
+	sums := newEdgeSums(nS)
 	c := &Counts{NumStates: nS, Norm: make([]float64, nS)}
 	if gamma < 1 {
 		c.Restart = make([]float64, nS)
@@ -247,56 +243,52 @@ func Aggregate(d *dataset.Dataset, gamma float64) (*Counts, error) {
 					return nil, fmt.Errorf("ratio: episode %q step %d: log-probabilities %v (target), %v (behavior) give no finite ratio",
 						d.IDs[e], t, lt, lb)
 				}
-				from = append(from, int32(s))
-				to = append(to, int32(next))
-				wt = append(wt, g1)
-				rw = append(rw, g1*beta)
+				sums.add(s, next, g1, g1*beta)
 			}
 			g = g1
 		}
 	}
-	c.Edges = combine(nS, from, to, wt, rw)
+	c.Edges = sums.sorted()
 	return c, nil
 }
 
-// combine sums the weights of repeated (from, to) pairs and returns the
-// edges grouped by From in increasing order (a counting sort), each group
-// in order of first appearance of To.
-func combine(nS int, from, to []int32, wt, rw []float64) []Edge {
-	start := make([]int32, nS+1)
-	for _, f := range from {
-		start[f+1]++
+// edgeSums sums the weights of repeated (from, to) pairs as they come,
+// each pair's sums in the order of its transitions, holding one Edge per
+// distinct pair (a few thousand on Taxi) rather than a record per step.
+type edgeSums struct {
+	nS    int
+	index map[int64]int32 // from<<32 | to -> position in edges
+	edges []Edge          // in order of first appearance
+}
+
+func newEdgeSums(nS int) *edgeSums { return &edgeSums{nS: nS, index: make(map[int64]int32, nS)} }
+
+// add adds a transition's weights to its pair's.
+func (a *edgeSums) add(from, to int, wt, rw float64) {
+	key := int64(from)<<32 | int64(to)
+	if k, ok := a.index[key]; ok {
+		a.edges[k].Weight += wt
+		a.edges[k].RatioWeight += rw
+		return
 	}
-	for s := 0; s < nS; s++ {
+	a.index[key] = int32(len(a.edges))
+	a.edges = append(a.edges, Edge{From: from, To: to, Weight: wt, RatioWeight: rw})
+}
+
+// sorted returns the edges grouped by From in increasing order, each
+// group in order of first appearance of To (a counting sort, stable).
+func (a *edgeSums) sorted() []Edge {
+	start := make([]int, a.nS+1)
+	for _, e := range a.edges {
+		start[e.From+1]++
+	}
+	for s := range a.nS {
 		start[s+1] += start[s]
 	}
-	order := make([]int32, len(from))
-	next := make([]int32, nS)
-	copy(next, start[:nS])
-	for i, f := range from {
-		order[next[f]] = int32(i)
-		next[f]++
-	}
-	pos := next // reuse as "index in out of (s, to)", -1 when absent
-	for i := range pos {
-		pos[i] = -1
-	}
-	out := make([]Edge, 0, len(from)/2+1)
-	for s := 0; s < nS; s++ {
-		first := len(out)
-		for _, i := range order[start[s]:start[s+1]] {
-			t := to[i]
-			if k := pos[t]; k >= 0 {
-				out[k].Weight += wt[i]
-				out[k].RatioWeight += rw[i]
-				continue
-			}
-			pos[t] = int32(len(out))
-			out = append(out, Edge{From: s, To: int(t), Weight: wt[i], RatioWeight: rw[i]})
-		}
-		for _, e := range out[first:] {
-			pos[e.To] = -1
-		}
+	out := make([]Edge, len(a.edges))
+	for _, e := range a.edges {
+		out[start[e.From]] = e
+		start[e.From]++
 	}
 	return out
 }

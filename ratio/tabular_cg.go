@@ -58,10 +58,7 @@ func newSystem(c *Counts, ridge float64) (*system, error) {
 	if c.Restart != nil && len(c.Restart) != nS {
 		return nil, fmt.Errorf("ratio: restart weights for %d states, want %d", len(c.Restart), nS)
 	}
-	from := make([]int32, len(c.Edges))
-	to := make([]int32, len(c.Edges))
-	wt := make([]float64, len(c.Edges))
-	rw := make([]float64, len(c.Edges))
+	sums := newEdgeSums(nS)
 	total := 0.0
 	for i, e := range c.Edges {
 		if e.From < 0 || e.From >= nS || e.To < 0 || e.To >= nS {
@@ -70,7 +67,7 @@ func newSystem(c *Counts, ridge float64) (*system, error) {
 		if !finiteNonNeg(e.Weight) || !finiteNonNeg(e.RatioWeight) {
 			return nil, fmt.Errorf("ratio: edge %d from %d to %d: weights %v, %v, want finite and >= 0", i, e.From, e.To, e.Weight, e.RatioWeight)
 		}
-		from[i], to[i], wt[i], rw[i] = int32(e.From), int32(e.To), e.Weight, e.RatioWeight
+		sums.add(e.From, e.To, e.Weight, e.RatioWeight)
 		total += e.Weight
 	}
 	inflow := make([]float64, nS)
@@ -94,7 +91,7 @@ func newSystem(c *Counts, ridge float64) (*system, error) {
 	if !(normSum > 0) || math.IsInf(normSum, 0) {
 		return nil, fmt.Errorf("ratio: normalisation weights sum to %v, want finite and > 0", normSum)
 	}
-	edges := combine(nS, from, to, wt, rw)
+	edges := sums.sorted()
 	for _, e := range edges {
 		inflow[e.To] += e.Weight
 	}

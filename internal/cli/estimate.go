@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -43,7 +44,7 @@ type estimateCmd struct {
 	RatioModel      string   `enum:",tabular,kernel,neural,marginal" default:"" help:"Ratio model of dr: tabular, kernel, neural or marginal (default: marginal under horizon, tabular or kernel under long-run); neural also trains the network forms of mwl and dualdice on real states (default: their kernel forms)."`
 	Folds           int      `default:"2" help:"Cross-fitting folds of dr (1 turns cross-fitting off)."`
 	BlockLength     int      `help:"Block length of the block bootstrap used for a single long episode (default: cube root of its length)."`
-	Workers         int      `help:"Goroutines for the bootstrap (default: the number of CPUs)."`
+	Workers         int      `help:"Goroutines for the estimators and the bootstrap (default: the number of CPUs)."`
 	JSON            bool     `name:"json" help:"Print exactly one JSON object on stdout."`
 	FitBehavior     bool     `name:"fit-behavior" help:"Fit the behavior policy from the logged (state, action) pairs and weigh by it: counts for discrete states, logistic regression for real ones, cross-fitted over episodes (for logs without behavior probabilities; with them, the output says how far the fitted ones are)."`
 
@@ -271,13 +272,14 @@ func (c *estimateCmd) estimate(d *dataset.Dataset, target *targetPolicy, stderr 
 	var absorbed []string // estimators of the long run left out at gamma = 1 (ope.ErrAbsorbingAverage)
 	var ok []ope.Entry    // the estimators that succeeded, for the intervals
 	var rows []int
+	runs := c.runAll(entries, skipped, d, opts, stderr)
 	for i, en := range entries {
 		if skipped[i] != nil {
 			rep.Estimates = append(rep.Estimates, estimateRow{Estimator: en.Name, Unit: string(en.Unit), Error: skipped[i].Error()})
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: not run: %v", en.Name, skipped[i]))
 			continue
 		}
-		row, warnings, err := c.runOne(en, d, opts, stderr)
+		row, warnings, err := runs[i].row, runs[i].warnings, runs[i].err
 		if errors.Is(err, ope.ErrAbsorbingAverage) && len(c.Estimators) == 0 {
 			absorbed = append(absorbed, en.Name) // a long-run estimator on an episodic log: one line below
 			continue
@@ -297,6 +299,55 @@ func (c *estimateCmd) estimate(d *dataset.Dataset, target *targetPolicy, stderr 
 		return rep, nil
 	}
 	return rep, c.intervals(rep, d, opts, ok, rows, stderr)
+}
+
+// estimatorRun is what runOne returned for one estimator.
+type estimatorRun struct {
+	row      estimateRow
+	warnings []string
+	err      error
+}
+
+// runAll runs the estimators not skipped and returns their runs in the
+// order of entries. The fast ones (ope.Entry.SlowOn false) run side by
+// side on --workers goroutines: estimators are stateless and share the
+// read-only dataset, so the results do not depend on the order; the slow
+// ones run one after another, after them, since each trains on every
+// core itself and shows its own progress bar.
+func (c *estimateCmd) runAll(entries []ope.Entry, skipped []error, d *dataset.Dataset, opts ope.Options, stderr io.Writer) []estimatorRun {
+	runs := make([]estimatorRun, len(entries))
+	var fast []int
+	for i, en := range entries {
+		if skipped[i] == nil && !en.SlowOn(d) {
+			fast = append(fast, i)
+		}
+	}
+	workers := c.Workers
+	if workers <= 0 {
+		workers = runtime.NumCPU()
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(workers, len(fast)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				runs[i].row, runs[i].warnings, runs[i].err = c.runOne(entries[i], d, opts, stderr)
+			}
+		}()
+	}
+	for _, i := range fast {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for i, en := range entries {
+		if skipped[i] == nil && en.SlowOn(d) {
+			runs[i].row, runs[i].warnings, runs[i].err = c.runOne(en, d, opts, stderr)
+		}
+	}
+	return runs
 }
 
 // choose returns the entries of the estimators to run: those asked for
