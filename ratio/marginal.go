@@ -97,7 +97,9 @@ func (Marginal) FitMult(d *dataset.Dataset, gamma float64, mult []int) (*Margina
 		return nil, errors.New("ratio: marginal: no episodes")
 	}
 	nS := d.NumStates
-	beta := make([]float64, d.NumSteps())
+	// beta(a_j|s_j) is formed where it is used, not kept per step: the
+	// checks come first.
+	beta := func(j int) float64 { return math.Exp(d.LogTarget[j] - d.LogBehavior[j]) }
 	for e := range nE {
 		lo, hi := d.Span(e)
 		if hi == lo {
@@ -109,8 +111,7 @@ func (Marginal) FitMult(d *dataset.Dataset, gamma float64, mult []int) (*Margina
 			}
 			lt, lb := d.LogTarget[j], d.LogBehavior[j]
 			lr := lt - lb
-			beta[j] = math.Exp(lr)
-			if math.IsNaN(lr) || math.IsInf(lb, 0) || math.IsInf(beta[j], 1) {
+			if math.IsNaN(lr) || math.IsInf(lb, 0) || math.IsInf(beta(j), 1) {
 				return nil, fmt.Errorf("ratio: episode %q step %d: log-probabilities %v (target), %v (behavior) give no finite ratio",
 					d.IDs[e], j-lo, lt, lb)
 			}
@@ -168,7 +169,7 @@ func (Marginal) FitMult(d *dataset.Dataset, gamma float64, mult []int) (*Margina
 			}
 			j := d.Start[e] + t
 			s := d.State[j]
-			next[d.State[j+1]] += weight(e) * dpi[s] * beta[j] / cnt[s]
+			next[d.State[j+1]] += weight(e) * dpi[s] * beta(j) / cnt[s]
 		}
 		// d^pi0_{t+1}: the continuing episodes' states at t+1.
 		clear(cnt)
