@@ -170,7 +170,13 @@ func checkChunks(chk *pqChecker, g int, n int64, cols []*pqColumn, leaf []int, i
 			if w > 0 {
 				defer c.close()
 			}
-			for i := int(next.Add(1) - 1); i < len(cols); i = int(next.Add(1) - 1) {
+			i := -1
+			defer func() { // as readParquet does on its own goroutine
+				if p := recover(); p != nil && i >= 0 && i < len(cols) {
+					msgs[i] = fmt.Sprint(p)
+				}
+			}()
+			for i = int(next.Add(1) - 1); i < len(cols); i = int(next.Add(1) - 1) {
 				msgs[i] = c.checkChunk(&c.md.RowGroups[g].Columns[leaf[i]], n, info[i])
 			}
 		}()
