@@ -97,8 +97,9 @@ func rel(a, b float64) float64 {
 }
 
 // Streaming over 10 shards, episodes running across them, equals the
-// in-memory estimators on the concatenated log to 1e-12, and the Poisson
-// bootstrap's intervals equal ope.Bootstrap's with Poisson set.
+// in-memory estimators on the concatenated log to 1e-12 under both
+// estimands, and the Poisson bootstrap's intervals equal ope.Bootstrap's
+// with Poisson set.
 func TestStreamEqualsInMemory(t *testing.T) {
 	d := taxiLog(t, 5, 80, 150)
 	whole, glob := splitCSV(t, d, 10)
@@ -107,12 +108,19 @@ func TestStreamEqualsInMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	names := stream.Streamable()
-	if len(names) < 7 {
+	if len(names) < 11 {
 		t.Fatalf("streamable estimators %v", names)
 	}
-	for _, gamma := range []float64{1, 0.95} {
+	for _, c := range []struct {
+		est   ope.Estimand
+		gamma float64
+	}{{ope.Horizon, 1}, {ope.Horizon, 0.95}, {ope.LongRun, 1}, {ope.LongRun, 0.95}} {
+		gamma, names := c.gamma, names
+		if c.est == ope.LongRun {
+			names = []string{"model-based", "fqe"} // the others read the estimand not
+		}
 		const B, seed = 120, 7
-		res := run(t, glob, stream.Config{Estimators: names, Gamma: gamma, Resamples: B, Seed: seed})
+		res := run(t, glob, stream.Config{Estimators: names, Gamma: gamma, Resamples: B, Seed: seed, Options: ope.Options{Estimand: c.est}})
 		if got, want := res.Summary, dataset.Summarize(full); got != want && !(math.IsNaN(want.MaxLogRatio) && math.IsNaN(got.MaxLogRatio)) {
 			t.Errorf("gamma %v: summary\n%+v\nin memory\n%+v", gamma, got, want)
 		}
@@ -120,7 +128,7 @@ func TestStreamEqualsInMemory(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ests, err := ope.New(names, ope.Options{Target: table})
+		ests, err := ope.New(names, ope.Options{Target: table, Estimand: c.est})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -133,19 +141,19 @@ func TestStreamEqualsInMemory(t *testing.T) {
 			want, err := est.Estimate(full, gamma)
 			got := res.Estimates[k]
 			if err != nil || got.Err != nil {
-				t.Errorf("gamma %v %s: stream error %v, in memory %v", gamma, est.Name(), got.Err, err)
+				t.Errorf("%s gamma %v %s: stream error %v, in memory %v", c.est, gamma, est.Name(), got.Err, err)
 				continue
 			}
 			if r := rel(got.Result.Value, want.Value); r > 1e-12 {
-				t.Errorf("gamma %v %s: stream %v, in memory %v (relative %.2g)", gamma, est.Name(), got.Result.Value, want.Value, r)
+				t.Errorf("%s gamma %v %s: stream %v, in memory %v (relative %.2g)", c.est, gamma, est.Name(), got.Result.Value, want.Value, r)
 			}
 			if w := want.Weights; w != nil && math.Abs(got.Weights.ESS-ope.KishESS(w)) > 1e-9*ope.KishESS(w) {
-				t.Errorf("gamma %v %s: ESS %v, in memory %v", gamma, est.Name(), got.Weights.ESS, ope.KishESS(w))
+				t.Errorf("%s gamma %v %s: ESS %v, in memory %v", c.est, gamma, est.Name(), got.Weights.ESS, ope.KishESS(w))
 			}
 			iv := got.Interval
 			if iv == nil || iv.Method != ivs[k].Method || iv.Failures != ivs[k].Failures ||
 				rel(iv.Low, ivs[k].Low) > 1e-12 || rel(iv.High, ivs[k].High) > 1e-12 {
-				t.Errorf("gamma %v %s: stream interval %+v, in-memory Poisson bootstrap [%v, %v] %s", gamma, est.Name(), iv, ivs[k].Low, ivs[k].High, ivs[k].Method)
+				t.Errorf("%s gamma %v %s: stream interval %+v, in-memory Poisson bootstrap [%v, %v] %s", c.est, gamma, est.Name(), iv, ivs[k].Low, ivs[k].High, ivs[k].Method)
 			}
 		}
 	}
