@@ -2,9 +2,12 @@ package ope
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
+	"sync"
 
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/internal/minimax"
@@ -31,7 +34,8 @@ import (
 // (ope.Bootstrap with Poisson set repeats each episode in place).
 //
 // ModelBasedSums, FQESums, PairRatioSums and MQLSums embed it and differ
-// only in their final solve.
+// only in their final solve; being the same numbers, one TabularCounts
+// can serve them all (CountSums: package stream fills one and shares it).
 type TabularCounts struct {
 	Gamma float64
 	// Target holds the given target's rows (nil: gathered in Rows).
@@ -66,14 +70,36 @@ type TabularCounts struct {
 	pairAt  [][]int32
 	succ    [][]successor
 	startAt map[[2]int32]int32
+	// mu guards the lazy index in Finish, which may run concurrently.
+	mu sync.Mutex
+}
+
+// CountSums are the sums of the tabular learners, whose statistics are
+// one TabularCounts: Counts returns it and SetCounts replaces it, so that
+// several estimators over the same log can share one (package stream
+// adds the episodes to the first and gives its counts to the others).
+type CountSums interface {
+	Sums
+	Counts() *TabularCounts
+	SetCounts(*TabularCounts)
+}
+
+// Counts returns the counts themselves (CountSums).
+func (s *TabularCounts) Counts() *TabularCounts { return s }
+
+// Shares reports whether s and o are counts of the same settings (the
+// discount, the number of copies and the target), which one
+// TabularCounts can serve.
+func (s *TabularCounts) Shares(o *TabularCounts) bool {
+	return s.Gamma == o.Gamma && len(s.Count) == len(o.Count) && reflect.DeepEqual(s.Target, o.Target)
 }
 
 type successor struct{ next, at int32 }
 
 // newTabularCounts returns empty counts in copies copies, with the rows
 // of target if it is not nil.
-func newTabularCounts(gamma float64, copies int, target *policy.Tabular) TabularCounts {
-	s := TabularCounts{Gamma: gamma, Count: make([][]int64, copies), RewardSum: make([]Floats, copies),
+func newTabularCounts(gamma float64, copies int, target *policy.Tabular) *TabularCounts {
+	s := &TabularCounts{Gamma: gamma, Count: make([][]int64, copies), RewardSum: make([]Floats, copies),
 		RewardCount: make([][]int64, copies), TransitionReward: make([]Floats, copies), Init: make([]Floats, copies),
 		Episodes: make([]int64, copies), MaxLen: make([]int, copies), StartCount: make([][]int64, copies)}
 	if target != nil {
@@ -103,6 +129,13 @@ func (s *TabularCounts) index() {
 	for i, k := range s.Starts {
 		s.startAt[k] = int32(i)
 	}
+}
+
+// lockedIndex is index for Finish, which may run concurrently.
+func (s *TabularCounts) lockedIndex() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.index()
 }
 
 // setPair records that pair p has index i.
@@ -168,21 +201,21 @@ func (s *TabularCounts) start(k [2]int32) int32 {
 	return i
 }
 
-// add adds episode e of d with multiplicities mult (Sums.Add); name
-// prefixes its errors. Its checks are value.FitCountModel's. A reward
+// add adds episode e of d with multiplicities mult (Sums.Add); its
+// errors name no estimator (the embedding sums prefix them). Its checks are value.FitCountModel's. A reward
 // enters copy c's sums once per multiplicity, as in a resample holding
 // the episode that many times, so the sums are the in-memory ones.
-func (s *TabularCounts) add(name string, d *dataset.Dataset, e int, mult []int) error {
+func (s *TabularCounts) add(d *dataset.Dataset, e int, mult []int) error {
 	if !d.Discrete() || d.ActionDim != 0 || d.NumActions <= 0 {
-		return fmt.Errorf("%s: needs discrete states and actions (NumStates > 0, NumActions > 0)", name)
+		return errors.New("streams in its tabular form only, which needs discrete states and actions (NumStates > 0, NumActions > 0)")
 	}
 	lo, hi := d.Span(e)
 	if hi == lo {
-		return fmt.Errorf("%s: episode %q has no steps", name, d.IDs[e])
+		return fmt.Errorf("episode %q has no steps", d.IDs[e])
 	}
 	if s.Target == nil {
 		if err := s.Rows.Add(d, e); err != nil {
-			return fmt.Errorf("%s: %w", name, err)
+			return err
 		}
 	}
 	s.NumStates, s.NumActions = max(s.NumStates, d.NumStates), max(s.NumActions, d.NumActions)
@@ -193,11 +226,11 @@ func (s *TabularCounts) add(name string, d *dataset.Dataset, e int, mult []int) 
 	pr := make([]int32, hi-lo)
 	for j := lo; j < hi; j++ {
 		if r := d.Reward[j]; r-r != 0 {
-			return fmt.Errorf("%s: episode %q step %d: reward %v", name, d.IDs[e], j-lo, r)
+			return fmt.Errorf("episode %q step %d: reward %v", d.IDs[e], j-lo, r)
 		}
 		st, a := d.State[j], d.Action[j]
 		if st < 0 || a < 0 {
-			return fmt.Errorf("%s: episode %q step %d: state %d or action %d out of range", name, d.IDs[e], j-lo, st, a)
+			return fmt.Errorf("episode %q step %d: state %d or action %d out of range", d.IDs[e], j-lo, st, a)
 		}
 		pr[j-lo] = s.pair([2]int32{st, a})
 		tr[j-lo] = -1
@@ -232,6 +265,9 @@ func (s *TabularCounts) add(name string, d *dataset.Dataset, e int, mult []int) 
 
 // merge adds o's counts (Sums.Merge), which must be of the same settings.
 func (s *TabularCounts) merge(name string, o *TabularCounts) error {
+	if o == nil {
+		return nil // a follower's counts, merged with its leader's (CountSums)
+	}
 	if o.Gamma != s.Gamma || len(o.Count) != len(s.Count) {
 		return fmt.Errorf("%s: cannot merge sums of gamma %v, %d copies into gamma %v, %d copies", name, o.Gamma, len(o.Count), s.Gamma, len(s.Count))
 	}
@@ -354,7 +390,7 @@ func (s *TabularCounts) pairProblem(c int, pi policy.Discrete) (*minimax.Pairs, 
 	if s.Episodes[c] == 0 {
 		return nil, fmt.Errorf("no episodes")
 	}
-	s.index()
+	s.lockedIndex()
 	nS, nA := s.NumStates, s.NumActions
 	count, rSum := make([]int32, nS*nA), make([]float64, nS*nA)
 	at := make([]int32, nS*nA) // the pair's index
@@ -400,7 +436,7 @@ type pairSums struct {
 
 // pairWeights returns copy c's pairSums of the ratio w.
 func (s *TabularCounts) pairWeights(c int, w func(s, a int) float64) pairSums {
-	s.index()
+	s.lockedIndex()
 	var out pairSums
 	for k, p := range s.Pairs {
 		cnt := int64(0)

@@ -20,7 +20,7 @@ var _ Summer = (*ModelBased)(nil)
 // with value.Tabular.FitCounts, the solve of the in-memory estimator
 // (value.Tabular.Fit), and reads it at the logged starts.
 type ModelBasedSums struct {
-	TabularCounts
+	*TabularCounts
 	Horizon  int
 	Estimand Estimand
 }
@@ -43,8 +43,14 @@ func (e *ModelBased) NewSums(gamma float64, copies int) (Sums, error) {
 
 // Add implements Sums.
 func (s *ModelBasedSums) Add(d *dataset.Dataset, e int, mult []int) error {
-	return s.add("model-based: count model", d, e, mult)
+	if err := s.add(d, e, mult); err != nil {
+		return fmt.Errorf("model-based: count model: %w", err)
+	}
+	return nil
 }
+
+// SetCounts implements CountSums.
+func (s *ModelBasedSums) SetCounts(c *TabularCounts) { s.TabularCounts = c }
 
 // Merge implements Sums.
 func (s *ModelBasedSums) Merge(o Sums) error {
@@ -55,7 +61,7 @@ func (s *ModelBasedSums) Merge(o Sums) error {
 	if t.Horizon != s.Horizon || t.Estimand != s.Estimand {
 		return fmt.Errorf("model-based: cannot merge sums of other settings")
 	}
-	return s.merge("model-based", &t.TabularCounts)
+	return s.merge("model-based", t.TabularCounts)
 }
 
 // Finish implements Sums.

@@ -11,7 +11,11 @@ import (
 )
 
 var (
-	_ Summer = FQE{}
+	_ CountSums = (*ModelBasedSums)(nil)
+	_ CountSums = (*FQESums)(nil)
+	_ CountSums = (*PairRatioSums)(nil)
+	_ CountSums = (*MQLSums)(nil)
+	_ Summer    = FQE{}
 	_ Summer = PairRatio{}
 	_ Summer = MQL{}
 )
@@ -53,7 +57,7 @@ func givenTable(name string, t value.Target) (*policy.Tabular, error) {
 // means of logged rewards, so its values never exceed what the rewards
 // allow.
 type FQESums struct {
-	TabularCounts
+	*TabularCounts
 	Estimand Estimand
 	Finite   bool
 }
@@ -83,8 +87,14 @@ func (e FQE) NewSums(gamma float64, copies int) (Sums, error) {
 
 // Add implements Sums.
 func (s *FQESums) Add(d *dataset.Dataset, e int, mult []int) error {
-	return s.add("fqe: value: tabular", d, e, mult)
+	if err := s.add(d, e, mult); err != nil {
+		return fmt.Errorf("fqe: %w", err)
+	}
+	return nil
 }
+
+// SetCounts implements CountSums.
+func (s *FQESums) SetCounts(c *TabularCounts) { s.TabularCounts = c }
 
 // Merge implements Sums.
 func (s *FQESums) Merge(o Sums) error {
@@ -95,7 +105,7 @@ func (s *FQESums) Merge(o Sums) error {
 	if t.Estimand != s.Estimand || t.Finite != s.Finite {
 		return fmt.Errorf("fqe: cannot merge sums of other settings")
 	}
-	return s.merge("fqe", &t.TabularCounts)
+	return s.merge("fqe", t.TabularCounts)
 }
 
 // Finish implements Sums.
@@ -146,7 +156,7 @@ func (s *FQESums) Finish(c int) (Result, WeightSummary, error) {
 // (ratio.MWL.FitCounts, ratio.DualDICE.FitCounts) and weighs the
 // transitions' reward sums by it, pair by pair.
 type PairRatioSums struct {
-	TabularCounts
+	*TabularCounts
 	// Learner is "mwl" or "dualdice", Ridge DualDICE's.
 	Learner   string
 	Ridge     float64
@@ -184,8 +194,14 @@ func (e PairRatio) NewSums(gamma float64, copies int) (Sums, error) {
 
 // Add implements Sums.
 func (s *PairRatioSums) Add(d *dataset.Dataset, e int, mult []int) error {
-	return s.add(s.Learner+": ratio: "+s.Learner, d, e, mult)
+	if err := s.add(d, e, mult); err != nil {
+		return fmt.Errorf("%s: %w", s.Learner, err)
+	}
+	return nil
 }
+
+// SetCounts implements CountSums.
+func (s *PairRatioSums) SetCounts(c *TabularCounts) { s.TabularCounts = c }
 
 // Merge implements Sums.
 func (s *PairRatioSums) Merge(o Sums) error {
@@ -196,7 +212,7 @@ func (s *PairRatioSums) Merge(o Sums) error {
 	if t.Learner != s.Learner || t.Ridge != s.Ridge || t.Normalise != s.Normalise {
 		return fmt.Errorf("%s: cannot merge sums of other settings", s.Learner)
 	}
-	return s.merge(s.Learner, &t.TabularCounts)
+	return s.merge(s.Learner, t.TabularCounts)
 }
 
 // Finish implements Sums.
@@ -257,7 +273,7 @@ func (s *PairRatioSums) Finish(c int) (Result, WeightSummary, error) {
 // the logged starts: (1 - gamma) times the mean of v(s_0), or rho
 // (gamma = 1).
 type MQLSums struct {
-	TabularCounts
+	*TabularCounts
 }
 
 // NewSums implements Summer for mql's tabular form (discrete states);
@@ -279,8 +295,14 @@ func (e MQL) NewSums(gamma float64, copies int) (Sums, error) {
 
 // Add implements Sums.
 func (s *MQLSums) Add(d *dataset.Dataset, e int, mult []int) error {
-	return s.add("mql: value: mql", d, e, mult)
+	if err := s.add(d, e, mult); err != nil {
+		return fmt.Errorf("mql: %w", err)
+	}
+	return nil
 }
+
+// SetCounts implements CountSums.
+func (s *MQLSums) SetCounts(c *TabularCounts) { s.TabularCounts = c }
 
 // Merge implements Sums.
 func (s *MQLSums) Merge(o Sums) error {
@@ -288,7 +310,7 @@ func (s *MQLSums) Merge(o Sums) error {
 	if !ok {
 		return fmt.Errorf("mql: cannot merge sums of type %T", o)
 	}
-	return s.merge("mql", &t.TabularCounts)
+	return s.merge("mql", t.TabularCounts)
 }
 
 // Finish implements Sums.

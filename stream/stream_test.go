@@ -267,6 +267,39 @@ func TestStreamRefuses(t *testing.T) {
 	if _, err := stream.New(stream.Config{Estimators: []string{"bch-neural"}, Gamma: 1}); err == nil || !strings.Contains(err.Error(), "cannot stream") {
 		t.Errorf("bch-neural: %v", err)
 	}
+	// The tabular learners on real states: each fails under its own name,
+	// those sharing the first one's counts included, and Applies says so.
+	write("real.csv", "episode,t,state_0,action,reward,behavior_prob,target_prob,target_prob_0,target_prob_1\na,0,0.5,0,1,0.5,0.5,0.5,0.5\na,1,0.7,1,1,0.5,0.5,0.5,0.5\n")
+	real, err := dataset.ReadFile(filepath.Join(dir, "real.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"naive", "model-based", "fqe", "mwl"}
+	stats, err := stream.New(stream.Config{Estimators: names, Gamma: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stats.Add(real, 0, real.NumEpisodes()); err != nil {
+		t.Fatal(err)
+	}
+	res, err := stats.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, e := range res.Estimates {
+		if k == 0 {
+			if e.Err != nil {
+				t.Errorf("naive: %v", e.Err)
+			}
+			continue
+		}
+		if e.Err == nil || !strings.HasPrefix(e.Err.Error(), names[k]+": ") || !strings.Contains(e.Err.Error(), "tabular form only") {
+			t.Errorf("%s on real states: %v", names[k], e.Err)
+		}
+	}
+	if err := stream.Applies("fqe", real, ope.Options{}); err == nil || !strings.Contains(err.Error(), "tabular form only") {
+		t.Errorf("Applies fqe on real states: %v", err)
+	}
 }
 
 // The intervals are fixed numbers for a seed, and move with it.
