@@ -16,8 +16,8 @@ var (
 	_ CountSums = (*PairRatioSums)(nil)
 	_ CountSums = (*MQLSums)(nil)
 	_ Summer    = FQE{}
-	_ Summer = PairRatio{}
-	_ Summer = MQL{}
+	_ Summer    = PairRatio{}
+	_ Summer    = MQL{}
 )
 
 // givenTable returns the rows of a given discrete target as a
