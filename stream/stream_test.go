@@ -329,12 +329,14 @@ func TestStreamOneEpisodeAcrossShards(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	names := []string{"naive", "bch-tabular"}
-	res := run(t, glob, stream.Config{Estimators: names, Gamma: 1})
+	names := []string{"naive", "bch-tabular", "model-based", "fqe", "mwl", "mql", "dualdice"}
+	o := ope.Options{Estimand: ope.LongRun} // a continuing episode's estimand
+	res := run(t, glob, stream.Config{Estimators: names, Gamma: 1, Options: o})
 	if res.Summary.Episodes != 1 || res.Summary.Steps != 4000 {
 		t.Fatalf("summary %+v", res.Summary)
 	}
-	ests, _ := ope.New(names, ope.Options{})
+	o.Target, _ = value.TableFromData(full)
+	ests, _ := ope.New(names, o)
 	for k, est := range ests {
 		want, err := est.Estimate(full, 1)
 		if err != nil || res.Estimates[k].Err != nil || rel(res.Estimates[k].Result.Value, want.Value) > 1e-12 {
