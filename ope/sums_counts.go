@@ -72,6 +72,8 @@ type TabularCounts struct {
 	startAt map[[2]int32]int32
 	// mu guards the lazy index in Finish, which may run concurrently.
 	mu sync.Mutex
+	// trBuf, prBuf are add's scratch: an episode's transitions and pairs.
+	trBuf, prBuf []int32
 }
 
 // CountSums are the sums of the tabular learners, whose statistics are
@@ -222,8 +224,10 @@ func (s *TabularCounts) add(d *dataset.Dataset, e int, mult []int) error {
 	for c := range s.Init {
 		s.Init[c] = s.Init[c].grow(s.NumStates)
 	}
-	tr := make([]int32, hi-lo)
-	pr := make([]int32, hi-lo)
+	if n := hi - lo; cap(s.trBuf) < n {
+		s.trBuf, s.prBuf = make([]int32, n), make([]int32, n)
+	}
+	tr, pr := s.trBuf[:hi-lo], s.prBuf[:hi-lo]
 	for j := lo; j < hi; j++ {
 		if r := d.Reward[j]; r-r != 0 {
 			return fmt.Errorf("episode %q step %d: reward %v", d.IDs[e], j-lo, r)
