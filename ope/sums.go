@@ -11,8 +11,9 @@ import (
 
 // Summer is implemented by the estimators whose statistics are sums over
 // episodes, so that they can be computed over a stream of shards, on many
-// machines, and merged (package stream): naive, the IS and WIS variants and
-// bch-tabular.
+// machines, and merged (package stream): naive, the IS and WIS variants,
+// bch-tabular, and the tabular forms of model-based, fqe, mwl, dualdice
+// and mql (CountSums).
 type Summer interface {
 	Estimator
 	// NewSums returns empty statistics for discount gamma in copies

@@ -122,8 +122,8 @@ func pairTarget(d *dataset.Dataset, t value.Target) (policy.Discrete, error) {
 	return value.TableFromData(d)
 }
 
-// fitPairTabular aggregates d, builds the pooled chain and solves for the
-// flow, exactly (ridge 0) or with DualDICE's ridge.
+// fitPairTabular aggregates d and solves its tabular problem
+// (solvePairTabular).
 func fitPairTabular(name string, d *dataset.Dataset, gamma float64, target value.Target, ridge float64) (*PairTabularModel, error) {
 	if !(gamma > 0 && gamma <= 1) {
 		return nil, fmt.Errorf("ratio: %s: discount %v outside (0, 1]", name, gamma)
@@ -136,6 +136,35 @@ func fitPairTabular(name string, d *dataset.Dataset, gamma float64, target value
 	if err != nil {
 		return nil, fmt.Errorf("ratio: %s: %w", name, err)
 	}
+	return solvePairTabular(name, pp, gamma, ridge)
+}
+
+// FitCounts learns the tabular w from the problem of a log's sufficient
+// statistics (minimax.FromCounts, as package ope's streaming sums build
+// it): FitPairs's tabular fit without the data.
+func (l MWL) FitCounts(pp *minimax.Pairs, gamma float64) (*PairTabularModel, error) {
+	if !(gamma > 0 && gamma <= 1) {
+		return nil, fmt.Errorf("ratio: mwl: discount %v outside (0, 1]", gamma)
+	}
+	return solvePairTabular("mwl", pp, gamma, 0)
+}
+
+// FitCounts learns the tabular w from the problem of a log's sufficient
+// statistics (minimax.FromCounts, as package ope's streaming sums build
+// it): FitPairs's tabular fit without the data.
+func (l DualDICE) FitCounts(pp *minimax.Pairs, gamma float64) (*PairTabularModel, error) {
+	if l.Ridge < 0 {
+		return nil, fmt.Errorf("ratio: dualdice: ridge %v, want >= 0", l.Ridge)
+	}
+	if !(gamma > 0 && gamma <= 1) {
+		return nil, fmt.Errorf("ratio: dualdice: discount %v outside (0, 1]", gamma)
+	}
+	return solvePairTabular("dualdice", pp, gamma, l.Ridge)
+}
+
+// solvePairTabular builds the pooled chain of pp and solves for the flow,
+// exactly (ridge 0) or with DualDICE's ridge.
+func solvePairTabular(name string, pp *minimax.Pairs, gamma, ridge float64) (*PairTabularModel, error) {
 	ch, err := pp.Chain(gamma)
 	if err != nil {
 		return nil, fmt.Errorf("ratio: %s: %w", name, err)

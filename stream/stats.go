@@ -49,6 +49,32 @@ func Streamable() []string {
 	return out
 }
 
+// Applies returns nil if the named estimator applies to logs like d
+// with options o (ope.Entry.Applies) and streams on them, and otherwise
+// why not: the learners that stream in their tabular form only (fqe,
+// mwl, dualdice, mql; ope.CountSums) need discrete states and actions.
+func Applies(name string, d *dataset.Dataset, o ope.Options) error {
+	en, ok := ope.Lookup(name)
+	if !ok {
+		return fmt.Errorf("unknown estimator %q: choose from %s", name, strings.Join(Streamable(), ", "))
+	}
+	if err := en.Applies(d, o); err != nil {
+		return err
+	}
+	sm, ok := en.New(o).(ope.Summer)
+	if !ok {
+		return fmt.Errorf("%s cannot stream: its fit needs every step at once", name)
+	}
+	sums, err := sm.NewSums(1, 1)
+	if err != nil {
+		return err
+	}
+	if _, ok := sums.(ope.CountSums); ok && !(d.Discrete() && d.ActionDim == 0) {
+		return fmt.Errorf("%s streams in its tabular form only, which needs discrete states and actions", name)
+	}
+	return nil
+}
+
 // Stats are the sufficient statistics of the configured estimators over
 // the episodes added so far, with their bootstrap copies, and the data's
 // summary. Add episodes with Add (whole episodes: Reader joins those
@@ -62,7 +88,11 @@ type Stats struct {
 	// on some episode, say for a non-finite reward, fails alone, as it
 	// does in memory).
 	errs []string
-	sum  dataset.Summarizer
+	// leader[k] is the index of the estimator whose counts estimator k
+	// shares (ope.CountSums: the tabular learners keep the same counts,
+	// filled once), -1 for an estimator with its own sums.
+	leader []int
+	sum    dataset.Summarizer
 	// Discrete and the sizes of the data, from the first episodes added.
 	shape shape
 	mult  []int
@@ -106,7 +136,38 @@ func New(cfg Config) (*Stats, error) {
 		s.sums = append(s.sums, sums)
 	}
 	s.errs = make([]string, len(s.sums))
+	s.share()
 	return s, nil
+}
+
+// share gives every ope.CountSums the counts of the first one of the
+// same settings (the leader), so that Add fills them once.
+func (s *Stats) share() {
+	s.leader = make([]int, len(s.sums))
+	for k, sm := range s.sums {
+		s.leader[k] = -1
+		cs, ok := sm.(ope.CountSums)
+		if !ok {
+			continue
+		}
+		for j := range k {
+			if l, ok := s.sums[j].(ope.CountSums); ok && s.leader[j] < 0 && l.Counts().Shares(cs.Counts()) {
+				cs.SetCounts(l.Counts())
+				s.leader[k] = j
+				break
+			}
+		}
+	}
+}
+
+// relink gives the followers their leader's counts again (after a
+// decode, which reads each sums alone).
+func (s *Stats) relink() {
+	for k, j := range s.leader {
+		if j >= 0 {
+			s.sums[k].(ope.CountSums).SetCounts(s.sums[j].(ope.CountSums).Counts())
+		}
+	}
 }
 
 // Config returns the configuration the statistics were made with.
@@ -131,11 +192,21 @@ func (s *Stats) Add(d *dataset.Dataset, lo, hi int) error {
 		mult[0] = 1
 		ope.PoissonCounts(s.cfg.Seed, d.IDs[e], mult[1:])
 		for k, sm := range s.sums {
-			if s.errs[k] != "" {
+			if s.errs[k] != "" || s.leader[k] >= 0 {
 				continue
 			}
 			if err := sm.Add(d, e, mult); err != nil {
 				s.errs[k] = err.Error()
+				// The followers fail with it, under their own names.
+				why := err
+				if u := errors.Unwrap(err); u != nil {
+					why = u
+				}
+				for f, l := range s.leader {
+					if l == k && s.errs[f] == "" {
+						s.errs[f] = s.cfg.Estimators[f] + ": " + why.Error()
+					}
+				}
 			}
 		}
 	}
@@ -186,6 +257,7 @@ func (s *Stats) Merge(o *Stats) error {
 		case s.errs[k] != "":
 		case o.errs[k] != "":
 			s.errs[k] = o.errs[k]
+		case s.leader[k] >= 0: // merged with its leader's counts
 		default:
 			if err := s.sums[k].Merge(o.sums[k]); err != nil {
 				return err
@@ -349,8 +421,8 @@ func (s *Stats) MarshalJSON() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, sm := range s.sums {
-		b, err := json.Marshal(sm)
+	for k := range s.sums {
+		b, err := json.Marshal(s.wireSums(k))
 		if err != nil {
 			return nil, err
 		}
@@ -378,6 +450,7 @@ func (s *Stats) UnmarshalJSON(b []byte) error {
 			return fmt.Errorf("stream: %s: %w", t.cfg.Estimators[k], err)
 		}
 	}
+	t.relink()
 	*s = *t
 	return nil
 }
@@ -393,8 +466,8 @@ func (s *Stats) MarshalBinary() ([]byte, error) {
 	if err := enc.Encode(w); err != nil {
 		return nil, err
 	}
-	for _, sm := range s.sums {
-		if err := enc.Encode(sm); err != nil {
+	for k := range s.sums {
+		if err := enc.Encode(s.wireSums(k)); err != nil {
 			return nil, err
 		}
 	}
@@ -418,8 +491,22 @@ func (s *Stats) UnmarshalBinary(b []byte) error {
 			return fmt.Errorf("stream: %s: %w", t.cfg.Estimators[k], err)
 		}
 	}
+	t.relink()
 	*s = *t
 	return nil
+}
+
+// wireSums returns sums k as they are encoded: a follower's without the
+// counts it shares with its leader (relink gives them back).
+func (s *Stats) wireSums(k int) ope.Sums {
+	if s.leader[k] < 0 {
+		return s.sums[k]
+	}
+	v := reflect.New(reflect.TypeOf(s.sums[k]).Elem())
+	v.Elem().Set(reflect.ValueOf(s.sums[k]).Elem())
+	f := v.Interface().(ope.CountSums)
+	f.SetCounts(nil)
+	return f
 }
 
 // zero returns a new zero value of the sums' type.

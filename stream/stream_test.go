@@ -97,8 +97,9 @@ func rel(a, b float64) float64 {
 }
 
 // Streaming over 10 shards, episodes running across them, equals the
-// in-memory estimators on the concatenated log to 1e-12, and the Poisson
-// bootstrap's intervals equal ope.Bootstrap's with Poisson set.
+// in-memory estimators on the concatenated log to 1e-12 under both
+// estimands, and the Poisson bootstrap's intervals equal ope.Bootstrap's
+// with Poisson set.
 func TestStreamEqualsInMemory(t *testing.T) {
 	d := taxiLog(t, 5, 80, 150)
 	whole, glob := splitCSV(t, d, 10)
@@ -107,12 +108,19 @@ func TestStreamEqualsInMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	names := stream.Streamable()
-	if len(names) < 7 {
+	if len(names) < 11 {
 		t.Fatalf("streamable estimators %v", names)
 	}
-	for _, gamma := range []float64{1, 0.95} {
+	for _, c := range []struct {
+		est   ope.Estimand
+		gamma float64
+	}{{ope.Horizon, 1}, {ope.Horizon, 0.95}, {ope.LongRun, 1}, {ope.LongRun, 0.95}} {
+		gamma, names := c.gamma, names
+		if c.est == ope.LongRun {
+			names = []string{"model-based", "fqe"} // the others read the estimand not
+		}
 		const B, seed = 120, 7
-		res := run(t, glob, stream.Config{Estimators: names, Gamma: gamma, Resamples: B, Seed: seed})
+		res := run(t, glob, stream.Config{Estimators: names, Gamma: gamma, Resamples: B, Seed: seed, Options: ope.Options{Estimand: c.est}})
 		if got, want := res.Summary, dataset.Summarize(full); got != want && !(math.IsNaN(want.MaxLogRatio) && math.IsNaN(got.MaxLogRatio)) {
 			t.Errorf("gamma %v: summary\n%+v\nin memory\n%+v", gamma, got, want)
 		}
@@ -120,7 +128,7 @@ func TestStreamEqualsInMemory(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ests, err := ope.New(names, ope.Options{Target: table})
+		ests, err := ope.New(names, ope.Options{Target: table, Estimand: c.est})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -133,19 +141,19 @@ func TestStreamEqualsInMemory(t *testing.T) {
 			want, err := est.Estimate(full, gamma)
 			got := res.Estimates[k]
 			if err != nil || got.Err != nil {
-				t.Errorf("gamma %v %s: stream error %v, in memory %v", gamma, est.Name(), got.Err, err)
+				t.Errorf("%s gamma %v %s: stream error %v, in memory %v", c.est, gamma, est.Name(), got.Err, err)
 				continue
 			}
 			if r := rel(got.Result.Value, want.Value); r > 1e-12 {
-				t.Errorf("gamma %v %s: stream %v, in memory %v (relative %.2g)", gamma, est.Name(), got.Result.Value, want.Value, r)
+				t.Errorf("%s gamma %v %s: stream %v, in memory %v (relative %.2g)", c.est, gamma, est.Name(), got.Result.Value, want.Value, r)
 			}
 			if w := want.Weights; w != nil && math.Abs(got.Weights.ESS-ope.KishESS(w)) > 1e-9*ope.KishESS(w) {
-				t.Errorf("gamma %v %s: ESS %v, in memory %v", gamma, est.Name(), got.Weights.ESS, ope.KishESS(w))
+				t.Errorf("%s gamma %v %s: ESS %v, in memory %v", c.est, gamma, est.Name(), got.Weights.ESS, ope.KishESS(w))
 			}
 			iv := got.Interval
 			if iv == nil || iv.Method != ivs[k].Method || iv.Failures != ivs[k].Failures ||
 				rel(iv.Low, ivs[k].Low) > 1e-12 || rel(iv.High, ivs[k].High) > 1e-12 {
-				t.Errorf("gamma %v %s: stream interval %+v, in-memory Poisson bootstrap [%v, %v] %s", gamma, est.Name(), iv, ivs[k].Low, ivs[k].High, ivs[k].Method)
+				t.Errorf("%s gamma %v %s: stream interval %+v, in-memory Poisson bootstrap [%v, %v] %s", c.est, gamma, est.Name(), iv, ivs[k].Low, ivs[k].High, ivs[k].Method)
 			}
 		}
 	}
@@ -259,6 +267,39 @@ func TestStreamRefuses(t *testing.T) {
 	if _, err := stream.New(stream.Config{Estimators: []string{"bch-neural"}, Gamma: 1}); err == nil || !strings.Contains(err.Error(), "cannot stream") {
 		t.Errorf("bch-neural: %v", err)
 	}
+	// The tabular learners on real states: each fails under its own name,
+	// those sharing the first one's counts included, and Applies says so.
+	write("real.csv", "episode,t,state_0,action,reward,behavior_prob,target_prob,target_prob_0,target_prob_1\na,0,0.5,0,1,0.5,0.5,0.5,0.5\na,1,0.7,1,1,0.5,0.5,0.5,0.5\n")
+	real, err := dataset.ReadFile(filepath.Join(dir, "real.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"naive", "model-based", "fqe", "mwl"}
+	stats, err := stream.New(stream.Config{Estimators: names, Gamma: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stats.Add(real, 0, real.NumEpisodes()); err != nil {
+		t.Fatal(err)
+	}
+	res, err := stats.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, e := range res.Estimates {
+		if k == 0 {
+			if e.Err != nil {
+				t.Errorf("naive: %v", e.Err)
+			}
+			continue
+		}
+		if e.Err == nil || !strings.HasPrefix(e.Err.Error(), names[k]+": ") || !strings.Contains(e.Err.Error(), "tabular form only") {
+			t.Errorf("%s on real states: %v", names[k], e.Err)
+		}
+	}
+	if err := stream.Applies("fqe", real, ope.Options{}); err == nil || !strings.Contains(err.Error(), "tabular form only") {
+		t.Errorf("Applies fqe on real states: %v", err)
+	}
 }
 
 // The intervals are fixed numbers for a seed, and move with it.
@@ -288,12 +329,14 @@ func TestStreamOneEpisodeAcrossShards(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	names := []string{"naive", "bch-tabular"}
-	res := run(t, glob, stream.Config{Estimators: names, Gamma: 1})
+	names := []string{"naive", "bch-tabular", "model-based", "fqe", "mwl", "mql", "dualdice"}
+	o := ope.Options{Estimand: ope.LongRun} // a continuing episode's estimand
+	res := run(t, glob, stream.Config{Estimators: names, Gamma: 1, Options: o})
 	if res.Summary.Episodes != 1 || res.Summary.Steps != 4000 {
 		t.Fatalf("summary %+v", res.Summary)
 	}
-	ests, _ := ope.New(names, ope.Options{})
+	o.Target, _ = value.TableFromData(full)
+	ests, _ := ope.New(names, o)
 	for k, est := range ests {
 		want, err := est.Estimate(full, 1)
 		if err != nil || res.Estimates[k].Err != nil || rel(res.Estimates[k].Result.Value, want.Value) > 1e-12 {

@@ -187,6 +187,22 @@ func fitMQLTabular(d *dataset.Dataset, gamma float64, target Target) (*MQLTabula
 	if err != nil {
 		return nil, fmt.Errorf("value: mql: %w", err)
 	}
+	return solveMQLTabular(pp, gamma)
+}
+
+// FitCounts learns the tabular q from the problem of a log's sufficient
+// statistics (minimax.FromCounts, as package ope's streaming sums build
+// it): Fit's tabular solve without the data.
+func (MQL) FitCounts(pp *minimax.Pairs, gamma float64) (*MQLTabularModel, error) {
+	if !(gamma > 0 && gamma <= 1) {
+		return nil, fmt.Errorf("value: mql: discount %v outside (0, 1]", gamma)
+	}
+	return solveMQLTabular(pp, gamma)
+}
+
+// solveMQLTabular solves the Bellman equations of the pooled chain of pp
+// (minimax.Chain.Values) and extends q to the pairs never logged.
+func solveMQLTabular(pp *minimax.Pairs, gamma float64) (*MQLTabularModel, error) {
 	ch, err := pp.Chain(gamma)
 	if err != nil {
 		return nil, fmt.Errorf("value: mql: %w", err)

@@ -126,36 +126,84 @@ func (l Tabular) Fit(d *dataset.Dataset, gamma float64, target Target) (Model, e
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	p := problem{m: m, pi: pi, gamma: gamma}
+	// The steps logged at each state: with the count model's transitions
+	// they say which states the log shows and give the occupancy c.
+	steps := make([]int, d.NumStates)
+	for _, s := range d.State {
+		steps[s]++
+	}
+	horizon := 0
 	if l.Finite {
-		p.horizon = d.MaxLen()
+		horizon = d.MaxLen()
 	}
-	// The states the log shows and the occupancy c of the logged states.
-	p.active = make([]bool, d.NumStates)
-	c := make([]float64, d.NumStates)
-	for e := range d.NumEpisodes() {
-		lo, hi := d.Span(e)
-		for j := lo; j < hi; j++ {
-			s := d.State[j]
-			p.active[s] = true
-			c[s]++
-			if next, ok := d.NextState(e, j); ok {
-				p.active[next] = true
-			}
-		}
-	}
-	if gamma == 1 && !l.Finite {
-		for s := range c {
-			c[s] /= float64(d.NumSteps())
-		}
-		p.norm = c
-		p.restartMinor = true
-	}
-	tm, err := p.solve()
+	tm, err := l.solveCounts(m, pi, gamma, steps, horizon)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return tm, nil
+}
+
+// FitCounts is Fit from a log's sufficient statistics, as a stream of
+// shards gathers them (package ope's sums): m is the log's count model
+// (NewCountModel), pi the target, steps[s] the number of logged steps at
+// state s and horizon the longest episode (read only when Finite). Given
+// the statistics of a log it returns Fit's model of it, number for
+// number.
+func (l Tabular) FitCounts(m *CountModel, pi policy.Discrete, gamma float64, steps []int, horizon int) (*TabularModel, error) {
+	const name = "value: tabular"
+	if !(gamma > 0 && gamma <= 1) {
+		return nil, fmt.Errorf("%s: discount %v outside (0, 1]", name, gamma)
+	}
+	if len(steps) != m.NumStates() {
+		return nil, fmt.Errorf("%s: %d step counts for %d states", name, len(steps), m.NumStates())
+	}
+	if pi.NumActions() != m.NumActions() {
+		return nil, fmt.Errorf("%s: target policy has %d actions, the data %d", name, pi.NumActions(), m.NumActions())
+	}
+	if !l.Finite {
+		horizon = 0
+	} else if horizon <= 0 {
+		return nil, fmt.Errorf("%s: horizon %d", name, horizon)
+	}
+	tm, err := l.solveCounts(m, pi, gamma, steps, horizon)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return tm, nil
+}
+
+// solveCounts solves for the target's value in the count model m: on the
+// states the log shows (logged as s_t, steps[s] > 0, or as the known
+// next state of a logged transition, an outcome of a visited pair), with
+// for gamma = 1 (stationary) the occupancy c(s) = steps[s] / sum steps.
+func (l Tabular) solveCounts(m *CountModel, pi policy.Discrete, gamma float64, steps []int, horizon int) (*TabularModel, error) {
+	nS, nA := m.NumStates(), m.NumActions()
+	p := problem{m: m, pi: pi, gamma: gamma, horizon: horizon, active: make([]bool, nS)}
+	total := 0
+	for s, k := range steps {
+		total += k
+		if k == 0 {
+			continue
+		}
+		p.active[s] = true
+		for a := range nA {
+			if m.visits[s*nA+a] == 0 {
+				continue // pooled outcomes: next states of the visited actions
+			}
+			for _, o := range m.out[s*nA+a] {
+				p.active[o.Next] = true
+			}
+		}
+	}
+	if gamma == 1 && horizon == 0 {
+		c := make([]float64, nS)
+		for s, k := range steps {
+			c[s] = float64(k) / float64(total)
+		}
+		p.norm = c
+		p.restartMinor = true
+	}
+	return p.solve()
 }
 
 // SolveTabular returns the value of pi in the tabular MDP m on all its

@@ -38,6 +38,12 @@ func (c *estimateCmd) runStream(e *runEnv) error {
 		if !slices.Contains(streamable, name) {
 			return usagef("%s cannot stream over shards: its fit needs every step at once (a model trained or solved on the whole log); the estimators that stream are %s. Run it on one file that fits in memory", name, strings.Join(streamable, ", "))
 		}
+		// A learner chosen by --value-model or --ratio-model that does
+		// not stream (fqe's linear or neural, the neural minimax forms).
+		en, _ := ope.Lookup(name)
+		if _, err := en.New(c.streamOptions(nil)).(ope.Summer).NewSums(c.Gamma, 1); err != nil {
+			return usagef("%v; run it on one file that fits in memory", err)
+		}
 	}
 	o, err := c.dataFlags.options(c.Data)
 	if err != nil {
@@ -100,10 +106,7 @@ func (c *estimateCmd) runStream(e *runEnv) error {
 // The target's whole distribution is the --target-policy file's, or else
 // gathered from every shard's target_prob_k columns (model-based).
 func (c *estimateCmd) newStats(d *dataset.Dataset, target *policy.Tabular) (*stream.Stats, error) {
-	opts := ope.Options{Target: target}
-	if c.Estimand != "" {
-		opts.Estimand = ope.Estimand(c.Estimand)
-	}
+	opts := c.streamOptions(target)
 	names := c.Estimators
 	if len(names) == 0 {
 		applies := opts
@@ -111,7 +114,7 @@ func (c *estimateCmd) newStats(d *dataset.Dataset, target *policy.Tabular) (*str
 			applies.Target, _ = value.TableFromData(d) // these episodes' rows: enough to say what applies
 		}
 		for _, name := range stream.Streamable() {
-			if en, _ := ope.Lookup(name); en.Default() && en.Applies(d, applies) == nil {
+			if en, _ := ope.Lookup(name); en.Default() && stream.Applies(name, d, applies) == nil {
 				names = append(names, name)
 			}
 		}
@@ -121,6 +124,16 @@ func (c *estimateCmd) newStats(d *dataset.Dataset, target *policy.Tabular) (*str
 	}
 	return stream.New(stream.Config{Estimators: names, Gamma: c.Gamma, Resamples: c.Bootstrap, Seed: c.Seed,
 		Alpha: c.Alpha, Options: opts})
+}
+
+// streamOptions are the registry options of a stream: the estimand, the
+// value and ratio models asked for, and the target's table if given.
+func (c *estimateCmd) streamOptions(target *policy.Tabular) ope.Options {
+	opts := ope.Options{Target: target, ValueModel: c.ValueModel, RatioModel: c.RatioModel}
+	if c.Estimand != "" {
+		opts.Estimand = ope.Estimand(c.Estimand)
+	}
+	return opts
 }
 
 // streamReport is the report of a stream's results, in ihope estimate's

@@ -40,7 +40,7 @@ func TestEstimateStreamEqualsOneFile(t *testing.T) {
 	if err := os.WriteFile(whole, []byte(all.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	const names = "naive,is-trajectory,wis-trajectory,is-stepwise,wis-stepwise,model-based,bch-tabular"
+	const names = "naive,is-trajectory,wis-trajectory,is-stepwise,wis-stepwise,model-based,fqe,bch-tabular,mwl,mql,dualdice"
 	estimate := func(args ...string) estimateReport {
 		t.Helper()
 		out, errOut, code := run(t, append([]string{"estimate", "--json"}, args...)...)
@@ -85,7 +85,7 @@ func TestEstimateStreamEqualsOneFile(t *testing.T) {
 			t.Errorf("%s: interval %v %v around %v", r.Estimator, r.CILow, r.CIHigh, *r.Estimate)
 		}
 	}
-	if strings.Join(got, ",") != "naive,wis-trajectory,wis-stepwise,model-based,bch-tabular" || rep.Bootstrap == nil || rep.Bootstrap.Method != poissonMethod {
+	if strings.Join(got, ",") != "naive,wis-trajectory,wis-stepwise,model-based,fqe,bch-tabular,mwl,mql,dualdice" || rep.Bootstrap == nil || rep.Bootstrap.Method != poissonMethod {
 		t.Errorf("default rows %v, bootstrap %+v", got, rep.Bootstrap)
 	}
 	// With the target's table from a file instead of the columns.
@@ -104,11 +104,30 @@ func TestEstimateStreamEqualsOneFile(t *testing.T) {
 		t.Errorf("--target-policy: stream %v, one file %v", *a.Estimates[0].Estimate, *b.Estimates[0].Estimate)
 	}
 	// What cannot stream is refused, saying why.
-	_, errOut, code := run(t, "estimate", "--data", shards, "--estimators", "fqe")
-	if code != ExitUsage || !strings.Contains(errOut, "fqe cannot stream") {
-		t.Errorf("fqe: exit %d, %s", code, errOut)
+	for _, c := range []struct{ args, want string }{
+		{"--estimators dr", "dr cannot stream"},
+		{"--estimators fqe --value-model neural", "fqe cannot stream with the neural value learner"},
+		{"--estimators mwl --ratio-model neural", "mwl cannot stream in its neural form"},
+	} {
+		_, errOut, code := run(t, append([]string{"estimate", "--data", shards}, strings.Fields(c.args)...)...)
+		if code != ExitUsage || !strings.Contains(errOut, c.want) {
+			t.Errorf("%s: exit %d, %s", c.args, code, errOut)
+		}
 	}
-	_, errOut, code = run(t, "estimate", "--data", filepath.Join(dir, "none-*.csv"))
+	// The long-run estimand: the tabular learners solve the count model's
+	// stationary value, as on one file.
+	for _, gamma := range []string{"1", "0.9"} {
+		const lr = "model-based,fqe"
+		want := estimate("--data", whole, "--bootstrap", "0", "--estimators", lr, "--gamma", gamma, "--estimand", "long-run")
+		got := estimate("--data", shards, "--bootstrap", "0", "--estimators", lr, "--gamma", gamma, "--estimand", "long-run")
+		for k, w := range want.Estimates {
+			g := got.Estimates[k]
+			if g.Estimate == nil || w.Estimate == nil || math.Abs(*g.Estimate-*w.Estimate) > 1e-12*math.Abs(*w.Estimate) || g.Estimand != w.Estimand {
+				t.Errorf("long-run gamma %s: stream %+v\none file %+v", gamma, g, w)
+			}
+		}
+	}
+	_, errOut, code := run(t, "estimate", "--data", filepath.Join(dir, "none-*.csv"))
 	if code == ExitOK || !strings.Contains(errOut, "no such file") {
 		t.Errorf("empty glob: exit %d, %s", code, errOut)
 	}

@@ -149,6 +149,53 @@ func FromData(d *dataset.Dataset, pi policy.Discrete) (*Pairs, error) {
 	return pp, nil
 }
 
+// FromCounts builds FromData's problem from a log's sufficient
+// statistics, as a stream of shards gathers them (package ope's sums):
+// init[s] counts the episodes starting in s (of episodes), count[sa] and
+// rSum[sa] the transitions (steps with a known next state) from pair
+// sa = s*nA + a and their rewards, and next(sa) the pair's next states
+// with their counts in order of first appearance in the log (it may reuse
+// its results' memory between calls). Given the statistics of a log it
+// returns FromData's problem of it, number for number.
+func FromCounts(nS, nA int, init []float64, episodes int, count []int32, rSum []float64,
+	next func(sa int) (states, counts []int32), pi policy.Discrete) (*Pairs, error) {
+	if nS <= 0 || nA <= 0 || len(init) != nS || len(count) != nS*nA || len(rSum) != nS*nA || episodes <= 0 {
+		return nil, fmt.Errorf("%d states, %d actions, %d episodes: counts of the wrong sizes", nS, nA, episodes)
+	}
+	if pi.NumActions() != nA {
+		return nil, fmt.Errorf("target policy has %d actions, the data %d", pi.NumActions(), nA)
+	}
+	n := 0
+	for _, c := range count {
+		n += int(c)
+	}
+	if n == 0 {
+		return nil, errors.New("no transitions (steps with a known next state)")
+	}
+	pp := newPairs(nS, nA, count)
+	pp.Init, pp.Transitions, pp.Episodes = make([]float64, nS), n, episodes
+	for i, v := range init {
+		pp.Init[i] = v / float64(episodes)
+	}
+	pp.Start = make([]int32, 1, len(pp.State)+1)
+	for p := range pp.State {
+		sa := int(pp.State[p])*nA + int(pp.Action[p])
+		c := count[sa]
+		pp.Weight[p] = float64(c) / float64(n)
+		pp.Reward[p] = rSum[sa] / float64(c)
+		states, counts := next(sa)
+		for k, s := range states {
+			pp.Next = append(pp.Next, s)
+			pp.Prob = append(pp.Prob, float64(counts[k])/float64(c))
+		}
+		pp.Start = append(pp.Start, int32(len(pp.Next)))
+	}
+	if err := pp.setPi(pi); err != nil {
+		return nil, err
+	}
+	return pp, nil
+}
+
 // FromModel returns the population problem of a tabular world m: the
 // pairs with weight dD[s*NumActions + a] > 0 (dD is rescaled to sum to
 // 1), their outcomes and expected rewards in m, m's initial distribution,

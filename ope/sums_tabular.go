@@ -1,0 +1,342 @@
+package ope
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/policy"
+	"github.com/ihope-ope/ihope/ratio"
+	"github.com/ihope-ope/ihope/value"
+)
+
+var (
+	_ CountSums = (*ModelBasedSums)(nil)
+	_ CountSums = (*FQESums)(nil)
+	_ CountSums = (*PairRatioSums)(nil)
+	_ CountSums = (*MQLSums)(nil)
+	_ Summer    = FQE{}
+	_ Summer    = PairRatio{}
+	_ Summer    = MQL{}
+)
+
+// givenTable returns the rows of a given discrete target as a
+// *policy.Tabular (nil: none given, the logs' target_prob_k columns
+// apply), or an error if the target cannot be tabulated.
+func givenTable(name string, t value.Target) (*policy.Tabular, error) {
+	switch p := t.Policy.(type) {
+	case nil:
+		if t.Continuous != nil {
+			return nil, fmt.Errorf("%s cannot stream with a target over real actions", name)
+		}
+		return nil, nil
+	case *policy.Tabular:
+		return p, nil
+	case interface{ NumStates() int }:
+		rows := make([][]float64, p.NumStates())
+		for s := range rows {
+			rows[s] = make([]float64, t.Policy.NumActions())
+			for a := range rows[s] {
+				rows[s][a] = t.Policy.Prob(s, a)
+			}
+		}
+		return policy.NewTabular(rows)
+	}
+	return nil, fmt.Errorf("%s cannot stream with a target policy that does not say its number of states", name)
+}
+
+// FQESums are tabular fqe's statistics: the count model's
+// (TabularCounts). Finish solves the target's value in the count model
+// with value.Tabular.FitCounts, the in-memory learner's own solve, and
+// reads it at the logged starts as FQE.Estimate does: the mean of
+// g0(T_i) v^(T_i)(s_0) over the (first state, length) pairs (horizon),
+// of (1 - gamma) v(s_0) (long run, gamma < 1), or rho (gamma = 1).
+//
+// The bound FQE.Estimate checks the values against (checkBounded) holds
+// by construction here: the count model is an MDP whose rewards are
+// means of logged rewards, so its values never exceed what the rewards
+// allow.
+type FQESums struct {
+	*TabularCounts
+	Estimand Estimand
+	Finite   bool
+}
+
+// NewSums implements Summer for the tabular learner (Value nil on
+// discrete data, or value.Tabular); the others refuse.
+func (e FQE) NewSums(gamma float64, copies int) (Sums, error) {
+	const name = "fqe"
+	if err := checkSumsArgs(name, gamma, copies); err != nil {
+		return nil, err
+	}
+	est := e.Estimand.orDefault()
+	finite := est == Horizon
+	switch l := e.Value.(type) {
+	case nil:
+	case value.Tabular:
+		finite = l.Finite
+	default:
+		return nil, fmt.Errorf("%s cannot stream with the %s value learner (its fit needs every step at once); the tabular learner streams", name, e.Value.Name())
+	}
+	target, err := givenTable(name, e.Target)
+	if err != nil {
+		return nil, err
+	}
+	return &FQESums{TabularCounts: newTabularCounts(gamma, copies, target), Estimand: est, Finite: finite}, nil
+}
+
+// Add implements Sums.
+func (s *FQESums) Add(d *dataset.Dataset, e int, mult []int) error {
+	if err := s.add(d, e, mult); err != nil {
+		return fmt.Errorf("fqe: %w", err)
+	}
+	return nil
+}
+
+// SetCounts implements CountSums.
+func (s *FQESums) SetCounts(c *TabularCounts) { s.TabularCounts = c }
+
+// Merge implements Sums.
+func (s *FQESums) Merge(o Sums) error {
+	t, ok := o.(*FQESums)
+	if !ok {
+		return fmt.Errorf("fqe: cannot merge sums of type %T", o)
+	}
+	if t.Estimand != s.Estimand || t.Finite != s.Finite {
+		return fmt.Errorf("fqe: cannot merge sums of other settings")
+	}
+	return s.merge("fqe", t.TabularCounts)
+}
+
+// Finish implements Sums.
+func (s *FQESums) Finish(c int) (Result, WeightSummary, error) {
+	const name = "fqe"
+	fail := func(err error) (Result, WeightSummary, error) {
+		return Result{}, WeightSummary{}, fmt.Errorf("%s: value: tabular: %w", name, err)
+	}
+	if s.Episodes[c] == 0 {
+		return Result{}, WeightSummary{}, fmt.Errorf("%s: no episodes", name)
+	}
+	target, err := s.target()
+	if err != nil {
+		return fail(err)
+	}
+	if err := s.checkTarget(target); err != nil {
+		return fail(err)
+	}
+	m, err := s.countModel(c)
+	if err != nil {
+		return fail(err)
+	}
+	tm, err := value.Tabular{Finite: s.Finite}.FitCounts(m, target, s.Gamma, s.stateSteps(c), s.MaxLen[c])
+	if err != nil {
+		return Result{}, WeightSummary{}, fmt.Errorf("%s: %w", name, err)
+	}
+	var v float64
+	if s.Estimand == LongRun {
+		v, err = s.longRunValue(c, tm.Rho(), func(st int) float64 { return tm.V(0, st) })
+		if err != nil {
+			return Result{}, WeightSummary{}, fmt.Errorf("%s: %w", name, err)
+		}
+	} else {
+		v = s.startMean(c, func(st, n int) float64 {
+			g0, _ := discountStart(s.Gamma, n)
+			return g0 * tm.V(n, st)
+		})
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return Result{}, WeightSummary{}, fmt.Errorf("%s: the value model gives %v", name, v)
+		}
+	}
+	return Result{Value: v, Estimand: s.Estimand, Model: tm, Learner: "tabular"}, WeightSummary{}, nil
+}
+
+// PairRatioSums are the statistics of mwl and dualdice in their tabular
+// form (TabularCounts). Finish builds the state-action problem with
+// minimax.FromCounts, solves for w with the learner's own tabular solve
+// (ratio.MWL.FitCounts, ratio.DualDICE.FitCounts) and weighs the
+// transitions' reward sums by it, pair by pair.
+type PairRatioSums struct {
+	*TabularCounts
+	// Learner is "mwl" or "dualdice", Ridge DualDICE's.
+	Learner   string
+	Ridge     float64
+	Normalise bool
+}
+
+// NewSums implements Summer for the tabular forms of mwl and dualdice
+// (discrete states); the neural forms refuse.
+func (e PairRatio) NewSums(gamma float64, copies int) (Sums, error) {
+	name := e.Name()
+	if err := checkSumsArgs(name, gamma, copies); err != nil {
+		return nil, err
+	}
+	s := &PairRatioSums{Learner: name, Normalise: e.Normalise}
+	switch l := e.Learner.(type) {
+	case ratio.MWL:
+		if l.Neural {
+			return nil, fmt.Errorf("%s cannot stream in its neural form (a network trained on every step at once); its tabular form streams", name)
+		}
+	case ratio.DualDICE:
+		if l.Neural {
+			return nil, fmt.Errorf("%s cannot stream in its neural form (a network trained on every step at once); its tabular form streams", name)
+		}
+		s.Ridge = l.Ridge
+	default:
+		return nil, fmt.Errorf("%s cannot stream: its fit needs every step at once", name)
+	}
+	target, err := givenTable(name, e.Target)
+	if err != nil {
+		return nil, err
+	}
+	s.TabularCounts = newTabularCounts(gamma, copies, target)
+	return s, nil
+}
+
+// Add implements Sums.
+func (s *PairRatioSums) Add(d *dataset.Dataset, e int, mult []int) error {
+	if err := s.add(d, e, mult); err != nil {
+		return fmt.Errorf("%s: %w", s.Learner, err)
+	}
+	return nil
+}
+
+// SetCounts implements CountSums.
+func (s *PairRatioSums) SetCounts(c *TabularCounts) { s.TabularCounts = c }
+
+// Merge implements Sums.
+func (s *PairRatioSums) Merge(o Sums) error {
+	t, ok := o.(*PairRatioSums)
+	if !ok {
+		return fmt.Errorf("%s: cannot merge sums of type %T", s.Learner, o)
+	}
+	if t.Learner != s.Learner || t.Ridge != s.Ridge || t.Normalise != s.Normalise {
+		return fmt.Errorf("%s: cannot merge sums of other settings", s.Learner)
+	}
+	return s.merge(s.Learner, t.TabularCounts)
+}
+
+// Finish implements Sums.
+func (s *PairRatioSums) Finish(c int) (Result, WeightSummary, error) {
+	name := s.Learner
+	fail := func(err error) (Result, WeightSummary, error) {
+		return Result{}, WeightSummary{}, fmt.Errorf("%s: ratio: %s: %w", name, name, err)
+	}
+	target, err := s.target()
+	if err != nil {
+		return fail(err)
+	}
+	if err := s.checkTarget(target); err != nil {
+		return fail(err)
+	}
+	pp, err := s.pairProblem(c, target)
+	if err != nil {
+		return fail(err)
+	}
+	var m *ratio.PairTabularModel
+	switch name {
+	case "mwl":
+		m, err = ratio.MWL{}.FitCounts(pp, s.Gamma)
+	case "dualdice":
+		m, err = ratio.DualDICE{Ridge: s.Ridge}.FitCounts(pp, s.Gamma)
+	default:
+		err = fmt.Errorf("unknown learner %q", name)
+	}
+	if err != nil {
+		return Result{}, WeightSummary{}, fmt.Errorf("%s: %w", name, err)
+	}
+	ps := s.pairWeights(c, m.Ratio)
+	if ps.N == 0 || !(ps.Den > 0) {
+		return Result{}, WeightSummary{}, fmt.Errorf("%s: the learned weights sum to %v over %d transitions", name, ps.Den, ps.N)
+	}
+	val := ps.Num / float64(ps.N)
+	if s.Normalise {
+		val = ps.Num / ps.Den
+	}
+	if math.IsNaN(val) || math.IsInf(val, 0) {
+		return Result{}, WeightSummary{}, fmt.Errorf("%s: the estimate is %v", name, val)
+	}
+	var ws WeightSummary
+	if c == 0 {
+		for k := range s.Pairs {
+			ws.Units += int(s.RewardCount[0][k])
+		}
+		if ps.Sq > 0 {
+			ws.ESS, ws.MaxShare = ps.Abs*ps.Abs/ps.Sq, ps.Top/ps.Abs
+		}
+	}
+	return Result{Value: val, Estimand: LongRun, Model: m, Learner: "tabular"}, ws, nil
+}
+
+// MQLSums are mql's statistics in its tabular form (TabularCounts).
+// Finish builds the state-action problem with minimax.FromCounts, solves
+// for q with value.MQL.FitCounts, the in-memory solve, and reads it at
+// the logged starts: (1 - gamma) times the mean of v(s_0), or rho
+// (gamma = 1).
+type MQLSums struct {
+	*TabularCounts
+}
+
+// NewSums implements Summer for mql's tabular form (discrete states);
+// the neural form refuses.
+func (e MQL) NewSums(gamma float64, copies int) (Sums, error) {
+	const name = "mql"
+	if err := checkSumsArgs(name, gamma, copies); err != nil {
+		return nil, err
+	}
+	if e.Value.Neural {
+		return nil, fmt.Errorf("%s cannot stream in its neural form (a network trained on every step at once); its tabular form streams", name)
+	}
+	target, err := givenTable(name, e.Target)
+	if err != nil {
+		return nil, err
+	}
+	return &MQLSums{TabularCounts: newTabularCounts(gamma, copies, target)}, nil
+}
+
+// Add implements Sums.
+func (s *MQLSums) Add(d *dataset.Dataset, e int, mult []int) error {
+	if err := s.add(d, e, mult); err != nil {
+		return fmt.Errorf("mql: %w", err)
+	}
+	return nil
+}
+
+// SetCounts implements CountSums.
+func (s *MQLSums) SetCounts(c *TabularCounts) { s.TabularCounts = c }
+
+// Merge implements Sums.
+func (s *MQLSums) Merge(o Sums) error {
+	t, ok := o.(*MQLSums)
+	if !ok {
+		return fmt.Errorf("mql: cannot merge sums of type %T", o)
+	}
+	return s.merge("mql", t.TabularCounts)
+}
+
+// Finish implements Sums.
+func (s *MQLSums) Finish(c int) (Result, WeightSummary, error) {
+	const name = "mql"
+	fail := func(err error) (Result, WeightSummary, error) {
+		return Result{}, WeightSummary{}, fmt.Errorf("%s: value: mql: %w", name, err)
+	}
+	target, err := s.target()
+	if err != nil {
+		return fail(err)
+	}
+	if err := s.checkTarget(target); err != nil {
+		return fail(err)
+	}
+	pp, err := s.pairProblem(c, target)
+	if err != nil {
+		return fail(err)
+	}
+	m, err := value.MQL{}.FitCounts(pp, s.Gamma)
+	if err != nil {
+		return Result{}, WeightSummary{}, fmt.Errorf("%s: %w", name, err)
+	}
+	v, err := s.longRunValue(c, m.Rho(), m.V)
+	if err != nil {
+		return Result{}, WeightSummary{}, fmt.Errorf("%s: %w", name, err)
+	}
+	return Result{Value: v, Estimand: LongRun, Model: m, Learner: "tabular"}, WeightSummary{}, nil
+}
