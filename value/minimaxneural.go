@@ -25,14 +25,18 @@ type MinimaxNeural struct {
 	Seed uint64
 	// Hidden lists the hidden layer widths (tanh units). If nil, {32, 32}.
 	Hidden []int
-	// BatchSize is B, the transitions per minibatch. If 0, 256.
+	// BatchSize is B, the transitions of a sample (and, for MWL and
+	// DualDICE with gamma < 1, the start states). If 0, 1024.
 	BatchSize int
+	// SampleIters is the number of Adam steps on one sample before the
+	// next is drawn. If 0, 100.
+	SampleIters int
 	// LearningRate is Adam's step size. If 0, 1e-2: on the
 	// discrete-action linear-Gaussian problem 1e-3 left mwl's estimate
 	// near the behavior's mean reward after 3000 iterations (the kernel
 	// loss is flat near its minimum, see ratio.MWL).
 	LearningRate float64
-	// MaxIter caps the training iterations. If 0, 3000.
+	// MaxIter caps the training iterations. If 0, 1000.
 	MaxIter int
 	// EvalEvery is the number of iterations between evaluations of the
 	// held-out loss. If 0, 50.
@@ -55,6 +59,9 @@ type MinimaxNeural struct {
 	// Bandwidth is the kernel bandwidth h in standardised units. If 0,
 	// the median heuristic over BandwidthSample logged states.
 	Bandwidth float64
+	// Features is the number of random Fourier features of the kernel
+	// (minimax.FeatureLoss). If 0, 256.
+	Features int
 	// BandwidthSample is the number of states whose pairwise distances
 	// give the median heuristic. If 0, 1000.
 	BandwidthSample int
@@ -93,7 +100,8 @@ func (s MinimaxNeural) Resolve(who string) (MinimaxNeural, error) {
 		}
 	}
 	for _, f := range []error{
-		settings.Int(who, &s.BatchSize, 256, "batch size"), settings.Int(who, &s.MaxIter, 3000, "iteration cap"),
+		settings.Int(who, &s.BatchSize, 1024, "batch size"), settings.Int(who, &s.MaxIter, 1000, "iteration cap"),
+		settings.Int(who, &s.SampleIters, 100, "iterations per sample"), settings.Int(who, &s.Features, 256, "features"),
 		settings.Int(who, &s.EvalEvery, 50, "evaluation period"), settings.Int(who, &s.Patience, 20, "patience"),
 		settings.Int(who, &s.BandwidthSample, 1000, "bandwidth sample"),
 	} {
@@ -124,9 +132,6 @@ func (s MinimaxNeural) Resolve(who string) (MinimaxNeural, error) {
 	}
 	if math.IsNaN(s.HeldOut) || s.HeldOut >= 1 {
 		return s, fmt.Errorf("%s: held-out fraction %v, want < 1", who, s.HeldOut)
-	}
-	if s.HeldOut == 0 {
-		s.HeldOut = 0.1
 	}
 	return s, nil
 }

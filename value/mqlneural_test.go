@@ -10,7 +10,7 @@ import (
 	"github.com/ihope-ope/ihope/nn"
 )
 
-// The gradient of the neural MQL's minibatch loss, profiled over the
+// The gradient of the neural MQL's sample loss, profiled over the
 // residuals' level, matches central finite differences on a
 // tiny network, for the V- and U-statistics and gamma < 1 and = 1.
 func TestMQLNeuralGradient(t *testing.T) {
@@ -30,14 +30,15 @@ func TestMQLNeuralGradient(t *testing.T) {
 			}
 			net.Init(rand.New(rand.NewPCG(1, 2)), 1)
 			b := newMQLBatch(net, len(idx), 0.7)
+			b.load(nd, idx)
 			f := func() float64 {
-				v, err := b.loss(nd, idx, gamma, -2, 3, 0, true, diag, false)
+				v, err := b.loss(nd, gamma, -2, 3, 0, true, diag, false)
 				if err != nil {
 					t.Fatal(err)
 				}
 				return v
 			}
-			if _, err := b.loss(nd, idx, gamma, -2, 3, 0, true, diag, true); err != nil {
+			if _, err := b.loss(nd, gamma, -2, 3, 0, true, diag, true); err != nil {
 				t.Fatal(err)
 			}
 			g := append([]float64(nil), b.grad...)

@@ -9,35 +9,40 @@ import (
 	"github.com/ihope-ope/ihope/internal/gradcheck"
 )
 
-// MeasureLoss agrees with the double sum over (state, action) atoms of its
-// definition, computed independently, for the V- and U-statistics, with
-// and without the profiled direction; its gradient matches central finite
-// differences.
-func TestMeasureLoss(t *testing.T) {
-	const dim, nA, per, units, h = 2, 3, 3, 5, 0.8
+// SampleLoss agrees with the double sum over (state, action) atoms of its
+// definition, computed independently, over all pairs and over the pairs
+// of different groups, with and without the profiled direction; its
+// gradient matches central finite differences; a second Load of the
+// same points gives the same bits.
+func TestSampleLoss(t *testing.T) {
+	const dim, nA, points, h = 2, 3, 13, 0.8
 	rng := rand.New(rand.NewPCG(1, 2))
-	ml := NewMeasureLoss(dim, nA, per, units, h)
-	for i := range ml.X {
-		ml.X[i] = rng.NormFloat64()
+	sl := NewSampleLoss(dim, nA, points+4, h)
+	for i := range sl.X {
+		sl.X[i] = rng.NormFloat64()
 	}
-	for i := range ml.C {
-		ml.C[i] = rng.NormFloat64()
+	for i := range sl.C {
+		sl.C[i] = rng.NormFloat64()
 	}
-	u := make([]float64, len(ml.C))
+	for p := range sl.Group {
+		sl.Group[p] = int32(p / 3) // groups of 3, the last of 1
+	}
+	u := make([]float64, len(sl.C))
 	for i := range u {
 		u[i] = rng.Float64()
 	}
+	sl.Load(points)
 	// direct is the loss of coefficients c - kappa u by its definition.
 	direct := func(c []float64, kappa float64, diag bool) float64 {
 		s := 0.0
-		for p := range units * per {
-			for q := range units * per {
-				if !diag && p/per == q/per {
+		for p := range points {
+			for q := range points {
+				if !diag && sl.Group[p] == sl.Group[q] {
 					continue
 				}
 				d2 := 0.0
 				for t := range dim {
-					d2 += (ml.X[p*dim+t] - ml.X[q*dim+t]) * (ml.X[p*dim+t] - ml.X[q*dim+t])
+					d2 += (sl.X[p*dim+t] - sl.X[q*dim+t]) * (sl.X[p*dim+t] - sl.X[q*dim+t])
 				}
 				k := math.Exp(-d2 / (2 * h * h))
 				for a := range nA {
@@ -45,36 +50,59 @@ func TestMeasureLoss(t *testing.T) {
 				}
 			}
 		}
-		if diag {
-			return s / (units * units)
-		}
-		return s / (units * (units - 1))
+		return s
 	}
 	for _, diag := range []bool{true, false} {
 		for _, prof := range []bool{false, true} {
-			ml.U = nil
+			sl.U = nil
 			if prof {
-				ml.U = u
+				sl.U = u
 			}
-			got := ml.Loss(units, diag, true)
-			g := append([]float64(nil), ml.G...)
-			kappa := ml.Kappa
-			want := direct(ml.C, kappa, diag)
+			got := sl.Loss(diag, true)
+			g := append([]float64(nil), sl.G[:points*nA]...)
+			kappa := sl.Kappa
+			want := direct(sl.C, kappa, diag)
 			if math.Abs(got-want) > 1e-12*math.Abs(want) {
 				t.Errorf("V %v, profiled %v: loss %v, the double sum gives %v", diag, prof, got, want)
 			}
 			if prof { // Kappa minimises the loss along u
 				for _, dk := range []float64{-1e-3, 1e-3} {
-					if v := direct(ml.C, kappa+dk, diag); v < want {
+					if v := direct(sl.C, kappa+dk, diag); v < want {
 						t.Errorf("V %v: loss %v at kappa %v + %v, below %v at kappa", diag, v, kappa, dk, want)
 					}
 				}
 			}
-			fd := gradcheck.FiniteDifferences(ml.C, func() float64 { return ml.Loss(units, diag, false) })
+			fd := gradcheck.FiniteDifferences(sl.C[:points*nA], func() float64 { return sl.Loss(diag, false) })
 			if vec, _ := gradcheck.Compare(g, fd); !(vec <= 1e-6) {
 				t.Errorf("V %v, profiled %v: gradient relative error %.3g", diag, prof, vec)
 			}
+			sl.Load(points)
+			if again := sl.Loss(diag, false); math.Float64bits(again) != math.Float64bits(got) {
+				t.Errorf("V %v, profiled %v: reloaded loss %v, was %v", diag, prof, again, got)
+			}
 		}
+	}
+}
+
+// Sampler draws distinct indices, all of them in order when the sample
+// is no smaller than the pool.
+func TestSampler(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	s := NewSampler(10, 4)
+	for range 3 {
+		seen := map[int]bool{}
+		for _, i := range s.Draw(rng) {
+			if i < 0 || i >= 10 || seen[i] {
+				t.Fatalf("sample with %d", i)
+			}
+			seen[i] = true
+		}
+		if len(seen) != 4 {
+			t.Errorf("%d distinct of 4", len(seen))
+		}
+	}
+	if got := NewSampler(3, 5).Draw(rng); len(got) != 3 || got[0] != 0 || got[2] != 2 {
+		t.Errorf("whole pool %v, want 0 1 2", got)
 	}
 }
 
