@@ -253,9 +253,9 @@ func fitPairNeural(name string, d *dataset.Dataset, gamma float64, target value.
 	}
 	var heldOut func() (float64, error)
 	if held != nil {
-		hn, hs := min(held.Len(), minimax.HeldOutUnits), 0
+		hn, hs := min(held.Len(), nb), 0
 		if gamma < 1 {
-			hs = min(held.Starts(), minimax.HeldOutUnits)
+			hs = min(held.Starts(), nb)
 		}
 		ev := newPairBatch(m.Net, hn, hs, kern)
 		ev.load(held, minimax.NewSampler(held.Len(), hn).Draw(rng), minimax.NewSampler(held.Starts(), hs).Draw(rng), gamma)

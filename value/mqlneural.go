@@ -44,12 +44,12 @@ func (m *MQLNeuralModel) Rho() float64 { return m.rho }
 // mqlBatch evaluates MQL's loss on a sample of B transitions: the network
 // on their states and next states, the Bellman residuals
 // delta_i = r_i + gamma q(s'_i, pi) - q(s_i, a_i) - kappa as the masses of
-// the measure (1/B) sum_i delta_i delta_(x_i, a_i) (minimax.SampleLoss,
-// every transition its own group), and the gradient.
+// the measure (1/B) sum_i delta_i delta_(x_i, a_i) (minimax.FeatureLoss),
+// and the gradient.
 type mqlBatch struct {
 	net   *nn.MLP
 	ws    *nn.Workspace
-	sl    *minimax.SampleLoss
+	sl    *minimax.FeatureLoss
 	idx   []int
 	u     []float64
 	x, dy []float64
@@ -57,9 +57,9 @@ type mqlBatch struct {
 	n     int
 }
 
-func newMQLBatch(net *nn.MLP, units int, h float64) *mqlBatch {
+func newMQLBatch(net *nn.MLP, units int, kern *minimax.FeatureLoss) *mqlBatch {
 	dim, nA := net.In(), net.Out()
-	return &mqlBatch{net: net, ws: net.NewWorkspace(2 * units), sl: minimax.NewSampleLoss(dim, nA, units, h),
+	return &mqlBatch{net: net, ws: net.NewWorkspace(2 * units), sl: kern.Resize(units),
 		idx: make([]int, units), u: make([]float64, units*nA), x: make([]float64, 2*units*dim),
 		dy: make([]float64, 2*units*nA), grad: make([]float64, net.NumParams())}
 }
@@ -73,17 +73,15 @@ func (b *mqlBatch) load(nd *minimax.NeuralData, idx []int) {
 	for k, i := range idx {
 		copy(b.x[k*dim:(k+1)*dim], nd.S[i*dim:(i+1)*dim])
 		copy(b.x[(n+k)*dim:(n+k+1)*dim], nd.Next[i*dim:(i+1)*dim])
-		sl.Group[k] = int32(k)
 	}
 	copy(sl.X, b.x[:n*dim])
 	sl.Load(n)
 }
 
-// loss returns the kernel loss of the loaded sample (over all pairs if
-// diag) under q = shift + unit net with the residuals' level kappa, or
+// loss returns the kernel loss of the loaded sample under q = shift + unit net with the residuals' level kappa, or
 // profiled over kappa if profile (b.sl.Kappa is then the minimiser), and,
 // if grad, leaves its gradient in b.grad.
-func (b *mqlBatch) loss(nd *minimax.NeuralData, gamma, shift, unit, kappa float64, profile, diag, grad bool) (float64, error) {
+func (b *mqlBatch) loss(nd *minimax.NeuralData, gamma, shift, unit, kappa float64, profile, grad bool) (float64, error) {
 	n, nA, sl := b.n, nd.NumActions, b.sl
 	out := b.net.Forward(b.ws, b.x, 2*n)
 	inv := 1 / float64(n)
@@ -104,7 +102,7 @@ func (b *mqlBatch) loss(nd *minimax.NeuralData, gamma, shift, unit, kappa float6
 			b.u[k*nA+a] = inv
 		}
 	}
-	v := sl.Loss(diag, grad)
+	v := sl.Loss(grad)
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return 0, fmt.Errorf("loss %v (training diverged)", v)
 	}
@@ -194,7 +192,8 @@ func (l MQL) fitNeural(d *dataset.Dataset, gamma float64, target Target) (*MQLNe
 	// (all of them if there are no more) is drawn, and Adam runs on its
 	// exact loss until the next (see MinimaxNeural for why).
 	nb := min(set.BatchSize, train.Len())
-	tr := newMQLBatch(m.Net, nb, h)
+	kern := minimax.NewFeatureLoss(rng, nd.Dim, nd.NumActions, 0, set.Features, h)
+	tr := newMQLBatch(m.Net, nb, kern)
 	draw := minimax.NewSampler(train.Len(), nb)
 	opt := nn.Adam{LR: set.LearningRate}
 	iter := 0
@@ -203,17 +202,17 @@ func (l MQL) fitNeural(d *dataset.Dataset, gamma float64, target Target) (*MQLNe
 			tr.load(train, draw.Draw(rng))
 		}
 		iter++
-		v, err := tr.loss(train, gamma, m.Shift, m.Unit, 0, true, set.Statistic != "U", true)
+		v, err := tr.loss(train, gamma, m.Shift, m.Unit, 0, true, true)
 		if err != nil {
 			return 0, fmt.Errorf("value: mql: %w", err)
 		}
 		opt.Step(m.Net.Params(), tr.grad)
 		return v, nil
 	}
-	tb := newMQLBatch(m.Net, min(train.Len(), minimax.HeldOutUnits), h)
-	tb.load(train, minimax.NewSampler(train.Len(), minimax.HeldOutUnits).Draw(rng))
+	tb := newMQLBatch(m.Net, min(train.Len(), nb), kern)
+	tb.load(train, minimax.NewSampler(train.Len(), nb).Draw(rng))
 	profile := func() error {
-		if _, err := tb.loss(train, gamma, m.Shift, m.Unit, 0, true, false, false); err != nil {
+		if _, err := tb.loss(train, gamma, m.Shift, m.Unit, 0, true, false); err != nil {
 			return fmt.Errorf("value: mql: %w", err)
 		}
 		level[0] = tb.sl.Kappa
@@ -221,13 +220,13 @@ func (l MQL) fitNeural(d *dataset.Dataset, gamma float64, target Target) (*MQLNe
 	}
 	var heldOut func() (float64, error)
 	if held != nil {
-		ev := newMQLBatch(m.Net, min(held.Len(), minimax.HeldOutUnits), h)
-		ev.load(held, minimax.NewSampler(held.Len(), minimax.HeldOutUnits).Draw(rng))
+		ev := newMQLBatch(m.Net, min(held.Len(), nb), kern)
+		ev.load(held, minimax.NewSampler(held.Len(), nb).Draw(rng))
 		heldOut = func() (float64, error) {
 			if err := profile(); err != nil {
 				return 0, err
 			}
-			v, err := ev.loss(held, gamma, m.Shift, m.Unit, level[0], false, false, false)
+			v, err := ev.loss(held, gamma, m.Shift, m.Unit, level[0], false, false)
 			if err != nil {
 				return 0, fmt.Errorf("value: mql: held-out loss: %w", err)
 			}

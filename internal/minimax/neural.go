@@ -563,11 +563,6 @@ func (s *Sampler) Draw(rng *rand.Rand) []int {
 	return s.pool[:s.k]
 }
 
-// HeldOutUnits caps the held-out units whose U-statistic the neural
-// learners evaluate (a fixed sample of them when there are more): its
-// cost is quadratic in their number.
-const HeldOutUnits = 1024
-
 // Schedule is the early-stopping loop of the neural minimax learners:
 // Adam steps on minibatches until MaxIter, evaluating a held-out loss
 // every EvalEvery steps and stopping when it has not improved for
