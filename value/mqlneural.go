@@ -78,6 +78,28 @@ func (b *mqlBatch) load(nd *minimax.NeuralData, idx []int) {
 	sl.Load(n)
 }
 
+// addLevelSums adds to e and eu the embeddings of the loaded sample's
+// residuals at kappa = 0 and of the constant 1 (each transition's mass
+// unweighted), the sums whose ratio <e, eu> / <eu, eu> is the profiled
+// kappa over all the samples added.
+func (b *mqlBatch) addLevelSums(nd *minimax.NeuralData, gamma, shift, unit float64, e, eu []float64) {
+	n, nA, sl := b.n, nd.NumActions, b.sl
+	out := b.net.Forward(b.ws, b.x, 2*n)
+	clear(sl.C[:n*nA])
+	clear(b.u[:n*nA])
+	sl.U = b.u
+	for k, i := range b.idx[:n] {
+		a := int(nd.A[i])
+		vn := 0.0
+		for c, p := range nd.PiNext[i*nA : (i+1)*nA] {
+			vn += p * (shift + unit*out[(n+k)*nA+c])
+		}
+		sl.C[k*nA+a] = nd.R[i] + gamma*vn - (shift + unit*out[k*nA+a])
+		b.u[k*nA+a] = 1
+	}
+	sl.AddEmbedding(e, eu)
+}
+
 // loss returns the kernel loss of the loaded sample under q = shift + unit net with the residuals' level kappa, or
 // profiled over kappa if profile (b.sl.Kappa is then the minimiser), and,
 // if grad, leaves its gradient in b.grad.
@@ -184,9 +206,9 @@ func (l MQL) fitNeural(d *dataset.Dataset, gamma float64, target Target) (*MQLNe
 	}
 	m.Net.Init(rng, 0.1)
 	// The residuals' level kappa (rho for gamma = 1, (1 - gamma) times a
-	// shift of q for gamma < 1) is profiled out of every minibatch's loss;
-	// the model's is profiled on a fixed sample of training transitions
-	// at every evaluation.
+	// shift of q for gamma < 1) is profiled out of every sample's loss;
+	// the model's is profiled over all training transitions (in pieces
+	// of BatchSize) at every evaluation and at the end.
 	level := []float64{0}
 	// Every SampleIters iterations a new sample of BatchSize transitions
 	// (all of them if there are no more) is drawn, and Adam runs on its
@@ -209,13 +231,30 @@ func (l MQL) fitNeural(d *dataset.Dataset, gamma float64, target Target) (*MQLNe
 		opt.Step(m.Net.Params(), tr.grad)
 		return v, nil
 	}
-	tb := newMQLBatch(m.Net, min(train.Len(), nb), kern)
-	tb.load(train, minimax.NewSampler(train.Len(), nb).Draw(rng))
+	tb := newMQLBatch(m.Net, nb, kern) // tr keeps the training sample
+	nD := nd.NumActions * kern.D
+	e, eu := make([]float64, nD), make([]float64, nD)
+	piece := make([]int, 0, nb)
 	profile := func() error {
-		if _, err := tb.loss(train, gamma, m.Shift, m.Unit, 0, true, false); err != nil {
-			return fmt.Errorf("value: mql: %w", err)
+		clear(e)
+		clear(eu)
+		for lo := 0; lo < train.Len(); lo += nb {
+			piece = piece[:0]
+			for i := lo; i < min(lo+nb, train.Len()); i++ {
+				piece = append(piece, i)
+			}
+			tb.load(train, piece)
+			tb.addLevelSums(train, gamma, m.Shift, m.Unit, e, eu)
 		}
-		level[0] = tb.sl.Kappa
+		cu, uu := 0.0, 0.0
+		for i, v := range eu {
+			cu += e[i] * v
+			uu += v * v
+		}
+		if !(uu > 0) || math.IsNaN(cu) || math.IsInf(cu, 0) {
+			return fmt.Errorf("value: mql: the residuals' level is %v / %v (training diverged)", cu, uu)
+		}
+		level[0] = cu / uu
 		return nil
 	}
 	var heldOut func() (float64, error)

@@ -8,15 +8,15 @@ import (
 
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/internal/holdout"
-	"github.com/ihope-ope/ihope/nn"
 )
 
 // What the neural forms of the minimax learners share (ratio.MWL and
 // ratio.DualDICE with Neural set, value.MQL with Neural set): the logged
 // transitions and start states with their scaled states (NeuralData), the
 // held-out split by episodes (Split), the median heuristic (Median), the
-// minibatch kernel loss of a signed measure with its gradient
-// (MeasureLoss) and the early-stopping loop (Schedule). The density-ratio
+// samples (Sampler), the kernel loss of a signed measure in random
+// Fourier features with its gradient (FeatureLoss) and the training loop
+// (Schedule). The density-ratio
 // learner of ratio.Neural (bch-neural) keeps its own copies of the
 // scaling, the split and the loop, which could move onto these.
 
@@ -245,169 +245,17 @@ func MedianOf(rng *rand.Rand, x []float64, dim int, pool []int, n int) (float64,
 	return dist[mid], nil
 }
 
-// SampleLoss is the squared RKHS norm of a signed measure on (state,
+// FeatureLoss is the squared RKHS norm of a signed measure on (state,
 // action) pairs under the kernel
 //
 //	k((x, a), (x~, a~)) = exp(-||x - x~||^2 / (2 h^2)) 1[a = a~],
 //
 // the kernel loss of MWL, DualDICE and MQL on a sample. The measure is a
 // sum of point masses at states x_p with one coefficient per action,
-// c_p in R^NumActions (the mass c_p[a] at (x_p, a)), each point belonging
-// to a group (a transition with its points, or a start state), and
-//
-//	||mu||^2 = sum_{p, q} K_pq <c_p, c_q>,   K_pq = exp(-||x_p - x_q||^2 / (2 h^2)),
-//
-// over all pairs (the V-statistic when the coefficients carry the weights
-// 1/B of the B groups) or over the pairs of points of different groups
-// (the V-statistic without its within-group terms: B (B - 1) / B^2 times
-// the U-statistic over pairs of transitions, unbiased for the
-// population's ||E mu_i||^2 up to that factor). The caller
-// fills X and Group, calls Load, which computes the kernel matrix once,
-// and then evaluates Loss for as many coefficient vectors C as it likes:
-// the neural learners hold a sample for many Adam steps, and every step
-// then costs one product of the stored matrix with C instead of a new
-// exponential per pair.
-//
-// With U set (points x NumActions, a second measure nu), the loss is
-// profiled over one scalar: Loss returns min_kappa ||mu - kappa nu||^2,
-// attained at Kappa = <mu, nu> / ||nu||^2, and G is its gradient (by the
-// envelope theorem the gradient at fixed kappa = Kappa). MQL profiles its
-// Bellman residuals' level this way (see value.MQL).
-type SampleLoss struct {
-	Dim, NumActions int
-	// X (points x Dim), Group (points) and C (points x NumActions) are
-	// the sample, filled by the caller; G (points x NumActions) receives
-	// the gradient dLoss/dc_p = 2 sum_q K_pq (c_q - Kappa u_q).
-	X, C, G []float64
-	Group   []int32
-	// U is the profiled direction (nil: none) and Kappa its coefficient
-	// at the last Loss.
-	U     []float64
-	Kappa float64
-	negc  float64
-	n     int
-	k     []float64 // packed upper triangle of K without its diagonal, row by row
-	gu    []float64
-}
-
-// NewSampleLoss returns the loss of samples of up to points points with
-// bandwidth h.
-func NewSampleLoss(dim, numActions, points int, h float64) *SampleLoss {
-	return &SampleLoss{Dim: dim, NumActions: numActions,
-		X: make([]float64, points*dim), C: make([]float64, points*numActions), G: make([]float64, points*numActions),
-		Group: make([]int32, points), negc: -1 / (2 * h * h)}
-}
-
-// Load computes the kernel matrix of the first n points of X (n (n - 1)
-// / 2 values: 8 n^2 / 2 bytes). Loss then works on those n points until
-// the next Load.
-func (sl *SampleLoss) Load(n int) {
-	d := sl.Dim
-	size := n * (n - 1) / 2
-	if cap(sl.k) < size {
-		sl.k = make([]float64, size)
-	}
-	sl.k, sl.n = sl.k[:size], n
-	X := sl.X
-	off := 0
-	for p := range n {
-		xp := X[p*d : (p+1)*d]
-		row := sl.k[off : off+n-p-1]
-		for k := range row {
-			xq := X[(p+1+k)*d : (p+2+k)*d]
-			s := 0.0
-			for t, v := range xp {
-				s = math.FMA(v-xq[t], v-xq[t], s)
-			}
-			row[k] = s * sl.negc
-		}
-		nn.ExpTo(row, row)
-		off += len(row)
-	}
-}
-
-// Loss returns ||mu||^2 over the loaded points (all pairs if diag, else
-// the pairs of different groups), profiled over Kappa if U is set, and,
-// if grad, leaves its gradient in G. It allocates nothing after its
-// first profiled call; the sums run in a fixed order, so equal inputs
-// give equal bits.
-func (sl *SampleLoss) Loss(diag, grad bool) float64 {
-	n, nA := sl.n, sl.NumActions
-	C, G, U, grp := sl.C, sl.G, sl.U, sl.Group
-	sl.Kappa = 0
-	prof := U != nil
-	if prof && len(sl.gu) < len(G) {
-		sl.gu = make([]float64, len(G))
-	}
-	gu := sl.gu
-	clear(G[:n*nA])
-	if prof {
-		clear(gu[:n*nA])
-	}
-	var cc, cu, uu float64 // <mu, mu>, <mu, nu>, <nu, nu>
-	off := 0
-	for p := range n {
-		cp, gp := C[p*nA:(p+1)*nA], G[p*nA:(p+1)*nA]
-		var up, gup []float64
-		if prof {
-			up, gup = U[p*nA:(p+1)*nA], gu[p*nA:(p+1)*nA]
-		}
-		if diag {
-			cc += dot(cp, cp)
-			for a, v := range cp {
-				gp[a] += v
-			}
-			if prof {
-				cu += dot(cp, up)
-				uu += dot(up, up)
-				for a, v := range up {
-					gup[a] += v
-				}
-			}
-		}
-		row := sl.k[off : off+n-p-1]
-		off += len(row)
-		gr := grp[p]
-		for k, kv := range row {
-			q := p + 1 + k
-			if !diag && grp[q] == gr {
-				continue
-			}
-			cq, gq := C[q*nA:(q+1)*nA], G[q*nA:(q+1)*nA]
-			cc += 2 * kv * dot(cp, cq)
-			for a := range cp {
-				gp[a] = math.FMA(kv, cq[a], gp[a])
-				gq[a] = math.FMA(kv, cp[a], gq[a])
-			}
-			if prof {
-				uq, guq := U[q*nA:(q+1)*nA], gu[q*nA:(q+1)*nA]
-				cu += kv * (dot(cp, uq) + dot(up, cq))
-				uu += 2 * kv * dot(up, uq)
-				for a := range up {
-					gup[a] = math.FMA(kv, uq[a], gup[a])
-					guq[a] = math.FMA(kv, up[a], guq[a])
-				}
-			}
-		}
-	}
-	loss := cc
-	if prof && uu > 0 {
-		sl.Kappa = cu / uu
-		loss = cc - sl.Kappa*cu
-	}
-	if grad {
-		for i := range G[:n*nA] {
-			if prof {
-				G[i] -= sl.Kappa * gu[i]
-			}
-			G[i] *= 2
-		}
-	}
-	return loss
-}
-
-// FeatureLoss is the V-statistic of SampleLoss (all pairs) with the
-// Gaussian kernel replaced by D random Fourier features (Rahimi and Recht
+// c_p in R^NumActions (the mass c_p[a] at (x_p, a)), and its squared norm
+// is sum_{p, q} k(x_p, x_q) <c_p, c_q> over all pairs (the V-statistic
+// when the coefficients carry the sample's weights 1/B). The state
+// kernel is replaced by D random Fourier features (Rahimi and Recht
 // 2007),
 //
 //	psi(x) = sqrt(2/D) (cos(omega_j^T x), sin(omega_j^T x))_{j < D/2},   omega_j ~ N(0, I/h^2),
@@ -424,7 +272,13 @@ func (sl *SampleLoss) Loss(diag, grad bool) float64 {
 // is below the differences that locate the solution (see
 // value.MinimaxNeural). The caller fills X, calls Load (which computes
 // the points' features) and then evaluates Loss for as many C as it
-// likes. U and Kappa profile the loss as in SampleLoss.
+// likes.
+//
+// With U set (points x NumActions, a second measure nu), the loss is
+// profiled over one scalar: Loss returns min_kappa ||mu - kappa nu||^2,
+// attained at Kappa = <mu, nu> / ||nu||^2, and G is its gradient (by the
+// envelope theorem the gradient at fixed kappa = Kappa). MQL profiles its
+// Bellman residuals' level this way (see value.MQL).
 type FeatureLoss struct {
 	Dim, NumActions, D int
 	// X (points x Dim) and C (points x NumActions) are the sample, filled
@@ -477,6 +331,33 @@ func (fl *FeatureLoss) Load(n int) {
 	}
 }
 
+// AddEmbedding adds the embedding of the loaded points' coefficients C,
+// E_a = sum_p C_p[a] psi(x_p), to e, and that of U to eu if U is set
+// (both NumActions x D): sums over several loads give the embedding of
+// a measure too large to load at once.
+func (fl *FeatureLoss) AddEmbedding(e, eu []float64) {
+	fl.addEmbedding(e, fl.C)
+	if fl.U != nil {
+		fl.addEmbedding(eu, fl.U)
+	}
+}
+
+func (fl *FeatureLoss) addEmbedding(e, c []float64) {
+	nA, D := fl.NumActions, fl.D
+	for p := range fl.n {
+		f := fl.psi[p*D : (p+1)*D]
+		for a, v := range c[p*nA : (p+1)*nA] {
+			if v == 0 {
+				continue
+			}
+			ea := e[a*D : (a+1)*D]
+			for j, fj := range f {
+				ea[j] = math.FMA(v, fj, ea[j])
+			}
+		}
+	}
+}
+
 // Loss returns ||mu||^2 over the loaded points, profiled over Kappa if U
 // is set, and, if grad, leaves its gradient in G. It allocates nothing;
 // the sums run in a fixed order, so equal inputs give equal bits.
@@ -485,18 +366,7 @@ func (fl *FeatureLoss) Loss(grad bool) float64 {
 	prof := fl.U != nil
 	embed := func(e, c []float64) {
 		clear(e)
-		for p := range n {
-			f := fl.psi[p*D : (p+1)*D]
-			for a, v := range c[p*nA : (p+1)*nA] {
-				if v == 0 {
-					continue
-				}
-				ea := e[a*D : (a+1)*D]
-				for j, fj := range f {
-					ea[j] = math.FMA(v, fj, ea[j])
-				}
-			}
-		}
+		fl.addEmbedding(e, c)
 	}
 	embed(fl.e, fl.C)
 	cc := dot(fl.e, fl.e)
