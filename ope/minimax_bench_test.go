@@ -59,9 +59,9 @@ func benchEstimators(b *testing.B, d *dataset.Dataset, o ope.Options, gammas []f
 
 // BenchmarkMinimaxNeural times the neural forms (--ratio-model neural,
 // --value-model neural, default settings, train seed 1) on the same
-// 150,000 transitions as BenchmarkMinimaxKernel: training is at most
-// MaxIter minibatch steps whatever n, and one pass over the data scales
-// and evaluates it. Run it with -benchtime=1x: one fit takes seconds.
+// 150,000 transitions as BenchmarkMinimaxKernel: training is MaxIter
+// steps on samples of BatchSize transitions whatever n, and passes over
+// the data scale, normalise (w) or profile (q) and evaluate it. Run it with -benchtime=1x: one fit takes seconds.
 func BenchmarkMinimaxNeural(b *testing.B) {
 	sys, target, behavior := lineargauss.DiscreteProblem()
 	d, err := sys.Sample(rand.New(rand.NewPCG(1, 0)), behavior, target, 150, 1000)

@@ -49,18 +49,16 @@ func TestMinimaxNeuralDeterministic(t *testing.T) {
 	}
 }
 
-// On the discrete-action linear-Gaussian problem the neural forms move
-// from the mean logged reward (the estimate of a constant w or q) towards
-// the truth, and stay within 1.2 of their kernel forms; with IHOPE_LONG=1
-// the errors of mwl and dualdice also shrink from n = 20 to 160 episodes
-// (mql's did not). This is the bar they meet: they are far less accurate
-// than the closed forms at equal data (see the README). In CI n = 20
-// episodes of 100 steps at gamma = 0.9 with 1500 iterations; with
-// IHOPE_LONG=1 the README's table (gamma 0.9 and 1, n = 20 and 160,
-// default settings).
+// On the discrete-action linear-Gaussian problem the neural forms come
+// within 0.15 of the truth and of their kernel forms (the first version,
+// fresh minibatches of 256 and early stopping, was 0.48-0.86 off at
+// n = 20: see value.MinimaxNeural). In CI n = 20 episodes of 100 steps
+// at gamma = 0.9 with 64 features; with IHOPE_LONG=1
+// the README's table (gamma 0.9 and 1, n = 20 and 160, default
+// settings).
 func TestMinimaxNeuralLearns(t *testing.T) {
 	gammas, ns, o := []float64{0.9}, []int{20}, ope.Options{Seed: 1}
-	o.Minimax.MaxIter = 1500
+	o.Minimax.Features = 64
 	if os.Getenv("IHOPE_LONG") != "" {
 		gammas, ns, o = []float64{0.9, 1}, []int{20, 160}, ope.Options{Seed: 1}
 	}
@@ -70,7 +68,6 @@ func TestMinimaxNeuralLearns(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		errs := map[string][]float64{}
 		for _, n := range ns {
 			d, err := sys.Sample(rand.New(rand.NewPCG(1, 7)), behavior, target, n, 100)
 			if err != nil {
@@ -80,20 +77,15 @@ func TestMinimaxNeuralLearns(t *testing.T) {
 			for _, r := range d.Reward {
 				naive += r / float64(len(d.Reward))
 			}
+			const bar = 0.15
 			est := neuralAndKernel(t, d, gamma, o)
 			for _, name := range []string{"mwl", "dualdice", "mql"} {
 				v := est[name]
 				t.Logf("gamma %g, n %d: errors against the truth %.4f: %-9s neural %+.4f  kernel %+.4f  (mean reward %+.4f)",
 					gamma, n, truth, name, v[0]-truth, v[1]-truth, naive-truth)
-				if !(math.Abs(v[0]-truth) < math.Abs(naive-truth)) || !(math.Abs(v[0]-v[1]) < 1.2) {
-					t.Errorf("gamma %g, n %d, %s: neural %v, kernel %v, mean reward %v, truth %v", gamma, n, name, v[0], v[1], naive, truth)
+				if !(math.Abs(v[0]-truth) < bar) || !(math.Abs(v[0]-v[1]) < bar) {
+					t.Errorf("gamma %g, n %d, %s: neural %v, kernel %v, truth %v: want the neural within %g of both", gamma, n, name, v[0], v[1], truth, bar)
 				}
-				errs[name] = append(errs[name], math.Abs(v[0]-truth))
-			}
-		}
-		for _, name := range []string{"mwl", "dualdice"} {
-			if e := errs[name]; len(e) > 1 && !(e[len(e)-1] < e[0]) {
-				t.Errorf("gamma %g, %s: error %.4f at n = %d, %.4f at n = %d", gamma, name, e[0], ns[0], e[len(e)-1], ns[len(ns)-1])
 			}
 		}
 	}

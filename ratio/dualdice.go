@@ -53,7 +53,7 @@ import (
 // Real states, discrete actions (neural, Neural set; --ratio-model
 // neural): the kernel form of DualDICE with zeta a network, that is MWL's
 // neural loss (see MWL) plus lambda E_D[w~^2] (Network.Ridge,
-// value.DefaultNeuralDICERidge = 1e-3) over the minibatch, with nu's
+// value.DefaultNeuralDICERidge = 1e-4) over the sample, with nu's
 // maximum taken in closed form over the RKHS ball as above. The paper's
 // own neural form was not chosen: its Eq. (11) (one network nu, w = nu -
 // B nu) squares a one-sample estimate of B nu, which is biased whenever
@@ -62,10 +62,10 @@ import (
 // function of (s, a) as PairModel promises; its saddle-point form (Eqs.
 // (13)-(15), two networks nu and zeta trained by gradient descent-ascent,
 // as in dice_rl's NeuralDualDice) has no loss that falls as the fit
-// improves, so no held-out early stopping, and is known to need careful
+// improves, so no held-out loss to monitor, and is known to need careful
 // step sizes. The kernel form is the limit of the closed-form fit above
 // (same loss, same regulariser), so the two are comparable on the same
-// data. As in MWL, w is normalised by its batch mean (the penalty then
+// data. As in MWL, w is normalised by its sample mean (the penalty then
 // acts on w's spread, not its level).
 //
 // References:

@@ -84,77 +84,83 @@ func (m *PairNeuralModel) StepRatios(d *dataset.Dataset) ([]float64, error) {
 	return out, nil
 }
 
-// pairBatch evaluates the neural MWL/DualDICE minibatch loss: unit i is
-// transition i with its start state s0_i (gamma < 1); with
-// w~_i = w(s_i, a_i) / z, z the batch mean of w(s_i, a_i), its part of
-// the measure is
+// pairBatch evaluates the neural MWL/DualDICE loss on a sample of B
+// transitions i and S start states s0_k (gamma < 1): with
+// w~_i = w(s_i, a_i) / z, z the sample mean of w(s_i, a_i), the measure
+// is
 //
-//	mu_i = w~_i (gamma pi(.|s'_i) delta_{x'_i} - e_{a_i} delta_{x_i}) + (1 - gamma) pi(.|s0_i) delta_{x0_i},
+//	mu = (1/B) sum_i w~_i (gamma pi(.|s'_i) delta_{x'_i} - e_{a_i} delta_{x_i}) + ((1 - gamma)/S) sum_k pi(.|s0_k) delta_{x0_k},
 //
-// MWL's loss is ||(1/B) sum_i mu_i||^2 and DualDICE's adds lambda times
-// the batch mean of w~^2.
+// MWL's loss is ||mu||^2 (minimax.FeatureLoss) and DualDICE's adds lambda
+// times the sample mean of w~^2.
 type pairBatch struct {
-	net    *nn.MLP
-	ws     *nn.Workspace
-	ml     *minimax.MeasureLoss
-	per    int
-	x, dy  []float64
-	gw, wt []float64
-	grad   []float64
+	net      *nn.MLP
+	ws       *nn.Workspace
+	sl       *minimax.FeatureLoss
+	idx      []int
+	x, dy    []float64
+	gw, wt   []float64
+	grad     []float64
+	n, start int // transitions and starts loaded
 }
 
-func newPairBatch(net *nn.MLP, units int, gamma, h float64) *pairBatch {
+func newPairBatch(net *nn.MLP, units, starts int, kern *minimax.FeatureLoss) *pairBatch {
 	dim, nA := net.In(), net.Out()
-	per := 3
-	if gamma == 1 {
-		per = 2
-	}
-	return &pairBatch{net: net, ws: net.NewWorkspace(units), ml: minimax.NewMeasureLoss(dim, nA, per, units, h), per: per,
-		x: make([]float64, units*dim), dy: make([]float64, units*nA), gw: make([]float64, units), wt: make([]float64, units),
-		grad: make([]float64, net.NumParams())}
+	return &pairBatch{net: net, ws: net.NewWorkspace(units), sl: kern.Resize(2*units + starts),
+		idx: make([]int, units), x: make([]float64, units*dim), dy: make([]float64, units*nA),
+		gw: make([]float64, units), wt: make([]float64, units), grad: make([]float64, net.NumParams())}
 }
 
-// loss returns the loss of the transitions idx of nd paired with the
-// starts st (V-statistic if diag) with DualDICE's weight lambda of
-// E[w~^2] (0 for MWL) and, if grad, leaves its gradient in b.grad.
-func (b *pairBatch) loss(nd *minimax.NeuralData, idx, st []int, gamma, lambda float64, diag, grad bool) (float64, error) {
-	n, dim, nA, per := len(idx), nd.Dim, nd.NumActions, b.per
+// load makes the transitions idx and the starts st of nd the sample
+// (st empty for gamma = 1) and computes its kernel matrix.
+// The start states' masses do not depend on w and are set here.
+func (b *pairBatch) load(nd *minimax.NeuralData, idx, st []int, gamma float64) {
+	dim, nA, sl := nd.Dim, nd.NumActions, b.sl
+	b.n, b.start = len(idx), len(st)
+	b.idx = append(b.idx[:0], idx...)
 	for k, i := range idx {
 		copy(b.x[k*dim:(k+1)*dim], nd.S[i*dim:(i+1)*dim])
+		copy(sl.X[2*k*dim:(2*k+1)*dim], nd.S[i*dim:(i+1)*dim])
+		copy(sl.X[(2*k+1)*dim:(2*k+2)*dim], nd.Next[i*dim:(i+1)*dim])
 	}
+	p0 := 2 * len(idx)
+	clear(sl.C[p0*nA : (p0+len(st))*nA])
+	for k, s := range st {
+		p := p0 + k
+		copy(sl.X[p*dim:(p+1)*dim], nd.S0[s*dim:(s+1)*dim])
+		for c, pc := range nd.Pi0[s*nA : (s+1)*nA] {
+			sl.C[p*nA+c] = (1 - gamma) * pc / float64(len(st))
+		}
+	}
+	sl.Load(p0 + len(st))
+}
+
+// loss returns the loss of the loaded sample with DualDICE's weight lambda of E[w~^2] (0 for MWL) and, if grad,
+// leaves its gradient in b.grad.
+func (b *pairBatch) loss(nd *minimax.NeuralData, gamma, lambda float64, grad bool) (float64, error) {
+	n, nA, sl := b.n, nd.NumActions, b.sl
 	out := b.net.Forward(b.ws, b.x, n)
 	z := 0.0
-	for k, i := range idx {
+	for k, i := range b.idx[:n] {
 		z += out[k*nA+int(nd.A[i])]
 	}
 	z /= float64(n)
 	if !(z > 0) || math.IsInf(z, 0) {
 		return 0, fmt.Errorf("mean network output %v (training diverged)", z)
 	}
-	ml := b.ml
-	clear(ml.C[:n*per*nA])
-	pen := 0.0
-	for k, i := range idx {
+	clear(sl.C[:2*n*nA])
+	pen, inv := 0.0, 1/float64(n)
+	for k, i := range b.idx[:n] {
 		a := int(nd.A[i])
 		w := out[k*nA+a] / z
 		b.wt[k] = w
 		pen += w * w
-		p := k * per
-		copy(ml.X[p*dim:(p+1)*dim], nd.S[i*dim:(i+1)*dim])
-		ml.C[p*nA+a] = -w
-		copy(ml.X[(p+1)*dim:(p+2)*dim], nd.Next[i*dim:(i+1)*dim])
+		sl.C[2*k*nA+a] = -w * inv
 		for c, pc := range nd.PiNext[i*nA : (i+1)*nA] {
-			ml.C[(p+1)*nA+c] = gamma * w * pc
-		}
-		if per == 3 {
-			s := st[k]
-			copy(ml.X[(p+2)*dim:(p+3)*dim], nd.S0[s*dim:(s+1)*dim])
-			for c, pc := range nd.Pi0[s*nA : (s+1)*nA] {
-				ml.C[(p+2)*nA+c] = (1 - gamma) * pc
-			}
+			sl.C[(2*k+1)*nA+c] = gamma * w * pc * inv
 		}
 	}
-	v := ml.Loss(n, diag, grad) + lambda*pen/float64(n)
+	v := sl.Loss(grad) + lambda*pen*inv
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return 0, fmt.Errorf("loss %v (training diverged)", v)
 	}
@@ -163,19 +169,19 @@ func (b *pairBatch) loss(nd *minimax.NeuralData, idx, st []int, gamma, lambda fl
 	}
 	// dL/dw~_k, then through the normalisation w~ = w / z.
 	sum := 0.0
-	for k, i := range idx {
+	for k, i := range b.idx[:n] {
 		a := int(nd.A[i])
-		p := k * per
-		g := -ml.G[p*nA+a] + 2*lambda*b.wt[k]/float64(n)
+		g := -sl.G[2*k*nA+a] * inv
 		for c, pc := range nd.PiNext[i*nA : (i+1)*nA] {
-			g += gamma * pc * ml.G[(p+1)*nA+c]
+			g += gamma * pc * sl.G[(2*k+1)*nA+c] * inv
 		}
+		g += 2 * lambda * b.wt[k] * inv
 		b.gw[k] = g
 		sum += g * b.wt[k]
 	}
 	clear(b.dy[:n*nA])
-	for k, i := range idx {
-		b.dy[k*nA+int(nd.A[i])] = (b.gw[k] - sum/float64(n)) / z
+	for k, i := range b.idx[:n] {
+		b.dy[k*nA+int(nd.A[i])] = (b.gw[k] - sum*inv) / z
 	}
 	b.net.Backward(b.ws, b.dy, b.grad)
 	return v, nil
@@ -210,6 +216,7 @@ func fitPairNeural(name string, d *dataset.Dataset, gamma float64, target value.
 		if h, err = minimax.Median(rng, train.S, nd.Dim, set.BandwidthSample); err != nil {
 			return nil, fmt.Errorf("ratio: %s: %w", name, err)
 		}
+		h /= 2 // see value.MinimaxNeural.Bandwidth
 	}
 	m := &PairNeuralModel{Mean: mean, Scale: scale, NumActions: nd.NumActions, Bandwidth: h,
 		Transitions: nd.Len(), Skipped: nd.Skipped}
@@ -218,15 +225,26 @@ func fitPairNeural(name string, d *dataset.Dataset, gamma float64, target value.
 		return nil, fmt.Errorf("ratio: %s: %w", name, err)
 	}
 	m.Net.Init(rng, 0.1)
-	tr := newPairBatch(m.Net, set.BatchSize, gamma, h)
-	idx, st := make([]int, set.BatchSize), make([]int, set.BatchSize)
+	// Every SampleIters iterations a new sample of BatchSize transitions
+	// (all of them if there are no more) and of as many start states is
+	// drawn, and Adam runs on its exact loss until the next (see
+	// value.MinimaxNeural for why).
+	nb, ns := min(set.BatchSize, train.Len()), 0
+	if gamma < 1 {
+		ns = min(set.BatchSize, train.Starts())
+	}
+	kern := minimax.NewFeatureLoss(rng, nd.Dim, nd.NumActions, 0, set.Features, h)
+	tr := newPairBatch(m.Net, nb, ns, kern)
+	draw := minimax.NewSampler(train.Len(), nb)
+	drawStart := minimax.NewSampler(train.Starts(), ns)
 	opt := nn.Adam{LR: set.LearningRate}
+	iter := 0
 	step := func() (float64, error) {
-		for k := range idx {
-			idx[k] = rng.IntN(train.Len())
-			st[k] = rng.IntN(train.Starts())
+		if iter%set.SampleIters == 0 {
+			tr.load(train, draw.Draw(rng), drawStart.Draw(rng), gamma)
 		}
-		v, err := tr.loss(train, idx, st, gamma, lambda, set.Statistic == "V", true)
+		iter++
+		v, err := tr.loss(train, gamma, lambda, true)
 		if err != nil {
 			return 0, fmt.Errorf("ratio: %s: %w", name, err)
 		}
@@ -235,21 +253,14 @@ func fitPairNeural(name string, d *dataset.Dataset, gamma float64, target value.
 	}
 	var heldOut func() (float64, error)
 	if held != nil {
-		n := min(held.Len(), minimax.HeldOutUnits)
-		hidx, hst := make([]int, n), make([]int, n)
-		if held.Len() <= minimax.HeldOutUnits {
-			for i := range hidx {
-				hidx[i] = i
-			}
-		} else {
-			copy(hidx, rng.Perm(held.Len())[:n])
+		hn, hs := min(held.Len(), nb), 0
+		if gamma < 1 {
+			hs = min(held.Starts(), nb)
 		}
-		for i := range hst {
-			hst[i] = rng.IntN(held.Starts())
-		}
-		ev := newPairBatch(m.Net, n, gamma, h)
+		ev := newPairBatch(m.Net, hn, hs, kern)
+		ev.load(held, minimax.NewSampler(held.Len(), hn).Draw(rng), minimax.NewSampler(held.Starts(), hs).Draw(rng), gamma)
 		heldOut = func() (float64, error) {
-			v, err := ev.loss(held, hidx, hst, gamma, lambda, false, false)
+			v, err := ev.loss(held, gamma, lambda, false)
 			if err != nil {
 				return 0, fmt.Errorf("ratio: %s: held-out loss: %w", name, err)
 			}

@@ -80,23 +80,24 @@ import (
 // neural): q(s, .) = Shift + Unit net(x), a network of the standardised
 // state with one linear output per action (Shift = mean(r)/(1 - gamma),
 // Unit = sd(r)/(1 - gamma); for gamma = 1, Shift = 0 and Unit =
-// 10 sd(r)), and the loss is the kernel loss above on minibatches of B
+// 10 sd(r)), and the loss is the kernel loss above on samples of B
 // transitions, the squared RKHS norm of
 //
 //	mu = (1/B) sum_i (delta_i - kappa) e_{a_i} delta_{x_i},   delta_i = r_i + gamma q(s'_i, pi) - q(s_i, a_i),
 //
-// q(s'_i, pi) the exact mean over the next_target_prob_k columns
-// (minimax.MeasureLoss; the V-statistic by default, whose diagonal adds
-// E_D[delta^2]/B, the U-statistic with Network.Statistic "U", unbounded
-// below on a batch). The scalar kappa is profiled out of every
-// minibatch in closed form (kappa = <mu_delta, mu_1> / ||mu_1||^2): for
-// gamma = 1 it is the average reward rho; for gamma < 1 it is (1 - gamma)
-// times a shift of q, the direction the loss sees only through
-// (1 - gamma) and that Adam otherwise crawls along (without it the
-// estimate stayed near the behavior's mean reward after 3000
-// iterations). The model's kappa is profiled on a fixed sample of up to
-// 1024 training transitions at every evaluation and kept with the best
-// held-out parameters (value.MinimaxNeural has the training's settings).
+// q(s'_i, pi) the exact mean over the next_target_prob_k columns, under
+// the kernel with half the median bandwidth in random Fourier features
+// (minimax.FeatureLoss; the V-statistic, whose diagonal adds
+// E_D[delta^2]/B: the U-statistic is unbounded below on a sample, and a
+// flexible q found that). The scalar kappa is profiled out of every
+// sample's loss in closed form (kappa = <mu_delta, mu_1> / ||mu_1||^2):
+// for gamma = 1 it is the average reward rho; for gamma < 1 it is
+// (1 - gamma) times a shift of q, the direction the loss sees only
+// through (1 - gamma) and that Adam otherwise crawls along (without it
+// the estimate stayed near the behavior's mean reward after 3000
+// iterations). The model's kappa is profiled over all training
+// transitions at the end (value.MinimaxNeural has the training's
+// settings: samples of 4096 held for 100 of 1000 Adam steps).
 //
 // References:
 //

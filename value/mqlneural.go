@@ -41,57 +41,90 @@ type MQLNeuralModel struct {
 // Rho returns the average reward (gamma = 1), NaN otherwise.
 func (m *MQLNeuralModel) Rho() float64 { return m.rho }
 
-// mqlBatch evaluates MQL's minibatch loss: the network on the states and
-// next states of the batch's transitions, the Bellman residuals
+// mqlBatch evaluates MQL's loss on a sample of B transitions: the network
+// on their states and next states, the Bellman residuals
 // delta_i = r_i + gamma q(s'_i, pi) - q(s_i, a_i) - kappa as the masses of
-// the measure (1/B) sum_i delta_i delta_(x_i, a_i), and the gradient.
+// the measure (1/B) sum_i delta_i delta_(x_i, a_i) (minimax.FeatureLoss),
+// and the gradient.
 type mqlBatch struct {
 	net   *nn.MLP
 	ws    *nn.Workspace
-	ml    *minimax.MeasureLoss
+	sl    *minimax.FeatureLoss
+	idx   []int
 	u     []float64
 	x, dy []float64
 	grad  []float64
+	n     int
 }
 
-func newMQLBatch(net *nn.MLP, units int, h float64) *mqlBatch {
+func newMQLBatch(net *nn.MLP, units int, kern *minimax.FeatureLoss) *mqlBatch {
 	dim, nA := net.In(), net.Out()
-	return &mqlBatch{net: net, ws: net.NewWorkspace(2 * units), ml: minimax.NewMeasureLoss(dim, nA, 1, units, h),
-		u: make([]float64, units*nA), x: make([]float64, 2*units*dim), dy: make([]float64, 2*units*nA),
-		grad: make([]float64, net.NumParams())}
+	return &mqlBatch{net: net, ws: net.NewWorkspace(2 * units), sl: kern.Resize(units),
+		idx: make([]int, units), u: make([]float64, units*nA), x: make([]float64, 2*units*dim),
+		dy: make([]float64, 2*units*nA), grad: make([]float64, net.NumParams())}
 }
 
-// loss returns the kernel loss of the transitions idx of nd (V-statistic
-// if diag) under q = shift + unit net with the residuals' level kappa, or
-// profiled over kappa if profile (b.ml.Kappa is then the minimiser), and,
-// if grad, leaves its gradient in b.grad.
-func (b *mqlBatch) loss(nd *minimax.NeuralData, idx []int, gamma, shift, unit, kappa float64, profile, diag, grad bool) (float64, error) {
-	n, dim, nA := len(idx), nd.Dim, nd.NumActions
+// load makes the transitions idx of nd the sample and computes its kernel
+// matrix.
+func (b *mqlBatch) load(nd *minimax.NeuralData, idx []int) {
+	n, dim, sl := len(idx), nd.Dim, b.sl
+	b.n = n
+	b.idx = append(b.idx[:0], idx...)
 	for k, i := range idx {
 		copy(b.x[k*dim:(k+1)*dim], nd.S[i*dim:(i+1)*dim])
 		copy(b.x[(n+k)*dim:(n+k+1)*dim], nd.Next[i*dim:(i+1)*dim])
 	}
+	copy(sl.X, b.x[:n*dim])
+	sl.Load(n)
+}
+
+// addLevelSums adds to e and eu the embeddings of the loaded sample's
+// residuals at kappa = 0 and of the constant 1 (each transition's mass
+// unweighted), the sums whose ratio <e, eu> / <eu, eu> is the profiled
+// kappa over all the samples added.
+func (b *mqlBatch) addLevelSums(nd *minimax.NeuralData, gamma, shift, unit float64, e, eu []float64) {
+	n, nA, sl := b.n, nd.NumActions, b.sl
 	out := b.net.Forward(b.ws, b.x, 2*n)
-	ml := b.ml
-	copy(ml.X, b.x[:n*dim])
-	clear(ml.C[:n*nA])
-	ml.U = nil
-	if profile {
-		clear(b.u[:n*nA])
-		ml.U, kappa = b.u, 0
-	}
-	for k, i := range idx {
+	clear(sl.C[:n*nA])
+	clear(b.u[:n*nA])
+	sl.U = b.u
+	for k, i := range b.idx[:n] {
 		a := int(nd.A[i])
 		vn := 0.0
 		for c, p := range nd.PiNext[i*nA : (i+1)*nA] {
 			vn += p * (shift + unit*out[(n+k)*nA+c])
 		}
-		ml.C[k*nA+a] = nd.R[i] - kappa + gamma*vn - (shift + unit*out[k*nA+a])
+		sl.C[k*nA+a] = nd.R[i] + gamma*vn - (shift + unit*out[k*nA+a])
+		b.u[k*nA+a] = 1
+	}
+	sl.AddEmbedding(e, eu)
+}
+
+// loss returns the kernel loss of the loaded sample under q = shift + unit net with the residuals' level kappa, or
+// profiled over kappa if profile (b.sl.Kappa is then the minimiser), and,
+// if grad, leaves its gradient in b.grad.
+func (b *mqlBatch) loss(nd *minimax.NeuralData, gamma, shift, unit, kappa float64, profile, grad bool) (float64, error) {
+	n, nA, sl := b.n, nd.NumActions, b.sl
+	out := b.net.Forward(b.ws, b.x, 2*n)
+	inv := 1 / float64(n)
+	clear(sl.C[:n*nA])
+	sl.U = nil
+	if profile {
+		clear(b.u[:n*nA])
+		sl.U, kappa = b.u, 0
+	}
+	for k, i := range b.idx[:n] {
+		a := int(nd.A[i])
+		vn := 0.0
+		for c, p := range nd.PiNext[i*nA : (i+1)*nA] {
+			vn += p * (shift + unit*out[(n+k)*nA+c])
+		}
+		sl.C[k*nA+a] = (nd.R[i] - kappa + gamma*vn - (shift + unit*out[k*nA+a])) * inv
 		if profile {
-			b.u[k*nA+a] = 1
+			b.u[k*nA+a] = inv
 		}
 	}
-	v := ml.Loss(n, diag, grad)
+	v := sl.Loss(grad)
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return 0, fmt.Errorf("loss %v (training diverged)", v)
 	}
@@ -99,9 +132,9 @@ func (b *mqlBatch) loss(nd *minimax.NeuralData, idx []int, gamma, shift, unit, k
 		return v, nil
 	}
 	clear(b.dy[:2*n*nA])
-	for k, i := range idx {
+	for k, i := range b.idx[:n] {
 		a := int(nd.A[i])
-		g := ml.G[k*nA+a] // dL/ddelta_k
+		g := sl.G[k*nA+a] * inv // dL/ddelta_k
 		b.dy[k*nA+a] = -unit * g
 		for c, p := range nd.PiNext[i*nA : (i+1)*nA] {
 			b.dy[(n+k)*nA+c] = gamma * p * unit * g
@@ -151,6 +184,7 @@ func (l MQL) fitNeural(d *dataset.Dataset, gamma float64, target Target) (*MQLNe
 		if h, err = minimax.Median(rng, train.S, nd.Dim, set.BandwidthSample); err != nil {
 			return nil, fmt.Errorf("value: mql: %w", err)
 		}
+		h /= 2 // see value.MinimaxNeural.Bandwidth
 	}
 	// The output's scale: q of order Shift +- Unit.
 	rMean, rSD := meanSD(nd.R)
@@ -172,42 +206,66 @@ func (l MQL) fitNeural(d *dataset.Dataset, gamma float64, target Target) (*MQLNe
 	}
 	m.Net.Init(rng, 0.1)
 	// The residuals' level kappa (rho for gamma = 1, (1 - gamma) times a
-	// shift of q for gamma < 1) is profiled out of every minibatch's loss;
-	// the model's is profiled on a fixed sample of training transitions
-	// at every evaluation.
+	// shift of q for gamma < 1) is profiled out of every sample's loss;
+	// the model's is profiled over all training transitions (in pieces
+	// of BatchSize) at every evaluation and at the end.
 	level := []float64{0}
-	tr := newMQLBatch(m.Net, set.BatchSize, h)
-	idx := make([]int, set.BatchSize)
+	// Every SampleIters iterations a new sample of BatchSize transitions
+	// (all of them if there are no more) is drawn, and Adam runs on its
+	// exact loss until the next (see MinimaxNeural for why).
+	nb := min(set.BatchSize, train.Len())
+	kern := minimax.NewFeatureLoss(rng, nd.Dim, nd.NumActions, 0, set.Features, h)
+	tr := newMQLBatch(m.Net, nb, kern)
+	draw := minimax.NewSampler(train.Len(), nb)
 	opt := nn.Adam{LR: set.LearningRate}
+	iter := 0
 	step := func() (float64, error) {
-		for k := range idx {
-			idx[k] = rng.IntN(train.Len())
+		if iter%set.SampleIters == 0 {
+			tr.load(train, draw.Draw(rng))
 		}
-		v, err := tr.loss(train, idx, gamma, m.Shift, m.Unit, 0, true, set.Statistic != "U", true)
+		iter++
+		v, err := tr.loss(train, gamma, m.Shift, m.Unit, 0, true, true)
 		if err != nil {
 			return 0, fmt.Errorf("value: mql: %w", err)
 		}
 		opt.Step(m.Net.Params(), tr.grad)
 		return v, nil
 	}
-	tidx := heldOutSample(rng, train.Len())
-	tb := newMQLBatch(m.Net, len(tidx), h)
+	tb := newMQLBatch(m.Net, nb, kern) // tr keeps the training sample
+	nD := nd.NumActions * kern.D
+	e, eu := make([]float64, nD), make([]float64, nD)
+	piece := make([]int, 0, nb)
 	profile := func() error {
-		if _, err := tb.loss(train, tidx, gamma, m.Shift, m.Unit, 0, true, false, false); err != nil {
-			return fmt.Errorf("value: mql: %w", err)
+		clear(e)
+		clear(eu)
+		for lo := 0; lo < train.Len(); lo += nb {
+			piece = piece[:0]
+			for i := lo; i < min(lo+nb, train.Len()); i++ {
+				piece = append(piece, i)
+			}
+			tb.load(train, piece)
+			tb.addLevelSums(train, gamma, m.Shift, m.Unit, e, eu)
 		}
-		level[0] = tb.ml.Kappa
+		cu, uu := 0.0, 0.0
+		for i, v := range eu {
+			cu += e[i] * v
+			uu += v * v
+		}
+		if !(uu > 0) || math.IsNaN(cu) || math.IsInf(cu, 0) {
+			return fmt.Errorf("value: mql: the residuals' level is %v / %v (training diverged)", cu, uu)
+		}
+		level[0] = cu / uu
 		return nil
 	}
 	var heldOut func() (float64, error)
 	if held != nil {
-		hidx := heldOutSample(rng, held.Len())
-		ev := newMQLBatch(m.Net, len(hidx), h)
+		ev := newMQLBatch(m.Net, min(held.Len(), nb), kern)
+		ev.load(held, minimax.NewSampler(held.Len(), nb).Draw(rng))
 		heldOut = func() (float64, error) {
 			if err := profile(); err != nil {
 				return 0, err
 			}
-			v, err := ev.loss(held, hidx, gamma, m.Shift, m.Unit, level[0], false, false, false)
+			v, err := ev.loss(held, gamma, m.Shift, m.Unit, level[0], false, false)
 			if err != nil {
 				return 0, fmt.Errorf("value: mql: held-out loss: %w", err)
 			}
@@ -231,19 +289,6 @@ func (l MQL) fitNeural(d *dataset.Dataset, gamma float64, target Target) (*MQLNe
 	}
 	m.Iterations, m.BestIter, m.TrainLoss, m.HeldOutLoss = rec.Iterations, rec.BestIter, rec.TrainLoss, rec.HeldOutLoss
 	return m, nil
-}
-
-// heldOutSample returns the held-out units whose loss is evaluated: all
-// n, or minimax.HeldOutUnits of them drawn without replacement.
-func heldOutSample(rng *rand.Rand, n int) []int {
-	if n <= minimax.HeldOutUnits {
-		idx := make([]int, n)
-		for i := range idx {
-			idx[i] = i
-		}
-		return idx
-	}
-	return rng.Perm(n)[:minimax.HeldOutUnits]
 }
 
 // Values returns q(s_j, a_j), v(s_j) and v(s'_j) (NaN where s'_j or the

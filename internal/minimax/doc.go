@@ -6,8 +6,9 @@
 // (CrossValidate), the tabular state-action problem of minimax weight
 // learning, DualDICE and minimax Q-learning (Pairs), and what their neural
 // forms share: the scaled transitions and start states (NeuralData) with
-// their held-out split, the minibatch kernel loss of a signed measure and
-// its gradient (MeasureLoss), and the early-stopping loop (Schedule).
+// their held-out split, the kernel loss of a signed measure in random
+// Fourier features and its gradient (FeatureLoss), and the training loop
+// (Schedule).
 //
 // The learners themselves live in package ratio (Kernel, MWL, DualDICE)
 // and package value (MQL); their documentation gives the equations.

@@ -8,15 +8,15 @@ import (
 
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/internal/holdout"
-	"github.com/ihope-ope/ihope/nn"
 )
 
 // What the neural forms of the minimax learners share (ratio.MWL and
 // ratio.DualDICE with Neural set, value.MQL with Neural set): the logged
 // transitions and start states with their scaled states (NeuralData), the
 // held-out split by episodes (Split), the median heuristic (Median), the
-// minibatch kernel loss of a signed measure with its gradient
-// (MeasureLoss) and the early-stopping loop (Schedule). The density-ratio
+// samples (Sampler), the kernel loss of a signed measure in random
+// Fourier features with its gradient (FeatureLoss) and the training loop
+// (Schedule). The density-ratio
 // learner of ratio.Neural (bch-neural) keeps its own copies of the
 // scaling, the split and the loop, which could move onto these.
 
@@ -245,150 +245,153 @@ func MedianOf(rng *rand.Rand, x []float64, dim int, pool []int, n int) (float64,
 	return dist[mid], nil
 }
 
-// MeasureLoss is the squared RKHS norm of a signed measure on (state,
+// FeatureLoss is the squared RKHS norm of a signed measure on (state,
 // action) pairs under the kernel
 //
 //	k((x, a), (x~, a~)) = exp(-||x - x~||^2 / (2 h^2)) 1[a = a~],
 //
-// the minibatch form of the kernel losses of MWL, DualDICE and MQL. The
-// measure is (1/B) sum_{i<B} mu_i, one part per unit i of the batch (a
-// transition, with its start state for MWL), and each part is a sum of
-// PerUnit point masses at states x_p with one coefficient per action,
-// c_p in R^NumActions (the mass c_p[a] at (x_p, a)). Then
+// the kernel loss of MWL, DualDICE and MQL on a sample. The measure is a
+// sum of point masses at states x_p with one coefficient per action,
+// c_p in R^NumActions (the mass c_p[a] at (x_p, a)), and its squared norm
+// is sum_{p, q} k(x_p, x_q) <c_p, c_q> over all pairs (the V-statistic
+// when the coefficients carry the sample's weights 1/B). The state
+// kernel is replaced by D random Fourier features (Rahimi and Recht
+// 2007),
 //
-//	||mu||^2 = (1/N) sum_{p, q} K_pq <c_p, c_q>,   K_pq = exp(-||x_p - x_q||^2 / (2 h^2)),
+//	psi(x) = sqrt(2/D) (cos(omega_j^T x), sin(omega_j^T x))_{j < D/2},   omega_j ~ N(0, I/h^2),
 //
-// with N = B^2 (the V-statistic, all pairs of units) or, leaving out the
-// pairs within one unit, N = B (B - 1) (the U-statistic, unbiased for the
-// population's ||E mu_i||^2). Point p of unit i is row i PerUnit + p of X
-// and C.
+// psi(x)^T psi(x~) -> exp(-||x - x~||^2 / (2 h^2)), the features the
+// kernel forms use (ratio.PairKernel's KernelFeatures). The loss is then
+// the squared norm of the measure's embedding,
+//
+//	||mu||^2 = sum_a ||E_a||^2,   E_a = sum_p c_p[a] psi(x_p),
+//
+// and its cost is linear in the points (2 points x D x NumActions per
+// Loss) where SampleLoss's is quadratic: the neural learners can afford
+// samples of tens of thousands of transitions, on which the loss's noise
+// is below the differences that locate the solution (see
+// value.MinimaxNeural). The caller fills X, calls Load (which computes
+// the points' features) and then evaluates Loss for as many C as it
+// likes.
 //
 // With U set (points x NumActions, a second measure nu), the loss is
 // profiled over one scalar: Loss returns min_kappa ||mu - kappa nu||^2,
 // attained at Kappa = <mu, nu> / ||nu||^2, and G is its gradient (by the
 // envelope theorem the gradient at fixed kappa = Kappa). MQL profiles its
 // Bellman residuals' level this way (see value.MQL).
-type MeasureLoss struct {
-	Dim, NumActions, PerUnit int
-	// X (points x Dim) and C (points x NumActions) are the batch, filled
+type FeatureLoss struct {
+	Dim, NumActions, D int
+	// X (points x Dim) and C (points x NumActions) are the sample, filled
 	// by the caller; G (points x NumActions) receives the gradient
-	// dLoss/dc_p = (2/N) sum_q K_pq (c_q - Kappa u_q).
+	// dLoss/dc_p = 2 (E - Kappa E_U)^T psi(x_p).
 	X, C, G []float64
-	// U is the profiled direction (nil: none) and Kappa its coefficient
-	// at the last Loss.
-	U     []float64
-	Kappa float64
-	negc  float64
-	row   []float64
-	gu    []float64
+	U       []float64
+	Kappa   float64
+	omega   []float64 // D/2 x Dim
+	psi     []float64 // points x D
+	e, eu   []float64 // NumActions x D
+	n       int
 }
 
-// NewMeasureLoss returns the loss of batches of up to units units with
-// bandwidth h.
-func NewMeasureLoss(dim, numActions, perUnit, units int, h float64) *MeasureLoss {
-	n := units * perUnit
-	return &MeasureLoss{Dim: dim, NumActions: numActions, PerUnit: perUnit,
-		X: make([]float64, n*dim), C: make([]float64, n*numActions), G: make([]float64, n*numActions),
-		negc: -1 / (2 * h * h), row: make([]float64, n)}
+// NewFeatureLoss returns the loss of samples of up to points points with
+// features (rounded up to an even number) drawn by rng for bandwidth h.
+func NewFeatureLoss(rng *rand.Rand, dim, numActions, points, features int, h float64) *FeatureLoss {
+	features += features % 2
+	fl := &FeatureLoss{Dim: dim, NumActions: numActions, D: features,
+		X: make([]float64, points*dim), C: make([]float64, points*numActions), G: make([]float64, points*numActions),
+		omega: make([]float64, features/2*dim), psi: make([]float64, points*features),
+		e: make([]float64, numActions*features), eu: make([]float64, numActions*features)}
+	for i := range fl.omega {
+		fl.omega[i] = rng.NormFloat64() / h
+	}
+	return fl
 }
 
-// Loss returns ||mu||^2 over the first units units (the V-statistic if
-// diag, else the U-statistic), profiled over Kappa if U is set, and, if
-// grad, leaves its gradient in G. It allocates nothing after its first
-// profiled call; the sums run in a fixed order, so equal inputs give
-// equal bits.
-func (ml *MeasureLoss) Loss(units int, diag, grad bool) float64 {
-	n, d, nA, pu := units*ml.PerUnit, ml.Dim, ml.NumActions, ml.PerUnit
-	norm := float64(units) * float64(units)
-	if !diag {
-		norm = float64(units) * float64(units-1)
-	}
-	ml.Kappa = 0
-	if !(norm > 0) {
-		return 0
-	}
-	X, C, G, U := ml.X, ml.C, ml.G, ml.U
-	prof := U != nil
-	if prof && len(ml.gu) < len(G) {
-		ml.gu = make([]float64, len(G))
-	}
-	gu := ml.gu
-	clear(G[:n*nA])
-	if prof {
-		clear(gu[:n*nA])
-	}
-	var cc, cu, uu float64 // <mu, mu>, <mu, nu>, <nu, nu> times N
+// Resize returns a loss with fl's features (the same kernel) for samples
+// of up to points points.
+func (fl *FeatureLoss) Resize(points int) *FeatureLoss {
+	nA, D := fl.NumActions, fl.D
+	return &FeatureLoss{Dim: fl.Dim, NumActions: nA, D: D,
+		X: make([]float64, points*fl.Dim), C: make([]float64, points*nA), G: make([]float64, points*nA),
+		omega: fl.omega, psi: make([]float64, points*D), e: make([]float64, nA*D), eu: make([]float64, nA*D)}
+}
+
+// Load computes the features of the first n points of X; Loss then works
+// on them until the next Load.
+func (fl *FeatureLoss) Load(n int) {
+	d, D, m := fl.Dim, fl.D, fl.D/2
+	scale := math.Sqrt(2 / float64(D))
+	fl.n = n
 	for p := range n {
-		xp, cp := X[p*d:(p+1)*d], C[p*nA:(p+1)*nA]
-		var up []float64
-		if prof {
-			up = U[p*nA : (p+1)*nA]
+		x, f := fl.X[p*d:(p+1)*d], fl.psi[p*D:(p+1)*D]
+		for j := range m {
+			sn, cs := math.Sincos(dot(fl.omega[j*d:(j+1)*d], x))
+			f[j], f[m+j] = scale*cs, scale*sn
 		}
-		if diag {
-			cc += dot(cp, cp)
-			for a, v := range cp {
-				G[p*nA+a] += v
+	}
+}
+
+// AddEmbedding adds the embedding of the loaded points' coefficients C,
+// E_a = sum_p C_p[a] psi(x_p), to e, and that of U to eu if U is set
+// (both NumActions x D): sums over several loads give the embedding of
+// a measure too large to load at once.
+func (fl *FeatureLoss) AddEmbedding(e, eu []float64) {
+	fl.addEmbedding(e, fl.C)
+	if fl.U != nil {
+		fl.addEmbedding(eu, fl.U)
+	}
+}
+
+func (fl *FeatureLoss) addEmbedding(e, c []float64) {
+	nA, D := fl.NumActions, fl.D
+	for p := range fl.n {
+		f := fl.psi[p*D : (p+1)*D]
+		for a, v := range c[p*nA : (p+1)*nA] {
+			if v == 0 {
+				continue
 			}
-			if prof {
-				cu += dot(cp, up)
-				uu += dot(up, up)
-				for a, v := range up {
-					gu[p*nA+a] += v
-				}
-			}
-		}
-		q0 := p + 1
-		if !diag {
-			q0 = (p/pu + 1) * pu // the next unit's first point
-		}
-		if q0 >= n {
-			continue
-		}
-		row := ml.row[q0:n]
-		for k := range row {
-			xq := X[(q0+k)*d : (q0+k+1)*d]
-			s := 0.0
-			for t, v := range xp {
-				s = math.FMA(v-xq[t], v-xq[t], s)
-			}
-			row[k] = s * ml.negc
-		}
-		nn.ExpTo(row, row)
-		gp := G[p*nA : (p+1)*nA]
-		for k, kv := range row {
-			q := q0 + k
-			cq, gq := C[q*nA:(q+1)*nA], G[q*nA:(q+1)*nA]
-			cc += 2 * kv * dot(cp, cq)
-			for a := range cp {
-				gp[a] = math.FMA(kv, cq[a], gp[a])
-				gq[a] = math.FMA(kv, cp[a], gq[a])
-			}
-			if prof {
-				uq := U[q*nA : (q+1)*nA]
-				cu += kv * (dot(cp, uq) + dot(up, cq))
-				uu += 2 * kv * dot(up, uq)
-				gup, guq := gu[p*nA:(p+1)*nA], gu[q*nA:(q+1)*nA]
-				for a := range up {
-					gup[a] = math.FMA(kv, uq[a], gup[a])
-					guq[a] = math.FMA(kv, up[a], guq[a])
-				}
+			ea := e[a*D : (a+1)*D]
+			for j, fj := range f {
+				ea[j] = math.FMA(v, fj, ea[j])
 			}
 		}
 	}
+}
+
+// Loss returns ||mu||^2 over the loaded points, profiled over Kappa if U
+// is set, and, if grad, leaves its gradient in G. It allocates nothing;
+// the sums run in a fixed order, so equal inputs give equal bits.
+func (fl *FeatureLoss) Loss(grad bool) float64 {
+	n, nA, D := fl.n, fl.NumActions, fl.D
+	prof := fl.U != nil
+	embed := func(e, c []float64) {
+		clear(e)
+		fl.addEmbedding(e, c)
+	}
+	embed(fl.e, fl.C)
+	cc := dot(fl.e, fl.e)
+	fl.Kappa = 0
 	loss := cc
-	if prof && uu > 0 {
-		ml.Kappa = cu / uu
-		loss = cc - ml.Kappa*cu
+	if prof {
+		embed(fl.eu, fl.U)
+		cu, uu := dot(fl.e, fl.eu), dot(fl.eu, fl.eu)
+		if uu > 0 {
+			fl.Kappa = cu / uu
+			loss = cc - fl.Kappa*cu
+			for i, v := range fl.eu {
+				fl.e[i] -= fl.Kappa * v
+			}
+		}
 	}
 	if grad {
-		for i := range G[:n*nA] {
-			if prof {
-				G[i] -= ml.Kappa * gu[i]
+		for p := range n {
+			f := fl.psi[p*D : (p+1)*D]
+			for a := range nA {
+				fl.G[p*nA+a] = 2 * dot(fl.e[a*D:(a+1)*D], f)
 			}
-			G[i] *= 2 / norm
 		}
 	}
-	return loss / norm
+	return loss
 }
 
 func dot(x, y []float64) float64 {
@@ -399,10 +402,36 @@ func dot(x, y []float64) float64 {
 	return s
 }
 
-// HeldOutUnits caps the held-out units whose U-statistic the neural
-// learners evaluate (a fixed sample of them when there are more): its
-// cost is quadratic in their number.
-const HeldOutUnits = 1024
+// Sampler draws samples of k of the integers 0..n-1 without replacement
+// (all of them, in order, when k >= n), reusing its memory.
+type Sampler struct {
+	pool []int
+	k    int
+}
+
+// NewSampler returns a sampler of k of 0..n-1.
+func NewSampler(n, k int) *Sampler {
+	pool := make([]int, n)
+	for i := range pool {
+		pool[i] = i
+	}
+	return &Sampler{pool: pool, k: min(k, n)}
+}
+
+// Draw returns the next sample (valid until the next Draw): a partial
+// Fisher-Yates shuffle of the pool by rng, or the whole pool in order
+// when it is no larger than the sample.
+func (s *Sampler) Draw(rng *rand.Rand) []int {
+	n := len(s.pool)
+	if s.k >= n {
+		return s.pool
+	}
+	for i := range s.k {
+		j := i + rng.IntN(n-i)
+		s.pool[i], s.pool[j] = s.pool[j], s.pool[i]
+	}
+	return s.pool[:s.k]
+}
 
 // Schedule is the early-stopping loop of the neural minimax learners:
 // Adam steps on minibatches until MaxIter, evaluating a held-out loss

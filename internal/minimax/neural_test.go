@@ -9,72 +9,131 @@ import (
 	"github.com/ihope-ope/ihope/internal/gradcheck"
 )
 
-// MeasureLoss agrees with the double sum over (state, action) atoms of its
-// definition, computed independently, for the V- and U-statistics, with
-// and without the profiled direction; its gradient matches central finite
-// differences.
-func TestMeasureLoss(t *testing.T) {
-	const dim, nA, per, units, h = 2, 3, 3, 5, 0.8
+// FeatureLoss agrees with the double sum over (state, action) atoms of
+// its definition with the features' kernel psi(x)^T psi(x~), computed
+// independently, with and without the profiled direction; with many
+// features that kernel is the Gaussian one; its gradient matches central
+// finite differences; the embeddings of two loads add up to that of one.
+func TestFeatureLoss(t *testing.T) {
+	const dim, nA, points, h = 2, 3, 13, 0.8
 	rng := rand.New(rand.NewPCG(1, 2))
-	ml := NewMeasureLoss(dim, nA, per, units, h)
-	for i := range ml.X {
-		ml.X[i] = rng.NormFloat64()
+	fl := NewFeatureLoss(rand.New(rand.NewPCG(3, 4)), dim, nA, points, 64, h)
+	for i := range fl.X {
+		fl.X[i] = rng.NormFloat64()
 	}
-	for i := range ml.C {
-		ml.C[i] = rng.NormFloat64()
+	for i := range fl.C {
+		fl.C[i] = rng.NormFloat64()
 	}
-	u := make([]float64, len(ml.C))
+	u := make([]float64, len(fl.C))
 	for i := range u {
 		u[i] = rng.Float64()
 	}
-	// direct is the loss of coefficients c - kappa u by its definition.
-	direct := func(c []float64, kappa float64, diag bool) float64 {
+	fl.Load(points)
+	// kern is the features' kernel by its definition.
+	kern := func(f *FeatureLoss, p, q int) float64 {
 		s := 0.0
-		for p := range units * per {
-			for q := range units * per {
-				if !diag && p/per == q/per {
-					continue
-				}
-				d2 := 0.0
-				for t := range dim {
-					d2 += (ml.X[p*dim+t] - ml.X[q*dim+t]) * (ml.X[p*dim+t] - ml.X[q*dim+t])
-				}
-				k := math.Exp(-d2 / (2 * h * h))
+		for j := range f.D / 2 {
+			var wp, wq float64
+			for t := range dim {
+				wp += f.omega[j*dim+t] * f.X[p*dim+t]
+				wq += f.omega[j*dim+t] * f.X[q*dim+t]
+			}
+			s += 2 / float64(f.D) * math.Cos(wp-wq)
+		}
+		return s
+	}
+	direct := func(c []float64, kappa float64) float64 {
+		s := 0.0
+		for p := range points {
+			for q := range points {
+				k := kern(fl, p, q)
 				for a := range nA {
 					s += k * (c[p*nA+a] - kappa*u[p*nA+a]) * (c[q*nA+a] - kappa*u[q*nA+a])
 				}
 			}
 		}
-		if diag {
-			return s / (units * units)
-		}
-		return s / (units * (units - 1))
+		return s
 	}
-	for _, diag := range []bool{true, false} {
-		for _, prof := range []bool{false, true} {
-			ml.U = nil
-			if prof {
-				ml.U = u
-			}
-			got := ml.Loss(units, diag, true)
-			g := append([]float64(nil), ml.G...)
-			kappa := ml.Kappa
-			want := direct(ml.C, kappa, diag)
-			if math.Abs(got-want) > 1e-12*math.Abs(want) {
-				t.Errorf("V %v, profiled %v: loss %v, the double sum gives %v", diag, prof, got, want)
-			}
-			if prof { // Kappa minimises the loss along u
-				for _, dk := range []float64{-1e-3, 1e-3} {
-					if v := direct(ml.C, kappa+dk, diag); v < want {
-						t.Errorf("V %v: loss %v at kappa %v + %v, below %v at kappa", diag, v, kappa, dk, want)
-					}
+	for _, prof := range []bool{false, true} {
+		fl.U = nil
+		if prof {
+			fl.U = u
+		}
+		got := fl.Loss(true)
+		g := append([]float64(nil), fl.G...)
+		kappa := fl.Kappa
+		want := direct(fl.C, kappa)
+		if math.Abs(got-want) > 1e-12*math.Abs(want) {
+			t.Errorf("profiled %v: loss %v, the double sum gives %v", prof, got, want)
+		}
+		if prof { // Kappa minimises the loss along u
+			for _, dk := range []float64{-1e-3, 1e-3} {
+				if v := direct(fl.C, kappa+dk); v < want {
+					t.Errorf("loss %v at kappa %v + %v, below %v at kappa", v, kappa, dk, want)
 				}
 			}
-			fd := gradcheck.FiniteDifferences(ml.C, func() float64 { return ml.Loss(units, diag, false) })
-			if vec, _ := gradcheck.Compare(g, fd); !(vec <= 1e-6) {
-				t.Errorf("V %v, profiled %v: gradient relative error %.3g", diag, prof, vec)
-			}
 		}
+		fd := gradcheck.FiniteDifferences(fl.C, func() float64 { return fl.Loss(false) })
+		if vec, _ := gradcheck.Compare(g, fd); !(vec <= 1e-6) {
+			t.Errorf("profiled %v: gradient relative error %.3g", prof, vec)
+		}
+	}
+	// Two loads of the first and last points embed as one load of all.
+	fl.U = u
+	eAll, uAll := make([]float64, nA*fl.D), make([]float64, nA*fl.D)
+	fl.AddEmbedding(eAll, uAll)
+	half := fl.Resize(points)
+	e, eu := make([]float64, nA*fl.D), make([]float64, nA*fl.D)
+	for _, part := range [][2]int{{0, 6}, {6, points}} {
+		lo, hi := part[0], part[1]
+		copy(half.X, fl.X[lo*dim:hi*dim])
+		copy(half.C, fl.C[lo*nA:hi*nA])
+		half.U = u[lo*nA : hi*nA]
+		half.Load(hi - lo)
+		half.AddEmbedding(e, eu)
+	}
+	for i := range e {
+		if math.Abs(e[i]-eAll[i]) > 1e-12 || math.Abs(eu[i]-uAll[i]) > 1e-12 {
+			t.Fatalf("embedding %d: %v and %v in two loads, %v and %v in one", i, e[i], eu[i], eAll[i], uAll[i])
+		}
+	}
+	// With 20,000 features the kernel is the Gaussian one to about 0.01.
+	big := NewFeatureLoss(rand.New(rand.NewPCG(5, 6)), dim, nA, points, 20000, h)
+	copy(big.X, fl.X)
+	worst := 0.0
+	for p := range 4 {
+		for q := range 4 {
+			d2 := 0.0
+			for t := range dim {
+				d2 += (fl.X[p*dim+t] - fl.X[q*dim+t]) * (fl.X[p*dim+t] - fl.X[q*dim+t])
+			}
+			worst = max(worst, math.Abs(kern(big, p, q)-math.Exp(-d2/(2*h*h))))
+		}
+	}
+	if worst > 0.03 {
+		t.Errorf("20,000 features: kernel off the Gaussian by %v", worst)
+	}
+}
+
+// Sampler draws distinct indices, all of them in order when the sample
+// is no smaller than the pool.
+func TestSampler(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	s := NewSampler(10, 4)
+	for range 3 {
+		seen := map[int]bool{}
+		for _, i := range s.Draw(rng) {
+			if i < 0 || i >= 10 || seen[i] {
+				t.Fatalf("sample with %d", i)
+			}
+			seen[i] = true
+		}
+		if len(seen) != 4 {
+			t.Errorf("%d distinct of 4", len(seen))
+		}
+	}
+	if got := NewSampler(3, 5).Draw(rng); len(got) != 3 || got[0] != 0 || got[2] != 2 {
+		t.Errorf("whole pool %v, want 0 1 2", got)
 	}
 }
 
