@@ -273,6 +273,15 @@ func TestKernelConstraints(t *testing.T) {
 			if km.Folds != 5 || len(km.Grid) == 0 || len(km.HeldOutLoss) != len(km.Grid) || !slices.Contains(km.Grid, km.Ridge) {
 				t.Errorf("gamma %v signed %v: folds %d, grid %v, held-out %v, ridge %v", gamma, signed, km.Folds, km.Grid, km.HeldOutLoss, km.Ridge)
 			}
+			// The average loss's kernel has the median bandwidth h, the
+			// discounted loss's the bumps' widths h/2 and h/4.
+			wantLoss := []float64{km.Bandwidth}
+			if gamma < 1 {
+				wantLoss = []float64{km.Bandwidth / 2, km.Bandwidth / 4}
+			}
+			if !slices.Equal(km.LossBandwidths, wantLoss) {
+				t.Errorf("gamma %v: loss bandwidths %v, want %v", gamma, km.LossBandwidths, wantLoss)
+			}
 			if obs := d.ObsAt(7); km.Ratio(obs) != w[7] {
 				t.Errorf("Ratio %v, StepRatios %v", km.Ratio(obs), w[7])
 			}

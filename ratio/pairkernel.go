@@ -307,7 +307,7 @@ func fitPairKernel(name string, d *dataset.Dataset, gamma float64, target value.
 		}
 	}
 	phi := newBumps(rng, d, mean, scale, m, h)
-	psi := newFourier(rng, pd.dim, dk, h)
+	psi := newFourier(rng, pd.dim, dk, h, []float64{1})
 	k, nA := phi.size(), pd.nA
 	D, P := nA*psi.dim(), nA*k
 	folds := pairKernelSums(pd, gamma, psi, phi, workers)

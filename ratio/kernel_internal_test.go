@@ -1,0 +1,49 @@
+package ratio
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// psi(x)^T psi(y) approximates the equal mixture of the Gaussian kernels
+// of bandwidths h scales[j]: with 2 x 20,000 features the error of each
+// pair is about 0.007 (the sd of a mean of 20,000 cosines), so 0.03 is
+// four standard deviations; and with scales {1} the frequencies are the
+// draws of the single kernel.
+func TestFourierMixture(t *testing.T) {
+	const h, in = 1.3, 2
+	x := [][]float64{{0, 0}, {0.2, -0.1}, {0.5, 0.3}, {-0.6, 0.4}, {1.5, -1}}
+	for _, scales := range [][]float64{{1}, {0.5, 0.25}} {
+		f := newFourier(rand.New(rand.NewPCG(5, 0)), in, 40000, h, scales)
+		a, b := make([]float64, f.dim()), make([]float64, f.dim())
+		for _, xi := range x {
+			for _, yi := range x {
+				f.features(xi, a)
+				f.features(yi, b)
+				d2 := (xi[0]-yi[0])*(xi[0]-yi[0]) + (xi[1]-yi[1])*(xi[1]-yi[1])
+				want := 0.0
+				for _, s := range scales {
+					want += math.Exp(-d2/(2*h*h*s*s)) / float64(len(scales))
+				}
+				got := 0.0
+				for q := range a {
+					got += a[q] * b[q]
+				}
+				if math.Abs(got-want) > 0.03 {
+					t.Errorf("scales %v, x %v, y %v: psi^T psi %.4f, kernel %.4f", scales, xi, yi, got, want)
+				}
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(7, 0))
+	single := newFourier(rand.New(rand.NewPCG(7, 0)), in, 8, h, []float64{1})
+	want := make([]float64, 4*in)
+	for i := range want {
+		want[i] = rng.NormFloat64() / h
+	}
+	if !slices.Equal(single.omega, want) {
+		t.Errorf("frequencies with scales {1}: %v, want %v", single.omega, want)
+	}
+}
