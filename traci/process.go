@@ -75,19 +75,24 @@ type Process struct {
 // port, connects to it with retries and checks the version. SUMO runs in
 // its own process group; cancelling ctx kills the group at any time during
 // the process's life, and on Linux SUMO also receives SIGKILL if the
-// calling program dies. If the port is taken between choosing it and
-// SUMO binding it, Start tries another one (three attempts).
+// calling program dies. Choosing the port and starting SUMO on it happen
+// under a lock shared by this package's users on the machine (lockPorts);
+// if the port is taken between choosing it and SUMO binding it anyway (by
+// another program), Start tries another one (three attempts).
 func Start(ctx context.Context, opts Options) (*Process, error) {
 	bin, err := LookPath(opts.Binary)
 	if err != nil {
 		return nil, err
 	}
 	for attempt := 0; ; attempt++ {
+		unlock := lockPorts()
 		port, err := freePort()
 		if err != nil {
+			unlock()
 			return nil, err
 		}
 		p, err := launch(ctx, bin, port, opts)
+		unlock()
 		if err == nil || !errors.Is(err, errPortBusy) || attempt == 2 {
 			return p, err
 		}
