@@ -204,14 +204,13 @@ func (b *builder) grow() {
 	d.TargetProbs = regrow(d.TargetProbs, n*lay.targetK)
 }
 
-// regrow returns s with room for n values; nil stays nil.
+// regrow returns s with room for n values in all (grow's, for n - len(s)
+// more); nil stays nil, a column the layout does not have.
 func regrow[T any](s []T, n int) []T {
-	if s == nil || cap(s) >= n {
-		return s
+	if s == nil {
+		return nil
 	}
-	out := make([]T, len(s), n)
-	copy(out, s)
-	return out
+	return grow(s, n-len(s))
 }
 
 // episode returns the index of the episode with the given id, creating
@@ -325,24 +324,37 @@ func (b *builder) checkLink(r rec) {
 			b.errRow.nextVec, b.errRow.ntp = slices.Clone(p.nextVec), slices.Clone(p.ntp)
 		}
 	}()
-	sd := b.lay.stateDim
+	var obs []float64 // r's state vector
+	if sd := b.lay.stateDim; sd > 0 {
+		obs = b.d.Obs[b.n*sd : (b.n+1)*sd]
+	}
+	b.structErr = b.linkError(p.row, p.ep, p.hasNTP, p.terminal, p.next, p.nextVec, r.t, r.row, r.state, obs)
+}
+
+// linkError checks a row that is not its episode's last (row, of episode
+// ep) against the row after it (step nxT at nxRow): no
+// next_target_prob_k, no terminal flag, and a next state, if given
+// (next >= 0: the id, or with vector states nextVec), equal to the next
+// row's (nxState, or the vector nxObs). It returns nil if they agree.
+func (b *builder) linkError(row, ep int32, hasNTP bool, terminal int8, next int32, nextVec []float64, nxT, nxRow, nxState int32, nxObs []float64) error {
 	switch {
-	case p.hasNTP:
-		b.structErr = b.fail(p.row, "next_target_prob_0", "given on a row that is not the last of episode %q (t = %d follows on row %d); "+
+	case hasNTP:
+		return b.fail(row, "next_target_prob_0", "given on a row that is not the last of episode %q (t = %d follows on row %d); "+
 			"next_target_prob_k give the target's action distribution at the state after an episode's last row, and are empty elsewhere",
-			b.ids[p.ep], r.t, r.row)
-	case p.terminal != 0:
-		b.structErr = b.fail(p.row, "terminal", "is 1 on a row that is not the last of episode %q (t = %d follows on row %d); "+
-			"a terminal step ends its episode in the absorbing state, so it is the episode's last row", b.ids[p.ep], r.t, r.row)
-	case p.next < 0:
-	case sd == 0:
-		if p.next != r.state {
-			b.structErr = b.fail(p.row, "next_state", "next_state %d differs from the state %d of the next step of episode %q (row %d)",
-				p.next, r.state, b.ids[p.ep], r.row)
+			b.ids[ep], nxT, nxRow)
+	case terminal != 0:
+		return b.fail(row, "terminal", "is 1 on a row that is not the last of episode %q (t = %d follows on row %d); "+
+			"a terminal step ends its episode in the absorbing state, so it is the episode's last row", b.ids[ep], nxT, nxRow)
+	case next < 0:
+	case b.lay.stateDim == 0:
+		if next != nxState {
+			return b.fail(row, "next_state", "next_state %d differs from the state %d of the next step of episode %q (row %d)",
+				next, nxState, b.ids[ep], nxRow)
 		}
 	default:
-		b.structErr = b.nextMismatch(p.row, p.ep, p.nextVec, b.d.Obs[b.n*sd:(b.n+1)*sd], r.row)
+		return b.nextMismatch(row, ep, nextVec, nxObs, nxRow)
 	}
+	return nil
 }
 
 // nextMismatch returns the error of a next-state vector given on a row
@@ -611,14 +623,20 @@ func (b *builder) sorted() (*Dataset, error) {
 			b.maxState, b.maxRow, b.maxCol = d.State[i], r.row, "state"
 		}
 		last := nx == nil || nx.ep != r.ep
-		if !last && r.ntp >= 0 {
-			return nil, b.fail(r.row, "next_target_prob_0", "given on a row that is not the last of episode %q (t = %d follows on row %d); "+
-				"next_target_prob_k give the target's action distribution at the state after an episode's last row, and are empty elsewhere",
-				b.ids[r.ep], nx.t, nx.row)
-		}
-		if !last && r.terminal != 0 {
-			return nil, b.fail(r.row, "terminal", "is 1 on a row that is not the last of episode %q (t = %d follows on row %d); "+
-				"a terminal step ends its episode in the absorbing state, so it is the episode's last row", b.ids[r.ep], nx.t, nx.row)
+		if !last {
+			var nextVec, nxObs []float64
+			var nxState int32
+			if sd == 0 {
+				nxState = d.State[i+1]
+			} else {
+				nxObs = d.Obs[(i+1)*sd : (i+2)*sd]
+				if r.next >= 0 {
+					nextVec = b.nobs[int(r.next)*sd : int(r.next+1)*sd]
+				}
+			}
+			if err := b.linkError(r.row, r.ep, r.ntp >= 0, r.terminal, r.next, nextVec, nx.t, nx.row, nxState, nxObs); err != nil {
+				return nil, err
+			}
 		}
 		if last && d.Terminal != nil {
 			d.Terminal = append(d.Terminal, r.terminal != 0)
@@ -632,21 +650,7 @@ func (b *builder) sorted() (*Dataset, error) {
 			}
 		}
 		switch {
-		case !last:
-			// The next state is the next row's; one given must agree.
-			if r.next < 0 {
-				break
-			}
-			if sd == 0 {
-				if r.next != d.State[i+1] {
-					return nil, b.fail(r.row, "next_state", "next_state %d differs from the state %d of the next step of episode %q (row %d)",
-						r.next, d.State[i+1], b.ids[r.ep], nx.row)
-				}
-				break
-			}
-			if err := b.nextMismatch(r.row, r.ep, b.nobs[int(r.next)*sd:int(r.next+1)*sd], d.Obs[(i+1)*sd:(i+2)*sd], nx.row); err != nil {
-				return nil, err
-			}
+		case !last: // checked above
 		case sd == 0:
 			d.HasFinal = append(d.HasFinal, r.next >= 0)
 			d.FinalState = append(d.FinalState, r.next)
