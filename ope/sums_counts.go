@@ -203,11 +203,20 @@ func (s *TabularCounts) start(k [2]int32) int32 {
 	return i
 }
 
-// add adds episode e of d with multiplicities mult (Sums.Add); its
-// errors name no estimator (the embedding sums prefix them). Its checks are value.FitCountModel's. A reward
-// enters copy c's sums once per multiplicity, as in a resample holding
-// the episode that many times, so the sums are the in-memory ones.
-func (s *TabularCounts) add(d *dataset.Dataset, e int, mult []int) error {
+// add adds episode e of d with multiplicities mult (Sums.Add), its errors
+// prefixed by who (the embedding sums' estimator: "fqe", ...).
+func (s *TabularCounts) add(who string, d *dataset.Dataset, e int, mult []int) error {
+	if err := s.addEpisode(d, e, mult); err != nil {
+		return fmt.Errorf("%s: %w", who, err)
+	}
+	return nil
+}
+
+// addEpisode is add without the prefix. Its checks are
+// value.FitCountModel's. A reward enters copy c's sums once per
+// multiplicity, as in a resample holding the episode that many times, so
+// the sums are the in-memory ones.
+func (s *TabularCounts) addEpisode(d *dataset.Dataset, e int, mult []int) error {
 	if !d.Discrete() || d.ActionDim != 0 || d.NumActions <= 0 {
 		return errors.New("streams in its tabular form only, which needs discrete states and actions (NumStates > 0, NumActions > 0)")
 	}

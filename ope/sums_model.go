@@ -43,10 +43,7 @@ func (e *ModelBased) NewSums(gamma float64, copies int) (Sums, error) {
 
 // Add implements Sums.
 func (s *ModelBasedSums) Add(d *dataset.Dataset, e int, mult []int) error {
-	if err := s.add(d, e, mult); err != nil {
-		return fmt.Errorf("model-based: count model: %w", err)
-	}
-	return nil
+	return s.add("model-based: count model", d, e, mult)
 }
 
 // SetCounts implements CountSums.

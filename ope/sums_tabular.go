@@ -87,10 +87,7 @@ func (e FQE) NewSums(gamma float64, copies int) (Sums, error) {
 
 // Add implements Sums.
 func (s *FQESums) Add(d *dataset.Dataset, e int, mult []int) error {
-	if err := s.add(d, e, mult); err != nil {
-		return fmt.Errorf("fqe: %w", err)
-	}
-	return nil
+	return s.add("fqe", d, e, mult)
 }
 
 // SetCounts implements CountSums.
@@ -194,10 +191,7 @@ func (e PairRatio) NewSums(gamma float64, copies int) (Sums, error) {
 
 // Add implements Sums.
 func (s *PairRatioSums) Add(d *dataset.Dataset, e int, mult []int) error {
-	if err := s.add(d, e, mult); err != nil {
-		return fmt.Errorf("%s: %w", s.Learner, err)
-	}
-	return nil
+	return s.add(s.Learner, d, e, mult)
 }
 
 // SetCounts implements CountSums.
@@ -295,10 +289,7 @@ func (e MQL) NewSums(gamma float64, copies int) (Sums, error) {
 
 // Add implements Sums.
 func (s *MQLSums) Add(d *dataset.Dataset, e int, mult []int) error {
-	if err := s.add(d, e, mult); err != nil {
-		return fmt.Errorf("mql: %w", err)
-	}
-	return nil
+	return s.add("mql", d, e, mult)
 }
 
 // SetCounts implements CountSums.
