@@ -13,24 +13,29 @@ import (
 	"github.com/ihope-ope/ihope/rollout"
 )
 
-// A prepared reweighting gives the same estimate as Estimate on the
-// resampled dataset: two independent computations of every bootstrap
-// replicate.
-func TestReweightMatchesEstimate(t *testing.T) {
+// namedData is a dataset with a name for subtests.
+type namedData struct {
+	name string
+	d    *dataset.Dataset
+}
+
+// taxiAndRing returns a Taxi log and a ring log whose target never takes
+// L, so that some logged steps have target probability 0 (LogTarget =
+// -Inf): the logs the bootstrap's fast paths are checked on.
+func taxiAndRing(t *testing.T) []namedData {
 	m, _ := ring.New(5)
-	// The target never takes L in this ring, so some logged steps have
-	// target probability 0 (LogTarget = -Inf).
 	ringData, err := rollout.Sample(rand.New(rand.NewPCG(2, 0)), env.NewSampler(m), ring.Policy(5, 0.5), ring.Policy(5, 1), 40, 6)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sets := []struct {
-		name string
-		d    *dataset.Dataset
-	}{
-		{"taxi", taxiData(t, 11, 60, 100)},
-		{"ring-zero-target", ringData},
-	}
+	return []namedData{{"taxi", taxiData(t, 11, 60, 100)}, {"ring-zero-target", ringData}}
+}
+
+// A prepared reweighting gives the same estimate as Estimate on the
+// resampled dataset: two independent computations of every bootstrap
+// replicate.
+func TestReweightMatchesEstimate(t *testing.T) {
+	sets := taxiAndRing(t)
 	ests := []ope.Estimator{&ope.Naive{}, &ope.TrajectoryIS{}, &ope.TrajectoryWIS{},
 		&ope.StepwiseIS{}, &ope.StepwiseWIS{}, ope.DensityRatio{Learner: ratio.Tabular{}}, ope.MIS{}}
 	for _, set := range sets {

@@ -6,17 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
-	"math/rand/v2"
 	"strings"
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/env"
-	"github.com/ihope-ope/ihope/env/ring"
 	"github.com/ihope-ope/ihope/env/taxi"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/ratio"
-	"github.com/ihope-ope/ihope/rollout"
 	"github.com/ihope-ope/ihope/value"
 )
 
@@ -65,18 +61,7 @@ func sumsOf(t *testing.T, est ope.Summer, d *dataset.Dataset, gamma float64, B i
 // copy, the bootstrap fast path's estimate on the Poisson multiplicities:
 // two independent computations of every number.
 func TestSumsMatchInMemory(t *testing.T) {
-	m, _ := ring.New(5)
-	ringData, err := rollout.Sample(rand.New(rand.NewPCG(2, 0)), env.NewSampler(m), ring.Policy(5, 0.5), ring.Policy(5, 1), 40, 6)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sets := []struct {
-		name string
-		d    *dataset.Dataset
-	}{
-		{"taxi", taxiData(t, 11, 60, 100)},
-		{"ring-zero-target", ringData},
-	}
+	sets := taxiAndRing(t)
 	const B, seed = 8, 3
 	for _, set := range sets {
 		for _, gamma := range []float64{1, 0.95} {
