@@ -316,9 +316,13 @@ type estimatorRun struct {
 // core itself and shows its own progress bar.
 func (c *estimateCmd) runAll(entries []ope.Entry, skipped []error, d *dataset.Dataset, opts ope.Options, stderr io.Writer) []estimatorRun {
 	runs := make([]estimatorRun, len(entries))
-	var fast []int
+	var fast, slow []int
 	for i, en := range entries {
-		if skipped[i] == nil && !en.SlowOn(d) {
+		switch {
+		case skipped[i] != nil:
+		case en.SlowOn(d):
+			slow = append(slow, i)
+		default:
 			fast = append(fast, i)
 		}
 	}
@@ -342,10 +346,8 @@ func (c *estimateCmd) runAll(entries []ope.Entry, skipped []error, d *dataset.Da
 	}
 	close(next)
 	wg.Wait()
-	for i, en := range entries {
-		if skipped[i] == nil && en.SlowOn(d) {
-			runs[i].row, runs[i].warnings, runs[i].err = c.runOne(en, d, opts, stderr)
-		}
+	for _, i := range slow {
+		runs[i].row, runs[i].warnings, runs[i].err = c.runOne(entries[i], d, opts, stderr)
 	}
 	return runs
 }
