@@ -279,3 +279,147 @@ func TestMarginalErrors(t *testing.T) {
 		t.Errorf("w_1(1) = %v after a step the target never takes, want 0", w)
 	}
 }
+
+// marginalReference is the recursion of Marginal written as plainly as
+// possible: a full H x nS table and every per-state array cleared at every
+// step. TestMarginalForms holds both forms of MarginalModel to it, bit for
+// bit.
+func marginalReference(d *dataset.Dataset, mult []int) [][]float64 {
+	nE, nS, H := d.NumEpisodes(), d.NumStates, d.MaxLen()
+	weight := func(e int) float64 {
+		if mult == nil {
+			return 1
+		}
+		return float64(mult[e])
+	}
+	w := make([][]float64, H)
+	for t := range w {
+		w[t] = make([]float64, nS)
+	}
+	dpi, next, cnt := make([]float64, nS), make([]float64, nS), make([]float64, nS)
+	total := 0.0
+	for e := range nE {
+		cnt[d.State[d.Start[e]]] += weight(e)
+		total += weight(e)
+	}
+	for s, c := range cnt {
+		if c > 0 {
+			dpi[s], w[0][s] = c/total, 1
+		}
+	}
+	for t := 0; t+1 < H; t++ {
+		var alive []int // continuing to t+1
+		for e := range nE {
+			if d.Len(e) > t+1 {
+				alive = append(alive, e)
+			}
+		}
+		clear(cnt)
+		for _, e := range alive {
+			cnt[d.State[d.Start[e]+t]] += weight(e)
+		}
+		clear(next)
+		for _, e := range alive {
+			if weight(e) == 0 {
+				continue
+			}
+			j := d.Start[e] + t
+			s := d.State[j]
+			next[d.State[j+1]] += weight(e) * dpi[s] * math.Exp(d.LogTarget[j]-d.LogBehavior[j]) / cnt[s]
+		}
+		clear(cnt)
+		alive1 := 0.0
+		for _, e := range alive {
+			cnt[d.State[d.Start[e]+t+1]] += weight(e)
+			alive1 += weight(e)
+		}
+		for s, c := range cnt {
+			if c > 0 {
+				w[t+1][s] = next[s] / (c / alive1)
+			}
+		}
+		dpi, next = next, dpi
+	}
+	return w
+}
+
+// TestMarginalForms: the dense and the sparse form of MarginalModel give
+// the reference recursion's ratios exactly, at every (t, s) and at every
+// step of the fitted log and of another, on Taxi logs with episodes of
+// unequal lengths, with and without bootstrap multiplicities (zeros
+// included).
+func TestMarginalForms(t *testing.T) {
+	target, behavior := taxiPolicies(t)
+	full := sample(t, 3, taxi.New(), behavior, target, 30, 60)
+	// Cut the episodes to lengths 60, 59, ..., 31 (longest first, so the
+	// horizon is 60 whatever the order), keeping the next states.
+	var eps []dataset.Episode
+	for e, ep := range full.Episodes() {
+		ep.Steps = ep.Steps[:60-e]
+		eps = append(eps, ep)
+	}
+	d := mustNew(t, full.NumStates, full.NumActions, eps)
+	other := sample(t, 4, taxi.New(), behavior, target, 5, 70) // longer than the horizon
+	mult := make([]int, d.NumEpisodes())
+	for e := range mult {
+		mult[e] = (e * 7) % 4 // 0, 3, 2, 1, ...
+	}
+	for _, mu := range [][]int{nil, mult} {
+		ref := marginalReference(d, mu)
+		weight := func(e int) float64 {
+			if mu == nil {
+				return 1
+			}
+			return float64(mu[e])
+		}
+		for _, sparse := range []bool{false, true} {
+			m := fitMarginal(d, mu, weight, sparse)
+			if (m.w == nil) != sparse || m.Horizon() != 60 {
+				t.Fatalf("sparse %v: dense table %v, horizon %d", sparse, m.w != nil, m.Horizon())
+			}
+			for tt := -1; tt <= 60; tt++ {
+				for s := -1; s <= d.NumStates; s++ {
+					want := 0.0
+					if tt >= 0 && tt < 60 && s >= 0 && s < d.NumStates {
+						want = ref[tt][s]
+					}
+					if got := m.Ratio(tt, s); got != want {
+						t.Fatalf("mult %v, sparse %v: w_%d(%d) = %v, want %v", mu != nil, sparse, tt, s, got, want)
+					}
+				}
+			}
+			for _, dd := range []*dataset.Dataset{d, other} {
+				w, err := m.StepRatios(dd)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for e := range dd.NumEpisodes() {
+					lo, hi := dd.Span(e)
+					for j := lo; j < hi; j++ {
+						want := 0.0
+						if s := int(dd.State[j]); j-lo < 60 && s < d.NumStates {
+							want = ref[j-lo][s]
+						}
+						if w[j] != want {
+							t.Fatalf("mult %v, sparse %v: step %d of episode %d: %v, want %v", mu != nil, sparse, j-lo, e, w[j], want)
+						}
+					}
+				}
+			}
+		}
+	}
+	// The choice of form: the paper's Taxi seed (200 x 400 steps, 2000
+	// states) is sparse, 2500 episodes of 400 steps dense.
+	for _, c := range []struct {
+		n      int
+		sparse bool
+	}{{200, true}, {2500, false}} {
+		dd := &dataset.Dataset{NumStates: 2000, IDs: make([]string, c.n), Start: make([]int, c.n+1), Reward: make([]float64, c.n*400)}
+		for e := range dd.Start {
+			dd.Start[e] = 400 * e
+		}
+		if got := sparseMarginal(dd); got != c.sparse {
+			t.Errorf("%d episodes of 400 steps, 2000 states: sparse %v, want %v", c.n, got, c.sparse)
+		}
+	}
+}
