@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 
 	"github.com/ihope-ope/ihope/dataset"
 )
@@ -255,24 +256,66 @@ func Aggregate(d *dataset.Dataset, gamma float64) (*Counts, error) {
 // edgeSums sums the weights of repeated (from, to) pairs as they come,
 // each pair's sums in the order of its transitions, holding one Edge per
 // distinct pair (a few thousand on Taxi) rather than a record per step.
+// The pairs are found through an open-addressing hash table of positions
+// in edges (4 bytes a slot, at most half full): about a third of the
+// memory of a map from the pair to its position, which matters to a
+// short run, where every page of fresh memory costs a fault.
 type edgeSums struct {
 	nS    int
-	index map[int64]int32 // from<<32 | to -> position in edges
-	edges []Edge          // in order of first appearance
+	slots []int32 // position in edges + 1, 0 for an empty slot; len a power of 2
+	shift uint    // 64 - log2(len(slots))
+	edges []Edge  // in order of first appearance
 }
 
-func newEdgeSums(nS int) *edgeSums { return &edgeSums{nS: nS, index: make(map[int64]int32, nS)} }
+func newEdgeSums(nS int) *edgeSums {
+	a := &edgeSums{nS: nS}
+	a.rehash(max(1024, 2*nS))
+	return a
+}
+
+// rehash makes room for n pairs at least.
+func (a *edgeSums) rehash(n int) {
+	size := 1 << bits.Len(uint(2*n-1)) // a power of 2 >= 2n
+	a.slots, a.shift = make([]int32, size), uint(64-bits.Len(uint(size-1)))
+	for k, e := range a.edges {
+		i := a.slot(e.From, e.To)
+		for a.slots[i] != 0 {
+			i = (i + 1) & (len(a.slots) - 1)
+		}
+		a.slots[i] = int32(k) + 1
+	}
+}
+
+// slot is the first slot probed for a pair (Fibonacci hashing).
+func (a *edgeSums) slot(from, to int) int {
+	return int((uint64(from)<<32 | uint64(uint32(to))) * 0x9e3779b97f4a7c15 >> a.shift)
+}
 
 // add adds a transition's weights to its pair's.
 func (a *edgeSums) add(from, to int, wt, rw float64) {
-	key := int64(from)<<32 | int64(to)
-	if k, ok := a.index[key]; ok {
-		a.edges[k].Weight += wt
-		a.edges[k].RatioWeight += rw
-		return
+	i := a.slot(from, to)
+	for {
+		k := a.slots[i]
+		if k == 0 {
+			break
+		}
+		if e := &a.edges[k-1]; e.From == from && e.To == to {
+			e.Weight += wt
+			e.RatioWeight += rw
+			return
+		}
+		i = (i + 1) & (len(a.slots) - 1)
 	}
-	a.index[key] = int32(len(a.edges))
+	if len(a.edges) == cap(a.edges) {
+		// Double: append grows a large slice by a quarter, which
+		// allocates about five times the final size in all.
+		a.edges = append(make([]Edge, 0, max(2*cap(a.edges), 1024)), a.edges...)
+	}
 	a.edges = append(a.edges, Edge{From: from, To: to, Weight: wt, RatioWeight: rw})
+	a.slots[i] = int32(len(a.edges))
+	if 2*len(a.edges) > len(a.slots) {
+		a.rehash(len(a.edges))
+	}
 }
 
 // sorted returns the edges grouped by From in increasing order, each

@@ -58,7 +58,6 @@ func newSystem(c *Counts, ridge float64) (*system, error) {
 	if c.Restart != nil && len(c.Restart) != nS {
 		return nil, fmt.Errorf("ratio: restart weights for %d states, want %d", len(c.Restart), nS)
 	}
-	sums := newEdgeSums(nS)
 	total := 0.0
 	for i, e := range c.Edges {
 		if e.From < 0 || e.From >= nS || e.To < 0 || e.To >= nS {
@@ -67,7 +66,6 @@ func newSystem(c *Counts, ridge float64) (*system, error) {
 		if !finiteNonNeg(e.Weight) || !finiteNonNeg(e.RatioWeight) {
 			return nil, fmt.Errorf("ratio: edge %d from %d to %d: weights %v, %v, want finite and >= 0", i, e.From, e.To, e.Weight, e.RatioWeight)
 		}
-		sums.add(e.From, e.To, e.Weight, e.RatioWeight)
 		total += e.Weight
 	}
 	inflow := make([]float64, nS)
@@ -91,7 +89,14 @@ func newSystem(c *Counts, ridge float64) (*system, error) {
 	if !(normSum > 0) || math.IsInf(normSum, 0) {
 		return nil, fmt.Errorf("ratio: normalisation weights sum to %v, want finite and > 0", normSum)
 	}
-	edges := sums.sorted()
+	edges := c.Edges
+	if !groupedOnce(edges, nS) {
+		sums := newEdgeSums(nS)
+		for _, e := range edges {
+			sums.add(e.From, e.To, e.Weight, e.RatioWeight)
+		}
+		edges = sums.sorted()
+	}
 	for _, e := range edges {
 		inflow[e.To] += e.Weight
 	}
@@ -192,6 +197,20 @@ func newSystem(c *Counts, ridge float64) (*system, error) {
 	sys.p = make([]float64, sys.m)
 	sys.q = make([]float64, sys.m)
 	return sys, nil
+}
+
+// groupedOnce reports whether edges are grouped by From in increasing
+// order with no (From, To) pair twice, as Aggregate returns them: summing
+// them by pair (edgeSums) would then give them back as they are.
+func groupedOnce(edges []Edge, nS int) bool {
+	last := make([]int32, nS) // 1 + the From of the last edge into s
+	for k, e := range edges {
+		if k > 0 && e.From < edges[k-1].From || last[e.To] == int32(e.From)+1 {
+			return false
+		}
+		last[e.To] = int32(e.From) + 1
+	}
+	return true
 }
 
 func finiteNonNeg(v float64) bool { return v >= 0 && !math.IsInf(v, 1) }

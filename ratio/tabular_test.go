@@ -797,3 +797,67 @@ func TestNoConvergence(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestGroupedOnce: Solve sums the edges by pair only when they are not
+// already grouped by From with each pair once.
+func TestGroupedOnce(t *testing.T) {
+	e := func(from, to int) Edge { return Edge{From: from, To: to, Weight: 1} }
+	cases := []struct {
+		edges []Edge
+		want  bool
+	}{
+		{nil, true},
+		{[]Edge{e(0, 1), e(0, 0), e(1, 1), e(1, 0), e(2, 2)}, true}, // a To may recur under another From
+		{[]Edge{e(0, 1), e(0, 2), e(0, 1)}, false},                  // a pair twice
+		{[]Edge{e(0, 1), e(1, 1), e(0, 2)}, false},                  // From goes back
+		{[]Edge{e(1, 0), e(0, 0)}, false},
+	}
+	for i, c := range cases {
+		if got := groupedOnce(c.edges, 3); got != c.want {
+			t.Errorf("case %d: %v, want %v", i, got, c.want)
+		}
+	}
+	// Aggregate returns its edges so.
+	target, behavior := taxiPolicies(t)
+	d := sample(t, 1, taxi.New(), behavior, target, 20, 100)
+	for _, gamma := range []float64{1, 0.9} {
+		c, err := Aggregate(d, gamma)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !groupedOnce(c.Edges, c.NumStates) {
+			t.Errorf("gamma %v: Aggregate's edges are not grouped once", gamma)
+		}
+	}
+}
+
+// TestEdgeSums: the hash table of edgeSums, grown several times, sums
+// pairs as a map does, keeping the order of first appearance.
+func TestEdgeSums(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 0))
+	const nS = 300
+	a := newEdgeSums(nS)
+	index := map[[2]int]int{}
+	var want []Edge
+	for range 40000 {
+		from, to := rng.IntN(nS), rng.IntN(nS)
+		wt, rw := rng.Float64(), rng.Float64()
+		a.add(from, to, wt, rw)
+		k, ok := index[[2]int{from, to}]
+		if !ok {
+			k = len(want)
+			index[[2]int{from, to}] = k
+			want = append(want, Edge{From: from, To: to})
+		}
+		want[k].Weight += wt
+		want[k].RatioWeight += rw
+	}
+	if len(a.edges) != len(want) || len(want) < 20000 {
+		t.Fatalf("%d pairs, want %d (> 20000, so that the table grew)", len(a.edges), len(want))
+	}
+	for k := range want {
+		if a.edges[k] != want[k] {
+			t.Fatalf("pair %d: %+v, want %+v", k, a.edges[k], want[k])
+		}
+	}
+}
