@@ -50,6 +50,9 @@ type builder struct {
 	lay  *layout
 	d    *Dataset // the columns, in file order
 	n    int      // rows added
+	// expect, if set, estimates the rows of the whole log (0: no
+	// estimate), for grow.
+	expect func() int
 
 	ids     []string         // episode ids by index
 	idIndex map[string]int32 // id -> index
@@ -192,12 +195,18 @@ func (b *builder) vectors() (obs, act, tp []float64) {
 	return extend(&d.Obs, b.lay.stateDim), extend(&d.ActionVec, b.lay.actionDim), extend(&d.TargetProbs, b.lay.targetK)
 }
 
-// grow doubles the room of every column (at least 4096 rows), so that a
-// log whose length is not known before (CSV) is copied about once in all,
+// grow makes room in every column for the rows expect foresees, or
+// without an estimate doubles it (at least 4096 rows), so that a log
+// whose length is not known before (CSV) is copied about once in all,
 // against about four times by append's growth of large slices.
 func (b *builder) grow() {
 	d, lay := b.d, b.lay
 	n := max(2*cap(d.Reward), 4096)
+	if b.expect != nil {
+		if e := b.expect(); e > cap(d.Reward) {
+			n = max(e, cap(d.Reward)+cap(d.Reward)/4, 4096)
+		}
+	}
 	d.Reward, d.LogTarget = regrow(d.Reward, n), regrow(d.LogTarget, n)
 	d.LogBehavior, d.State, d.Action = regrow(d.LogBehavior, n), regrow(d.State, n), regrow(d.Action, n)
 	d.Obs, d.ActionVec = regrow(d.Obs, n*lay.stateDim), regrow(d.ActionVec, n*lay.actionDim)

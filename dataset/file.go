@@ -114,12 +114,16 @@ func ReadFileWith(path string, o ReadOptions) (*Dataset, *Labels, error) {
 		return nil, nil, err
 	}
 	defer file.Close()
-	if f != Parquet {
-		return readText(file, path, f, &o)
-	}
 	st, err := file.Stat()
 	if err != nil {
 		return nil, nil, err
+	}
+	if f != Parquet {
+		var size int64 // unknown for a pipe or a device
+		if st.Mode().IsRegular() {
+			size = st.Size()
+		}
+		return readText(file, size, path, f, &o)
 	}
 	if !st.Mode().IsRegular() { // a pipe or a device: no random access
 		return readAllParquet(file, path, &o)
@@ -141,7 +145,7 @@ func Read(r io.Reader, name string, o ReadOptions) (*Dataset, *Labels, error) {
 	if o.Format == Parquet {
 		return readAllParquet(r, name, &o)
 	}
-	return readText(r, name, o.Format, &o)
+	return readText(r, 0, name, o.Format, &o)
 }
 
 // ReadAt reads a log in o.Format, which it needs, from the size bytes of
@@ -158,7 +162,7 @@ func ReadAt(r io.ReaderAt, size int64, name string, o ReadOptions) (*Dataset, *L
 	if o.Format == Parquet {
 		return readParquet(r, size, name, &o)
 	}
-	return readText(io.NewSectionReader(r, 0, size), name, o.Format, &o)
+	return readText(io.NewSectionReader(r, 0, size), size, name, o.Format, &o)
 }
 
 func readAllParquet(r io.Reader, name string, o *ReadOptions) (*Dataset, *Labels, error) {
@@ -169,10 +173,11 @@ func readAllParquet(r io.Reader, name string, o *ReadOptions) (*Dataset, *Labels
 	return readParquet(bytes.NewReader(b), int64(len(b)), name, o)
 }
 
-// readText reads a text format, decompressing it first if f is gzipped.
-func readText(r io.Reader, name string, f Format, o *ReadOptions) (*Dataset, *Labels, error) {
+// readText reads a text format, decompressing it first if f is gzipped;
+// size is the number of bytes r holds, if known (0 if not).
+func readText(r io.Reader, size int64, name string, f Format, o *ReadOptions) (*Dataset, *Labels, error) {
 	if !f.gzipped() {
-		return readDelimited(r, name, f, o)
+		return readDelimited(r, size, name, f, o)
 	}
 	br := bufio.NewReaderSize(r, 64<<10) // gzip reads through it
 	head, _ := br.Peek(sniffLen)
@@ -190,7 +195,7 @@ func readText(r io.Reader, name string, f Format, o *ReadOptions) (*Dataset, *La
 		return nil, nil, err
 	}
 	defer z.Close()
-	return readDelimited(z, name, f, o)
+	return readDelimited(z, 0, name, f, o)
 }
 
 // WriteFile writes d to path in the format its extension names

@@ -304,3 +304,51 @@ func TestManyRows(t *testing.T) {
 		}
 	}
 }
+
+// TestReadSizesColumns: a text file of known size is read into columns
+// sized once from the mean length of its first lines (a few percent to
+// spare, where doubling would leave up to half the room unused), and what
+// is read is the log written, also when the lines get longer or shorter
+// along the file (episode ids of 2 or 60 characters), so that the first
+// estimate is off.
+func TestReadSizesColumns(t *testing.T) {
+	base := sampled(t, 400, 100) // 40,000 rows, about 2 MB of CSV
+	renamed := func(long func(e int) bool) *dataset.Dataset {
+		eps := base.Episodes()
+		for e := range eps {
+			eps[e].ID = strconv.Itoa(e)
+			if long(e) {
+				eps[e].ID = strings.Repeat("x", 60) + eps[e].ID
+			}
+		}
+		return mustNew(t, base.NumStates, base.NumActions, eps)
+	}
+	cases := []struct {
+		name  string
+		d     *dataset.Dataset
+		tight bool // the first estimate holds
+	}{
+		{"even", base, true},
+		{"shorter later", renamed(func(e int) bool { return e < 100 }), false},
+		{"longer later", renamed(func(e int) bool { return e >= 300 }), false},
+	}
+	for _, c := range cases {
+		for _, ext := range []string{".csv", ".tsv"} {
+			path := filepath.Join(t.TempDir(), "log"+ext)
+			if err := dataset.WriteFile(path, c.d); err != nil {
+				t.Fatal(err)
+			}
+			got, err := dataset.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, c.d) {
+				t.Errorf("%s %s: the log read differs from the log written", c.name, ext)
+			}
+			n, room := got.NumSteps(), cap(got.Reward)
+			if room < n || c.tight && room > n+n/16 {
+				t.Errorf("%s %s: room for %d rows, %d read", c.name, ext, room, n)
+			}
+		}
+	}
+}
