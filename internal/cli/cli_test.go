@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -119,5 +120,50 @@ func TestVersion(t *testing.T) {
 	}
 	if !regexp.MustCompile(`^ihope \S+.*, go1\.\d+`).MatchString(out) || strings.Count(out, "\n") != 1 {
 		t.Errorf("--version printed %q", out)
+	}
+}
+
+// TestCommandTreeSame: the tree of one command that Run parses a command's
+// args with gives the help, the version and the parse errors that the
+// whole tree gives, for every command of app.
+func TestCommandTreeSame(t *testing.T) {
+	typ := reflect.TypeFor[app]()
+	var names []string
+	for i := range typ.NumField() {
+		if _, cmd := typ.Field(i).Tag.Lookup("cmd"); cmd {
+			names = append(names, strings.ToLower(typ.Field(i).Name))
+		}
+	}
+	if len(names) < 7 {
+		t.Fatalf("commands %v", names)
+	}
+	for _, name := range names {
+		if _, whole := commandTree([]string{name}).(*app); whole {
+			t.Errorf("%s: commandTree gives the whole tree", name)
+		}
+		for _, args := range [][]string{
+			{name, "--help"},
+			{name, "-h"},
+			{name, "--version"},
+			{name, "--no-such-flag"},
+			{name, "--gama", "0.9"}, // a near miss: kong suggests --gamma where there is one
+			{name, "--n", "x"},
+			{name, "unexpected", "--help"},
+			{name, "taxi", "--help"},
+			{name, "taxi", "--no-such-flag"},
+		} {
+			var out1, err1, out2, err2 bytes.Buffer
+			code1 := runTree(new(app), args, &out1, &err1)
+			code2 := Run(args, &out2, &err2)
+			if code1 != code2 || out1.String() != out2.String() || err1.String() != err2.String() {
+				t.Errorf("%v: the whole tree gives exit %d,\n%s%s\nthe command's tree exit %d,\n%s%s",
+					args, code1, out1.String(), err1.String(), code2, out2.String(), err2.String())
+			}
+		}
+	}
+	for _, args := range [][]string{nil, {"--help"}, {"--version"}, {"estimat"}, {"-n", "3", "demo"}} {
+		if _, whole := commandTree(args).(*app); !whole {
+			t.Errorf("%v: commandTree does not give the whole tree", args)
+		}
 	}
 }

@@ -71,3 +71,23 @@ func BenchmarkEstimateFile(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCommandTree parses `ihope estimate --data FILE` with the tree of
+// the estimate command alone (what Run does) and with the whole tree; the
+// file does not exist, so the command stops at once.
+func BenchmarkCommandTree(b *testing.B) {
+	args := []string{"estimate", "--data", filepath.Join(b.TempDir(), "none.csv")}
+	for _, c := range []struct {
+		name string
+		tree func() any
+	}{{"command", func() any { return commandTree(args) }}, {"whole", func() any { return new(app) }}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if code := runTree(c.tree(), args, io.Discard, io.Discard); code != ExitError {
+					b.Fatalf("exit code %d", code)
+				}
+			}
+		})
+	}
+}
