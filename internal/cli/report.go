@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"codeberg.org/go-fonts/liberation/liberationserifregular"
 
@@ -26,7 +27,11 @@ import (
 //go:embed report.html.tmpl
 var reportTemplate string
 
-var reportTmpl = template.Must(template.New("report").Parse(reportTemplate))
+// reportTmpl is parsed on first use, not when the program starts: every
+// run would pay for it, few write a report.
+var reportTmpl = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("report").Parse(reportTemplate))
+})
 
 // reportView is what the template shows.
 type reportView struct {
@@ -79,7 +84,7 @@ func writeReport(path string, rep *estimateReport, args []string) error {
 		return fmt.Errorf("--report: %w", err)
 	}
 	var b bytes.Buffer
-	if err := reportTmpl.Execute(&b, v); err != nil {
+	if err := reportTmpl().Execute(&b, v); err != nil {
 		return fmt.Errorf("--report: %w", err)
 	}
 	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
@@ -320,8 +325,9 @@ func dataFacts(d dataSummary) []fact {
 }
 
 // svgHeader matches what precedes the <svg> element in a standalone SVG
-// file (the XML declaration and a comment), which HTML does not want.
-var svgHeader = regexp.MustCompile(`(?s)^.*?(<svg\b)`)
+// file (the XML declaration and a comment), which HTML does not want;
+// compiled on first use.
+var svgHeader = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?s)^.*?(<svg\b)`) })
 
 // inlineSVG returns a figure as an <svg> element to put in HTML.
 func inlineSVG(f *figure.Figure) (template.HTML, error) {
@@ -331,7 +337,7 @@ func inlineSVG(f *figure.Figure) (template.HTML, error) {
 	}
 	// The SVG is ours (package figure's output, its texts escaped by the
 	// SVG writer), so it goes in as it is.
-	return template.HTML(svgHeader.ReplaceAllString(string(b), "$1")), nil
+	return template.HTML(svgHeader().ReplaceAllString(string(b), "$1")), nil
 }
 
 // shellQuote writes a command line that a POSIX shell reads back as args.
