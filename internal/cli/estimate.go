@@ -341,7 +341,11 @@ func (c *estimateCmd) runAll(entries []ope.Entry, skipped []error, d *dataset.Da
 			}
 		}()
 	}
-	for _, i := range fast {
+	// Longest first, so that the short ones fill in beside the long ones
+	// and no worker is left with a long one at the end: the registry lists
+	// the estimators from the simplest (a pass over the weights) to those
+	// that fit a model, so its order reversed approximates that.
+	for _, i := range slices.Backward(fast) {
 		next <- i
 	}
 	close(next)
