@@ -142,7 +142,7 @@ func (Marginal) FitMult(d *dataset.Dataset, gamma float64, mult []int) (*Margina
 		}
 		return float64(mult[e])
 	}
-	return fitMarginal(d, mult, weight, sparseMarginal(d)), nil
+	return fitMarginal(d, weight, sparseMarginal(d)), nil
 }
 
 // sparseMarginal reports whether the sparse form of d's MarginalModel is
@@ -153,13 +153,14 @@ func sparseMarginal(d *dataset.Dataset) bool {
 }
 
 // fitMarginal is FitMult on checked arguments, in the sparse form or the
-// dense one. It touches only the states logged at each step, so that its
-// work is proportional to the log, not to H x nS: the per-state arrays
-// are cleared entry by entry where the episodes alive at t put values.
-func fitMarginal(d *dataset.Dataset, mult []int, weight func(int) float64, sparse bool) *MarginalModel {
-	nE, nS, H := d.NumEpisodes(), d.NumStates, d.MaxLen()
+// dense one (weight(e) is episode e's multiplicity). Its work is
+// proportional to the log, not to H x nS: at each t it passes over the
+// episodes alive at t, and clears the per-state arrays entry by entry
+// where they put values; a bit set of the states logged at t lists them in
+// increasing order.
+func fitMarginal(d *dataset.Dataset, weight func(int) float64, sparse bool) *MarginalModel {
+	nS, H := d.NumStates, d.MaxLen()
 	m := &MarginalModel{nS: nS, horizon: H}
-	var row []float64 // dense: the row being written
 	if sparse {
 		m.rowStart = make([]int, 1, H+1)
 		m.states = make([]int32, 0, d.NumSteps()) // at most one entry a step
@@ -167,28 +168,28 @@ func fitMarginal(d *dataset.Dataset, mult []int, weight func(int) float64, spars
 	} else {
 		m.w = make([]float64, H*nS)
 	}
-	state := func(e, t int) int32 { return d.State[d.Start[e]+t] }
-	// alive lists the episodes alive at t (Len > t); it shrinks with t.
-	alive := make([]int, nE)
-	for e := range alive {
-		alive[e] = e
+	// alive lists the episodes alive at t (Len > t), in order; it shrinks
+	// with t. Episode e's step t is row start + t of d.
+	type episode struct {
+		start, end int
+		weight     float64
 	}
-	dpi := make([]float64, nS)           // d^pi_t
-	next := make([]float64, nS)          // d^pi_{t+1}
-	cnt := make([]float64, nS)           // episodes alive at t in s, then n_t(s); 0 between uses
-	logged := make([]uint64, (nS+63)/64) // a set of states, for the row being written
-	// setRow writes row t: w_t(s) = d^pi_t(s) / d^pi0_t(s) for the
-	// states s of the episodes alive at t with cnt[s] > 0, where
-	// d^pi0_t(s) = cnt[s] / total (w_0 = 1), in increasing order of s (a
-	// bit set of the states lists them so). It leaves cnt zero.
-	setRow := func(t int, dpiT []float64, total float64) {
+	alive := make([]episode, d.NumEpisodes())
+	for e := range alive {
+		lo, hi := d.Span(e)
+		alive[e] = episode{lo, hi, weight(e)}
+	}
+	dpi := make([]float64, nS)  // d^pi_t
+	next := make([]float64, nS) // d^pi_{t+1}
+	cnt := make([]float64, nS)  // n_t(s), then the weight of the episodes in s at t+1; 0 between uses
+	logged := make([]uint64, (nS+63)/64)
+	// setRow writes row t, w_t(s) = ratio(s), for the states s logged at
+	// t (those in logged) with cnt[s] > 0, in increasing order of s, and
+	// clears logged and cnt.
+	setRow := func(t int, ratio func(s int32) float64) {
+		var row []float64
 		if !sparse {
 			row = m.w[t*nS : (t+1)*nS]
-		}
-		for _, e := range alive {
-			if s := state(e, t); cnt[s] > 0 {
-				logged[s>>6] |= 1 << (s & 63)
-			}
 		}
 		for i, word := range logged {
 			if word == 0 {
@@ -197,73 +198,72 @@ func fitMarginal(d *dataset.Dataset, mult []int, weight func(int) float64, spars
 			logged[i] = 0
 			for ; word != 0; word &= word - 1 {
 				s := int32(i<<6 + bits.TrailingZeros64(word))
-				v := 1.0 // d^pi_0 = d^pi0_0
-				if t > 0 {
-					v = dpiT[s] / (cnt[s] / total)
+				if cnt[s] > 0 {
+					if v := ratio(s); sparse {
+						m.states, m.ws = append(m.states, s), append(m.ws, v)
+					} else {
+						row[s] = v
+					}
 				}
-				if sparse {
-					m.states, m.ws = append(m.states, s), append(m.ws, v)
-				} else {
-					row[s] = v
-				}
+				cnt[s] = 0
 			}
 		}
 		if sparse {
 			m.rowStart = append(m.rowStart, len(m.states))
 		}
-		for _, e := range alive {
-			cnt[state(e, t)] = 0
-		}
 	}
 	// t = 0: d^pi_0 = d^pi0_0, w_0 = 1 on the logged first states.
 	total := 0.0
-	for _, e := range alive {
-		cnt[state(e, 0)] += weight(e)
-		total += weight(e)
+	for _, a := range alive {
+		s := d.State[a.start]
+		cnt[s] += a.weight
+		total += a.weight
+		logged[s>>6] |= 1 << (s & 63)
 	}
-	for _, e := range alive {
-		if s := state(e, 0); cnt[s] > 0 {
-			dpi[s] = cnt[s] / total
-		}
-	}
-	setRow(0, dpi, total)
+	setRow(0, func(s int32) float64 {
+		dpi[s] = cnt[s] / total
+		return 1
+	})
 	for t := 0; t+1 < H; t++ {
 		// n_t(s) over the episodes that continue to t+1, then
 		// d^pi_{t+1}, in the order of the episodes.
-		for _, e := range alive {
-			if d.Len(e) > t+1 {
-				cnt[state(e, t)] += weight(e)
+		for _, a := range alive {
+			if j := a.start + t; j+1 < a.end {
+				cnt[d.State[j]] += a.weight
 			}
 		}
-		for _, e := range alive {
-			if d.Len(e) <= t+1 || weight(e) == 0 {
+		for _, a := range alive {
+			j := a.start + t
+			if j+1 == a.end || a.weight == 0 {
 				continue
 			}
-			j := d.Start[e] + t
 			s := d.State[j]
-			next[d.State[j+1]] += weight(e) * dpi[s] * math.Exp(d.LogTarget[j]-d.LogBehavior[j]) / cnt[s]
+			next[d.State[j+1]] += a.weight * dpi[s] * math.Exp(d.LogTarget[j]-d.LogBehavior[j]) / cnt[s]
 		}
-		// d^pi_t and n_t are used up; d^pi_t is non-zero only on the
-		// states of the episodes alive at t.
-		for _, e := range alive {
-			s := state(e, t)
-			cnt[s], dpi[s] = 0, 0
-		}
+		// d^pi_t and n_t are used up (d^pi_t is non-zero only on the
+		// states of the episodes alive at t); keep the episodes that
+		// continue.
 		k := 0
-		for _, e := range alive {
-			if d.Len(e) > t+1 {
-				alive[k] = e
+		for _, a := range alive {
+			j := a.start + t
+			s := d.State[j]
+			cnt[s], dpi[s] = 0, 0
+			if j+1 < a.end {
+				alive[k] = a
 				k++
 			}
 		}
 		alive = alive[:k]
-		// d^pi0_{t+1}: the continuing episodes' states at t+1.
+		// d^pi0_{t+1}(s) = cnt[s] / alive1: the continuing episodes'
+		// states at t+1.
 		alive1 := 0.0
-		for _, e := range alive {
-			cnt[state(e, t+1)] += weight(e)
-			alive1 += weight(e)
+		for _, a := range alive {
+			s := d.State[a.start+t+1]
+			cnt[s] += a.weight
+			alive1 += a.weight
+			logged[s>>6] |= 1 << (s & 63)
 		}
-		setRow(t+1, next, alive1)
+		setRow(t+1, func(s int32) float64 { return next[s] / (cnt[s] / alive1) })
 		dpi, next = next, dpi
 	}
 	return m
@@ -298,8 +298,11 @@ func (m *MarginalModel) StepRatios(d *dataset.Dataset) ([]float64, error) {
 	if m.w != nil {
 		for e := range d.NumEpisodes() {
 			lo, hi := d.Span(e)
+			hi = min(hi, lo+m.horizon) // w is 0 beyond the horizon
 			for j := lo; j < hi; j++ {
-				w[j] = m.Ratio(j-lo, int(d.State[j]))
+				if s := int(d.State[j]); s >= 0 && s < m.nS {
+					w[j] = m.w[(j-lo)*m.nS+s]
+				}
 			}
 		}
 		return w, nil

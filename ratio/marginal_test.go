@@ -373,7 +373,7 @@ func TestMarginalForms(t *testing.T) {
 			return float64(mu[e])
 		}
 		for _, sparse := range []bool{false, true} {
-			m := fitMarginal(d, mu, weight, sparse)
+			m := fitMarginal(d, weight, sparse)
 			if (m.w == nil) != sparse || m.Horizon() != 60 {
 				t.Fatalf("sparse %v: dense table %v, horizon %d", sparse, m.w != nil, m.Horizon())
 			}
