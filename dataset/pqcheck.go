@@ -235,8 +235,10 @@ type pqChecker struct {
 	md      format.FileMetaData
 	zstd    *zstd.Decoder // made when the first zstd page comes
 
-	// Scratch: a page's header window, its bytes, its bytes decompressed.
+	// Scratch: a page's header window, its bytes, its bytes decompressed,
+	// and the lengths of its byte arrays (checkValues).
 	head, raw, out []byte
+	lens           [2][]int64
 }
 
 // readHeader decodes the page header at off into h, with at most left
@@ -429,7 +431,7 @@ func (c *pqChecker) checkChunk(cc *format.ColumnChunk, rows int64, col pqColumnI
 				}
 				content = content[4+k:]
 			}
-			if msg := checkValues(d.Encoding, content, nonNull, col, dictN); msg != "" {
+			if msg := checkValues(d.Encoding, content, nonNull, col, dictN, &c.lens); msg != "" {
 				return fail("%s", msg)
 			}
 		case format.DataPageV2:
@@ -472,7 +474,7 @@ func (c *pqChecker) checkChunk(cc *format.ColumnChunk, rows int64, col pqColumnI
 					return fail("%s", msg)
 				}
 			}
-			if msg := checkValues(d.Encoding, content, nonNull, col, dictN); msg != "" {
+			if msg := checkValues(d.Encoding, content, nonNull, col, dictN, &c.lens); msg != "" {
 				return fail("%s", msg)
 			}
 		default:
@@ -624,7 +626,7 @@ func scanLevels(b []byte, n int) (ones int, msg string) {
 // checkValues checks the n (non-null) values of a data page, encoded as
 // enc; dictN is the number of dictionary entries (-1 without a
 // dictionary).
-func checkValues(enc format.Encoding, b []byte, n int, col pqColumnInfo, dictN int) string {
+func checkValues(enc format.Encoding, b []byte, n int, col pqColumnInfo, dictN int, lens *[2][]int64) string {
 	size := col.valueSize()
 	switch enc {
 	case format.Plain:
@@ -647,7 +649,7 @@ func checkValues(enc format.Encoding, b []byte, n int, col pqColumnInfo, dictN i
 		if size == 0 || col.kind == parquet.Float || col.kind == parquet.Double {
 			return fmt.Sprintf("%s values encoded as %s", col.kind, enc)
 		}
-		_, used, msg := decodeDelta(b, n, size == 4, false)
+		_, used, msg := decodeDelta(nil, b, n, size == 4, false)
 		if msg == "" && used != len(b) {
 			msg = fmt.Sprintf("%d bytes after its values", len(b)-used)
 		}
@@ -656,7 +658,8 @@ func checkValues(enc format.Encoding, b []byte, n int, col pqColumnInfo, dictN i
 		if size != 0 {
 			return fmt.Sprintf("%s values encoded as %s", col.kind, enc)
 		}
-		lengths, used, msg := decodeDelta(b, n, true, true)
+		lengths, used, msg := decodeDelta(lens[0], b, n, true, true)
+		lens[0] = lengths
 		if msg != "" {
 			return "lengths: " + msg
 		}
@@ -665,11 +668,13 @@ func checkValues(enc format.Encoding, b []byte, n int, col pqColumnInfo, dictN i
 		if size != 0 {
 			return fmt.Sprintf("%s values encoded as %s", col.kind, enc)
 		}
-		prefixes, used, msg := decodeDelta(b, n, true, true)
+		prefixes, used, msg := decodeDelta(lens[0], b, n, true, true)
+		lens[0] = prefixes
 		if msg != "" {
 			return "prefix lengths: " + msg
 		}
-		suffixes, used2, msg := decodeDelta(b[used:], n, true, true)
+		suffixes, used2, msg := decodeDelta(lens[1], b[used:], n, true, true)
+		lens[1] = suffixes
 		if msg != "" {
 			return "suffix lengths: " + msg
 		}
@@ -813,8 +818,9 @@ func checkPacked(b []byte, n, width, dictN int) string {
 // DELTA_BINARY_PACKED encoding at the start of b: its header must declare
 // n values in blocks parquet-go reads (a multiple of 128 values at most
 // 65536, miniblocks of a multiple of 32), and every miniblock must fit.
-// It returns the bytes used.
-func decodeDelta(b []byte, n int, int32s, keep bool) (vals []int64, used int, msg string) {
+// It returns the bytes used. The values kept go into dst's memory when
+// it has room (lens in checkValues: a page's lengths are scratch).
+func decodeDelta(dst []int64, b []byte, n int, int32s, keep bool) (vals []int64, used int, msg string) {
 	i := 0
 	uv := func() (uint64, bool) {
 		v, k := binary.Uvarint(b[i:])
@@ -838,7 +844,7 @@ func decodeDelta(b []byte, n int, int32s, keep bool) (vals []int64, used int, ms
 		return nil, 0, fmt.Sprintf("%d values declared in a page of %d", total, n)
 	}
 	if n == 0 {
-		return nil, i, ""
+		return dst[:0], i, ""
 	}
 	maxWidth := 64
 	if int32s {
@@ -847,8 +853,7 @@ func decodeDelta(b []byte, n int, int32s, keep bool) (vals []int64, used int, ms
 	per := int(blockSize / miniblocks)
 	v := int64(first>>1) ^ -int64(first&1) // the running value
 	if keep {
-		vals = make([]int64, 0, n)
-		vals = append(vals, wrap(v, int32s))
+		vals = append(grow(dst[:0], n), wrap(v, int32s))
 	}
 	left := n - 1
 	for left > 0 {
