@@ -208,7 +208,7 @@ func Aggregate(d *dataset.Dataset, gamma float64) (*Counts, error) {
 		return nil, errors.New("ratio: the tabular learner needs discrete states")
 	}
 	nS := d.NumStates
-	sums := newEdgeSums(nS)
+	sums := newEdgeSums(nS, d.NumSteps())
 	c := &Counts{NumStates: nS, Norm: make([]float64, nS)}
 	if gamma < 1 {
 		c.Restart = make([]float64, nS)
@@ -254,31 +254,41 @@ func Aggregate(d *dataset.Dataset, gamma float64) (*Counts, error) {
 }
 
 // edgeSums sums the weights of repeated (from, to) pairs as they come,
-// each pair's sums in the order of its transitions, holding one Edge per
-// distinct pair (a few thousand on Taxi) rather than a record per step.
-// The pairs are found through an open-addressing hash table of positions
-// in edges (4 bytes a slot, at most half full): about a third of the
-// memory of a map from the pair to its position, which matters to a
+// each pair's sums in the order of its transitions, holding one record per
+// distinct pair (15,000 on the paper's Taxi seed) rather than one per
+// step. The pairs are found through an open-addressing hash table of
+// positions in sums (4 bytes a slot, at most half full): about a third of
+// the memory of a map from the pair to its position, which matters to a
 // short run, where every page of fresh memory costs a fault.
 type edgeSums struct {
 	nS    int
-	slots []int32 // position in edges + 1, 0 for an empty slot; len a power of 2
-	shift uint    // 64 - log2(len(slots))
-	edges []Edge  // in order of first appearance
+	slots []int32   // position in sums + 1, 0 for an empty slot; len a power of 2
+	shift uint      // 64 - log2(len(slots))
+	sums  []pairSum // in order of first appearance
 }
 
-func newEdgeSums(nS int) *edgeSums {
+// pairSum is an Edge in 24 bytes instead of 32.
+type pairSum struct {
+	from, to int32
+	wt, rw   float64
+}
+
+// newEdgeSums returns an empty edgeSums for states below nS, with room
+// for 4 pairs a state (Taxi logs have 7 to 25), or maxPairs if fewer can
+// come.
+func newEdgeSums(nS, maxPairs int) *edgeSums {
 	a := &edgeSums{nS: nS}
-	a.rehash(max(1024, 2*nS))
+	a.sums = make([]pairSum, 0, max(1, min(maxPairs, max(1024, 4*nS))))
+	a.rehash(cap(a.sums))
 	return a
 }
 
-// rehash makes room for n pairs at least.
+// rehash makes room in the table for n pairs at least.
 func (a *edgeSums) rehash(n int) {
 	size := 1 << bits.Len(uint(2*n-1)) // a power of 2 >= 2n
 	a.slots, a.shift = make([]int32, size), uint(64-bits.Len(uint(size-1)))
-	for k, e := range a.edges {
-		i := a.slot(e.From, e.To)
+	for k, e := range a.sums {
+		i := a.slot(e.from, e.to)
 		for a.slots[i] != 0 {
 			i = (i + 1) & (len(a.slots) - 1)
 		}
@@ -287,34 +297,35 @@ func (a *edgeSums) rehash(n int) {
 }
 
 // slot is the first slot probed for a pair (Fibonacci hashing).
-func (a *edgeSums) slot(from, to int) int {
-	return int((uint64(from)<<32 | uint64(uint32(to))) * 0x9e3779b97f4a7c15 >> a.shift)
+func (a *edgeSums) slot(from, to int32) int {
+	return int((uint64(uint32(from))<<32 | uint64(uint32(to))) * 0x9e3779b97f4a7c15 >> a.shift)
 }
 
 // add adds a transition's weights to its pair's.
 func (a *edgeSums) add(from, to int, wt, rw float64) {
-	i := a.slot(from, to)
+	f, t := int32(from), int32(to)
+	i := a.slot(f, t)
 	for {
 		k := a.slots[i]
 		if k == 0 {
 			break
 		}
-		if e := &a.edges[k-1]; e.From == from && e.To == to {
-			e.Weight += wt
-			e.RatioWeight += rw
+		if e := &a.sums[k-1]; e.from == f && e.to == t {
+			e.wt += wt
+			e.rw += rw
 			return
 		}
 		i = (i + 1) & (len(a.slots) - 1)
 	}
-	if len(a.edges) == cap(a.edges) {
+	if len(a.sums) == cap(a.sums) {
 		// Double: append grows a large slice by a quarter, which
 		// allocates about five times the final size in all.
-		a.edges = append(make([]Edge, 0, max(2*cap(a.edges), 1024)), a.edges...)
+		a.sums = append(make([]pairSum, 0, 2*cap(a.sums)), a.sums...)
 	}
-	a.edges = append(a.edges, Edge{From: from, To: to, Weight: wt, RatioWeight: rw})
-	a.slots[i] = int32(len(a.edges))
-	if 2*len(a.edges) > len(a.slots) {
-		a.rehash(len(a.edges))
+	a.sums = append(a.sums, pairSum{f, t, wt, rw})
+	a.slots[i] = int32(len(a.sums))
+	if 2*len(a.sums) > len(a.slots) {
+		a.rehash(len(a.sums))
 	}
 }
 
@@ -322,16 +333,16 @@ func (a *edgeSums) add(from, to int, wt, rw float64) {
 // group in order of first appearance of To (a counting sort, stable).
 func (a *edgeSums) sorted() []Edge {
 	start := make([]int, a.nS+1)
-	for _, e := range a.edges {
-		start[e.From+1]++
+	for _, e := range a.sums {
+		start[e.from+1]++
 	}
 	for s := range a.nS {
 		start[s+1] += start[s]
 	}
-	out := make([]Edge, len(a.edges))
-	for _, e := range a.edges {
-		out[start[e.From]] = e
-		start[e.From]++
+	out := make([]Edge, len(a.sums))
+	for _, e := range a.sums {
+		out[start[e.from]] = Edge{From: int(e.from), To: int(e.to), Weight: e.wt, RatioWeight: e.rw}
+		start[e.from]++
 	}
 	return out
 }

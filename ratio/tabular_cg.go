@@ -91,7 +91,7 @@ func newSystem(c *Counts, ridge float64) (*system, error) {
 	}
 	edges := c.Edges
 	if !groupedOnce(edges, nS) {
-		sums := newEdgeSums(nS)
+		sums := newEdgeSums(nS, len(edges))
 		for _, e := range edges {
 			sums.add(e.From, e.To, e.Weight, e.RatioWeight)
 		}

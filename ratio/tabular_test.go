@@ -836,7 +836,7 @@ func TestGroupedOnce(t *testing.T) {
 func TestEdgeSums(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 0))
 	const nS = 300
-	a := newEdgeSums(nS)
+	a := newEdgeSums(nS, 1<<20)
 	index := map[[2]int]int{}
 	var want []Edge
 	for range 40000 {
@@ -852,12 +852,12 @@ func TestEdgeSums(t *testing.T) {
 		want[k].Weight += wt
 		want[k].RatioWeight += rw
 	}
-	if len(a.edges) != len(want) || len(want) < 20000 {
-		t.Fatalf("%d pairs, want %d (> 20000, so that the table grew)", len(a.edges), len(want))
+	if len(a.sums) != len(want) || len(want) < 20000 {
+		t.Fatalf("%d pairs, want %d (> 20000, so that the table grew)", len(a.sums), len(want))
 	}
-	for k := range want {
-		if a.edges[k] != want[k] {
-			t.Fatalf("pair %d: %+v, want %+v", k, a.edges[k], want[k])
+	for k, e := range a.sums {
+		if got := (Edge{From: int(e.from), To: int(e.to), Weight: e.wt, RatioWeight: e.rw}); got != want[k] {
+			t.Fatalf("pair %d: %+v, want %+v", k, got, want[k])
 		}
 	}
 }
