@@ -119,6 +119,12 @@ func (e MIS) Prepare(d *dataset.Dataset, gamma float64) (func([]int) (float64, e
 		if err != nil {
 			return 0, fmt.Errorf("mis: %w", err)
 		}
+		// w_t(s_j) for every step at once: the model may be in its sparse
+		// form, where a single Ratio is a search.
+		w, err := m.StepRatios(d)
+		if err != nil {
+			return 0, fmt.Errorf("mis: %w", err)
+		}
 		var sum float64
 		n := 0
 		for i, c := range mult {
@@ -129,7 +135,7 @@ func (e MIS) Prepare(d *dataset.Dataset, gamma float64) (func([]int) (float64, e
 			lo, hi := d.Span(i)
 			s := 0.0
 			for j := lo; j < hi; j++ {
-				s += m.Ratio(j-lo, int(d.State[j])) * q[j]
+				s += w[j] * q[j]
 			}
 			sum += float64(c) * s
 		}

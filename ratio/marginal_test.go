@@ -373,7 +373,7 @@ func TestMarginalForms(t *testing.T) {
 			return float64(mu[e])
 		}
 		for _, sparse := range []bool{false, true} {
-			m := fitMarginal(d, weight, sparse)
+			m := fitMarginal(d, weight, sparse, loggedPairs(d))
 			if (m.w == nil) != sparse || m.Horizon() != 60 {
 				t.Fatalf("sparse %v: dense table %v, horizon %d", sparse, m.w != nil, m.Horizon())
 			}
@@ -408,18 +408,29 @@ func TestMarginalForms(t *testing.T) {
 			}
 		}
 	}
-	// The choice of form: the paper's Taxi seed (200 x 400 steps, 2000
-	// states) is sparse, 2500 episodes of 400 steps dense.
-	for _, c := range []struct {
-		n      int
-		sparse bool
-	}{{200, true}, {2500, false}} {
-		dd := &dataset.Dataset{NumStates: 2000, IDs: make([]string, c.n), Start: make([]int, c.n+1), Reward: make([]float64, c.n*400)}
-		for e := range dd.Start {
-			dd.Start[e] = 400 * e
+	// loggedPairs counts the distinct (t, s), and FitMult takes the
+	// smaller form: sparse for this log, dense for 2 states.
+	pairs := map[[2]int]bool{}
+	for e := range d.NumEpisodes() {
+		lo, hi := d.Span(e)
+		for j := lo; j < hi; j++ {
+			pairs[[2]int{j - lo, int(d.State[j])}] = true
 		}
-		if got := sparseMarginal(dd); got != c.sparse {
-			t.Errorf("%d episodes of 400 steps, 2000 states: sparse %v, want %v", c.n, got, c.sparse)
+	}
+	if got := loggedPairs(d); got != len(pairs) {
+		t.Errorf("loggedPairs %d, want %d", got, len(pairs))
+	}
+	small := mustNew(t, 2, 2, expectationEpisodes(t, nil, 3, 2048))
+	for _, c := range []struct {
+		d      *dataset.Dataset
+		sparse bool
+	}{{d, true}, {small, false}} {
+		m, err := Marginal{}.FitMult(c.d, 1, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (m.w == nil) != c.sparse {
+			t.Errorf("%d states, %d steps: sparse %v, want %v", c.d.NumStates, c.d.NumSteps(), m.w == nil, c.sparse)
 		}
 	}
 }
