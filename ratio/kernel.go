@@ -419,52 +419,33 @@ func (l Kernel) Fit(d *dataset.Dataset, gamma float64) (Model, error) {
 	if err := checkNeuralData(d); err != nil {
 		return nil, err
 	}
-	rng := rand.New(rand.NewPCG(l.Seed, kernelStream))
-	mean, scale := stateScaling(d)
-	kd := kernelTransitions(d, gamma, mean, scale)
+	// The two passes of kernel_stream.go, in memory: the first fixes the
+	// scaling, the bandwidth, the centres and the frequencies, the second
+	// sums the loss per fold.
+	prep, err := l.NewPrep(d.StateDim, gamma)
+	if err != nil {
+		return nil, err
+	}
+	for e := range d.NumEpisodes() {
+		if err := prep.Add(d, e); err != nil {
+			return nil, err
+		}
+	}
+	f, err := prep.Features()
+	if err != nil {
+		return nil, err
+	}
+	phi, psi := f.maps()
+	kd := kernelTransitions(d, f)
 	if kd.len() < 2 {
 		return nil, fmt.Errorf("ratio: %d transitions, need at least 2", kd.len())
 	}
-	h := set.bandwidth
-	if h == 0 {
-		tr := &transitions{d: kd.dim, next: kd.next, dummy: kd.dummy}
-		if h, err = medianBandwidth(rng, tr, set.bandwidthSample); err != nil {
-			return nil, errors.New("ratio: all sampled next states coincide; set Kernel.Bandwidth")
-		}
-	}
-	phi := newBumps(rng, d, mean, scale, set.m, h)
-	lossScales := []float64{1}
-	if gamma < 1 {
-		lossScales = kernelWidths
-	}
-	psi := newFourier(rng, kd.dim, set.dk, h, lossScales)
-	cbar := stateMean(d, gamma, mean, scale, phi, set.workers)
+	cbar := stateMean(d, gamma, f.Mean, f.Scale, phi, set.workers)
 	folds := accumulate(kd, psi, phi, set.workers)
-	all := minimax.Total(folds)
-
-	model := &KernelModel{Mean: mean, Scale: scale, Bandwidth: h, LossBandwidths: scaled(h, lossScales), Centres: phi.centres,
-		Widths: phi.widths, KernelFeatures: psi.dim(), Transitions: kd.len(), Steps: d.NumSteps()}
-	nu := l.Ridge
-	if nu == 0 {
-		cv, err := minimax.CrossValidate(all, folds, cbar, nil, kernelRidges, l.Signed, 1e-2)
-		if err != nil {
-			return nil, fmt.Errorf("ratio: %w", err)
-		}
-		nu, model.Folds, model.Grid, model.HeldOutLoss, model.HeldOutSE = cv.Ridge, cv.Folds, cv.Grid, cv.Loss, cv.SE
-	}
-	sol, err := minimax.NewQP(all, cbar, nil)
-	if err != nil {
-		return nil, fmt.Errorf("ratio: %w", err)
-	}
-	model.Ridge, model.Lambda = nu, nu*sol.Scale
-	if model.Coef, model.Iterations, err = sol.Solve(nu, l.Signed, nil); err != nil {
-		return nil, fmt.Errorf("ratio: %w", err)
-	}
-	model.Loss = all.VLoss(model.Coef)
-	for _, c := range model.Coef[1:] {
-		if c > 0 {
-			model.Support++
-		}
+	model := &KernelModel{Mean: f.Mean, Scale: f.Scale, Bandwidth: f.Bandwidth, LossBandwidths: f.LossBandwidths,
+		Centres: f.Centres, Widths: f.Widths, KernelFeatures: psi.dim(), Transitions: kd.len(), Steps: d.NumSteps()}
+	if err := l.solveSums(model, folds, cbar); err != nil {
+		return nil, err
 	}
 	if l.Signed {
 		w, err := model.StepRatios(d)
@@ -598,20 +579,14 @@ func (kd *kernelData) len() int { return len(kd.rho) }
 
 // kernelTransitions lists the transitions of d, scaled: step t with a
 // next state has rho = gamma^(t+1), and for gamma < 1 every episode starts
-// with a dummy transition into its first state of weight 1. Episode k
-// (counting the non-empty ones) is in fold k mod kernelFolds; with fewer
-// than kernelFolds episodes, step t of an episode of T steps is in fold
-// floor(kernelFolds t / T).
-func kernelTransitions(d *dataset.Dataset, gamma float64, mean, scale []float64) *kernelData {
+// with a dummy transition into its first state of weight 1. The folds are
+// f's: an episode's is a hash of its id (episodeFold), or with fewer than
+// kernelFolds non-empty episodes step t of an episode of T steps is in
+// fold floor(kernelFolds t / T).
+func kernelTransitions(d *dataset.Dataset, f *KernelFeatures) *kernelData {
+	gamma, mean, scale := f.Gamma, f.Mean, f.Scale
 	dim := d.StateDim
 	kd := &kernelData{dim: dim}
-	nonEmpty := 0
-	for e := range d.NumEpisodes() {
-		if d.Len(e) > 0 {
-			nonEmpty++
-		}
-	}
-	byEpisode := nonEmpty >= kernelFolds
 	sx := make([]float64, dim)
 	nx := make([]float64, dim)
 	scaleTo := func(dst, s []float64) {
@@ -627,19 +602,14 @@ func kernelTransitions(d *dataset.Dataset, gamma float64, mean, scale []float64)
 		kd.dummy = append(kd.dummy, dummy)
 		kd.fold = append(kd.fold, int8(fold))
 	}
-	k := 0 // index among the non-empty episodes
 	for e := range d.NumEpisodes() {
 		lo, hi := d.Span(e)
 		T := hi - lo
 		if T == 0 {
 			continue
 		}
-		fold := func(t int) int {
-			if byEpisode {
-				return k % kernelFolds
-			}
-			return t * kernelFolds / T
-		}
+		idh := fnv1a(d.IDs[e])
+		fold := func(t int) int { return f.foldOf(idh, t, T) }
 		if gamma < 1 {
 			scaleTo(sx, d.ObsAt(lo))
 			add(sx, sx, 0, 1, true, fold(0))
@@ -653,7 +623,6 @@ func kernelTransitions(d *dataset.Dataset, gamma float64, mean, scale []float64)
 			}
 			g *= gamma
 		}
-		k++
 	}
 	return kd
 }
