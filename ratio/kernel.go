@@ -43,7 +43,8 @@ import (
 //
 //	phi_j(x) = exp(-||x - c_j||^2 / (2 h_j^2)),   h_j = h/2 (j odd), h/4 (j even),
 //
-// centred at m logged states drawn without replacement (j = 1..m), and
+// centred at m logged states drawn without replacement (j = 1..m; the
+// bottom-m sample of kernel_stream.go, ordered by key), and
 // theta >= 0, so that w >= 0 everywhere: a non-negative mixture of bumps,
 // the model of KLIEP (Sugiyama et al. 2008). Then Delta_i = g_i^T theta + c_i with
 // g_i = beta_i phi(x_i) - phi(x'_i), c_i = 0, and
@@ -114,9 +115,10 @@ import (
 //
 // The ridge. lambda = nu * mean_{j >= 1} (M^T M)_jj, so that nu is scale
 // free. nu is chosen from the grid 1e-6, 1e-5, ..., 100 by 5-fold
-// cross-validation: the episodes are dealt to the folds in turn (with fewer
-// than 5 episodes, every episode is cut into 5 blocks of consecutive
-// steps, a dummy going with its episode's first block), the model is
+// cross-validation: an episode's fold is a fixed hash of its id modulo 5,
+// so that a machine holding part of the log knows it (with fewer than 5
+// episodes, every episode is cut into 5 blocks of consecutive steps, a
+// dummy going with its episode's first block), the model is
 // fitted on four folds and scored on the fifth by the U-statistic of the
 // loss (the diagonal i = j left out, unbiased for the population loss
 // whatever the spread of w),
@@ -171,11 +173,19 @@ import (
 // smallest ridge in most seeds: errors as small (0.005, 0.006, 0.013, 0.022
 // above), but rougher w, correlation 0.89-0.95.)
 //
-// Determinism. Every random draw (the bandwidth sample, the centres, the
-// frequencies) comes from rand.NewPCG(Seed, s) with a fixed stream s, and
-// the sums are accumulated in a fixed number of partial sums in a fixed
-// order whatever the number of goroutines: the same data and settings give
-// bit-identical models on a machine, with any GOMAXPROCS.
+// Two passes, and determinism. Fit makes the two passes over the data that
+// a stream of shards makes (kernel_stream.go, package stream): the first
+// gathers the states' mean and variance (Welford's update, merged by Chan,
+// Golub and LeVeque's formula), the number of episodes and two bottom-k
+// samples, the bandwidth sample of next states and the centres: every step
+// gets a key, a hash of Seed, its episode's id and t, and a sample is the
+// k steps of smallest key (uniform without replacement, and the same in
+// whatever order or on however many machines the steps are seen). The
+// frequencies come from rand.NewPCG(Seed, s) with a fixed stream s. The
+// second pass sums the loss per fold, in a fixed number of partial sums in
+// a fixed order whatever the number of goroutines: the same data and
+// settings give bit-identical models on a machine, with any GOMAXPROCS, and
+// a stream over shards gives the same model up to the order of summation.
 //
 // The zero value is ready to use.
 //
@@ -190,9 +200,10 @@ import (
 //	Optimization, Section 16.5; Hastie, Tibshirani, Friedman (2009), The
 //	Elements of Statistical Learning, Section 7.10.
 type Kernel struct {
-	// Seed seeds the draws of Fit (the bandwidth sample, the centres of
-	// the bumps and the kernel's frequencies). The zero seed is a seed
-	// like any other: the default draw is fixed.
+	// Seed seeds the draws of Fit (the keys of the bandwidth sample and
+	// of the centres of the bumps, the folds and the kernel's
+	// frequencies). The zero seed is a seed like any other: the default
+	// draw is fixed.
 	Seed uint64
 
 	// KernelFeatures is D_k, the number of random Fourier features of the
