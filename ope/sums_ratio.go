@@ -48,9 +48,11 @@ type RatioSums struct {
 	edgeOf          []int32
 }
 
-// NewSums implements Summer for the tabular learner (RatioSums) and the
-// kernel learner (KernelRatioSums, two passes); a network's training is
-// not a sum and returns an error that says so.
+// NewSums implements Summer: for the tabular learner RatioSums (one
+// pass), for the kernel learner KernelRatioSums (two passes: its features
+// are fixed by the whole log), and for a learner that trains (bch-neural)
+// SampleRatioSums (two passes: it trains on a sample of episodes drawn in
+// the first and is evaluated on every step in the second).
 func (e DensityRatio) NewSums(gamma float64, copies int) (Sums, error) {
 	name := e.Name()
 	if err := checkSumsArgs(name, gamma, copies); err != nil {
@@ -61,7 +63,7 @@ func (e DensityRatio) NewSums(gamma float64, copies int) (Sums, error) {
 	}
 	l, ok := e.Learner.(ratio.Tabular)
 	if !ok {
-		return nil, fmt.Errorf("%s cannot stream: its fit is not a sum over episodes (it needs all steps at once); run it on a log that fits in memory", name)
+		return newSampleRatioSums(e, gamma, copies), nil
 	}
 	s := &RatioSums{Gamma: gamma, Learner: l, MaxQ: Float(math.Inf(-1)), Count: make([]int64, copies)}
 	for _, p := range []*[]Floats{&s.Weight, &s.RatioWeight, &s.Norm, &s.A, &s.B} {

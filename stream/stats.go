@@ -50,6 +50,21 @@ func Streamable() []string {
 	return out
 }
 
+// Movable returns nil if the named estimator's statistics can move
+// between processes (MarshalBinary), as a cluster's workers need, and
+// otherwise why not: bch-neural's second pass holds networks trained in
+// the process, which have no encoding.
+func Movable(name string) error {
+	s, err := New(Config{Estimators: []string{name}, Gamma: 1})
+	if err != nil {
+		return err
+	}
+	if _, err := s.MarshalBinary(); err != nil {
+		return fmt.Errorf("%s cannot run on a cluster: %w", name, err)
+	}
+	return nil
+}
+
 // Applies returns nil if the named estimator applies to logs like d
 // with options o (ope.Entry.Applies) and streams on them, and otherwise
 // why not: the learners that stream in their tabular form only (fqe,

@@ -281,4 +281,20 @@ func TestPipelineKernelTwoPasses(t *testing.T) {
 	if entries, _ := os.ReadDir(filepath.Dir(filepath.Join(dir, "x"))); len(entries) != 4 {
 		t.Errorf("%d files in the shards' directory", len(entries))
 	}
+	// bch-neural's second pass holds networks trained in one process:
+	// refused by name, and left out of the default set.
+	if _, err := runPipeline(t, dir, cli.StreamFlags{Estimators: []string{"bch-neural"}, Gamma: 1}); err == nil || !strings.Contains(err.Error(), "bch-neural cannot run on a cluster") {
+		t.Errorf("bch-neural: %v", err)
+	}
+	def, err := runPipeline(t, dir, cli.StreamFlags{Gamma: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	for _, e := range def.Estimates {
+		rows = append(rows, e.Estimator)
+	}
+	if strings.Join(rows, ",") != "naive,wis-trajectory,wis-stepwise,bch-kernel" {
+		t.Errorf("default rows %v", rows)
+	}
 }

@@ -18,10 +18,17 @@ type StreamFlags struct {
 
 // NewStreamStats returns the empty statistics that ihope estimate streams
 // for shards whose first shard is d, under the flags f: the same
-// estimators, chosen by the same rule, with the same settings. ihope-beam
-// fills them on its workers.
+// estimators, chosen by the same rule, with the same settings, but those
+// whose statistics cannot move between processes (stream.Movable:
+// bch-neural), which are refused by name and left out of the default set.
+// ihope-beam fills them on its workers.
 func NewStreamStats(d *dataset.Dataset, f StreamFlags) (*stream.Stats, error) {
 	c := &estimateCmd{Estimators: f.Estimators, Gamma: f.Gamma, Bootstrap: f.Bootstrap, Seed: f.Seed,
-		Alpha: f.Alpha, Estimand: f.Estimand}
+		Alpha: f.Alpha, Estimand: f.Estimand, movable: true}
+	for _, name := range f.Estimators {
+		if err := stream.Movable(name); err != nil {
+			return nil, err
+		}
+	}
 	return c.newStats(d, nil)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/policy"
+	"github.com/ihope-ope/ihope/ratio"
 	"github.com/ihope-ope/ihope/stream"
 	"github.com/ihope-ope/ihope/value"
 )
@@ -133,6 +134,9 @@ func (c *estimateCmd) newStats(d *dataset.Dataset, target *policy.Tabular) (*str
 			applies.Target, _ = value.TableFromData(d) // these episodes' rows: enough to say what applies
 		}
 		for _, name := range stream.Streamable() {
+			if c.movable && stream.Movable(name) != nil {
+				continue
+			}
 			if en, _ := ope.Lookup(name); en.Default() && stream.Applies(name, d, applies) == nil {
 				names = append(names, name)
 			}
@@ -148,7 +152,8 @@ func (c *estimateCmd) newStats(d *dataset.Dataset, target *policy.Tabular) (*str
 // streamOptions are the registry options of a stream: the estimand, the
 // value and ratio models asked for, and the target's table if given.
 func (c *estimateCmd) streamOptions(target *policy.Tabular) ope.Options {
-	opts := ope.Options{Target: target, ValueModel: c.ValueModel, RatioModel: c.RatioModel}
+	opts := ope.Options{Target: target, ValueModel: c.ValueModel, RatioModel: c.RatioModel,
+		Seed: c.TrainSeed, Neural: ratio.Neural{BatchSize: c.NeuralBatch}, Restarts: c.Restarts, Reservoir: c.Reservoir}
 	if c.Estimand != "" {
 		opts.Estimand = ope.Estimand(c.Estimand)
 	}

@@ -110,7 +110,7 @@ func TestEstimateStreamEqualsOneFile(t *testing.T) {
 	// What cannot stream is refused, saying why.
 	for _, c := range []struct{ args, want string }{
 		{"--estimators dr", "dr cannot stream"},
-		{"--estimators bch-neural", "bch-neural cannot stream"},
+		{"--estimators bch-neural --reservoir 0", "--reservoir 0"},
 		{"--estimators fqe --value-model neural", "fqe cannot stream with the neural value learner"},
 		{"--estimators mwl --ratio-model neural", "mwl cannot stream in its neural form"},
 	} {
