@@ -43,8 +43,17 @@
 // resample), and each copy holds 5 (D_k + P) P floats of moments (2 MB at
 // the defaults): memory grows with the resamples, not the steps.
 //
-// The others, which fit a model on all steps at once (bch-neural, the
-// linear value learner, the neural forms of the minimax learners, the
+// bch-neural streams in two passes as well (ope.SampleRatioSums): the
+// first keeps a sample of whole episodes (the smallest keys, a hash of
+// the training seed and the episode id, up to Options.Reservoir steps:
+// ope.ReservoirEpisodes), EndFirst trains the ensemble on it, and the
+// second pass evaluates every network at every step and sums per network
+// and copy, so that the estimate is the in-memory estimator's with that
+// model on the whole log. Its statistics hold trained networks and do
+// not encode (Movable): one machine only.
+//
+// The others, which fit a model on all steps at once (the linear value
+// learner, the neural forms of the minimax learners, the
 // kernel forms of mwl, dualdice and mql on real states, mis, dr), are
 // refused with a message that says so: run them on a log that fits in
 // memory. The tabular learners on real states fail the same way, each
