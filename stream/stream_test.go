@@ -291,8 +291,8 @@ func TestStreamRefuses(t *testing.T) {
 			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.want)
 		}
 	}
-	if _, err := stream.New(stream.Config{Estimators: []string{"bch-neural"}, Gamma: 1}); err == nil || !strings.Contains(err.Error(), "cannot stream") {
-		t.Errorf("bch-neural: %v", err)
+	if _, err := stream.New(stream.Config{Estimators: []string{"dr"}, Gamma: 1}); err == nil || !strings.Contains(err.Error(), "dr cannot stream") {
+		t.Errorf("dr: %v", err)
 	}
 	// The tabular learners on real states: each fails under its own name,
 	// those sharing the first one's counts included, and Applies says so.
