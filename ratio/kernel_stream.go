@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"sort"
 
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/internal/minimax"
@@ -43,110 +42,22 @@ const (
 	centreSalt    = 0x63656e7472657321 // "centres!"
 	bandwidthSalt = 0x62616e6477696474 // "bandwidt"
 	foldSalt      = 0x666f6c647321212e // "folds!!."
-	golden        = 0x9e3779b97f4a7c15
 )
-
-// fnv1a returns the 64-bit FNV-1a hash of s.
-func fnv1a(s string) uint64 {
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(s); i++ {
-		h ^= uint64(s[i])
-		h *= 1099511628211
-	}
-	return h
-}
-
-// fmix64 is SplitMix64's output function (Steele, Lea, Flood 2014).
-func fmix64(z uint64) uint64 {
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return z ^ (z >> 31)
-}
 
 // stepKey is the sampling key of step t of the episode whose id hashes
 // to idHash.
-func stepKey(seed, salt, idHash uint64, t int) uint64 {
-	return fmix64(idHash ^ fmix64(seed+salt) + uint64(t+1)*golden)
-}
+func stepKey(seed, salt, idHash uint64, t int) uint64 { return minimax.StepKey(seed+salt, idHash, t) }
 
 // episodeFold is the fold of the episode whose id hashes to idHash.
 func episodeFold(seed, idHash uint64) int {
-	return int(fmix64(idHash^fmix64(seed+foldSalt)) % kernelFolds)
+	return int(minimax.Mix(idHash^minimax.Mix(seed+foldSalt)) % kernelFolds)
 }
 
-// Sample is a bottom-k sample of rows: the K rows of smallest key seen,
-// each of Dim values, kept as a max-heap on the key.
-type Sample struct {
-	K, Dim int
-	Keys   []uint64
-	Rows   []float64
-}
+// fnv1a is minimax.HashID.
+func fnv1a(s string) uint64 { return minimax.HashID(s) }
 
-func (s *Sample) swap(i, j int) {
-	s.Keys[i], s.Keys[j] = s.Keys[j], s.Keys[i]
-	a, b := s.Rows[i*s.Dim:(i+1)*s.Dim], s.Rows[j*s.Dim:(j+1)*s.Dim]
-	for k := range a {
-		a[k], b[k] = b[k], a[k]
-	}
-}
-
-// add offers a row with its key.
-func (s *Sample) add(key uint64, row []float64) {
-	if len(s.Keys) < s.K {
-		s.Keys = append(s.Keys, key)
-		s.Rows = append(s.Rows, row...)
-		for i := len(s.Keys) - 1; i > 0; { // sift up
-			p := (i - 1) / 2
-			if s.Keys[p] >= s.Keys[i] {
-				break
-			}
-			s.swap(i, p)
-			i = p
-		}
-		return
-	}
-	if s.K == 0 || key >= s.Keys[0] {
-		return
-	}
-	s.Keys[0] = key
-	copy(s.Rows[:s.Dim], row)
-	n := len(s.Keys)
-	for i := 0; ; { // sift down
-		l, big := 2*i+1, i
-		if l < n && s.Keys[l] > s.Keys[big] {
-			big = l
-		}
-		if l+1 < n && s.Keys[l+1] > s.Keys[big] {
-			big = l + 1
-		}
-		if big == i {
-			break
-		}
-		s.swap(i, big)
-		i = big
-	}
-}
-
-// merge offers every row of o.
-func (s *Sample) merge(o *Sample) {
-	for i, k := range o.Keys {
-		s.add(k, o.Rows[i*o.Dim:(i+1)*o.Dim])
-	}
-}
-
-// sorted returns the rows in increasing order of key.
-func (s *Sample) sorted() []float64 {
-	idx := make([]int, len(s.Keys))
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.Slice(idx, func(a, b int) bool { return s.Keys[idx[a]] < s.Keys[idx[b]] })
-	out := make([]float64, 0, len(s.Rows))
-	for _, i := range idx {
-		out = append(out, s.Rows[i*s.Dim:(i+1)*s.Dim]...)
-	}
-	return out
-}
+// Sample is a bottom-k sample (minimax.BottomK).
+type Sample = minimax.BottomK
 
 // KernelPrep is the first pass of Kernel's fit (see the top of this
 // file): add every episode with Add (or merge partial preps), then
@@ -244,9 +155,9 @@ func (p *KernelPrep) Add(d *dataset.Dataset, e int) error {
 			p.Mean[k] += delta / p.Steps
 			p.M2[k] += delta * (v - p.Mean[k])
 		}
-		p.Centres.add(stepKey(seed, centreSalt, idh, t), obs)
+		p.Centres.Add(stepKey(seed, centreSalt, idh, t), obs)
 		if next, ok := d.NextObs(e, j); ok && g > 0 {
-			p.Next.add(stepKey(seed, bandwidthSalt, idh, t), next)
+			p.Next.Add(stepKey(seed, bandwidthSalt, idh, t), next)
 		}
 		g *= p.Gamma
 	}
@@ -269,8 +180,8 @@ func (p *KernelPrep) Merge(o *KernelPrep) error {
 		p.Steps = n
 	}
 	p.Episodes += o.Episodes
-	p.Centres.merge(&o.Centres)
-	p.Next.merge(&o.Next)
+	p.Centres.Merge(&o.Centres)
+	p.Next.Merge(&o.Next)
 	return nil
 }
 
@@ -323,7 +234,7 @@ func (p *KernelPrep) Features() (*KernelFeatures, error) {
 	}
 	h := set.bandwidth
 	if h == 0 {
-		next := scaleRows(p.Next.sorted())
+		next := scaleRows(p.Next.Sorted())
 		if len(next) < 2*dim {
 			return nil, fmt.Errorf("ratio: %d transitions, need at least 2", len(next)/dim)
 		}
@@ -334,7 +245,7 @@ func (p *KernelPrep) Features() (*KernelFeatures, error) {
 		}
 	}
 	f.Bandwidth = h
-	f.Centres = scaleRows(p.Centres.sorted())
+	f.Centres = scaleRows(p.Centres.Sorted())
 	f.Widths = make([]float64, len(f.Centres)/dim)
 	for k := range f.Widths {
 		f.Widths[k] = h * kernelWidths[k%len(kernelWidths)]
