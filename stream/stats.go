@@ -439,6 +439,8 @@ type wireConfig struct {
 	Estimand   ope.Estimand
 	Tabular    json.RawMessage
 	Kernel     ratio.Kernel
+	// The learners' choice (fqe's linear value learner streams).
+	ValueModel, RatioModel string
 }
 
 // wireSummary is dataset.Summarizer with its floats in a form JSON
@@ -465,7 +467,8 @@ func (s *Stats) wire() (wire, error) {
 	sum.S.MeanReward, sum.S.MaxLogRatio, sum.S.FirstLarge.Ratio = 0, 0, 0
 	c := s.cfg
 	return wire{Config: wireConfig{Estimators: c.Estimators, Gamma: c.Gamma, Resamples: c.Resamples, Seed: c.Seed,
-		Alpha: c.Alpha, Estimand: c.Options.Estimand, Tabular: tab, Kernel: c.Options.Kernel}, Shape: s.shape, Errs: s.errs, Summary: sum}, nil
+		Alpha: c.Alpha, Estimand: c.Options.Estimand, Tabular: tab, Kernel: c.Options.Kernel,
+		ValueModel: c.Options.ValueModel, RatioModel: c.Options.RatioModel}, Shape: s.shape, Errs: s.errs, Summary: sum}, nil
 }
 
 // fromWire rebuilds empty statistics of w's configuration, with its
@@ -475,6 +478,7 @@ func fromWire(w wire) (*Stats, error) {
 		Seed: w.Config.Seed, Alpha: w.Config.Alpha}
 	cfg.Options.Estimand = w.Config.Estimand
 	cfg.Options.Kernel = w.Config.Kernel
+	cfg.Options.ValueModel, cfg.Options.RatioModel = w.Config.ValueModel, w.Config.RatioModel
 	if err := json.Unmarshal(w.Config.Tabular, &cfg.Options.Tabular); err != nil {
 		return nil, err
 	}
