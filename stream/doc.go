@@ -52,9 +52,15 @@
 // model on the whole log. Its statistics hold trained networks and do
 // not encode (Movable): one machine only.
 //
-// The others, which fit a model on all steps at once (the linear value
-// learner, the neural forms of the minimax learners, the
-// kernel forms of mwl, dualdice and mql on real states, mis, dr), are
+// fqe with the linear value learner (ope.LinearFQESums) streams in two
+// passes too: value.LinearPrep fixes the scaling and the horizons and
+// samples steps for the bound check, value.LinearMoments holds the
+// LSTD-Q moments per copy, and the start states' expected features are
+// summed per episode length.
+//
+// The others, which fit a model on all steps at once (the neural value
+// learner, the neural forms of the minimax learners, the kernel forms of
+// mwl, dualdice and mql on real states, mis, dr), are
 // refused with a message that says so: run them on a log that fits in
 // memory. The tabular learners on real states fail the same way, each
 // under its own name (Applies tells beforehand).
