@@ -385,7 +385,7 @@ func (f *KernelFeatures) Episode(d *dataset.Dataset, e int, ep *KernelEpisode) e
 		}
 	}
 	term := func(fd int, rho, beta float64, t int, next []float64, dummy bool) {
-		if fd != fold || n == ChunkLen {
+		if fd != fold || n == minimax.ChunkLen {
 			flush()
 			if fd != fold {
 				fold = fd
@@ -440,9 +440,6 @@ func (f *KernelFeatures) Episode(d *dataset.Dataset, e int, ep *KernelEpisode) e
 	flush()
 	return nil
 }
-
-// ChunkLen is the number of terms accumulated at once.
-const ChunkLen = minimax.ChunkLen
 
 // zeroSums clears s.
 func zeroSums(s *minimax.Sums) *minimax.Sums {
@@ -538,13 +535,4 @@ func (l Kernel) solveSums(model *KernelModel, folds []*minimax.Sums, cbar []floa
 		}
 	}
 	return nil
-}
-
-// Features sets dst (NumFeatures values) to phi(x) of the logged state
-// obs: the features w is linear in.
-func (f *KernelFeatures) Features(dst, obs []float64) {
-	phi, _ := f.maps()
-	x := make([]float64, len(obs))
-	f.scale(x, obs)
-	phi.features(x, dst)
 }
