@@ -420,7 +420,7 @@ func (l Kernel) Fit(d *dataset.Dataset, gamma float64) (Model, error) {
 		return nil, err
 	}
 	rng := rand.New(rand.NewPCG(l.Seed, kernelStream))
-	mean, scale := stateScaling(d)
+	mean, scale := minimax.Scaling(d)
 	kd := kernelTransitions(d, gamma, mean, scale)
 	if kd.len() < 2 {
 		return nil, fmt.Errorf("ratio: %d transitions, need at least 2", kd.len())

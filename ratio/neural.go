@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/internal/minimax"
 	"github.com/ihope-ope/ihope/internal/settings"
 	"github.com/ihope-ope/ihope/nn"
 )
@@ -396,8 +397,9 @@ func (l Neural) FitRand(rng *rand.Rand, d *dataset.Dataset, gamma float64) (*Neu
 		return nil, err
 	}
 
-	// Scaling from all logged states.
-	mean, scale := stateScaling(d)
+	// Scaling from all logged states (minimax.Scaling: one definition for
+	// every learner of real states).
+	mean, scale := minimax.Scaling(d)
 
 	train, held := splitTransitions(rng, d, gamma, set.heldOut, mean, scale)
 	if held != nil && held.len() < 2 {
