@@ -48,13 +48,16 @@ type RatioSums struct {
 	edgeOf          []int32
 }
 
-// NewSums implements Summer for the tabular learner; the other learners'
-// fits are not sums (a kernel's cross-validated ridge, a network's
-// training) and return an error that says so.
+// NewSums implements Summer for the tabular learner (RatioSums) and the
+// kernel learner (KernelRatioSums, two passes); a network's training is
+// not a sum and returns an error that says so.
 func (e DensityRatio) NewSums(gamma float64, copies int) (Sums, error) {
 	name := e.Name()
 	if err := checkSumsArgs(name, gamma, copies); err != nil {
 		return nil, err
+	}
+	if k, ok := e.Learner.(ratio.Kernel); ok {
+		return newKernelRatioSums(k, gamma, copies)
 	}
 	l, ok := e.Learner.(ratio.Tabular)
 	if !ok {

@@ -69,22 +69,41 @@ func (c *estimateCmd) runStream(e *runEnv) error {
 
 	t0 := time.Now()
 	var stats *stream.Stats
-	progress, finish := bootstrapProgress(e.stderr, len(files), "shards")
-	r := stream.Reader{Files: files, Options: o}
-	if progress != nil {
-		r.Progress = func(int, int) { progress(0) }
+	// One pass over the shards, or two when an estimator's features are
+	// fixed by the whole log (bch-kernel): the first pass feeds AddFirst,
+	// the second Add.
+	twoPass := false
+	pass := func(label string, add func(d *dataset.Dataset, lo, hi int) error) error {
+		progress, finish := bootstrapProgress(e.stderr, len(files), label)
+		r := stream.Reader{Files: files, Options: o}
+		if progress != nil {
+			r.Progress = func(int, int) { progress(0) }
+		}
+		err := r.Each(add)
+		finish()
+		return err
 	}
-	err = r.Each(func(d *dataset.Dataset, lo, hi int) error {
+	err = pass("shards", func(d *dataset.Dataset, lo, hi int) error {
 		if stats == nil {
+			var err error
 			if stats, err = c.newStats(d, target); err != nil {
 				return err
 			}
+			twoPass = stats.FirstPass()
+		}
+		if twoPass {
+			return stats.AddFirst(d, lo, hi)
 		}
 		return stats.Add(d, lo, hi)
 	})
-	finish()
 	if err != nil {
 		return err
+	}
+	if twoPass {
+		stats.EndFirst()
+		if err := pass("shards, second pass", stats.Add); err != nil {
+			return err
+		}
 	}
 	res, err := stats.Finish()
 	if err != nil {

@@ -72,7 +72,5 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p, s := beam.NewPipelineWithRoot()
-	pipeline.Build(s, c)
-	return beamx.Run(ctx, p)
+	return pipeline.Run(ctx, c, beamx.Run)
 }
