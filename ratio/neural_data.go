@@ -104,36 +104,6 @@ func checkNeuralData(d *dataset.Dataset) error {
 	return nil
 }
 
-// stateScaling returns the per-dimension mean and standard deviation of
-// the logged states (a standard deviation of 0 is replaced by 1).
-func stateScaling(d *dataset.Dataset) (mean, scale []float64) {
-	dim := d.StateDim
-	mean = make([]float64, dim)
-	scale = make([]float64, dim)
-	n := 0.0
-	for j := range d.NumSteps() {
-		n++
-		for k, v := range d.ObsAt(j) {
-			mean[k] += v
-		}
-	}
-	for k := range mean {
-		mean[k] /= max(n, 1)
-	}
-	for j := range d.NumSteps() {
-		for k, v := range d.ObsAt(j) {
-			scale[k] += (v - mean[k]) * (v - mean[k])
-		}
-	}
-	for k := range scale {
-		scale[k] = math.Sqrt(scale[k] / max(n, 1))
-		if !(scale[k] > 0) || math.IsInf(scale[k], 0) {
-			scale[k] = 1
-		}
-	}
-	return mean, scale
-}
-
 // splitTransitions builds the training and held-out transition sets,
 // scaled, with the dummies and sampling weights of the discounted case.
 // held is nil when heldOut < 0 or nothing is held out.
