@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/internal/minimax"
@@ -323,12 +325,34 @@ type KernelEpisode struct {
 	weight      float64
 	transitions int
 	steps       int
-	ch          *minimax.Chunk
-	x, fn       []float64
+	terms       []kernelTerm
+	disc        []float64 // gamma^t
+	half        [2]episodeHalf
+}
+
+// kernelTerm is one term of the loss: step t's transition (next state
+// known) or, with t = -1, the episode's dummy into its first state.
+type kernelTerm struct {
+	t         int
+	fold      int
+	rho, beta float64
+}
+
+// episodeHalf is the scratch and the sums of one of the two halves an
+// episode's work is cut into (the same two whatever the number of CPUs,
+// so that the sums do not depend on it).
+type episodeHalf struct {
+	parts [kernelFolds]*minimax.Sums
+	used  [kernelFolds]bool
+	state []float64
+	ch    *minimax.Chunk
+	x, fn []float64
 }
 
 // Episode forms the share of episode e of d (checked as KernelPrep.Add
-// checks it) in ep, which it reuses.
+// checks it) in ep, which it reuses. Its two halves (of the steps for
+// phi, of the loss's terms for the sums) run on two goroutines when
+// GOMAXPROCS allows, and are added in a fixed order.
 func (f *KernelFeatures) Episode(d *dataset.Dataset, e int, ep *KernelEpisode) error {
 	if d.StateDim != len(f.Mean) {
 		return fmt.Errorf("ratio: states of dimension %d, the model's are %d", d.StateDim, len(f.Mean))
@@ -338,15 +362,15 @@ func (f *KernelFeatures) Episode(d *dataset.Dataset, e int, ep *KernelEpisode) e
 	}
 	phi, psi := f.maps()
 	dk, dw, dim := psi.dim(), phi.size(), len(f.Mean)
-	if ep.ch == nil {
-		ep.ch = minimax.NewChunk(minimax.ChunkLen, dk, dw)
-		ep.x, ep.fn = make([]float64, dim), make([]float64, dw)
+	if ep.state == nil {
 		ep.state = make([]float64, dw)
+		for h := range ep.half {
+			hf := &ep.half[h]
+			hf.ch = minimax.NewChunk(minimax.ChunkLen, dk, dw)
+			hf.x, hf.fn, hf.state = make([]float64, dim), make([]float64, dw), make([]float64, dw)
+		}
 	}
 	for k := range ep.parts {
-		if ep.used[k] {
-			ep.parts[k] = zeroSums(ep.parts[k])
-		}
 		ep.used[k] = false
 	}
 	clear(ep.state)
@@ -359,23 +383,103 @@ func (f *KernelFeatures) Episode(d *dataset.Dataset, e int, ep *KernelEpisode) e
 		return nil
 	}
 	gamma := f.Gamma
-	// phi(x_t) and the discounted state sums.
-	g := 1.0
+	// The loss's terms, in the order of kernelTransitions.
+	idh := fnv1a(d.IDs[e])
+	ep.terms = ep.terms[:0]
+	if gamma < 1 {
+		ep.terms = append(ep.terms, kernelTerm{t: -1, fold: f.foldOf(idh, 0, T), rho: 1})
+	}
+	g := gamma // gamma^(t+1)
 	for j := lo; j < hi; j++ {
-		t := j - lo
-		f.scale(ep.x, d.ObsAt(j))
-		row := ep.Phi[t*dw : (t+1)*dw]
-		phi.features(ep.x, row)
-		for i, v := range row {
-			ep.state[i] += g * v
+		if _, ok := d.NextObs(e, j); ok && g > 0 {
+			t := j - lo
+			ep.terms = append(ep.terms, kernelTerm{t: t, fold: f.foldOf(idh, t, T), rho: g, beta: math.Exp(d.LogTarget[j] - d.LogBehavior[j])})
 		}
+		g *= gamma
+	}
+	ep.transitions = len(ep.terms)
+	ep.disc = slices.Grow(ep.disc[:0], T)[:T]
+	g = 1.0 // gamma^t, by repeated products as the in-memory fit forms it
+	for t := range T {
+		ep.disc[t] = g
 		ep.weight += g
 		g *= gamma
 	}
-	// The loss's terms, in the order of kernelTransitions, flushed per
-	// fold in chunks of at most ChunkLen.
-	idh := fnv1a(d.IDs[e])
-	ch := ep.ch
+	// Half h: the steps [sh, sh') for phi and the state sums, then the
+	// terms [th, th') (which read phi(x_t) of any step: after a barrier).
+	stepCut, termCut := T/2, len(ep.terms)/2
+	var wg sync.WaitGroup
+	run := func(body func(h int)) {
+		if runtime.GOMAXPROCS(0) > 1 {
+			wg.Add(1)
+			go func() { defer wg.Done(); body(1) }()
+			body(0)
+			wg.Wait()
+			return
+		}
+		body(0)
+		body(1)
+	}
+	run(func(h int) {
+		hf := &ep.half[h]
+		clear(hf.state)
+		a, b := 0, stepCut
+		if h == 1 {
+			a, b = stepCut, T
+		}
+		for t := a; t < b; t++ {
+			f.scale(hf.x, d.ObsAt(lo+t))
+			row := ep.Phi[t*dw : (t+1)*dw]
+			phi.features(hf.x, row)
+			gt := ep.disc[t]
+			for i, v := range row {
+				hf.state[i] += gt * v
+			}
+		}
+	})
+	run(func(h int) {
+		hf := &ep.half[h]
+		terms := ep.terms[:termCut]
+		if h == 1 {
+			terms = ep.terms[termCut:]
+		}
+		f.accumulateTerms(d, lo, terms, ep.Phi, hf)
+	})
+	for h := range ep.half {
+		hf := &ep.half[h]
+		for i, v := range hf.state {
+			ep.state[i] += v
+		}
+		for k, used := range hf.used {
+			if !used {
+				continue
+			}
+			if !ep.used[k] {
+				if ep.parts[k] == nil {
+					ep.parts[k] = minimax.NewSums(dk, dw)
+				}
+				zeroSums(ep.parts[k])
+				ep.used[k] = true
+			}
+			ep.parts[k].Add(hf.parts[k])
+		}
+	}
+	return nil
+}
+
+// accumulateTerms adds the loss's terms of an episode starting at step lo
+// of d to hf's sums per fold, in chunks of at most ChunkLen; phi holds
+// phi(x_t) of the episode's steps.
+func (f *KernelFeatures) accumulateTerms(d *dataset.Dataset, lo int, terms []kernelTerm, phiRows []float64, hf *episodeHalf) {
+	phi, psi := f.maps()
+	dk, dw := psi.dim(), phi.size()
+	for k := range hf.used {
+		if hf.used[k] {
+			zeroSums(hf.parts[k])
+		}
+		hf.used[k] = false
+	}
+	ch := hf.ch
 	n, fold := 0, -1
 	var a *minimax.Sums
 	flush := func() {
@@ -384,35 +488,43 @@ func (f *KernelFeatures) Episode(d *dataset.Dataset, e int, ep *KernelEpisode) e
 			n = 0
 		}
 	}
-	term := func(fd int, rho, beta float64, t int, next []float64, dummy bool) {
-		if fd != fold || n == minimax.ChunkLen {
+	e := episodeOfStart(d, lo)
+	for _, tm := range terms {
+		if tm.fold != fold || n == minimax.ChunkLen {
 			flush()
-			if fd != fold {
-				fold = fd
-				if ep.parts[fd] == nil {
-					ep.parts[fd] = minimax.NewSums(dk, dw)
+			if tm.fold != fold {
+				fold = tm.fold
+				if hf.parts[fold] == nil {
+					hf.parts[fold] = minimax.NewSums(dk, dw)
 				}
-				ep.used[fd] = true
-				a = ep.parts[fd]
+				hf.used[fold] = true
+				a = hf.parts[fold]
 			}
 		}
+		var next []float64
+		if tm.t < 0 {
+			next = d.ObsAt(lo)
+		} else {
+			next, _ = d.NextObs(e, lo+tm.t)
+		}
+		rho := tm.rho
 		pr := ch.L[n*dk : (n+1)*dk]
-		f.scale(ep.x, next)
-		psi.features(ep.x, pr)
+		f.scale(hf.x, next)
+		psi.features(hf.x, pr)
 		for q := range pr {
 			pr[q] *= rho
 		}
-		phi.features(ep.x, ep.fn)
+		phi.features(hf.x, hf.fn)
 		gr, rr := ch.G[n*dw:(n+1)*dw], ch.R[n*dw:(n+1)*dw]
-		if dummy {
+		if tm.t < 0 { // Delta = 1 - w(s_0)
 			for q := range gr {
-				gr[q] = -ep.fn[q]
+				gr[q] = -hf.fn[q]
 			}
 			ch.C[n] = 1
-		} else {
-			fs := ep.Phi[t*dw : (t+1)*dw]
+		} else { // Delta = beta w(s) - w(s')
+			fs := phiRows[tm.t*dw : (tm.t+1)*dw]
 			for q := range gr {
-				gr[q] = beta*fs[q] - ep.fn[q]
+				gr[q] = tm.beta*fs[q] - hf.fn[q]
 			}
 			ch.C[n] = 0
 		}
@@ -424,21 +536,14 @@ func (f *KernelFeatures) Episode(d *dataset.Dataset, e int, ep *KernelEpisode) e
 		a.Z2 += rho * rho
 		a.H0 += ch.RC[n] * ch.RC[n]
 		n++
-		ep.transitions++
-	}
-	if gamma < 1 {
-		term(f.foldOf(idh, 0, T), 1, 0, 0, d.ObsAt(lo), true)
-	}
-	g = gamma // gamma^(t+1)
-	for j := lo; j < hi; j++ {
-		if next, ok := d.NextObs(e, j); ok && g > 0 {
-			t := j - lo
-			term(f.foldOf(idh, t, T), g, math.Exp(d.LogTarget[j]-d.LogBehavior[j]), t, next, false)
-		}
-		g *= gamma
 	}
 	flush()
-	return nil
+}
+
+// episodeOfStart returns the episode whose first step is lo.
+func episodeOfStart(d *dataset.Dataset, lo int) int {
+	e, _ := slices.BinarySearch(d.Start[:d.NumEpisodes()], lo)
+	return e
 }
 
 // zeroSums clears s.
