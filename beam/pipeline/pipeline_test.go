@@ -298,3 +298,31 @@ func TestPipelineKernelTwoPasses(t *testing.T) {
 		t.Errorf("default rows %v", rows)
 	}
 }
+
+// fqe's linear value learner streams in two passes too: over 4 shards of
+// real states with discrete actions, the two pipelines give ihope
+// estimate's report.
+func TestPipelineLinearFQE(t *testing.T) {
+	sys, target, behavior := lineargauss.DiscreteProblem()
+	d, err := sys.Sample(rand.New(rand.NewPCG(6, 0)), behavior, target, 24, 40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for i := range 4 {
+		var idx []int
+		for e := i * 6; e < (i+1)*6; e++ {
+			idx = append(idx, e)
+		}
+		if err := dataset.WriteFile(filepath.Join(dir, fmt.Sprintf("shard-%02d.parquet", i)), d.Subset(idx)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	names := []string{"fqe", "wis-stepwise"}
+	want := estimate(t, dir, "--bootstrap", "10", "--seed", "3", "--gamma", "0.95", "--estimators", strings.Join(names, ","), "--value-model", "linear")
+	got, err := runPipeline(t, dir, cli.StreamFlags{Estimators: names, Gamma: 0.95, Bootstrap: 10, Seed: 3, ValueModel: "linear"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameReports(t, got, want)
+}

@@ -14,6 +14,7 @@ type StreamFlags struct {
 	Seed       uint64   // --seed: the bootstrap's
 	Alpha      float64  // --alpha: 1 - the intervals' level
 	Estimand   string   // --estimand ("" for the default)
+	ValueModel string   // --value-model: "linear" streams fqe's LSTD-Q on real states
 }
 
 // NewStreamStats returns the empty statistics that ihope estimate streams
@@ -24,7 +25,7 @@ type StreamFlags struct {
 // ihope-beam fills them on its workers.
 func NewStreamStats(d *dataset.Dataset, f StreamFlags) (*stream.Stats, error) {
 	c := &estimateCmd{Estimators: f.Estimators, Gamma: f.Gamma, Bootstrap: f.Bootstrap, Seed: f.Seed,
-		Alpha: f.Alpha, Estimand: f.Estimand, movable: true}
+		Alpha: f.Alpha, Estimand: f.Estimand, ValueModel: f.ValueModel, movable: true}
 	for _, name := range f.Estimators {
 		if err := stream.Movable(name); err != nil {
 			return nil, err
