@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"gonum.org/v1/gonum/stat"
+
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/policy"
@@ -211,6 +213,13 @@ func streamReport(res *stream.Results, file string) *estimateReport {
 		}
 		if tr := est.Result.Transient; tr != 0 && !math.IsNaN(tr) {
 			row.Transient = &tr
+		}
+		if r := est.Result.Restarts; len(r) > 0 { // bch-neural's networks, as in memory
+			row.Restarts, row.RestartEstimates = len(r), r
+			if len(r) > 1 {
+				sd := stat.StdDev(r, nil)
+				row.RestartSD = &sd
+			}
 		}
 		row.ESS, row.Units, row.MaxWeightShare = est.Weights.ESS, est.Weights.Units, est.Weights.MaxShare
 		rep.Warnings = append(rep.Warnings, ope.WeightSummaryWarnings(est.Name, est.Unit, est.Weights)...)
