@@ -96,10 +96,10 @@ func (l Kernel) NewPrep(dim int, gamma float64) (*KernelPrep, error) {
 		Centres: Sample{K: set.m, Dim: dim}, Next: Sample{K: set.bandwidthSample, Dim: dim}}, nil
 }
 
-// checkKernelEpisode returns an error for a state, next state or pair of
-// log-probabilities of episode e the fit cannot use (checkNeuralData's
-// checks, episode by episode).
-func checkKernelEpisode(d *dataset.Dataset, e int) error {
+// checkEpisode returns an error for a state, next state or pair of
+// log-probabilities of episode e that the real-state learners (Kernel's
+// two passes, checkNeuralData) cannot use.
+func checkEpisode(d *dataset.Dataset, e int) error {
 	dim := d.StateDim
 	finite := func(v []float64) bool {
 		for _, x := range v {
@@ -137,7 +137,7 @@ func (p *KernelPrep) Add(d *dataset.Dataset, e int) error {
 	if d.StateDim != p.Dim {
 		return fmt.Errorf("ratio: states of dimension %d, the first episodes' are %d", d.StateDim, p.Dim)
 	}
-	if err := checkKernelEpisode(d, e); err != nil {
+	if err := checkEpisode(d, e); err != nil {
 		return err
 	}
 	lo, hi := d.Span(e)
@@ -357,7 +357,7 @@ func (f *KernelFeatures) Episode(d *dataset.Dataset, e int, ep *KernelEpisode) e
 	if d.StateDim != len(f.Mean) {
 		return fmt.Errorf("ratio: states of dimension %d, the model's are %d", d.StateDim, len(f.Mean))
 	}
-	if err := checkKernelEpisode(d, e); err != nil {
+	if err := checkEpisode(d, e); err != nil {
 		return err
 	}
 	phi, psi := f.maps()

@@ -2,7 +2,6 @@ package ratio
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"sort"
@@ -68,37 +67,11 @@ func (tr *transitions) draw(rng *rand.Rand, idx []int) {
 }
 
 // checkNeuralData checks the dimensions and finiteness of the states and
-// the ratios of the logged actions.
+// the ratios of the logged actions, episode by episode (checkEpisode).
 func checkNeuralData(d *dataset.Dataset) error {
-	dim := d.StateDim
-	finite := func(v []float64) bool {
-		for _, x := range v {
-			if math.IsNaN(x) || math.IsInf(x, 0) {
-				return false
-			}
-		}
-		return true
-	}
 	for e := range d.NumEpisodes() {
-		lo, hi := d.Span(e)
-		for j := lo; j < hi; j++ {
-			t := j - lo
-			if obs := d.ObsAt(j); !finite(obs) {
-				return fmt.Errorf("ratio: episode %q step %d: state %v, want %d finite values", d.IDs[e], t, obs, dim)
-			}
-			next, ok := d.NextObs(e, j)
-			if !ok {
-				continue
-			}
-			if len(next) != dim || !finite(next) {
-				return fmt.Errorf("ratio: episode %q step %d: next state %v, want %d finite values", d.IDs[e], t, next, dim)
-			}
-			lt, lb := d.LogTarget[j], d.LogBehavior[j]
-			lr := lt - lb
-			if math.IsNaN(lr) || math.IsInf(lb, 0) || math.IsInf(math.Exp(lr), 1) {
-				return fmt.Errorf("ratio: episode %q step %d: log-probabilities %v (target), %v (behavior) give no finite ratio",
-					d.IDs[e], t, lt, lb)
-			}
+		if err := checkEpisode(d, e); err != nil {
+			return err
 		}
 	}
 	return nil
