@@ -43,6 +43,13 @@ import (
 type DensityRatio struct {
 	// Learner fits w; its settings are the estimator's.
 	Learner ratio.Learner
+	// Reservoir and SampleSeed matter only over a stream of shards
+	// (NewSums), to a learner that trains (bch-neural): it trains on the
+	// sample of whole episodes of about Reservoir steps
+	// (DefaultReservoir if 0) that ReservoirEpisodes draws with
+	// SampleSeed, and its model is evaluated on every step.
+	Reservoir  int
+	SampleSeed uint64
 }
 
 var _ Estimator = DensityRatio{}

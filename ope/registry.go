@@ -111,6 +111,10 @@ type Options struct {
 	// ValueNeural holds the neural value learner's settings (its Seed is
 	// overridden by Seed).
 	ValueNeural value.Neural
+	// Reservoir is the number of steps of the sample of whole episodes
+	// bch-neural trains on over a stream of shards (package stream; 0:
+	// DefaultReservoir), drawn by a hash of Seed and the episode ids.
+	Reservoir int
 	// Samples is the number of actions drawn per state from
 	// TargetContinuous where a value model needs E_{a~pi}[q(s, a)]
 	// (0: the value learner's default).
@@ -238,7 +242,9 @@ var registry = []Entry{
 	{Name: "bch-kernel", Label: "density ratio, kernel (closed form)", Needs: NeedsRealStates | NeedsBehavior, Unit: UnitStep, Slow: true,
 		New: func(o Options) Estimator { return DensityRatio{Learner: o.Kernel} }},
 	{Name: "bch-neural", Label: "density ratio, neural (paper)", Needs: NeedsRealStates | NeedsBehavior, Unit: UnitStep, Slow: true,
-		New: func(o Options) Estimator { return DensityRatio{Learner: o.neuralRatio()} }},
+		New: func(o Options) Estimator {
+			return DensityRatio{Learner: o.neuralRatio(), Reservoir: o.Reservoir, SampleSeed: o.Seed}
+		}},
 	{Name: "dr", Label: "doubly robust (ratio + value model)", SlowOnRealStates: true, Needs: NeedsTargetDist | NeedsBehavior,
 		New: func(o Options) Estimator {
 			return DR{Ratio: o.ratioLearner(), Kernel: o.Kernel, Value: o.valueLearner(), Target: o.valueTarget(),

@@ -52,6 +52,24 @@ type Sums interface {
 	Finish(c int) (Result, WeightSummary, error)
 }
 
+// TwoPassSums are Sums whose terms are features fixed by statistics of the
+// whole log (bch-kernel: the states' scaling, the median bandwidth, the
+// centres of the bumps, drawn from samples of the log). They are filled
+// in two passes over the episodes: first AddFirst for every episode (or
+// Merge of partial sums still in their first pass), then EndFirst, which
+// fixes the features, then Add for every episode again, as for any Sums
+// (Merge then adds the second pass's sums of partial sums made from the
+// same ended first pass). Until EndFirst, Add and Finish fail.
+type TwoPassSums interface {
+	Sums
+	// FirstPass reports whether EndFirst has not been called yet.
+	FirstPass() bool
+	// AddFirst adds episode e of d to the first pass.
+	AddFirst(d *dataset.Dataset, e int) error
+	// EndFirst ends the first pass.
+	EndFirst() error
+}
+
 // WeightSummary describes an estimate's weights without keeping them:
 // what KishESS and MaxShare give on Result.Weights, and their number.
 type WeightSummary struct {

@@ -48,17 +48,22 @@ type RatioSums struct {
 	edgeOf          []int32
 }
 
-// NewSums implements Summer for the tabular learner; the other learners'
-// fits are not sums (a kernel's cross-validated ridge, a network's
-// training) and return an error that says so.
+// NewSums implements Summer: for the tabular learner RatioSums (one
+// pass), for the kernel learner KernelRatioSums (two passes: its features
+// are fixed by the whole log), and for a learner that trains (bch-neural)
+// SampleRatioSums (two passes: it trains on a sample of episodes drawn in
+// the first and is evaluated on every step in the second).
 func (e DensityRatio) NewSums(gamma float64, copies int) (Sums, error) {
 	name := e.Name()
 	if err := checkSumsArgs(name, gamma, copies); err != nil {
 		return nil, err
 	}
+	if k, ok := e.Learner.(ratio.Kernel); ok {
+		return newKernelRatioSums(k, gamma, copies)
+	}
 	l, ok := e.Learner.(ratio.Tabular)
 	if !ok {
-		return nil, fmt.Errorf("%s cannot stream: its fit is not a sum over episodes (it needs all steps at once); run it on a log that fits in memory", name)
+		return newSampleRatioSums(e, gamma, copies), nil
 	}
 	s := &RatioSums{Gamma: gamma, Learner: l, MaxQ: Float(math.Inf(-1)), Count: make([]int64, copies)}
 	for _, p := range []*[]Floats{&s.Weight, &s.RatioWeight, &s.Norm, &s.A, &s.B} {

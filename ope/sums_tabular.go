@@ -63,7 +63,8 @@ type FQESums struct {
 }
 
 // NewSums implements Summer for the tabular learner (Value nil on
-// discrete data, or value.Tabular); the others refuse.
+// discrete data, or value.Tabular) and the linear one (value.Linear, in
+// two passes: LinearFQESums); the others refuse.
 func (e FQE) NewSums(gamma float64, copies int) (Sums, error) {
 	const name = "fqe"
 	if err := checkSumsArgs(name, gamma, copies); err != nil {
@@ -75,6 +76,8 @@ func (e FQE) NewSums(gamma float64, copies int) (Sums, error) {
 	case nil:
 	case value.Tabular:
 		finite = l.Finite
+	case value.Linear:
+		return newLinearFQESums(l, est, gamma, copies)
 	default:
 		return nil, fmt.Errorf("%s cannot stream with the %s value learner (its fit needs every step at once); the tabular learner streams", name, e.Value.Name())
 	}

@@ -43,7 +43,8 @@ import (
 //
 //	phi_j(x) = exp(-||x - c_j||^2 / (2 h_j^2)),   h_j = h/2 (j odd), h/4 (j even),
 //
-// centred at m logged states drawn without replacement (j = 1..m), and
+// centred at m logged states drawn without replacement (j = 1..m; the
+// bottom-m sample of kernel_stream.go, ordered by key), and
 // theta >= 0, so that w >= 0 everywhere: a non-negative mixture of bumps,
 // the model of KLIEP (Sugiyama et al. 2008). Then Delta_i = g_i^T theta + c_i with
 // g_i = beta_i phi(x_i) - phi(x'_i), c_i = 0, and
@@ -114,9 +115,10 @@ import (
 //
 // The ridge. lambda = nu * mean_{j >= 1} (M^T M)_jj, so that nu is scale
 // free. nu is chosen from the grid 1e-6, 1e-5, ..., 100 by 5-fold
-// cross-validation: the episodes are dealt to the folds in turn (with fewer
-// than 5 episodes, every episode is cut into 5 blocks of consecutive
-// steps, a dummy going with its episode's first block), the model is
+// cross-validation: an episode's fold is a fixed hash of its id modulo 5,
+// so that a machine holding part of the log knows it (with fewer than 5
+// episodes, every episode is cut into 5 blocks of consecutive steps, a
+// dummy going with its episode's first block), the model is
 // fitted on four folds and scored on the fifth by the U-statistic of the
 // loss (the diagonal i = j left out, unbiased for the population loss
 // whatever the spread of w),
@@ -171,11 +173,19 @@ import (
 // smallest ridge in most seeds: errors as small (0.005, 0.006, 0.013, 0.022
 // above), but rougher w, correlation 0.89-0.95.)
 //
-// Determinism. Every random draw (the bandwidth sample, the centres, the
-// frequencies) comes from rand.NewPCG(Seed, s) with a fixed stream s, and
-// the sums are accumulated in a fixed number of partial sums in a fixed
-// order whatever the number of goroutines: the same data and settings give
-// bit-identical models on a machine, with any GOMAXPROCS.
+// Two passes, and determinism. Fit makes the two passes over the data that
+// a stream of shards makes (kernel_stream.go, package stream): the first
+// gathers the states' mean and variance (Welford's update, merged by Chan,
+// Golub and LeVeque's formula), the number of episodes and two bottom-k
+// samples, the bandwidth sample of next states and the centres: every step
+// gets a key, a hash of Seed, its episode's id and t, and a sample is the
+// k steps of smallest key (uniform without replacement, and the same in
+// whatever order or on however many machines the steps are seen). The
+// frequencies come from rand.NewPCG(Seed, s) with a fixed stream s. The
+// second pass sums the loss per fold, in a fixed number of partial sums in
+// a fixed order whatever the number of goroutines: the same data and
+// settings give bit-identical models on a machine, with any GOMAXPROCS, and
+// a stream over shards gives the same model up to the order of summation.
 //
 // The zero value is ready to use.
 //
@@ -190,9 +200,10 @@ import (
 //	Optimization, Section 16.5; Hastie, Tibshirani, Friedman (2009), The
 //	Elements of Statistical Learning, Section 7.10.
 type Kernel struct {
-	// Seed seeds the draws of Fit (the bandwidth sample, the centres of
-	// the bumps and the kernel's frequencies). The zero seed is a seed
-	// like any other: the default draw is fixed.
+	// Seed seeds the draws of Fit (the keys of the bandwidth sample and
+	// of the centres of the bumps, the folds and the kernel's
+	// frequencies). The zero seed is a seed like any other: the default
+	// draw is fixed.
 	Seed uint64
 
 	// KernelFeatures is D_k, the number of random Fourier features of the
@@ -419,52 +430,33 @@ func (l Kernel) Fit(d *dataset.Dataset, gamma float64) (Model, error) {
 	if err := checkNeuralData(d); err != nil {
 		return nil, err
 	}
-	rng := rand.New(rand.NewPCG(l.Seed, kernelStream))
-	mean, scale := stateScaling(d)
-	kd := kernelTransitions(d, gamma, mean, scale)
+	// The two passes of kernel_stream.go, in memory: the first fixes the
+	// scaling, the bandwidth, the centres and the frequencies, the second
+	// sums the loss per fold.
+	prep, err := l.NewPrep(d.StateDim, gamma)
+	if err != nil {
+		return nil, err
+	}
+	for e := range d.NumEpisodes() {
+		if err := prep.Add(d, e); err != nil {
+			return nil, err
+		}
+	}
+	f, err := prep.Features()
+	if err != nil {
+		return nil, err
+	}
+	phi, psi := f.maps()
+	kd := kernelTransitions(d, f)
 	if kd.len() < 2 {
 		return nil, fmt.Errorf("ratio: %d transitions, need at least 2", kd.len())
 	}
-	h := set.bandwidth
-	if h == 0 {
-		tr := &transitions{d: kd.dim, next: kd.next, dummy: kd.dummy}
-		if h, err = medianBandwidth(rng, tr, set.bandwidthSample); err != nil {
-			return nil, errors.New("ratio: all sampled next states coincide; set Kernel.Bandwidth")
-		}
-	}
-	phi := newBumps(rng, d, mean, scale, set.m, h)
-	lossScales := []float64{1}
-	if gamma < 1 {
-		lossScales = kernelWidths
-	}
-	psi := newFourier(rng, kd.dim, set.dk, h, lossScales)
-	cbar := stateMean(d, gamma, mean, scale, phi, set.workers)
+	cbar := stateMean(d, gamma, f.Mean, f.Scale, phi, set.workers)
 	folds := accumulate(kd, psi, phi, set.workers)
-	all := minimax.Total(folds)
-
-	model := &KernelModel{Mean: mean, Scale: scale, Bandwidth: h, LossBandwidths: scaled(h, lossScales), Centres: phi.centres,
-		Widths: phi.widths, KernelFeatures: psi.dim(), Transitions: kd.len(), Steps: d.NumSteps()}
-	nu := l.Ridge
-	if nu == 0 {
-		cv, err := minimax.CrossValidate(all, folds, cbar, nil, kernelRidges, l.Signed, 1e-2)
-		if err != nil {
-			return nil, fmt.Errorf("ratio: %w", err)
-		}
-		nu, model.Folds, model.Grid, model.HeldOutLoss, model.HeldOutSE = cv.Ridge, cv.Folds, cv.Grid, cv.Loss, cv.SE
-	}
-	sol, err := minimax.NewQP(all, cbar, nil)
-	if err != nil {
-		return nil, fmt.Errorf("ratio: %w", err)
-	}
-	model.Ridge, model.Lambda = nu, nu*sol.Scale
-	if model.Coef, model.Iterations, err = sol.Solve(nu, l.Signed, nil); err != nil {
-		return nil, fmt.Errorf("ratio: %w", err)
-	}
-	model.Loss = all.VLoss(model.Coef)
-	for _, c := range model.Coef[1:] {
-		if c > 0 {
-			model.Support++
-		}
+	model := &KernelModel{Mean: f.Mean, Scale: f.Scale, Bandwidth: f.Bandwidth, LossBandwidths: f.LossBandwidths,
+		Centres: f.Centres, Widths: f.Widths, KernelFeatures: psi.dim(), Transitions: kd.len(), Steps: d.NumSteps()}
+	if err := l.solveSums(model, folds, cbar); err != nil {
+		return nil, err
 	}
 	if l.Signed {
 		w, err := model.StepRatios(d)
@@ -598,20 +590,14 @@ func (kd *kernelData) len() int { return len(kd.rho) }
 
 // kernelTransitions lists the transitions of d, scaled: step t with a
 // next state has rho = gamma^(t+1), and for gamma < 1 every episode starts
-// with a dummy transition into its first state of weight 1. Episode k
-// (counting the non-empty ones) is in fold k mod kernelFolds; with fewer
-// than kernelFolds episodes, step t of an episode of T steps is in fold
-// floor(kernelFolds t / T).
-func kernelTransitions(d *dataset.Dataset, gamma float64, mean, scale []float64) *kernelData {
+// with a dummy transition into its first state of weight 1. The folds are
+// f's: an episode's is a hash of its id (episodeFold), or with fewer than
+// kernelFolds non-empty episodes step t of an episode of T steps is in
+// fold floor(kernelFolds t / T).
+func kernelTransitions(d *dataset.Dataset, f *KernelFeatures) *kernelData {
+	gamma, mean, scale := f.Gamma, f.Mean, f.Scale
 	dim := d.StateDim
 	kd := &kernelData{dim: dim}
-	nonEmpty := 0
-	for e := range d.NumEpisodes() {
-		if d.Len(e) > 0 {
-			nonEmpty++
-		}
-	}
-	byEpisode := nonEmpty >= kernelFolds
 	sx := make([]float64, dim)
 	nx := make([]float64, dim)
 	scaleTo := func(dst, s []float64) {
@@ -627,19 +613,14 @@ func kernelTransitions(d *dataset.Dataset, gamma float64, mean, scale []float64)
 		kd.dummy = append(kd.dummy, dummy)
 		kd.fold = append(kd.fold, int8(fold))
 	}
-	k := 0 // index among the non-empty episodes
 	for e := range d.NumEpisodes() {
 		lo, hi := d.Span(e)
 		T := hi - lo
 		if T == 0 {
 			continue
 		}
-		fold := func(t int) int {
-			if byEpisode {
-				return k % kernelFolds
-			}
-			return t * kernelFolds / T
-		}
+		idh := fnv1a(d.IDs[e])
+		fold := func(t int) int { return f.foldOf(idh, t, T) }
 		if gamma < 1 {
 			scaleTo(sx, d.ObsAt(lo))
 			add(sx, sx, 0, 1, true, fold(0))
@@ -653,7 +634,6 @@ func kernelTransitions(d *dataset.Dataset, gamma float64, mean, scale []float64)
 			}
 			g *= gamma
 		}
-		k++
 	}
 	return kd
 }

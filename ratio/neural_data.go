@@ -2,7 +2,6 @@ package ratio
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"sort"
@@ -68,70 +67,14 @@ func (tr *transitions) draw(rng *rand.Rand, idx []int) {
 }
 
 // checkNeuralData checks the dimensions and finiteness of the states and
-// the ratios of the logged actions.
+// the ratios of the logged actions, episode by episode (checkEpisode).
 func checkNeuralData(d *dataset.Dataset) error {
-	dim := d.StateDim
-	finite := func(v []float64) bool {
-		for _, x := range v {
-			if math.IsNaN(x) || math.IsInf(x, 0) {
-				return false
-			}
-		}
-		return true
-	}
 	for e := range d.NumEpisodes() {
-		lo, hi := d.Span(e)
-		for j := lo; j < hi; j++ {
-			t := j - lo
-			if obs := d.ObsAt(j); !finite(obs) {
-				return fmt.Errorf("ratio: episode %q step %d: state %v, want %d finite values", d.IDs[e], t, obs, dim)
-			}
-			next, ok := d.NextObs(e, j)
-			if !ok {
-				continue
-			}
-			if len(next) != dim || !finite(next) {
-				return fmt.Errorf("ratio: episode %q step %d: next state %v, want %d finite values", d.IDs[e], t, next, dim)
-			}
-			lt, lb := d.LogTarget[j], d.LogBehavior[j]
-			lr := lt - lb
-			if math.IsNaN(lr) || math.IsInf(lb, 0) || math.IsInf(math.Exp(lr), 1) {
-				return fmt.Errorf("ratio: episode %q step %d: log-probabilities %v (target), %v (behavior) give no finite ratio",
-					d.IDs[e], t, lt, lb)
-			}
+		if err := checkEpisode(d, e); err != nil {
+			return err
 		}
 	}
 	return nil
-}
-
-// stateScaling returns the per-dimension mean and standard deviation of
-// the logged states (a standard deviation of 0 is replaced by 1).
-func stateScaling(d *dataset.Dataset) (mean, scale []float64) {
-	dim := d.StateDim
-	mean = make([]float64, dim)
-	scale = make([]float64, dim)
-	n := 0.0
-	for j := range d.NumSteps() {
-		n++
-		for k, v := range d.ObsAt(j) {
-			mean[k] += v
-		}
-	}
-	for k := range mean {
-		mean[k] /= max(n, 1)
-	}
-	for j := range d.NumSteps() {
-		for k, v := range d.ObsAt(j) {
-			scale[k] += (v - mean[k]) * (v - mean[k])
-		}
-	}
-	for k := range scale {
-		scale[k] = math.Sqrt(scale[k] / max(n, 1))
-		if !(scale[k] > 0) || math.IsInf(scale[k], 0) {
-			scale[k] = 1
-		}
-	}
-	return mean, scale
 }
 
 // splitTransitions builds the training and held-out transition sets,

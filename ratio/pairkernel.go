@@ -293,7 +293,7 @@ func fitPairKernel(name string, d *dataset.Dataset, gamma float64, target value.
 		sample = 1000
 	}
 	rng := rand.New(rand.NewPCG(l.Seed, pairKernelStream))
-	mean, scale := stateScaling(d)
+	mean, scale := minimax.Scaling(d)
 	pd := newPairData(d, mean, scale, l.CrossValidate)
 	if pd.n < 2 {
 		return nil, fmt.Errorf("ratio: %s: %d transitions, need at least 2", name, pd.n)

@@ -18,9 +18,49 @@
 // value.Tabular.FitCounts) or the state-action problem with
 // minimax.FromCounts (mwl, dualdice: ratio.MWL.FitCounts,
 // ratio.DualDICE.FitCounts; mql: value.MQL.FitCounts): the in-memory
-// learners' own solves on the same numbers. The others, which fit a model
-// on all steps at once (neural and kernel learners, the linear value
-// learner, the neural forms of the minimax learners, mis, dr), are
+// learners' own solves on the same numbers.
+//
+// bch-kernel streams in two passes (ope.TwoPassSums): its features depend
+// on the whole log. The first pass (ratio.KernelPrep) keeps the states'
+// per-dimension mean and variance, the number of episodes, and two
+// bottom-k samples (the states and next states of smallest key, a fixed
+// hash of the kernel's seed, the episode id and t: a uniform sample
+// without replacement, the same whatever the order of the shards and on
+// however many machines), plus the largest log(gamma^t beta). EndFirst
+// fixes the scaling, the median bandwidth, the bumps' centres and the
+// loss's frequencies. The second pass sums the loss's moments per
+// cross-validation fold (folds by a hash of the episode id; with fewer
+// than five episodes, blocks of steps) and per Poisson copy, and, since
+// w is linear in its features, the estimate's sums sum_j q_j r_j phi(s_j)
+// and sum_j q_j phi(s_j). Finish runs the in-memory fit's
+// cross-validation and solve (ratio.Kernel.FitMoments). The in-memory fit
+// draws the same samples and folds, so the two agree to rounding (1e-15
+// relative measured). What a stream cannot hold: the largest step weight
+// (WeightSummary.MaxShare) is exact for the 64 steps of largest
+// gamma^t beta kept and bounded above for the others; a Signed fit, which
+// counts the steps where w < 0, is refused. The bootstrap copies keep the
+// first pass's features (the in-memory bootstrap refits them per
+// resample), and each copy holds 5 (D_k + P) P floats of moments (2 MB at
+// the defaults): memory grows with the resamples, not the steps.
+//
+// bch-neural streams in two passes as well (ope.SampleRatioSums): the
+// first keeps a sample of whole episodes (the smallest keys, a hash of
+// the training seed and the episode id, up to Options.Reservoir steps:
+// ope.ReservoirEpisodes), EndFirst trains the ensemble on it, and the
+// second pass evaluates every network at every step and sums per network
+// and copy, so that the estimate is the in-memory estimator's with that
+// model on the whole log. Its statistics hold trained networks and do
+// not encode (Movable): one machine only.
+//
+// fqe with the linear value learner (ope.LinearFQESums) streams in two
+// passes too: value.LinearPrep fixes the scaling and the horizons and
+// samples steps for the bound check, value.LinearMoments holds the
+// LSTD-Q moments per copy, and the start states' expected features are
+// summed per episode length.
+//
+// The others, which fit a model on all steps at once (the neural value
+// learner, the neural forms of the minimax learners, the kernel forms of
+// mwl, dualdice and mql on real states, mis, dr), are
 // refused with a message that says so: run them on a log that fits in
 // memory. The tabular learners on real states fail the same way, each
 // under its own name (Applies tells beforehand).
@@ -41,7 +81,11 @@
 //
 //	stats, _ := stream.New(stream.Config{Estimators: names, Gamma: 1, Resamples: 200, Seed: 1})
 //	r := stream.Reader{Files: files}
-//	err := r.Each(func(d *dataset.Dataset, lo, hi int) error { return stats.Add(d, lo, hi) })
+//	if stats.FirstPass() { // bch-kernel: a first pass over the shards
+//		err = r.Each(stats.AddFirst)
+//		stats.EndFirst()
+//	}
+//	err = r.Each(stats.Add)
 //	res, err := stats.Finish()
 //
 // # Apache Beam, or any map-reduce
@@ -55,6 +99,9 @@
 //     join episodes that cross shards before, as Reader does);
 //   - MergeAccumulators: Merge;
 //   - ExtractOutput: Finish, on the driver;
+//   - with a first pass (FirstPass): one such combine over AddFirst,
+//     EndFirst on the driver, and a second combine whose accumulators
+//     all start from the ended statistics (beam/pipeline.Run);
 //   - the coder: MarshalBinary and UnmarshalBinary (gob), or MarshalJSON
 //     and UnmarshalJSON; both keep every float exactly.
 //

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/ope"
+	"github.com/ihope-ope/ihope/ratio"
 )
 
 // Config says what a Stats accumulates.
@@ -47,6 +48,21 @@ func Streamable() []string {
 		}
 	}
 	return out
+}
+
+// Movable returns nil if the named estimator's statistics can move
+// between processes (MarshalBinary), as a cluster's workers need, and
+// otherwise why not: bch-neural's second pass holds networks trained in
+// the process, which have no encoding.
+func Movable(name string) error {
+	s, err := New(Config{Estimators: []string{name}, Gamma: 1})
+	if err != nil {
+		return err
+	}
+	if _, err := s.MarshalBinary(); err != nil {
+		return fmt.Errorf("%s cannot run on a cluster: %w", name, err)
+	}
+	return nil
 }
 
 // Applies returns nil if the named estimator applies to logs like d
@@ -173,11 +189,58 @@ func (s *Stats) relink() {
 // Config returns the configuration the statistics were made with.
 func (s *Stats) Config() Config { return s.cfg }
 
-// Add adds the whole episodes lo to hi-1 of d. Episodes that end in a
-// terminal state are refused: the estimators pad them with the absorbing
-// state to the log's longest episode (ope's absorbing), a length known
-// only at the end of the stream.
-func (s *Stats) Add(d *dataset.Dataset, lo, hi int) error {
+// FirstPass reports whether some estimator's sums still need their
+// first pass over the log (ope.TwoPassSums: bch-kernel, whose features
+// are fixed by statistics of the whole log): then every episode goes to
+// AddFirst, then EndFirst, then every episode again to Add. Statistics
+// without such sums need one pass (Add only).
+func (s *Stats) FirstPass() bool {
+	for k, sm := range s.sums {
+		if tp, ok := sm.(ope.TwoPassSums); ok && s.errs[k] == "" && tp.FirstPass() {
+			return true
+		}
+	}
+	return false
+}
+
+// AddFirst adds the whole episodes lo to hi-1 of d to the first pass of
+// the sums that need one (FirstPass).
+func (s *Stats) AddFirst(d *dataset.Dataset, lo, hi int) error {
+	if err := s.checkEpisodes(d, lo, hi); err != nil {
+		return err
+	}
+	for k, sm := range s.sums {
+		tp, ok := sm.(ope.TwoPassSums)
+		if !ok || s.errs[k] != "" || !tp.FirstPass() {
+			continue
+		}
+		for e := lo; e < hi; e++ {
+			if err := tp.AddFirst(d, e); err != nil {
+				s.errs[k] = err.Error()
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// EndFirst ends the first pass: the sums that had one fix their
+// features. (On a cluster: merge the first passes, end them once, and
+// start every worker's second pass from the ended statistics.)
+func (s *Stats) EndFirst() error {
+	for k, sm := range s.sums {
+		if tp, ok := sm.(ope.TwoPassSums); ok && s.errs[k] == "" && tp.FirstPass() {
+			if err := tp.EndFirst(); err != nil {
+				s.errs[k] = err.Error()
+			}
+		}
+	}
+	return nil
+}
+
+// checkEpisodes checks a shard's columns and refuses episodes that end
+// in a terminal state.
+func (s *Stats) checkEpisodes(d *dataset.Dataset, lo, hi int) error {
 	if err := s.check(d); err != nil {
 		return err
 	}
@@ -185,6 +248,21 @@ func (s *Stats) Add(d *dataset.Dataset, lo, hi int) error {
 		if d.IsTerminal(e) {
 			return fmt.Errorf("episode %q ends in a terminal state: episodic logs do not stream yet (the estimators pad terminal episodes with the absorbing state to the log's longest episode, known only at the end); estimate them from one file", d.IDs[e])
 		}
+	}
+	return nil
+}
+
+// Add adds the whole episodes lo to hi-1 of d (after the first pass, if
+// FirstPass said one was needed). Episodes that end in a terminal state
+// are refused: the estimators pad them with the absorbing state to the
+// log's longest episode (ope's absorbing), a length known only at the
+// end of the stream.
+func (s *Stats) Add(d *dataset.Dataset, lo, hi int) error {
+	if s.FirstPass() {
+		return errors.New("stream: the first pass has not ended (AddFirst every episode, then EndFirst)")
+	}
+	if err := s.checkEpisodes(d, lo, hi); err != nil {
+		return err
 	}
 	s.sum.Add(d, lo, hi)
 	mult := s.mult
@@ -360,6 +438,9 @@ type wireConfig struct {
 	Alpha      float64
 	Estimand   ope.Estimand
 	Tabular    json.RawMessage
+	Kernel     ratio.Kernel
+	// The learners' choice (fqe's linear value learner streams).
+	ValueModel, RatioModel string
 }
 
 // wireSummary is dataset.Summarizer with its floats in a form JSON
@@ -386,7 +467,8 @@ func (s *Stats) wire() (wire, error) {
 	sum.S.MeanReward, sum.S.MaxLogRatio, sum.S.FirstLarge.Ratio = 0, 0, 0
 	c := s.cfg
 	return wire{Config: wireConfig{Estimators: c.Estimators, Gamma: c.Gamma, Resamples: c.Resamples, Seed: c.Seed,
-		Alpha: c.Alpha, Estimand: c.Options.Estimand, Tabular: tab}, Shape: s.shape, Errs: s.errs, Summary: sum}, nil
+		Alpha: c.Alpha, Estimand: c.Options.Estimand, Tabular: tab, Kernel: c.Options.Kernel,
+		ValueModel: c.Options.ValueModel, RatioModel: c.Options.RatioModel}, Shape: s.shape, Errs: s.errs, Summary: sum}, nil
 }
 
 // fromWire rebuilds empty statistics of w's configuration, with its
@@ -395,6 +477,8 @@ func fromWire(w wire) (*Stats, error) {
 	cfg := Config{Estimators: w.Config.Estimators, Gamma: w.Config.Gamma, Resamples: w.Config.Resamples,
 		Seed: w.Config.Seed, Alpha: w.Config.Alpha}
 	cfg.Options.Estimand = w.Config.Estimand
+	cfg.Options.Kernel = w.Config.Kernel
+	cfg.Options.ValueModel, cfg.Options.RatioModel = w.Config.ValueModel, w.Config.RatioModel
 	if err := json.Unmarshal(w.Config.Tabular, &cfg.Options.Tabular); err != nil {
 		return nil, err
 	}

@@ -339,13 +339,19 @@ func (l Linear) FitLinear(d *dataset.Dataset, gamma float64, pi Target) (*Linear
 	}
 	acc := ws[0]
 	acc.add(ws[1])
+	return fromMoments(set, l.Finite, f, tgt, gamma, acc, d.MaxLen())
+}
+
+// fromMoments solves LSTD-Q on the moments acc has summed (H is the
+// longest episode, for a Finite fit).
+func fromMoments(set linearSettings, finite bool, f *linFeatures, tgt realTarget, gamma float64, acc *linWorker, H int) (*LinearModel, error) {
 	if acc.n == 0 {
 		return nil, errors.New("value: linear: no transition with a known next state (and, for discrete actions, the target's distribution there)")
 	}
 	mo := acc.moments()
 
 	model := &LinearModel{Gamma: gamma, Transitions: acc.n, Skipped: acc.skipped, rho: math.NaN(),
-		finite: l.Finite, f: f, target: tgt, workers: set.workers}
+		finite: finite, f: f, target: tgt, workers: set.workers}
 	p := f.p
 	meanDiag := 0.0
 	for i := range p {
@@ -357,13 +363,14 @@ func (l Linear) FitLinear(d *dataset.Dataset, gamma float64, pi Target) (*Linear
 	model.backups = set.backups
 	model.warnings = acc.warnings(f)
 
-	if l.Finite {
-		if err := model.solveFinite(mo, d.MaxLen()); err != nil {
+	if finite {
+		if err := model.solveFinite(mo, H); err != nil {
 			return nil, err
 		}
 		return model, nil
 	}
 	// mo.g is Phi^T (Phi - gamma Phi'_pi)/n.
+	var err error
 	model.Theta, model.rho, err = stationary(mo.g, mo.b, mo.f, gamma, model.Lambda)
 	if err != nil {
 		return nil, err

@@ -59,6 +59,56 @@ type Config struct {
 	Output, Input string
 	// Options read every shard.
 	Options dataset.ReadOptions
+	// First makes the pipeline the first of two passes (see Run): the
+	// shards feed stream.Stats.AddFirst, and the last step ends the first
+	// pass and writes the encoded statistics to Output instead of the
+	// report.
+	First bool
+}
+
+// Run runs the pipeline of c with execute (beamx.Run, or a runner's
+// Execute): once, or twice when an estimator needs a first pass over the
+// whole log (stream.Stats.FirstPass: bch-kernel). Then a first pipeline
+// merges the shards' first passes, ends it on the driver's last step and
+// writes the statistics, with their features fixed, next to the output
+// (Output + ".first", removed after); the second pipeline starts every
+// worker from them, as ihope estimate's second pass over the shards does.
+func Run(ctx context.Context, c Config, execute func(context.Context, *beam.Pipeline) error) error {
+	st, err := decodeStats(c.Empty)
+	if err != nil {
+		return err
+	}
+	if st.FirstPass() {
+		first := c
+		first.First, first.Output = true, c.Output+".first"
+		p, s := beam.NewPipelineWithRoot()
+		Build(s, first)
+		if err := execute(ctx, p); err != nil {
+			return err
+		}
+		if c.Empty, err = readAll(ctx, first.Output); err != nil {
+			return err
+		}
+		if fs, err := filesystem.New(ctx, first.Output); err == nil {
+			if r, ok := fs.(filesystem.Remover); ok {
+				r.Remove(ctx, first.Output)
+			}
+			fs.Close()
+		}
+	}
+	p, s := beam.NewPipelineWithRoot()
+	Build(s, c)
+	return execute(ctx, p)
+}
+
+// readAll reads a whole file from any file system Beam knows.
+func readAll(ctx context.Context, path string) ([]byte, error) {
+	rc, err := openShard(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	return io.ReadAll(rc)
 }
 
 // NewConfig lists the shards of input and makes the statistics to fill:
@@ -89,10 +139,10 @@ func Build(s beam.Scope, c Config) {
 	s = s.Scope("ihope")
 	files := beam.CreateList(s, c.Files)
 	stats, ids := beam.ParDo2(s, &readShardFn{Empty: c.Empty, Format: string(c.Options.Format),
-		Columns: c.Options.Columns, Ignore: c.Options.Ignore}, files)
+		Columns: c.Options.Columns, Ignore: c.Options.Ignore, First: c.First}, files)
 	whole := beam.Combine(s, &mergeFn{Empty: c.Empty}, stats)
 	shared := beam.ParDo(s, sharedIDs, beam.GroupByKey(s, ids))
-	beam.ParDo0(s, &finishFn{Output: c.Output, Input: c.Input}, whole, beam.SideInput{Input: shared})
+	beam.ParDo0(s, &finishFn{Output: c.Output, Input: c.Input, First: c.First}, whole, beam.SideInput{Input: shared})
 }
 
 // openShard opens a shard for reading; tests replace it to inject
@@ -113,6 +163,7 @@ type readShardFn struct {
 	Format  string
 	Columns map[string]string
 	Ignore  []string
+	First   bool
 }
 
 func (f *readShardFn) ProcessElement(ctx context.Context, path string, emitStats func(*stream.Stats), emitID func(string, string)) error {
@@ -133,7 +184,11 @@ func (f *readShardFn) ProcessElement(ctx context.Context, path string, emitStats
 	if err != nil {
 		return err
 	}
-	if err := st.Add(d, 0, d.NumEpisodes()); err != nil {
+	add := st.Add
+	if f.First {
+		add = st.AddFirst
+	}
+	if err := add(d, 0, d.NumEpisodes()); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	emitStats(st)
@@ -229,6 +284,7 @@ func sharedIDs(id string, paths func(*string) bool, emit func(string)) {
 // report, unless an episode id was found in two shards.
 type finishFn struct {
 	Output, Input string
+	First         bool
 }
 
 func (f *finishFn) ProcessElement(ctx context.Context, st *stream.Stats, shared func(*string) bool) error {
@@ -244,13 +300,22 @@ func (f *finishFn) ProcessElement(ctx context.Context, st *stream.Stats, shared 
 		}
 		return errors.New(msgs[0])
 	}
-	res, err := st.Finish()
-	if err != nil {
-		return err
-	}
 	var buf bytes.Buffer
-	if err := cli.WriteStreamJSON(&buf, res, f.Input); err != nil {
-		return err
+	if f.First {
+		st.EndFirst()
+		b, err := st.MarshalBinary()
+		if err != nil {
+			return err
+		}
+		buf.Write(b)
+	} else {
+		res, err := st.Finish()
+		if err != nil {
+			return err
+		}
+		if err := cli.WriteStreamJSON(&buf, res, f.Input); err != nil {
+			return err
+		}
 	}
 	fs, err := filesystem.New(ctx, f.Output)
 	if err != nil {

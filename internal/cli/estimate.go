@@ -33,6 +33,7 @@ type estimateCmd struct {
 	BootstrapNeural int      `default:"20" help:"Bootstrap resamples for the estimators whose refit costs seconds (bch-kernel, bch-neural), which refit on every resample (at most --bootstrap)."`
 	NeuralBatch     int      `default:"${neuralbatch}" help:"Transitions in the sample whose kernel loss each of bch-neural's networks minimises for ${sampleiters} iterations before drawing the next (the kernel costs batch^2 per iteration)."`
 	Restarts        int      `default:"${restarts}" help:"Networks bch-neural averages, each trained with its own seed derived from --train-seed; the notes give the spread of their estimates (restart_sd in --json)."`
+	Reservoir       int      `default:"200000" help:"With --data shards: bch-neural trains on a sample of whole episodes of about this many steps, drawn in a first pass over the shards by a hash of --train-seed and the episode ids, and its networks are evaluated on every step in a second pass."`
 	Alpha           float64  `default:"0.05" help:"Intervals have coverage 1-alpha."`
 	Seed            uint64   `default:"1" help:"Seed of the bootstrap."`
 	TrainSeed       uint64   `default:"1" help:"Seed of every training: bch-neural's networks, a neural value model (separate from the bootstrap's --seed; bootstrap refits draw fresh training seeds from --seed)."`
@@ -49,6 +50,7 @@ type estimateCmd struct {
 	FitBehavior     bool     `name:"fit-behavior" help:"Fit the behavior policy from the logged (state, action) pairs and weigh by it: counts for discrete states, logistic regression for real ones, cross-fitted over episodes (for logs without behavior probabilities; with them, the output says how far the fitted ones are)."`
 
 	policyLabel string // the target policy being estimated, for the progress bars (several policies)
+	movable     bool   // ihope-beam's statistics: leave out the estimators whose sums cannot move (stream.Movable)
 
 	dataFlags `embed:""` // how to read --data (data.go)
 }
@@ -160,6 +162,9 @@ func (c *estimateCmd) Run(e *runEnv) error {
 	}
 	if c.NeuralBatch < 2 {
 		return usagef("--neural-batch %d: want at least 2 transitions", c.NeuralBatch)
+	}
+	if c.Reservoir < 1 {
+		return usagef("--reservoir %d: want at least 1", c.Reservoir)
 	}
 	if c.Restarts < 1 {
 		return usagef("--restarts %d: want at least 1", c.Restarts)

@@ -10,9 +10,12 @@ import (
 	"strings"
 	"time"
 
+	"gonum.org/v1/gonum/stat"
+
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/policy"
+	"github.com/ihope-ope/ihope/ratio"
 	"github.com/ihope-ope/ihope/stream"
 	"github.com/ihope-ope/ihope/value"
 )
@@ -69,22 +72,41 @@ func (c *estimateCmd) runStream(e *runEnv) error {
 
 	t0 := time.Now()
 	var stats *stream.Stats
-	progress, finish := bootstrapProgress(e.stderr, len(files), "shards")
-	r := stream.Reader{Files: files, Options: o}
-	if progress != nil {
-		r.Progress = func(int, int) { progress(0) }
+	// One pass over the shards, or two when an estimator's features are
+	// fixed by the whole log (bch-kernel): the first pass feeds AddFirst,
+	// the second Add.
+	twoPass := false
+	pass := func(label string, add func(d *dataset.Dataset, lo, hi int) error) error {
+		progress, finish := bootstrapProgress(e.stderr, len(files), label)
+		r := stream.Reader{Files: files, Options: o}
+		if progress != nil {
+			r.Progress = func(int, int) { progress(0) }
+		}
+		err := r.Each(add)
+		finish()
+		return err
 	}
-	err = r.Each(func(d *dataset.Dataset, lo, hi int) error {
+	err = pass("shards", func(d *dataset.Dataset, lo, hi int) error {
 		if stats == nil {
+			var err error
 			if stats, err = c.newStats(d, target); err != nil {
 				return err
 			}
+			twoPass = stats.FirstPass()
+		}
+		if twoPass {
+			return stats.AddFirst(d, lo, hi)
 		}
 		return stats.Add(d, lo, hi)
 	})
-	finish()
 	if err != nil {
 		return err
+	}
+	if twoPass {
+		stats.EndFirst()
+		if err := pass("shards, second pass", stats.Add); err != nil {
+			return err
+		}
 	}
 	res, err := stats.Finish()
 	if err != nil {
@@ -114,6 +136,9 @@ func (c *estimateCmd) newStats(d *dataset.Dataset, target *policy.Tabular) (*str
 			applies.Target, _ = value.TableFromData(d) // these episodes' rows: enough to say what applies
 		}
 		for _, name := range stream.Streamable() {
+			if c.movable && stream.Movable(name) != nil {
+				continue
+			}
 			if en, _ := ope.Lookup(name); en.Default() && stream.Applies(name, d, applies) == nil {
 				names = append(names, name)
 			}
@@ -129,7 +154,8 @@ func (c *estimateCmd) newStats(d *dataset.Dataset, target *policy.Tabular) (*str
 // streamOptions are the registry options of a stream: the estimand, the
 // value and ratio models asked for, and the target's table if given.
 func (c *estimateCmd) streamOptions(target *policy.Tabular) ope.Options {
-	opts := ope.Options{Target: target, ValueModel: c.ValueModel, RatioModel: c.RatioModel}
+	opts := ope.Options{Target: target, ValueModel: c.ValueModel, RatioModel: c.RatioModel,
+		Seed: c.TrainSeed, Neural: ratio.Neural{BatchSize: c.NeuralBatch}, Restarts: c.Restarts, Reservoir: c.Reservoir}
 	if c.Estimand != "" {
 		opts.Estimand = ope.Estimand(c.Estimand)
 	}
@@ -187,6 +213,13 @@ func streamReport(res *stream.Results, file string) *estimateReport {
 		}
 		if tr := est.Result.Transient; tr != 0 && !math.IsNaN(tr) {
 			row.Transient = &tr
+		}
+		if r := est.Result.Restarts; len(r) > 0 { // bch-neural's networks, as in memory
+			row.Restarts, row.RestartEstimates = len(r), r
+			if len(r) > 1 {
+				sd := stat.StdDev(r, nil)
+				row.RestartSD = &sd
+			}
 		}
 		row.ESS, row.Units, row.MaxWeightShare = est.Weights.ESS, est.Weights.Units, est.Weights.MaxShare
 		rep.Warnings = append(rep.Warnings, ope.WeightSummaryWarnings(est.Name, est.Unit, est.Weights)...)

@@ -5,12 +5,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/env/lineargauss"
 	"github.com/ihope-ope/ihope/env/taxi"
+	"github.com/ihope-ope/ihope/rollout"
 )
 
 // estimate --data on a glob of shards gives, estimator by estimator, the
@@ -106,6 +110,7 @@ func TestEstimateStreamEqualsOneFile(t *testing.T) {
 	// What cannot stream is refused, saying why.
 	for _, c := range []struct{ args, want string }{
 		{"--estimators dr", "dr cannot stream"},
+		{"--estimators bch-neural --reservoir 0", "--reservoir 0"},
 		{"--estimators fqe --value-model neural", "fqe cannot stream with the neural value learner"},
 		{"--estimators mwl --ratio-model neural", "mwl cannot stream in its neural form"},
 	} {
@@ -130,5 +135,54 @@ func TestEstimateStreamEqualsOneFile(t *testing.T) {
 	_, errOut, code := run(t, "estimate", "--data", filepath.Join(dir, "none-*.csv"))
 	if code == ExitOK || !strings.Contains(errOut, "no such file") {
 		t.Errorf("empty glob: exit %d, %s", code, errOut)
+	}
+}
+
+// bch-kernel streams in two passes over shards of real states (the
+// second pass is announced on a terminal) and gives the estimate of one
+// file up to the order of summation.
+func TestEstimateStreamKernel(t *testing.T) {
+	p := lineargauss.Problem1D()
+	d, err := rollout.SampleContinuous(rand.New(rand.NewPCG(4, 0)), p.System, p.Behavior, p.Target, 24, 80)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	whole := filepath.Join(dir, "whole.csv")
+	if err := dataset.WriteFile(whole, d); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		var idx []int
+		for e := i * 8; e < (i+1)*8; e++ {
+			idx = append(idx, e)
+		}
+		if err := dataset.WriteFile(filepath.Join(dir, fmt.Sprintf("part-%d.parquet", i)), d.Subset(idx)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	estimate := func(args ...string) estimateReport {
+		t.Helper()
+		out, errOut, code := run(t, append([]string{"estimate", "--json", "--bootstrap", "0", "--estimators", "bch-kernel,wis-stepwise"}, args...)...)
+		if code != ExitOK {
+			t.Fatalf("estimate %v: %s", args, errOut)
+		}
+		var rep estimateReport
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	for _, gamma := range []string{"1", "0.99"} {
+		want := estimate("--data", whole, "--gamma", gamma)
+		got := estimate("--data", filepath.Join(dir, "part-*.parquet"), "--gamma", gamma)
+		for k, w := range want.Estimates {
+			g := got.Estimates[k]
+			if g.Estimator != w.Estimator || g.Estimate == nil || w.Estimate == nil ||
+				math.Abs(*g.Estimate-*w.Estimate) > 1e-12*math.Abs(*w.Estimate) ||
+				math.Abs(g.ESS-w.ESS) > 1e-9*w.ESS || g.Units != w.Units || g.Model != w.Model {
+				t.Errorf("gamma %s: stream %+v\none file %+v", gamma, g, w)
+			}
+		}
 	}
 }

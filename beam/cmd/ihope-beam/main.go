@@ -35,6 +35,7 @@ var (
 	alpha      = flag.Float64("alpha", 0.05, "1 - the intervals' level.")
 	estimators = flag.String("estimators", "", "Comma-separated estimators (default: the streamable ones of ihope estimate's default set that apply).")
 	estimand   = flag.String("estimand", "", "horizon or long-run (default: as ihope estimate).")
+	valueModel = flag.String("value-model", "", "fqe's value learner: linear streams LSTD-Q on real states with discrete actions (default: tabular).")
 	format     = flag.String("format", "", "The shards' format when their names do not say it: csv, tsv, csv.gz, tsv.gz or parquet.")
 	verbose    = flag.Bool("verbose", false, "Show Beam's and the runner's own log messages (warnings and errors only otherwise).")
 )
@@ -68,11 +69,9 @@ func run(ctx context.Context) error {
 		names = strings.Split(*estimators, ",")
 	}
 	c, err := pipeline.NewConfig(ctx, *input, *output, o, cli.StreamFlags{Estimators: names, Gamma: *gamma,
-		Bootstrap: *bootstrap, Seed: *seed, Alpha: *alpha, Estimand: *estimand})
+		Bootstrap: *bootstrap, Seed: *seed, Alpha: *alpha, Estimand: *estimand, ValueModel: *valueModel})
 	if err != nil {
 		return err
 	}
-	p, s := beam.NewPipelineWithRoot()
-	pipeline.Build(s, c)
-	return beamx.Run(ctx, p)
+	return pipeline.Run(ctx, c, beamx.Run)
 }
