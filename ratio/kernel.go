@@ -689,6 +689,39 @@ func stateMean(d *dataset.Dataset, gamma float64, mean, scale []float64, phi *bu
 // pass over the data: l_i = psi(x'_i), h_i = beta_i phi(x_i) - phi(x'_i)
 // and c_i = 0 for a transition, h_i = -phi(x_0) and c_i = 1 for a dummy
 // (|psi| = 1).
+// setLossRow completes row r of ch, one term of the loss with weight rho
+// whose random features of s' are in ch.L: the row is scaled by rho, and
+// Delta is 1 - w(s_0) for a dummy (fs nil) or beta w(s) - w(s') for a
+// step, from the bumps' features fs of s and fn of s'. It adds the term's
+// weight to a's normalisers. The in-memory accumulation and the second
+// pass over a stream (kernel_stream.go) both build their rows with it.
+func setLossRow(a *minimax.Sums, ch *minimax.Chunk, r int, rho, beta float64, fs, fn []float64) {
+	dk, dw := len(ch.L)/len(ch.C), len(fn)
+	pr := ch.L[r*dk : (r+1)*dk]
+	for q := range pr {
+		pr[q] *= rho
+	}
+	gr, rr := ch.G[r*dw:(r+1)*dw], ch.R[r*dw:(r+1)*dw]
+	if fs == nil { // Delta = 1 - w(s_0)
+		for q := range gr {
+			gr[q] = -fn[q]
+		}
+		ch.C[r] = 1
+	} else { // Delta = beta w(s) - w(s')
+		for q := range gr {
+			gr[q] = beta*fs[q] - fn[q]
+		}
+		ch.C[r] = 0
+	}
+	for q := range rr {
+		rr[q] = rho * gr[q]
+	}
+	ch.RC[r] = rho * ch.C[r]
+	a.Z += rho
+	a.Z2 += rho * rho
+	a.H0 += ch.RC[r] * ch.RC[r]
+}
+
 func accumulate(kd *kernelData, psi *fourier, phi *bumps, workers int) []*minimax.Sums {
 	dk, dw := psi.dim(), phi.size()
 	return minimax.AccumulateFolds(kd.fold, kernelFolds, dk, dw, workers, func() func(a *minimax.Sums, rows []int) {
@@ -700,11 +733,7 @@ func accumulate(kd *kernelData, psi *fourier, phi *bumps, workers int) []*minima
 			for r, i := range rows {
 				rho, beta := kd.rho[i], kd.beta[i]
 				s, next := kd.s[i*kd.dim:(i+1)*kd.dim], kd.next[i*kd.dim:(i+1)*kd.dim]
-				pr := ch.L[r*dk : (r+1)*dk]
-				psi.features(next, pr)
-				for q := range pr {
-					pr[q] *= rho
-				}
+				psi.features(next, ch.L[r*dk:(r+1)*dk])
 				if !kd.dummy[i] {
 					// Along an episode x_i is the previous x': reuse its features.
 					if prev >= 0 && slices.Equal(s, kd.next[prev*kd.dim:(prev+1)*kd.dim]) {
@@ -715,25 +744,11 @@ func accumulate(kd *kernelData, psi *fourier, phi *bumps, workers int) []*minima
 				}
 				phi.features(next, fn)
 				prev = i
-				gr, rr := ch.G[r*dw:(r+1)*dw], ch.R[r*dw:(r+1)*dw]
-				if kd.dummy[i] { // Delta = 1 - w(s_0)
-					for q := range gr {
-						gr[q] = -fn[q]
-					}
-					ch.C[r] = 1
-				} else { // Delta = beta w(s) - w(s')
-					for q := range gr {
-						gr[q] = beta*fs[q] - fn[q]
-					}
-					ch.C[r] = 0
+				if kd.dummy[i] {
+					setLossRow(a, ch, r, rho, beta, nil, fn)
+				} else {
+					setLossRow(a, ch, r, rho, beta, fs, fn)
 				}
-				for q := range rr {
-					rr[q] = rho * gr[q]
-				}
-				ch.RC[r] = rho * ch.C[r]
-				a.Z += rho
-				a.Z2 += rho * rho
-				a.H0 += ch.RC[r] * ch.RC[r]
 			}
 			a.Accumulate(ch, len(rows))
 		}

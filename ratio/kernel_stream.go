@@ -507,34 +507,14 @@ func (f *KernelFeatures) accumulateTerms(d *dataset.Dataset, lo int, terms []ker
 		} else {
 			next, _ = d.NextObs(e, lo+tm.t)
 		}
-		rho := tm.rho
-		pr := ch.L[n*dk : (n+1)*dk]
 		f.scale(hf.x, next)
-		psi.features(hf.x, pr)
-		for q := range pr {
-			pr[q] *= rho
-		}
+		psi.features(hf.x, ch.L[n*dk:(n+1)*dk])
 		phi.features(hf.x, hf.fn)
-		gr, rr := ch.G[n*dw:(n+1)*dw], ch.R[n*dw:(n+1)*dw]
-		if tm.t < 0 { // Delta = 1 - w(s_0)
-			for q := range gr {
-				gr[q] = -hf.fn[q]
-			}
-			ch.C[n] = 1
-		} else { // Delta = beta w(s) - w(s')
-			fs := phiRows[tm.t*dw : (tm.t+1)*dw]
-			for q := range gr {
-				gr[q] = tm.beta*fs[q] - hf.fn[q]
-			}
-			ch.C[n] = 0
+		var fs []float64 // nil for the dummy: Delta = 1 - w(s_0)
+		if tm.t >= 0 {
+			fs = phiRows[tm.t*dw : (tm.t+1)*dw]
 		}
-		for q := range rr {
-			rr[q] = rho * gr[q]
-		}
-		ch.RC[n] = rho * ch.C[n]
-		a.Z += rho
-		a.Z2 += rho * rho
-		a.H0 += ch.RC[n] * ch.RC[n]
+		setLossRow(a, ch, n, tm.rho, tm.beta, fs, hf.fn)
 		n++
 	}
 	flush()
