@@ -51,7 +51,7 @@ type RatioSums struct {
 // NewSums implements Summer: for the tabular learner RatioSums (one
 // pass), for the kernel learner KernelRatioSums (two passes: its features
 // are fixed by the whole log), and for a learner that trains (bch-neural)
-// SampleRatioSums (two passes: it trains on a sample of episodes drawn in
+// SampleSums (two passes: it trains on a sample of episodes drawn in
 // the first and is evaluated on every step in the second).
 func (e DensityRatio) NewSums(gamma float64, copies int) (Sums, error) {
 	name := e.Name()

@@ -8,13 +8,13 @@ import (
 	"sort"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/ratio"
 )
 
-var _ TwoPassSums = (*SampleRatioSums)(nil)
+var _ TwoPassSums = (*SampleSums)(nil)
 
 // DefaultReservoir is the number of steps of the sample a stream trains
-// bch-neural on when DensityRatio.Reservoir is 0.
+// a learner that trains (bch-neural, the neural forms of fqe, mwl,
+// dualdice and mql) on when the estimator's Reservoir is 0.
 const DefaultReservoir = 200_000
 
 // sampleSalt separates the sample's keys from other uses of the seed.
@@ -27,13 +27,13 @@ func episodeKey(seed uint64, id string) uint64 {
 }
 
 // ReservoirEpisodes returns the episodes of d that a stream over d's
-// episodes samples for a learner that trains (SampleRatioSums), in the
-// order the sample holds them: the episodes of smallest key
-// (episodeKey(seed, id), a fixed hash), in increasing order of key, up to
-// the first whose steps bring the total to at least steps. Empty episodes
-// are left out. The sample is a uniform draw of whole episodes without
-// replacement, and the same whatever the order the episodes come in or
-// how they are split among shards and machines.
+// episodes samples for a learner that trains (SampleSums), in the order
+// the sample holds them: the episodes of smallest key (episodeKey(seed,
+// id), a fixed hash), in increasing order of key, up to the first whose
+// steps bring the total to at least steps. Empty episodes are left out.
+// The sample is a uniform draw of whole episodes without replacement,
+// and the same whatever the order the episodes come in or how they are
+// split among shards and machines.
 func ReservoirEpisodes(d *dataset.Dataset, seed uint64, steps int) []int {
 	type ek struct {
 		key uint64
@@ -63,22 +63,53 @@ type sampledEpisode struct {
 	d   *dataset.Dataset // the episode alone
 }
 
-// SampleRatioSums are the statistics of a density-ratio estimator whose
-// learner trains a model (bch-neural: networks) and so cannot be summed:
-// the first pass keeps a sample of whole episodes (ReservoirEpisodes:
-// whole episodes, because the discounted loss starts every episode with
-// a transition into its first state, and a step sampled alone would lose
-// its episode's start and its t), and EndFirst trains the learner on it,
-// the in-memory fit on that sample. The second pass evaluates the model
-// at every step of the log and sums, per member of the ensemble and per
-// copy, sum_j q_j w_k(s_j) r_j and sum_j q_j w_k(s_j) (q_j = gamma^t
-// beta_j exp(-MaxLogQ), MaxLogQ the first pass's largest log gamma^t
-// beta): the ensemble's interquartile mean over members (DensityRatio)
-// and the estimate are ratios of these sums, as in memory. For copy 0
-// also the halves' sums (Result.Transient), sum_j q_j^2 w_k w_l (the
-// Kish effective sample size, exact: w > 0), and for the largest weight
-// the steps of largest q_j max_k w_k(s_j), exact for the 64 kept and
-// bounded above by the next for the others.
+// sampleModel is what a learner that trains plugs into SampleSums: its
+// own statistics of the first pass (if any), the training on the sample,
+// the evaluation of one episode, and the estimate from the per-copy sums.
+type sampleModel interface {
+	// form names the estimator in the form that streams this way
+	// ("bch-neural", "fqe with the neural value learner", ...).
+	form() string
+	// first adds episode e of d to the model's own statistics of the
+	// first pass (bch-neural: the largest log gamma^t beta), mergeFirst
+	// merges another's.
+	first(d *dataset.Dataset, e int) error
+	mergeFirst(o sampleModel)
+	// fit trains on the sample d and returns how many sums and maxima
+	// per episode the second pass keeps per copy.
+	fit(d *dataset.Dataset) (sums, maxima int, err error)
+	// episode evaluates the trained model at every step of d, one whole
+	// episode alone, and writes the episode's sums into sum and its
+	// maxima (of quantities >= 0) into max, both zero on entry; the
+	// statistics of copy 0 alone (which weighs every episode once) it
+	// adds to its own fields.
+	episode(d *dataset.Dataset, sum, max []float64) error
+	// mergeSecond merges another's statistics of copy 0 (a second pass
+	// of the same trained model).
+	mergeSecond(o sampleModel) error
+	// finish returns copy c's estimate from its sums and maxima over its
+	// episodes.
+	finish(c int, sum, max []float64, episodes int64) (Result, WeightSummary, error)
+}
+
+// SampleSums are the statistics of an estimator whose learner trains a
+// model (networks) and so cannot be summed: bch-neural, and the neural
+// forms of fqe (--value-model neural), mwl and dualdice (--ratio-model
+// neural) and mql (--value-model neural). The first pass keeps a sample
+// of whole episodes (ReservoirEpisodes: whole episodes, because the
+// learners' losses start every episode at its first state — the
+// discounted losses weigh step t by gamma^t, the value and pair-ratio
+// losses draw their start states from the episodes' first — and a step
+// sampled alone would lose its episode's start and its t), and EndFirst
+// trains the learner on it as a dataset: the in-memory fit on that
+// sample. The second pass evaluates the model at every step of the log
+// and keeps, per copy, the sums (and maxima) of the in-memory
+// estimator's final formula with that model, so that Finish gives the
+// in-memory estimate of the model fitted on the sample and evaluated on
+// the whole log: for bch-neural sum q w_k r and sum q w_k per network
+// (sampleRatio), for mwl and dualdice sum w r, sum w and the number of
+// transitions (samplePair), for fqe and mql sum g0 v(s_0) with the
+// maxima that the bound on a diverged model needs (sampleValue).
 //
 // The bootstrap copies keep the model trained on the sample (the
 // in-memory bootstrap retrains on every resample): their interval is the
@@ -86,60 +117,53 @@ type sampledEpisode struct {
 // a trained model, which has no encoding: they do not move between
 // processes (MarshalBinary fails), so ihope-beam does not run these
 // estimators.
-type SampleRatioSums struct {
+type SampleSums struct {
+	name      string
 	gamma     float64
 	reservoir int
 	seed      uint64
-	learner   ratio.Learner
 	copies    int
+	model     sampleModel
 	// First pass.
-	sample  []sampledEpisode
-	steps   int // in the sample
-	maxLogQ float64
+	sample []sampledEpisode
+	steps  int // in the sample
 	// Second pass.
-	model        ratio.Model
-	members      int
-	num, den     [][]float64 // copy x member
-	n1, d1       []float64
-	n2, d2       []float64
-	q2           []float64 // member x member
-	count        []int64
-	logSteps     int
-	topQ, topW   []float64 // q and member ratios of the steps kept
-	topB         []float64 // q max_k w_k of the steps kept
-	outB         float64
-	sampleEps    int
-	sampleLength int
+	trained                 bool
+	sum, max                [][]float64 // copy x the model's per-episode sums, maxima
+	count                   []int64     // episodes, per copy
+	epSum, epMax            []float64
+	sampleEps, sampleLength int
 }
 
-func newSampleRatioSums(e DensityRatio, gamma float64, copies int) *SampleRatioSums {
-	n := e.Reservoir
-	if n <= 0 {
-		n = DefaultReservoir
+// newSampleSums returns empty sums of the estimator name whose learner
+// m trains, on a sample of about reservoir steps (DefaultReservoir if
+// not positive) drawn with seed.
+func newSampleSums(name string, m sampleModel, gamma float64, copies, reservoir int, seed uint64) *SampleSums {
+	if reservoir <= 0 {
+		reservoir = DefaultReservoir
 	}
-	return &SampleRatioSums{gamma: gamma, reservoir: n, seed: e.SampleSeed, learner: e.Learner, copies: copies,
-		maxLogQ: math.Inf(-1), count: make([]int64, copies)}
+	return &SampleSums{name: name, gamma: gamma, reservoir: reservoir, seed: seed, copies: copies, model: m,
+		count: make([]int64, copies)}
 }
 
-func (s *SampleRatioSums) name() string { return "bch-" + s.learner.Name() }
+// Form names the estimator in the form whose sums these are, for
+// messages: "bch-neural", "fqe with the neural value learner", "mwl in
+// its neural form", ...
+func (s *SampleSums) Form() string { return s.model.form() }
 
 // FirstPass implements TwoPassSums.
-func (s *SampleRatioSums) FirstPass() bool { return s.model == nil }
+func (s *SampleSums) FirstPass() bool { return !s.trained }
 
 // AddFirst implements TwoPassSums: the episode joins the sample if its
 // key is among the smallest.
-func (s *SampleRatioSums) AddFirst(d *dataset.Dataset, e int) error {
-	if s.model != nil {
-		return fmt.Errorf("%s: the first pass has ended", s.name())
+func (s *SampleSums) AddFirst(d *dataset.Dataset, e int) error {
+	if s.trained {
+		return fmt.Errorf("%s: the first pass has ended", s.name)
 	}
-	if err := checkBehavior(s.name(), d); err != nil {
+	if err := s.model.first(d, e); err != nil {
 		return err
 	}
 	lo, hi := d.Span(e)
-	lg := math.Log(s.gamma)
-	for j := lo; j < hi; j++ {
-		s.maxLogQ = math.Max(s.maxLogQ, d.LogRatio(j)+float64(j-lo)*lg)
-	}
 	if hi == lo {
 		return nil
 	}
@@ -150,7 +174,7 @@ func (s *SampleRatioSums) AddFirst(d *dataset.Dataset, e int) error {
 // offer adds an episode of key and n steps to the sample if its key is
 // among the smallest, then drops the largest keys the sample does not
 // need (see ReservoirEpisodes).
-func (s *SampleRatioSums) offer(key uint64, episode func() *dataset.Dataset, n int) {
+func (s *SampleSums) offer(key uint64, episode func() *dataset.Dataset, n int) {
 	k := len(s.sample)
 	if s.steps >= s.reservoir && k > 0 && key > s.sample[k-1].key {
 		return
@@ -169,12 +193,12 @@ func (s *SampleRatioSums) offer(key uint64, episode func() *dataset.Dataset, n i
 }
 
 // EndFirst implements TwoPassSums: it trains the learner on the sample.
-func (s *SampleRatioSums) EndFirst() error {
-	if s.model != nil {
+func (s *SampleSums) EndFirst() error {
+	if s.trained {
 		return nil
 	}
 	if len(s.sample) == 0 {
-		return fmt.Errorf("%s: no episodes", s.name())
+		return fmt.Errorf("%s: no episodes", s.name)
 	}
 	parts := make([]*dataset.Dataset, len(s.sample))
 	for i, x := range s.sample {
@@ -182,263 +206,113 @@ func (s *SampleRatioSums) EndFirst() error {
 	}
 	d, err := dataset.Concat(parts)
 	if err != nil {
-		return fmt.Errorf("%s: %w", s.name(), err)
+		return fmt.Errorf("%s: %w", s.name, err)
 	}
-	m, err := s.learner.Fit(d, s.gamma)
+	ns, nm, err := s.model.fit(d)
 	if err != nil {
-		return fmt.Errorf("%s: %w", s.name(), err)
+		return fmt.Errorf("%s: %w", s.name, err)
 	}
-	s.model, s.sample = m, nil
+	s.trained, s.sample = true, nil
 	s.sampleEps, s.sampleLength = len(parts), d.NumSteps()
-	s.members = 1
-	if am, ok := m.(*ratio.EnsembleModel); ok {
-		s.members = len(am.Members())
-	}
-	r := s.members
-	s.num, s.den = make([][]float64, s.copies), make([][]float64, s.copies)
+	s.sum, s.max = make([][]float64, s.copies), make([][]float64, s.copies)
 	for c := range s.copies {
-		s.num[c], s.den[c] = make([]float64, r), make([]float64, r)
+		s.sum[c], s.max[c] = make([]float64, ns), make([]float64, nm)
 	}
-	s.n1, s.d1, s.n2, s.d2 = make([]float64, r), make([]float64, r), make([]float64, r), make([]float64, r)
-	s.q2 = make([]float64, r*r)
+	s.epSum, s.epMax = make([]float64, ns), make([]float64, nm)
 	return nil
 }
 
-// ratios returns every member's w at the steps of d (one member: the
-// model's).
-func (s *SampleRatioSums) ratios(d *dataset.Dataset) ([][]float64, error) {
-	if am, ok := s.model.(ratio.Averaged); ok && s.members > 1 {
-		_, ws, err := am.MemberRatios(d)
-		return ws, err
+// Add implements Sums (the second pass): the model's sums and maxima of
+// the episode, added to every copy k times (k its multiplicity there).
+func (s *SampleSums) Add(d *dataset.Dataset, e int, mult []int) error {
+	if !s.trained {
+		return fmt.Errorf("%s: the first pass has not ended (it trains the model the second pass evaluates)", s.name)
 	}
-	w, err := s.model.StepRatios(d)
-	return [][]float64{w}, err
-}
-
-// Add implements Sums (the second pass).
-func (s *SampleRatioSums) Add(d *dataset.Dataset, e int, mult []int) error {
-	name := s.name()
-	if s.model == nil {
-		return fmt.Errorf("%s: the first pass has not ended (it trains the model the second pass evaluates)", name)
-	}
-	if err := checkBehavior(name, d); err != nil {
-		return err
-	}
-	lo, hi := d.Span(e)
-	T := hi - lo
-	if T == 0 {
+	if d.Len(e) == 0 {
 		return nil
 	}
-	ws, err := s.ratios(d.Subset([]int{e}))
-	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
+	clear(s.epSum)
+	clear(s.epMax)
+	if err := s.model.episode(d.Subset([]int{e}), s.epSum, s.epMax); err != nil {
+		return err
 	}
-	r := s.members
-	en, ed := make([]float64, r), make([]float64, r)
-	lg := math.Log(s.gamma)
-	half := T / 2
-	for t := range T {
-		j := lo + t
-		q := math.Exp(d.LogRatio(j) + float64(t)*lg - s.maxLogQ)
-		rw := d.Reward[j]
-		top := 0.0
-		for k, w := range ws {
-			v := q * w[t]
-			en[k] += v * rw
-			ed[k] += v
-			switch {
-			case t < half:
-				s.n1[k] += v * rw
-				s.d1[k] += v
-			case t >= T-half:
-				s.n2[k] += v * rw
-				s.d2[k] += v
-			}
-			for l := k; l < r; l++ {
-				s.q2[k*r+l] += v * q * ws[l][t]
-			}
-			top = math.Max(top, v)
-		}
-		s.keep(q, top, ws, t)
-	}
-	s.logSteps += T
 	for c, k := range mult {
 		if k == 0 {
 			continue
 		}
 		s.count[c] += int64(k)
 		fk := float64(k)
-		for m := range r {
-			s.num[c][m] += fk * en[m]
-			s.den[c][m] += fk * ed[m]
+		for i, v := range s.epSum {
+			s.sum[c][i] += fk * v
+		}
+		for i, v := range s.epMax {
+			s.max[c][i] = math.Max(s.max[c][i], v)
 		}
 	}
 	return nil
 }
 
-// keep offers a step (q, its largest member weight b = q max_k w_k) to
-// the kernelTop steps of largest b.
-func (s *SampleRatioSums) keep(q, b float64, ws [][]float64, t int) {
-	r := s.members
-	if len(s.topB) < kernelTop {
-		s.topB, s.topQ = append(s.topB, b), append(s.topQ, q)
-		for _, w := range ws {
-			s.topW = append(s.topW, w[t])
-		}
-		return
-	}
-	m := 0
-	for i, v := range s.topB {
-		if v < s.topB[m] {
-			m = i
-		}
-	}
-	if b <= s.topB[m] {
-		s.outB = math.Max(s.outB, b)
-		return
-	}
-	s.outB = math.Max(s.outB, s.topB[m])
-	s.topB[m], s.topQ[m] = b, q
-	for k, w := range ws {
-		s.topW[m*r+k] = w[t]
-	}
-}
-
 // Merge implements Sums: samples with samples (first pass), and second
 // passes of the same trained model.
-func (s *SampleRatioSums) Merge(o Sums) error {
-	name := s.name()
-	t, ok := o.(*SampleRatioSums)
-	if !ok || t.gamma != s.gamma || t.copies != s.copies || t.reservoir != s.reservoir || t.seed != s.seed {
-		return fmt.Errorf("%s: cannot merge sums of another configuration", name)
+func (s *SampleSums) Merge(o Sums) error {
+	t, ok := o.(*SampleSums)
+	if !ok || t.name != s.name || t.gamma != s.gamma || t.copies != s.copies || t.reservoir != s.reservoir || t.seed != s.seed {
+		return fmt.Errorf("%s: cannot merge sums of another configuration", s.name)
 	}
 	if s.FirstPass() != t.FirstPass() {
-		return fmt.Errorf("%s: cannot merge sums of the first pass with sums of the second", name)
+		return fmt.Errorf("%s: cannot merge sums of the first pass with sums of the second", s.name)
 	}
 	if s.FirstPass() {
 		for _, x := range t.sample {
 			s.offer(x.key, func() *dataset.Dataset { return x.d }, x.d.NumSteps())
 		}
-		s.maxLogQ = math.Max(s.maxLogQ, t.maxLogQ)
+		s.model.mergeFirst(t.model)
 		return nil
 	}
-	if t.model != s.model {
-		return fmt.Errorf("%s: cannot merge second passes of different trained models", name)
+	if err := s.model.mergeSecond(t.model); err != nil {
+		return fmt.Errorf("%s: %w", s.name, err)
 	}
 	for c := range s.copies {
 		s.count[c] += t.count[c]
-		for k := range s.members {
-			s.num[c][k] += t.num[c][k]
-			s.den[c][k] += t.den[c][k]
+		for i, v := range t.sum[c] {
+			s.sum[c][i] += v
 		}
-	}
-	for _, f := range [][2][]float64{{s.n1, t.n1}, {s.d1, t.d1}, {s.n2, t.n2}, {s.d2, t.d2}, {s.q2, t.q2}} {
-		for i, v := range f[1] {
-			f[0][i] += v
+		for i, v := range t.max[c] {
+			s.max[c][i] = math.Max(s.max[c][i], v)
 		}
-	}
-	s.logSteps += t.logSteps
-	s.outB = math.Max(s.outB, t.outB)
-	r := s.members
-	for i, b := range t.topB {
-		ws := make([][]float64, r)
-		for k := range r {
-			ws[k] = []float64{t.topW[i*r+k]}
-		}
-		s.keep(t.topQ[i], b, ws, 0)
 	}
 	return nil
 }
 
-// errNoEncoding is why SampleRatioSums do not move between processes.
+// errNoEncoding is why SampleSums do not move between processes.
 var errNoEncoding = errors.New("its streamed statistics hold networks trained in this process, which have no encoding, so they cannot move between processes (ihope estimate --data runs it on one machine)")
 
 // GobEncode refuses: see errNoEncoding.
-func (s *SampleRatioSums) GobEncode() ([]byte, error) { return nil, errNoEncoding }
+func (s *SampleSums) GobEncode() ([]byte, error) { return nil, errNoEncoding }
 
 // GobDecode refuses: see errNoEncoding.
-func (s *SampleRatioSums) GobDecode([]byte) error { return errNoEncoding }
+func (s *SampleSums) GobDecode([]byte) error { return errNoEncoding }
 
 // MarshalJSON refuses: see errNoEncoding.
-func (s *SampleRatioSums) MarshalJSON() ([]byte, error) { return nil, errNoEncoding }
+func (s *SampleSums) MarshalJSON() ([]byte, error) { return nil, errNoEncoding }
 
 // UnmarshalJSON refuses: see errNoEncoding.
-func (s *SampleRatioSums) UnmarshalJSON([]byte) error { return errNoEncoding }
+func (s *SampleSums) UnmarshalJSON([]byte) error { return errNoEncoding }
 
 // Finish implements Sums.
-func (s *SampleRatioSums) Finish(c int) (Result, WeightSummary, error) {
-	name := s.name()
-	if s.model == nil {
-		return Result{}, WeightSummary{}, fmt.Errorf("%s: the first pass has not ended", name)
+func (s *SampleSums) Finish(c int) (Result, WeightSummary, error) {
+	if !s.trained {
+		return Result{}, WeightSummary{}, fmt.Errorf("%s: the first pass has not ended", s.name)
 	}
 	if s.count[c] == 0 {
-		return Result{}, WeightSummary{}, fmt.Errorf("%s: no episodes", name)
+		return Result{}, WeightSummary{}, fmt.Errorf("%s: no episodes", s.name)
 	}
-	if math.IsInf(s.maxLogQ, -1) {
-		return Result{}, WeightSummary{}, fmt.Errorf("every logged action has target probability 0")
+	res, ws, err := s.model.finish(c, s.sum[c], s.max[c], s.count[c])
+	if err != nil {
+		return Result{}, WeightSummary{}, err
 	}
-	r := s.members
-	own := make([]float64, r)
-	for k := range r {
-		if !(s.den[c][k] > 0) {
-			if r == 1 {
-				return Result{}, WeightSummary{}, fmt.Errorf("the learned weights sum to %v", s.den[c][k])
-			}
-			return Result{}, WeightSummary{}, fmt.Errorf("%s: restart %d: the learned weights sum to %v", name, k+1, s.den[c][k])
-		}
-		own[k] = s.num[c][k] / s.den[c][k]
-	}
-	keep := []int{0}
-	m := s.model
-	var restarts []float64
-	if em, ok := s.model.(*ratio.EnsembleModel); ok {
-		restarts = own
-		keep = middleHalf(own)
-		if len(keep) < r {
-			m = em.Subset(keep)
-		}
-	}
-	var num, den float64
-	for _, k := range keep {
-		num += s.num[c][k]
-		den += s.den[c][k]
-	}
-	res := Result{Value: num / den, Estimand: LongRun, Learner: s.learner.Name(), Model: m, Restarts: restarts}
-	var ws WeightSummary
 	if c == 0 {
-		var n1, d1, n2, d2, sq float64
-		for _, k := range keep {
-			n1 += s.n1[k]
-			d1 += s.d1[k]
-			n2 += s.n2[k]
-			d2 += s.d2[k]
-			for _, l := range keep {
-				sq += s.q2[min(k, l)*r+max(k, l)]
-			}
-		}
-		res.Transient = math.NaN()
-		if d1 > 0 && d2 > 0 {
-			res.Transient = n1/d1 - n2/d2
-		}
-		ws.Units = s.logSteps
-		if sq > 0 {
-			ws.ESS = den * den / sq
-		}
-		top := s.outB // bounds q_j mean_keep w_k(s_j) for a step not kept
-		for i, q := range s.topQ {
-			v := 0.0
-			for _, k := range keep {
-				v += s.topW[i*r+k]
-			}
-			top = math.Max(top, q*v/float64(len(keep)))
-		}
-		ws.MaxShare = top / (den / float64(len(keep)))
-		if wr, ok := m.(ratio.Warner); ok {
-			for _, w := range wr.Warnings() {
-				res.Warnings = append(res.Warnings, name+": "+w)
-			}
-		}
-		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: trained on a sample of %d episodes (%d steps) drawn in the stream's first pass (--reservoir), evaluated on every step; its bootstrap copies keep that model", name, s.sampleEps, s.sampleLength))
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: trained on a sample of %d episodes (%d steps) drawn in the stream's first pass (--reservoir), evaluated on every step; its bootstrap copies keep that model", s.name, s.sampleEps, s.sampleLength))
 	}
 	return res, ws, nil
 }

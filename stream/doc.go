@@ -43,7 +43,7 @@
 // resample), and each copy holds 5 (D_k + P) P floats of moments (2 MB at
 // the defaults): memory grows with the resamples, not the steps.
 //
-// bch-neural streams in two passes as well (ope.SampleRatioSums): the
+// bch-neural streams in two passes as well (ope.SampleSums): the
 // first keeps a sample of whole episodes (the smallest keys, a hash of
 // the training seed and the episode id, up to Options.Reservoir steps:
 // ope.ReservoirEpisodes), EndFirst trains the ensemble on it, and the
