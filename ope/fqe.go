@@ -35,6 +35,13 @@ type FQE struct {
 	Target value.Target
 	// Estimand is the quantity estimated (empty: Horizon).
 	Estimand Estimand
+	// Reservoir and SampleSeed matter only over a stream of shards
+	// (NewSums) with a value learner that trains (value.Neural): it
+	// trains on the sample of whole episodes of about Reservoir steps
+	// (DefaultReservoir if 0) that ReservoirEpisodes draws with
+	// SampleSeed, and its model is evaluated on every step.
+	Reservoir  int
+	SampleSeed uint64
 }
 
 var _ Estimator = FQE{}
@@ -131,9 +138,24 @@ func checkBounded(d *dataset.Dataset, gamma float64, est Estimand, vals ...[]flo
 	for _, r := range d.Reward {
 		rmax = math.Max(rmax, math.Abs(r))
 	}
+	horizon := valueHorizon(gamma, est, d.MaxLen())
+	bound := 10 * rmax * horizon
+	for _, xs := range vals {
+		for _, x := range xs {
+			if math.Abs(x) > bound { // NaN passes: unknown next states are NaN
+				return errDiverged(x, rmax*horizon)
+			}
+		}
+	}
+	return nil
+}
+
+// valueHorizon is what checkBounded multiplies the largest |reward| by:
+// sum_{t<T} gamma^t (Horizon, T the longest episode) or 1 / (1 - gamma)
+// (LongRun, gamma < 1).
+func valueHorizon(gamma float64, est Estimand, T int) float64 {
 	var horizon float64
 	if est == Horizon {
-		T := d.MaxLen()
 		if gamma == 1 {
 			horizon = float64(T)
 		} else {
@@ -142,13 +164,11 @@ func checkBounded(d *dataset.Dataset, gamma float64, est Estimand, vals ...[]flo
 	} else {
 		horizon = 1 / (1 - gamma)
 	}
-	bound := 10 * rmax * horizon
-	for _, xs := range vals {
-		for _, x := range xs {
-			if math.Abs(x) > bound { // NaN passes: unknown next states are NaN
-				return fmt.Errorf("the value model diverged: it gives %.3g where the rewards allow at most %.3g in absolute value (its features cannot represent q on these logs; try another value model)", x, rmax*horizon)
-			}
-		}
-	}
-	return nil
+	return horizon
+}
+
+// errDiverged is checkBounded's error for a value x beyond ten times
+// what the rewards allow.
+func errDiverged(x, allow float64) error {
+	return fmt.Errorf("the value model diverged: it gives %.3g where the rewards allow at most %.3g in absolute value (its features cannot represent q on these logs; try another value model)", x, allow)
 }

@@ -33,6 +33,10 @@ type PairRatio struct {
 	Learner   ratio.PairLearner
 	Target    value.Target
 	Normalise bool
+	// Reservoir and SampleSeed matter only over a stream of shards
+	// (NewSums), to the neural forms: as FQE's.
+	Reservoir  int
+	SampleSeed uint64
 }
 
 var _ Estimator = PairRatio{}
@@ -134,6 +138,10 @@ func learnerKind(d *dataset.Dataset, m any) string {
 type MQL struct {
 	Value  value.MQL
 	Target value.Target
+	// Reservoir and SampleSeed matter only over a stream of shards
+	// (NewSums), to the neural form: as FQE's.
+	Reservoir  int
+	SampleSeed uint64
 }
 
 var _ Estimator = MQL{}

@@ -112,8 +112,10 @@ type Options struct {
 	// overridden by Seed).
 	ValueNeural value.Neural
 	// Reservoir is the number of steps of the sample of whole episodes
-	// bch-neural trains on over a stream of shards (package stream; 0:
-	// DefaultReservoir), drawn by a hash of Seed and the episode ids.
+	// the learners that train (bch-neural, the neural forms of fqe, mwl,
+	// dualdice and mql) train on over a stream of shards (package
+	// stream; 0: DefaultReservoir), drawn by a hash of Seed and the
+	// episode ids.
 	Reservoir int
 	// Samples is the number of actions drawn per state from
 	// TargetContinuous where a value model needs E_{a~pi}[q(s, a)]
@@ -233,7 +235,7 @@ var registry = []Entry{
 		New: func(o Options) Estimator { return &ModelBased{Target: o.Target, Estimand: o.Estimand} }},
 	{Name: "fqe", Label: "fitted Q evaluation", Needs: NeedsTargetDist,
 		New: func(o Options) Estimator {
-			return FQE{Value: o.valueLearner(), Target: o.valueTarget(), Estimand: o.Estimand}
+			return FQE{Value: o.valueLearner(), Target: o.valueTarget(), Estimand: o.Estimand, Reservoir: o.Reservoir, SampleSeed: o.Seed}
 		}},
 	{Name: "mis", Label: "marginalized IS (time-indexed ratios)", Needs: NeedsDiscreteStates | NeedsHorizon | NeedsBehavior, Unit: UnitStep,
 		New: func(o Options) Estimator { return MIS{} }},
@@ -253,15 +255,17 @@ var registry = []Entry{
 	{Name: "mwl", Label: "minimax weight learning (state-action ratio)", SlowOnRealStates: true, Needs: NeedsTargetDist | NeedsDiscreteActions, Unit: UnitStep,
 		New: func(o Options) Estimator {
 			return PairRatio{Learner: ratio.MWL{Neural: o.RatioModel == "neural", Network: o.minimaxNeural()},
-				Target: o.valueTarget(), Normalise: true}
+				Target: o.valueTarget(), Normalise: true, Reservoir: o.Reservoir, SampleSeed: o.Seed}
 		}},
 	{Name: "mql", Label: "minimax Q-learning", SlowOnRealStates: true, Needs: NeedsTargetDist | NeedsDiscreteActions,
 		New: func(o Options) Estimator {
-			return MQL{Value: value.MQL{Neural: o.ValueModel == "neural", Network: o.minimaxNeural()}, Target: o.valueTarget()}
+			return MQL{Value: value.MQL{Neural: o.ValueModel == "neural", Network: o.minimaxNeural()}, Target: o.valueTarget(),
+				Reservoir: o.Reservoir, SampleSeed: o.Seed}
 		}},
 	{Name: "dualdice", Label: "DualDICE (GenDICE's normalisation at gamma = 1)", SlowOnRealStates: true, Needs: NeedsTargetDist | NeedsDiscreteActions, Unit: UnitStep,
 		New: func(o Options) Estimator {
-			return PairRatio{Learner: ratio.DualDICE{Neural: o.RatioModel == "neural", Network: o.minimaxNeural()}, Target: o.valueTarget()}
+			return PairRatio{Learner: ratio.DualDICE{Neural: o.RatioModel == "neural", Network: o.minimaxNeural()}, Target: o.valueTarget(),
+				Reservoir: o.Reservoir, SampleSeed: o.Seed}
 		}},
 	{Name: "on-policy", Label: "on-policy oracle (target rollouts)", Needs: NeedsSimulator,
 		New: func(o Options) Estimator {

@@ -13,7 +13,9 @@ import (
 // episodes, so that they can be computed over a stream of shards, on many
 // machines, and merged (package stream): naive, the IS and WIS variants,
 // bch-tabular, and the tabular forms of model-based, fqe, mwl, dualdice
-// and mql (CountSums).
+// and mql (CountSums); in two passes (TwoPassSums) bch-kernel, fqe's
+// linear learner and the learners that train on a sample of episodes
+// (SampleSums: bch-neural, the neural forms of fqe, mwl, dualdice, mql).
 type Summer interface {
 	Estimator
 	// NewSums returns empty statistics for discount gamma in copies

@@ -63,8 +63,10 @@ type FQESums struct {
 }
 
 // NewSums implements Summer for the tabular learner (Value nil on
-// discrete data, or value.Tabular) and the linear one (value.Linear, in
-// two passes: LinearFQESums); the others refuse.
+// discrete data, or value.Tabular), the linear one (value.Linear, in
+// two passes: LinearFQESums) and the neural one (value.Neural, in two
+// passes: SampleSums, trained on a sample of episodes drawn in the
+// first); the others refuse.
 func (e FQE) NewSums(gamma float64, copies int) (Sums, error) {
 	const name = "fqe"
 	if err := checkSumsArgs(name, gamma, copies); err != nil {
@@ -78,6 +80,8 @@ func (e FQE) NewSums(gamma float64, copies int) (Sums, error) {
 		finite = l.Finite
 	case value.Linear:
 		return newLinearFQESums(l, est, gamma, copies)
+	case value.Neural:
+		return newSampleValueSums(name, l, e.Target, est, gamma, copies, e.Reservoir, e.SampleSeed), nil
 	default:
 		return nil, fmt.Errorf("%s cannot stream with the %s value learner (its fit needs every step at once); the tabular learner streams", name, e.Value.Name())
 	}
@@ -164,7 +168,9 @@ type PairRatioSums struct {
 }
 
 // NewSums implements Summer for the tabular forms of mwl and dualdice
-// (discrete states); the neural forms refuse.
+// (discrete states) and their neural forms (SampleSums: trained on a
+// sample of episodes drawn in a first pass, evaluated on every step in
+// the second).
 func (e PairRatio) NewSums(gamma float64, copies int) (Sums, error) {
 	name := e.Name()
 	if err := checkSumsArgs(name, gamma, copies); err != nil {
@@ -174,11 +180,11 @@ func (e PairRatio) NewSums(gamma float64, copies int) (Sums, error) {
 	switch l := e.Learner.(type) {
 	case ratio.MWL:
 		if l.Neural {
-			return nil, fmt.Errorf("%s cannot stream in its neural form (a network trained on every step at once); its tabular form streams", name)
+			return newSamplePairSums(e, gamma, copies), nil
 		}
 	case ratio.DualDICE:
 		if l.Neural {
-			return nil, fmt.Errorf("%s cannot stream in its neural form (a network trained on every step at once); its tabular form streams", name)
+			return newSamplePairSums(e, gamma, copies), nil
 		}
 		s.Ridge = l.Ridge
 	default:
@@ -274,14 +280,16 @@ type MQLSums struct {
 }
 
 // NewSums implements Summer for mql's tabular form (discrete states);
-// the neural form refuses.
+// the neural form streams in two passes (SampleSums: trained on a sample
+// of episodes drawn in the first, evaluated on every step in the
+// second).
 func (e MQL) NewSums(gamma float64, copies int) (Sums, error) {
 	const name = "mql"
 	if err := checkSumsArgs(name, gamma, copies); err != nil {
 		return nil, err
 	}
 	if e.Value.Neural {
-		return nil, fmt.Errorf("%s cannot stream in its neural form (a network trained on every step at once); its tabular form streams", name)
+		return newSampleValueSums(name, e.Value, e.Target, LongRun, gamma, copies, e.Reservoir, e.SampleSeed), nil
 	}
 	target, err := givenTable(name, e.Target)
 	if err != nil {

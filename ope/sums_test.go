@@ -252,14 +252,32 @@ func TestTabularSums(t *testing.T) {
 			}
 		}
 	}
-	// The neural forms train on every step at once, and say so.
-	for _, name := range []string{"mwl", "dualdice", "mql"} {
-		e, _ := ope.New([]string{name}, ope.Options{RatioModel: "neural", ValueModel: "neural"})
-		if _, err := e[0].(ope.Summer).NewSums(1, 1); err == nil || !strings.Contains(err.Error(), "cannot stream in its neural form") {
-			t.Errorf("%s neural: %v", name, err)
+	// The neural forms stream in two passes, trained on a sample of
+	// episodes drawn in the first (ope.SampleSums, checked against the
+	// in-memory estimators in package stream), and their statistics
+	// refuse to encode: they hold networks trained in this process.
+	for _, c := range []struct{ name, form string }{
+		{"mwl", "mwl in its neural form"},
+		{"dualdice", "dualdice in its neural form"},
+		{"mql", "mql in its neural form"},
+		{"fqe", "fqe with the neural value learner"},
+	} {
+		e, _ := ope.New([]string{c.name}, ope.Options{RatioModel: "neural", ValueModel: "neural"})
+		s, err := e[0].(ope.Summer).NewSums(0.9, 1)
+		ss, ok := s.(*ope.SampleSums)
+		if err != nil || !ok || !ss.FirstPass() || ss.Form() != c.form {
+			t.Errorf("%s neural: %T %v", c.name, s, err)
+			continue
+		}
+		if _, err := ss.MarshalJSON(); err == nil || !strings.Contains(err.Error(), "no encoding") {
+			t.Errorf("%s neural: encoded (%v)", c.name, err)
+		}
+		if _, _, err := ss.Finish(0); err == nil || !strings.Contains(err.Error(), "first pass has not ended") {
+			t.Errorf("%s neural: finished before the first pass ended (%v)", c.name, err)
 		}
 	}
-	if _, err := (ope.FQE{Value: value.Neural{}}).NewSums(1, 1); err == nil || !strings.Contains(err.Error(), "cannot stream") {
-		t.Errorf("fqe neural: %v", err)
+	// A value learner that neither sums nor trains on a sample is refused.
+	if _, err := (ope.FQE{Value: value.MQL{}}).NewSums(0.9, 1); err == nil || !strings.Contains(err.Error(), "fqe cannot stream with the mql value learner") {
+		t.Errorf("fqe with mql's learner: %v", err)
 	}
 }

@@ -50,17 +50,23 @@ func Streamable() []string {
 	return out
 }
 
-// Movable returns nil if the named estimator's statistics can move
-// between processes (MarshalBinary), as a cluster's workers need, and
-// otherwise why not: bch-neural's second pass holds networks trained in
-// the process, which have no encoding.
-func Movable(name string) error {
-	s, err := New(Config{Estimators: []string{name}, Gamma: 1})
+// Movable returns nil if the named estimator's statistics, built with
+// options o, can move between processes (MarshalBinary), as a cluster's
+// workers need, and otherwise why not, naming the form that cannot:
+// the second pass of a learner that trains (ope.SampleSums: bch-neural,
+// the neural forms of fqe, mwl, dualdice and mql) holds networks trained
+// in the process, which have no encoding.
+func Movable(name string, o ope.Options) error {
+	s, err := New(Config{Estimators: []string{name}, Gamma: 1, Options: o})
 	if err != nil {
 		return err
 	}
 	if _, err := s.MarshalBinary(); err != nil {
-		return fmt.Errorf("%s cannot run on a cluster: %w", name, err)
+		form := name
+		if ss, ok := s.sums[0].(*ope.SampleSums); ok {
+			form = ss.Form()
+		}
+		return fmt.Errorf("%s cannot run on a cluster: %w", form, err)
 	}
 	return nil
 }
@@ -68,7 +74,9 @@ func Movable(name string) error {
 // Applies returns nil if the named estimator applies to logs like d
 // with options o (ope.Entry.Applies) and streams on them, and otherwise
 // why not: the learners that stream in their tabular form only (fqe,
-// mwl, dualdice, mql; ope.CountSums) need discrete states and actions.
+// mwl, dualdice, mql; ope.CountSums) need discrete states and actions,
+// and the neural forms chosen by o's ValueModel or RatioModel
+// (ope.SampleSums) real states.
 func Applies(name string, d *dataset.Dataset, o ope.Options) error {
 	en, ok := ope.Lookup(name)
 	if !ok {
@@ -87,6 +95,9 @@ func Applies(name string, d *dataset.Dataset, o ope.Options) error {
 	}
 	if _, ok := sums.(ope.CountSums); ok && !(d.Discrete() && d.ActionDim == 0) {
 		return fmt.Errorf("%s streams in its tabular form only, which needs discrete states and actions", name)
+	}
+	if ss, ok := sums.(*ope.SampleSums); ok && d.Discrete() {
+		return fmt.Errorf("%s needs real-valued states", ss.Form())
 	}
 	return nil
 }

@@ -27,7 +27,7 @@ func NewStreamStats(d *dataset.Dataset, f StreamFlags) (*stream.Stats, error) {
 	c := &estimateCmd{Estimators: f.Estimators, Gamma: f.Gamma, Bootstrap: f.Bootstrap, Seed: f.Seed,
 		Alpha: f.Alpha, Estimand: f.Estimand, ValueModel: f.ValueModel, movable: true}
 	for _, name := range f.Estimators {
-		if err := stream.Movable(name); err != nil {
+		if err := stream.Movable(name, c.streamOptions(nil)); err != nil {
 			return nil, err
 		}
 	}

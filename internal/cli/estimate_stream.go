@@ -136,7 +136,7 @@ func (c *estimateCmd) newStats(d *dataset.Dataset, target *policy.Tabular) (*str
 			applies.Target, _ = value.TableFromData(d) // these episodes' rows: enough to say what applies
 		}
 		for _, name := range stream.Streamable() {
-			if c.movable && stream.Movable(name) != nil {
+			if c.movable && stream.Movable(name, opts) != nil {
 				continue
 			}
 			if en, _ := ope.Lookup(name); en.Default() && stream.Applies(name, d, applies) == nil {
