@@ -215,13 +215,23 @@ func (c *estimateCmd) Run(e *runEnv) error {
 	return nil
 }
 
+// testNeural holds the settings of the neural value learner and of the
+// neural minimax forms, which no flag sets: zero (their defaults) but in
+// the tests, which shorten the trainings (a neural fqe trains for about
+// 10 s with the defaults, on any log).
+var testNeural struct {
+	value   value.Neural
+	minimax value.MinimaxNeural
+}
+
 // options are the registry options the flags and the logs give: the
 // estimand, and the target's whole action distribution for discrete
 // states (from a --target-policy, which fills the logs' columns, or from
 // the logs' target_prob_k columns).
 func (c *estimateCmd) options(d *dataset.Dataset, target *targetPolicy) (ope.Options, []string, error) {
 	o := ope.Options{Seed: c.TrainSeed, Neural: ratio.Neural{BatchSize: c.NeuralBatch}, Restarts: c.Restarts,
-		ValueModel: c.ValueModel, RatioModel: c.RatioModel, Folds: c.Folds, Estimand: ope.DefaultEstimand(d)}
+		ValueModel: c.ValueModel, RatioModel: c.RatioModel, Folds: c.Folds, Estimand: ope.DefaultEstimand(d),
+		ValueNeural: testNeural.value, Minimax: testNeural.minimax}
 	if c.Estimand != "" {
 		o.Estimand = ope.Estimand(c.Estimand)
 	}

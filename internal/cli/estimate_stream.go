@@ -155,7 +155,8 @@ func (c *estimateCmd) newStats(d *dataset.Dataset, target *policy.Tabular) (*str
 // value and ratio models asked for, and the target's table if given.
 func (c *estimateCmd) streamOptions(target *policy.Tabular) ope.Options {
 	opts := ope.Options{Target: target, ValueModel: c.ValueModel, RatioModel: c.RatioModel,
-		Seed: c.TrainSeed, Neural: ratio.Neural{BatchSize: c.NeuralBatch}, Restarts: c.Restarts, Reservoir: c.Reservoir}
+		Seed: c.TrainSeed, Neural: ratio.Neural{BatchSize: c.NeuralBatch}, Restarts: c.Restarts, Reservoir: c.Reservoir,
+		ValueNeural: testNeural.value, Minimax: testNeural.minimax}
 	if c.Estimand != "" {
 		opts.Estimand = ope.Estimand(c.Estimand)
 	}
