@@ -286,6 +286,12 @@ func TestPipelineKernelTwoPasses(t *testing.T) {
 	if _, err := runPipeline(t, dir, cli.StreamFlags{Estimators: []string{"bch-neural"}, Gamma: 1}); err == nil || !strings.Contains(err.Error(), "bch-neural cannot run on a cluster") {
 		t.Errorf("bch-neural: %v", err)
 	}
+	// So do the neural forms of fqe and mql (--value-model neural).
+	for name, want := range map[string]string{"fqe": "fqe with the neural value learner cannot run on a cluster", "mql": "mql in its neural form cannot run on a cluster"} {
+		if _, err := runPipeline(t, dir, cli.StreamFlags{Estimators: []string{name}, Gamma: 0.9, ValueModel: "neural"}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s --value-model neural: %v", name, err)
+		}
+	}
 	def, err := runPipeline(t, dir, cli.StreamFlags{Gamma: 1})
 	if err != nil {
 		t.Fatal(err)

@@ -14,14 +14,15 @@ type StreamFlags struct {
 	Seed       uint64   // --seed: the bootstrap's
 	Alpha      float64  // --alpha: 1 - the intervals' level
 	Estimand   string   // --estimand ("" for the default)
-	ValueModel string   // --value-model: "linear" streams fqe's LSTD-Q on real states
+	ValueModel string   // --value-model: "linear" streams fqe's LSTD-Q on real states; "neural" is refused (stream.Movable)
 }
 
 // NewStreamStats returns the empty statistics that ihope estimate streams
 // for shards whose first shard is d, under the flags f: the same
 // estimators, chosen by the same rule, with the same settings, but those
 // whose statistics cannot move between processes (stream.Movable:
-// bch-neural), which are refused by name and left out of the default set.
+// bch-neural, and fqe and mql with --value-model neural), which are
+// refused by name and left out of the default set.
 // ihope-beam fills them on its workers.
 func NewStreamStats(d *dataset.Dataset, f StreamFlags) (*stream.Stats, error) {
 	c := &estimateCmd{Estimators: f.Estimators, Gamma: f.Gamma, Bootstrap: f.Bootstrap, Seed: f.Seed,

@@ -35,7 +35,7 @@ var (
 	alpha      = flag.Float64("alpha", 0.05, "1 - the intervals' level.")
 	estimators = flag.String("estimators", "", "Comma-separated estimators (default: the streamable ones of ihope estimate's default set that apply).")
 	estimand   = flag.String("estimand", "", "horizon or long-run (default: as ihope estimate).")
-	valueModel = flag.String("value-model", "", "fqe's value learner: linear streams LSTD-Q on real states with discrete actions (default: tabular).")
+	valueModel = flag.String("value-model", "", "fqe's value learner: linear streams LSTD-Q on real states with discrete actions (default: tabular); neural, which also picks mql's neural form, is refused: its networks, trained in one process, have no encoding (run ihope estimate --data).")
 	format     = flag.String("format", "", "The shards' format when their names do not say it: csv, tsv, csv.gz, tsv.gz or parquet.")
 	verbose    = flag.Bool("verbose", false, "Show Beam's and the runner's own log messages (warnings and errors only otherwise).")
 )
