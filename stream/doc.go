@@ -50,7 +50,13 @@
 // second pass evaluates every network at every step and sums per network
 // and copy, so that the estimate is the in-memory estimator's with that
 // model on the whole log. Its statistics hold trained networks and do
-// not encode (Movable): one machine only.
+// not encode (Movable): one machine only. The neural forms of fqe and mql
+// (Options.ValueModel "neural") and of mwl and dualdice
+// (Options.RatioModel "neural") stream the same way on the same shared
+// piece: trained on the sample, their second pass sums the in-memory
+// estimate's terms with that model (sum g0 v(s_0) for fqe and mql, with
+// the maxima of fqe's bound on a diverged model; sum w r, sum w and the
+// transitions for mwl and dualdice).
 //
 // fqe with the linear value learner (ope.LinearFQESums) streams in two
 // passes too: value.LinearPrep fixes the scaling and the horizons and
@@ -58,9 +64,8 @@
 // LSTD-Q moments per copy, and the start states' expected features are
 // summed per episode length.
 //
-// The others, which fit a model on all steps at once (the neural value
-// learner, the neural forms of the minimax learners, the kernel forms of
-// mwl, dualdice and mql on real states, mis, dr), are
+// The others, which fit a model on all steps at once (the kernel forms
+// of mwl, dualdice and mql on real states, mis, dr), are
 // refused with a message that says so: run them on a log that fits in
 // memory. The tabular learners on real states fail the same way, each
 // under its own name (Applies tells beforehand).
