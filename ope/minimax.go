@@ -33,6 +33,12 @@ type PairRatio struct {
 	Learner   ratio.PairLearner
 	Target    value.Target
 	Normalise bool
+	// RealStates makes NewSums return the kernel form's two-pass sums
+	// (PairKernelSums) instead of the tabular form's counts: a stream
+	// chooses its sums before it sees the data (package stream sets it
+	// from the first shard). Estimate chooses the form from the data and
+	// does not read it.
+	RealStates bool
 }
 
 var _ Estimator = PairRatio{}
@@ -134,6 +140,9 @@ func learnerKind(d *dataset.Dataset, m any) string {
 type MQL struct {
 	Value  value.MQL
 	Target value.Target
+	// RealStates makes NewSums return the kernel form's two-pass sums
+	// (MQLKernelSums), as PairRatio's.
+	RealStates bool
 }
 
 var _ Estimator = MQL{}

@@ -164,25 +164,34 @@ type PairRatioSums struct {
 }
 
 // NewSums implements Summer for the tabular forms of mwl and dualdice
-// (discrete states); the neural forms refuse.
+// (discrete states) and, with RealStates, their kernel forms (real
+// states, two passes: PairKernelSums); the neural forms refuse.
 func (e PairRatio) NewSums(gamma float64, copies int) (Sums, error) {
 	name := e.Name()
 	if err := checkSumsArgs(name, gamma, copies); err != nil {
 		return nil, err
 	}
 	s := &PairRatioSums{Learner: name, Normalise: e.Normalise}
+	var kernel ratio.PairKernel
 	switch l := e.Learner.(type) {
 	case ratio.MWL:
 		if l.Neural {
-			return nil, fmt.Errorf("%s cannot stream in its neural form (a network trained on every step at once); its tabular form streams", name)
+			return nil, fmt.Errorf("%s cannot stream in its neural form (a network trained on every step at once); its tabular and kernel forms stream", name)
 		}
+		kernel = l.Kernel
 	case ratio.DualDICE:
 		if l.Neural {
-			return nil, fmt.Errorf("%s cannot stream in its neural form (a network trained on every step at once); its tabular form streams", name)
+			return nil, fmt.Errorf("%s cannot stream in its neural form (a network trained on every step at once); its tabular and kernel forms stream", name)
 		}
-		s.Ridge = l.Ridge
+		s.Ridge, kernel = l.Ridge, l.Kernel
 	default:
 		return nil, fmt.Errorf("%s cannot stream: its fit needs every step at once", name)
+	}
+	if e.RealStates {
+		if e.Target.Policy != nil || e.Target.Continuous != nil {
+			return nil, fmt.Errorf("%s streams on real states with the target's distribution in the target_prob_k columns only", name)
+		}
+		return newPairKernelSums(name, kernel, s.Ridge, e.Normalise, gamma, copies)
 	}
 	target, err := givenTable(name, e.Target)
 	if err != nil {
@@ -273,15 +282,22 @@ type MQLSums struct {
 	*TabularCounts
 }
 
-// NewSums implements Summer for mql's tabular form (discrete states);
-// the neural form refuses.
+// NewSums implements Summer for mql's tabular form (discrete states)
+// and, with RealStates, its kernel form (real states, two passes:
+// MQLKernelSums); the neural form refuses.
 func (e MQL) NewSums(gamma float64, copies int) (Sums, error) {
 	const name = "mql"
 	if err := checkSumsArgs(name, gamma, copies); err != nil {
 		return nil, err
 	}
 	if e.Value.Neural {
-		return nil, fmt.Errorf("%s cannot stream in its neural form (a network trained on every step at once); its tabular form streams", name)
+		return nil, fmt.Errorf("%s cannot stream in its neural form (a network trained on every step at once); its tabular and kernel forms stream", name)
+	}
+	if e.RealStates {
+		if e.Target.Policy != nil || e.Target.Continuous != nil {
+			return nil, fmt.Errorf("%s streams on real states with the target's distribution in the target_prob_k columns only", name)
+		}
+		return newMQLKernelSums(e.Value, gamma, copies)
 	}
 	target, err := givenTable(name, e.Target)
 	if err != nil {

@@ -1,7 +1,6 @@
 package ratio
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -579,40 +578,19 @@ func (m *PairKernelMoments) Merge(o *PairKernelMoments) {
 	m.Skipped += o.Skipped
 }
 
-// pairEpisodesPerChunk is the number of consecutive episodes of a chunk
-// of the in-memory second pass (chunk c summed in group c mod
-// minimax.Groups, so that the sums do not depend on the number of
-// goroutines).
-const pairEpisodesPerChunk = 8
-
-// momentsOf makes the second pass over d in memory, on workers
-// goroutines.
+// momentsOf makes the second pass over d in memory: the episodes'
+// shares formed on workers goroutines and added in the log's order
+// (minimax.InOrder), so that the sums are those of a stream adding the
+// same episodes in the same order, bit for bit.
 func (f *PairKernelFeatures) momentsOf(d *dataset.Dataset, workers int) (*PairKernelMoments, error) {
-	nE := d.NumEpisodes()
-	nChunks := (nE + pairEpisodesPerChunk - 1) / pairEpisodesPerChunk
-	parts := make([]*PairKernelMoments, minimax.Groups)
-	errs := make([]error, minimax.Groups)
-	minimax.Parallel(workers, func(g int) {
-		m := f.NewMoments()
-		var ep PairKernelEpisode
-		for c := g; c < nChunks; c += minimax.Groups {
-			for e := c * pairEpisodesPerChunk; e < min(nE, (c+1)*pairEpisodesPerChunk); e++ {
-				if err := f.Episode(d, e, &ep); err != nil {
-					errs[g] = err
-					return
-				}
-				m.Add(&ep, 1)
-			}
-		}
-		parts[g] = m
-	})
-	if err := errors.Join(errs...); err != nil {
+	m := f.NewMoments()
+	err := minimax.InOrder(d.NumEpisodes(), workers, func() *PairKernelEpisode { return new(PairKernelEpisode) },
+		func(e int, ep *PairKernelEpisode) error { return f.Episode(d, e, ep) },
+		func(_ int, ep *PairKernelEpisode) { m.Add(ep, 1) })
+	if err != nil {
 		return nil, err
 	}
-	for _, p := range parts[1:] {
-		parts[0].Merge(p)
-	}
-	return parts[0], nil
+	return m, nil
 }
 
 // FitMoments solves for w on the sums m over the features f, as FitPairs

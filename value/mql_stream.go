@@ -473,38 +473,19 @@ func (m *MQLMoments) Merge(o *MQLMoments) {
 	m.Episodes += o.Episodes
 }
 
-// mqlEpisodesPerChunk is the number of consecutive episodes of a chunk
-// of the in-memory second pass (chunk c summed in group c mod
-// minimax.Groups, whatever the number of goroutines).
-const mqlEpisodesPerChunk = 8
-
-// momentsOf makes the second pass over d in memory on workers goroutines.
+// momentsOf makes the second pass over d in memory: the episodes'
+// shares formed on workers goroutines and added in the log's order
+// (minimax.InOrder), so that the sums are those of a stream adding the
+// same episodes in the same order, bit for bit.
 func (f *MQLFeatures) momentsOf(d *dataset.Dataset, workers int) (*MQLMoments, error) {
-	nE := d.NumEpisodes()
-	nChunks := (nE + mqlEpisodesPerChunk - 1) / mqlEpisodesPerChunk
-	parts := make([]*MQLMoments, minimax.Groups)
-	errs := make([]error, minimax.Groups)
-	minimax.Parallel(workers, func(g int) {
-		m := f.NewMoments()
-		var ep MQLEpisode
-		for c := g; c < nChunks; c += minimax.Groups {
-			for e := c * mqlEpisodesPerChunk; e < min(nE, (c+1)*mqlEpisodesPerChunk); e++ {
-				if err := f.Episode(d, e, &ep); err != nil {
-					errs[g] = err
-					return
-				}
-				m.Add(&ep, 1)
-			}
-		}
-		parts[g] = m
-	})
-	if err := errors.Join(errs...); err != nil {
+	m := f.NewMoments()
+	err := minimax.InOrder(d.NumEpisodes(), workers, func() *MQLEpisode { return new(MQLEpisode) },
+		func(e int, ep *MQLEpisode) error { return f.Episode(d, e, ep) },
+		func(_ int, ep *MQLEpisode) { m.Add(ep, 1) })
+	if err != nil {
 		return nil, err
 	}
-	for _, p := range parts[1:] {
-		parts[0].Merge(p)
-	}
-	return parts[0], nil
+	return m, nil
 }
 
 // FitMoments solves for q on the sums m over the features f, as Fit does

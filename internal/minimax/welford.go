@@ -54,3 +54,33 @@ func (w *Welford) Scaling() (mean, scale []float64) {
 	}
 	return mean, scale
 }
+
+// InOrder forms the shares of items 0..n-1 (episodes, say) on up to
+// workers goroutines, Groups at a time, each group's share in its own
+// scratch s (from newShare), and hands them to add one by one in order
+// of i: the sums add feeds are those of one sequential pass over the
+// items, bit for bit, whatever the number of goroutines, and so those a
+// stream forms adding the same items in the same order. It returns the
+// error of the first item that fails.
+func InOrder[S any](n, workers int, newShare func() S, form func(i int, s S) error, add func(i int, s S)) error {
+	shares := make([]S, Groups)
+	for g := range shares {
+		shares[g] = newShare()
+	}
+	errs := make([]error, Groups)
+	for lo := 0; lo < n; lo += Groups {
+		Parallel(workers, func(g int) {
+			errs[g] = nil
+			if i := lo + g; i < n {
+				errs[g] = form(i, shares[g])
+			}
+		})
+		for g := range min(Groups, n-lo) {
+			if errs[g] != nil {
+				return errs[g]
+			}
+			add(lo+g, shares[g])
+		}
+	}
+	return nil
+}
