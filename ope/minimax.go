@@ -37,6 +37,12 @@ type PairRatio struct {
 	// (NewSums), to the neural forms: as FQE's.
 	Reservoir  int
 	SampleSeed uint64
+	// RealStates makes NewSums return the kernel form's two-pass sums
+	// (PairKernelSums) instead of the tabular form's counts: a stream
+	// chooses its sums before it sees the data (package stream sets it
+	// from the first shard). Estimate chooses the form from the data and
+	// does not read it.
+	RealStates bool
 }
 
 var _ Estimator = PairRatio{}
@@ -142,6 +148,9 @@ type MQL struct {
 	// (NewSums), to the neural form: as FQE's.
 	Reservoir  int
 	SampleSeed uint64
+	// RealStates makes NewSums return the kernel form's two-pass sums
+	// (MQLKernelSums), as PairRatio's.
+	RealStates bool
 }
 
 var _ Estimator = MQL{}

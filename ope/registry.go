@@ -117,6 +117,12 @@ type Options struct {
 	// stream; 0: DefaultReservoir), drawn by a hash of Seed and the
 	// episode ids.
 	Reservoir int
+	// RealStates says that the logs have real-valued states, for a
+	// stream, which builds its estimators' sums before it sees the data:
+	// mwl, dualdice and mql then stream in their kernel form (two
+	// passes) instead of their tabular one. The in-memory estimators
+	// choose their form from the data and ignore it.
+	RealStates bool
 	// Samples is the number of actions drawn per state from
 	// TargetContinuous where a value model needs E_{a~pi}[q(s, a)]
 	// (0: the value learner's default).
@@ -255,17 +261,17 @@ var registry = []Entry{
 	{Name: "mwl", Label: "minimax weight learning (state-action ratio)", SlowOnRealStates: true, Needs: NeedsTargetDist | NeedsDiscreteActions, Unit: UnitStep,
 		New: func(o Options) Estimator {
 			return PairRatio{Learner: ratio.MWL{Neural: o.RatioModel == "neural", Network: o.minimaxNeural()},
-				Target: o.valueTarget(), Normalise: true, Reservoir: o.Reservoir, SampleSeed: o.Seed}
+				Target: o.valueTarget(), Normalise: true, Reservoir: o.Reservoir, SampleSeed: o.Seed, RealStates: o.RealStates}
 		}},
 	{Name: "mql", Label: "minimax Q-learning", SlowOnRealStates: true, Needs: NeedsTargetDist | NeedsDiscreteActions,
 		New: func(o Options) Estimator {
 			return MQL{Value: value.MQL{Neural: o.ValueModel == "neural", Network: o.minimaxNeural()}, Target: o.valueTarget(),
-				Reservoir: o.Reservoir, SampleSeed: o.Seed}
+				Reservoir: o.Reservoir, SampleSeed: o.Seed, RealStates: o.RealStates}
 		}},
 	{Name: "dualdice", Label: "DualDICE (GenDICE's normalisation at gamma = 1)", SlowOnRealStates: true, Needs: NeedsTargetDist | NeedsDiscreteActions, Unit: UnitStep,
 		New: func(o Options) Estimator {
 			return PairRatio{Learner: ratio.DualDICE{Neural: o.RatioModel == "neural", Network: o.minimaxNeural()}, Target: o.valueTarget(),
-				Reservoir: o.Reservoir, SampleSeed: o.Seed}
+				Reservoir: o.Reservoir, SampleSeed: o.Seed, RealStates: o.RealStates}
 		}},
 	{Name: "on-policy", Label: "on-policy oracle (target rollouts)", Needs: NeedsSimulator,
 		New: func(o Options) Estimator {

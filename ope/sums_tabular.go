@@ -168,27 +168,36 @@ type PairRatioSums struct {
 }
 
 // NewSums implements Summer for the tabular forms of mwl and dualdice
-// (discrete states) and their neural forms (SampleSums: trained on a
-// sample of episodes drawn in a first pass, evaluated on every step in
-// the second).
+// (discrete states), with RealStates their kernel forms (real states,
+// two passes: PairKernelSums), and their neural forms (SampleSums:
+// trained on a sample of episodes drawn in a first pass, evaluated on
+// every step in the second).
 func (e PairRatio) NewSums(gamma float64, copies int) (Sums, error) {
 	name := e.Name()
 	if err := checkSumsArgs(name, gamma, copies); err != nil {
 		return nil, err
 	}
 	s := &PairRatioSums{Learner: name, Normalise: e.Normalise}
+	var kernel ratio.PairKernel
 	switch l := e.Learner.(type) {
 	case ratio.MWL:
 		if l.Neural {
 			return newSamplePairSums(e, gamma, copies), nil
 		}
+		kernel = l.Kernel
 	case ratio.DualDICE:
 		if l.Neural {
 			return newSamplePairSums(e, gamma, copies), nil
 		}
-		s.Ridge = l.Ridge
+		s.Ridge, kernel = l.Ridge, l.Kernel
 	default:
 		return nil, fmt.Errorf("%s cannot stream: its fit needs every step at once", name)
+	}
+	if e.RealStates {
+		if e.Target.Policy != nil || e.Target.Continuous != nil {
+			return nil, fmt.Errorf("%s streams on real states with the target's distribution in the target_prob_k columns only", name)
+		}
+		return newPairKernelSums(name, kernel, s.Ridge, e.Normalise, gamma, copies)
 	}
 	target, err := givenTable(name, e.Target)
 	if err != nil {
@@ -279,9 +288,10 @@ type MQLSums struct {
 	*TabularCounts
 }
 
-// NewSums implements Summer for mql's tabular form (discrete states);
-// the neural form streams in two passes (SampleSums: trained on a sample
-// of episodes drawn in the first, evaluated on every step in the
+// NewSums implements Summer for mql's tabular form (discrete states),
+// with RealStates its kernel form (real states, two passes:
+// MQLKernelSums), and its neural form (SampleSums: trained on a sample
+// of episodes drawn in the first pass, evaluated on every step in the
 // second).
 func (e MQL) NewSums(gamma float64, copies int) (Sums, error) {
 	const name = "mql"
@@ -290,6 +300,12 @@ func (e MQL) NewSums(gamma float64, copies int) (Sums, error) {
 	}
 	if e.Value.Neural {
 		return newSampleValueSums(name, e.Value, e.Target, LongRun, gamma, copies, e.Reservoir, e.SampleSeed), nil
+	}
+	if e.RealStates {
+		if e.Target.Policy != nil || e.Target.Continuous != nil {
+			return nil, fmt.Errorf("%s streams on real states with the target's distribution in the target_prob_k columns only", name)
+		}
+		return newMQLKernelSums(e.Value, gamma, copies)
 	}
 	target, err := givenTable(name, e.Target)
 	if err != nil {

@@ -518,31 +518,6 @@ type bumps struct {
 	inv     []float64 // 1/(2 width^2)
 }
 
-// newBumps draws m centres among the logged states (without replacement),
-// with widths h times kernelWidths in turn.
-func newBumps(rng *rand.Rand, d *dataset.Dataset, mean, scale []float64, m int, h float64) *bumps {
-	n := d.NumSteps()
-	m = min(m, n)
-	perm := make([]int, n)
-	for i := range perm {
-		perm[i] = i
-	}
-	for k := range m { // partial Fisher-Yates
-		j := k + rng.IntN(n-k)
-		perm[k], perm[j] = perm[j], perm[k]
-	}
-	dim := d.StateDim
-	b := &bumps{dim: dim, centres: make([]float64, m*dim), widths: make([]float64, m)}
-	for k := range m {
-		for i, v := range d.ObsAt(perm[k]) {
-			b.centres[k*dim+i] = (v - mean[i]) / scale[i]
-		}
-		b.widths[k] = h * kernelWidths[k%len(kernelWidths)]
-	}
-	b.inv = invWidths(b.widths)
-	return b
-}
-
 // scaled returns h times every entry of s.
 func scaled(h float64, s []float64) []float64 {
 	out := make([]float64, len(s))

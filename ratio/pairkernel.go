@@ -3,11 +3,7 @@ package ratio
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"runtime"
-
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
 
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/internal/minimax"
@@ -141,81 +137,6 @@ func (m *PairKernelModel) Warnings() []string {
 	return out
 }
 
-// pairData are the logged transitions and start states of a kernel fit,
-// scaled.
-type pairData struct {
-	dim, nA   int
-	s, next   []float64 // n x dim
-	a         []int32
-	piNext    []float64 // n x nA
-	fold      []int8    // transitions, then starts
-	s0, pi0   []float64 // per non-empty episode
-	n, starts int
-	skipped   int
-}
-
-// newPairData collects the transitions of d (those whose next state and
-// target distribution there are known) and the episodes' start states,
-// with the folds of Kernel's cross-validation.
-func newPairData(d *dataset.Dataset, mean, scale []float64, cv bool) *pairData {
-	dim, nA := d.StateDim, d.NumActions
-	pd := &pairData{dim: dim, nA: nA}
-	nonEmpty := 0
-	for e := range d.NumEpisodes() {
-		if d.Len(e) > 0 {
-			nonEmpty++
-		}
-	}
-	byEpisode := nonEmpty >= kernelFolds
-	scaled := func(dst, s []float64) []float64 {
-		for k, v := range s {
-			dst = append(dst, (v-mean[k])/scale[k])
-		}
-		return dst
-	}
-	var fold0 []int8
-	k := 0
-	for e := range d.NumEpisodes() {
-		lo, hi := d.Span(e)
-		T := hi - lo
-		if T == 0 {
-			continue
-		}
-		fold := func(t int) int8 {
-			if !cv {
-				return 0
-			}
-			if byEpisode {
-				return int8(k % kernelFolds)
-			}
-			return int8(t * kernelFolds / T)
-		}
-		pd.s0 = scaled(pd.s0, d.ObsAt(lo))
-		pd.pi0 = append(pd.pi0, d.TargetProbsAt(lo)...)
-		fold0 = append(fold0, fold(0))
-		for j := lo; j < hi; j++ {
-			next, ok := d.NextObs(e, j)
-			if !ok {
-				continue
-			}
-			pn, ok := d.NextTargetProbs(e, j)
-			if !ok {
-				pd.skipped++
-				continue
-			}
-			pd.s = scaled(pd.s, d.ObsAt(j))
-			pd.next = scaled(pd.next, next)
-			pd.a = append(pd.a, d.Action[j])
-			pd.piNext = append(pd.piNext, pn...)
-			pd.fold = append(pd.fold, fold(j-lo))
-		}
-		k++
-	}
-	pd.n, pd.starts = len(pd.a), len(fold0)
-	pd.fold = append(pd.fold, fold0...)
-	return pd
-}
-
 // checkPairLogs checks that d can be fitted by a state-action kernel
 // learner: real states, discrete actions, the target's distributions.
 func checkPairLogs(name string, d *dataset.Dataset, gamma float64, target value.Target) error {
@@ -231,18 +152,9 @@ func checkPairLogs(name string, d *dataset.Dataset, gamma float64, target value.
 	case !d.HasTargetProbs():
 		return fmt.Errorf("ratio: %s needs the target's whole action distribution: target_prob_0, target_prob_1, ... columns", name)
 	}
-	// The states, next states and rewards must be finite; the behavior's
-	// probabilities are never read.
 	for e := range d.NumEpisodes() {
-		lo, hi := d.Span(e)
-		for j := lo; j < hi; j++ {
-			next, ok := d.NextObs(e, j)
-			if !finiteAll(d.ObsAt(j)) || ok && !finiteAll(next) || math.IsNaN(d.Reward[j]) || math.IsInf(d.Reward[j], 0) {
-				return fmt.Errorf("ratio: %s: episode %q step %d: state, next state or reward not finite", name, d.IDs[e], j-lo)
-			}
-			if a := d.Action[j]; a < 0 || int(a) >= d.NumActions {
-				return fmt.Errorf("ratio: %s: episode %q step %d: action %d outside 0..%d", name, d.IDs[e], j-lo, a, d.NumActions-1)
-			}
+		if err := checkPairEpisode(name, d, e); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -268,51 +180,108 @@ const (
 )
 
 // fitPairKernel is the closed-form fit shared by MWL and DualDICE on real
-// states (see MWL for the loss).
+// states (see MWL for the loss), in the two passes of
+// pairkernel_stream.go: the first fixes the scaling, the bandwidth, the
+// centres and the frequencies, the second sums the loss's moments.
 func fitPairKernel(name string, d *dataset.Dataset, gamma float64, target value.Target, l PairKernel, pen pairPenalty) (*PairKernelModel, error) {
 	if err := checkPairLogs(name, d, gamma, target); err != nil {
 		return nil, err
 	}
-	dk, m, workers := l.KernelFeatures, l.Centres, l.Workers
-	if dk < 0 || m < 0 || workers < 0 || l.BandwidthSample < 0 || !(l.Ridge >= 0) || math.IsInf(l.Ridge, 0) ||
-		!(l.Bandwidth >= 0) || math.IsInf(l.Bandwidth, 0) {
-		return nil, fmt.Errorf("ratio: %s: settings %+v, want finite values >= 0", name, l)
+	set, err := l.settings(name)
+	if err != nil {
+		return nil, err
 	}
-	if dk == 0 {
-		dk = 64
+	prep, err := l.NewPrep(name, gamma)
+	if err != nil {
+		return nil, err
 	}
-	dk += dk % 2
-	if m == 0 {
-		m = 64
-	}
-	if workers == 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	sample := l.BandwidthSample
-	if sample == 0 {
-		sample = 1000
-	}
-	rng := rand.New(rand.NewPCG(l.Seed, pairKernelStream))
-	mean, scale := minimax.Scaling(d)
-	pd := newPairData(d, mean, scale, l.CrossValidate)
-	if pd.n < 2 {
-		return nil, fmt.Errorf("ratio: %s: %d transitions, need at least 2", name, pd.n)
-	}
-	h := l.Bandwidth
-	if h == 0 {
-		var err error
-		tr := &transitions{d: pd.dim, next: pd.next, dummy: make([]bool, pd.n)}
-		if h, err = medianBandwidth(rng, tr, sample); err != nil {
-			return nil, fmt.Errorf("ratio: %s: all sampled next states coincide; set the bandwidth", name)
+	for e := range d.NumEpisodes() {
+		if err := prep.Add(d, e); err != nil {
+			return nil, err
 		}
 	}
-	phi := newBumps(rng, d, mean, scale, m, h)
-	psi := newFourier(rng, pd.dim, dk, h, []float64{1})
-	k, nA := phi.size(), pd.nA
+	f, err := prep.Features()
+	if err != nil {
+		return nil, err
+	}
+	m, err := f.momentsOf(d, set.workers)
+	if err != nil {
+		return nil, err
+	}
+	model, err := fitPairMoments(name, l, pen, f, m)
+	if err != nil {
+		return nil, err
+	}
+	w, err := model.StepRatios(d)
+	if err != nil {
+		return nil, err
+	}
+	for e := range d.NumEpisodes() {
+		lo, hi := d.Span(e)
+		for j := lo; j < hi; j++ {
+			if _, ok := d.NextObs(e, j); ok && w[j] < 0 {
+				model.Negative++
+			}
+		}
+	}
+	return model, nil
+}
+
+// fitPairMoments is the final solve of the kernel fit on the sums of
+// the second pass: with n transitions and m start states, the start
+// terms get the weight rho0 = (1 - gamma) n / m (their share of the
+// loss, Eq. (2)'s (1 - gamma) E_d0 against E_D's 1/n per transition);
+// the penalty is MWL's ridge on the bumps' coefficients or DualDICE's
+// E_D[w^2]; for gamma = 1 the constraint E_D[w] = cbar^T theta = 1.
+func fitPairMoments(name string, l PairKernel, pen pairPenalty, f *PairKernelFeatures, m *PairKernelMoments) (*PairKernelModel, error) {
+	if _, err := l.settings(name); err != nil {
+		return nil, err
+	}
+	if m.Transitions < 2 {
+		return nil, fmt.Errorf("ratio: %s: %d transitions, need at least 2", name, m.Transitions)
+	}
+	phi, psi := f.maps()
+	k, nA := phi.size(), f.NumActions
 	D, P := nA*psi.dim(), nA*k
-	folds := pairKernelSums(pd, gamma, psi, phi, workers)
+	n := float64(m.Transitions)
+	starts := 0.0
+	for _, v := range m.StartN {
+		starts += v
+	}
+	rho0 := 0.0
+	if f.Gamma < 1 && starts > 0 {
+		rho0 = (1 - f.Gamma) * n / starts
+	}
+	folds := make([]*minimax.Sums, len(m.Folds))
+	for i, s := range m.Folds {
+		c := minimax.NewSums(D, P)
+		c.Add(s)
+		if rho0 > 0 {
+			for q, v := range m.Start[i] {
+				c.U[q] += rho0 * v
+			}
+			c.Z += rho0 * m.StartN[i]
+			c.Z2 += rho0 * rho0 * m.StartN[i]
+			c.H0 += rho0 * rho0 * m.StartSq[i]
+		}
+		folds[i] = c
+	}
 	all := minimax.Total(folds)
-	cbar, second := pairMoments(pd, phi, workers)
+	inv := 1 / n
+	cbar, second := make([]float64, P), make([]float64, P*P)
+	for i, v := range m.PhiSum {
+		cbar[i] = v * inv
+	}
+	for a := range nA {
+		blk := m.Second[a*k*k : (a+1)*k*k]
+		for i := range k {
+			for j := i; j < k; j++ {
+				v := blk[i*k+j] * inv
+				second[(a*k+i)*P+a*k+j] = v
+				second[(a*k+j)*P+a*k+i] = v
+			}
+		}
+	}
 
 	var penalty, constraint []float64
 	switch pen {
@@ -337,11 +306,11 @@ func fitPairKernel(name string, d *dataset.Dataset, gamma float64, target value.
 			penalty[j*P+j] += 1e-6 * tr / float64(P)
 		}
 	}
-	if gamma == 1 {
+	if f.Gamma == 1 {
 		constraint = cbar
 	}
-	model := &PairKernelModel{Mean: mean, Scale: scale, NumActions: nA, Bandwidth: h, Centres: phi.centres,
-		Widths: phi.widths, KernelFeatures: D, Transitions: pd.n, Skipped: pd.skipped}
+	model := &PairKernelModel{Mean: f.Mean, Scale: f.Scale, NumActions: nA, Bandwidth: f.Bandwidth, Centres: f.Centres,
+		Widths: f.Widths, KernelFeatures: D, Transitions: m.Transitions, Skipped: m.Skipped}
 	nu := l.Ridge
 	if nu == 0 {
 		nu = DefaultPairRidge
@@ -363,149 +332,5 @@ func fitPairKernel(name string, d *dataset.Dataset, gamma float64, target value.
 	model.Ridge, model.Lambda = nu, nu*qp.Scale
 	model.Loss = all.VLoss(model.Coef)
 	model.MeanW = minimax.Dot(cbar, model.Coef)
-	w, err := model.StepRatios(d)
-	if err != nil {
-		return nil, err
-	}
-	for e := range d.NumEpisodes() {
-		lo, hi := d.Span(e)
-		for j := lo; j < hi; j++ {
-			if _, ok := d.NextObs(e, j); ok && w[j] < 0 {
-				model.Negative++
-			}
-		}
-	}
 	return model, nil
-}
-
-// pairKernelSums accumulates the sums of MWL's kernel loss per fold:
-// transition i (rho = 1) has the test vector
-// l_i = gamma psi(s'_i, pi) - psi(s_i, a_i), whose block b is
-// gamma pi(b|s'_i) psi(x'_i) - 1[b = a_i] psi(x_i), and the coefficient
-// vector h_i = phi(s_i, a_i), the bumps of x_i in block a_i; for
-// gamma < 1 every start state adds a term of weight
-// rho = (1 - gamma) n / m with l = psi(s_0, pi), h = 0 and c = 1.
-func pairKernelSums(pd *pairData, gamma float64, psi *fourier, phi *bumps, workers int) []*minimax.Sums {
-	dk, k, nA, dim := psi.dim(), phi.size(), pd.nA, pd.dim
-	D, P := nA*dk, nA*k
-	rho0 := 0.0
-	if gamma < 1 {
-		rho0 = (1 - gamma) * float64(pd.n) / float64(pd.starts)
-	}
-	return minimax.AccumulateFolds(pd.fold, kernelFolds, D, P, workers, func() func(a *minimax.Sums, rows []int) {
-		ch := minimax.NewChunk(minimax.ChunkLen, D, k)
-		ps, pn := make([]float64, dk), make([]float64, dk)
-		f := make([]float64, k)
-		return func(a *minimax.Sums, rows []int) {
-			for act := range nA {
-				r := 0
-				for _, i := range rows {
-					if i >= pd.n {
-						if act > 0 || rho0 == 0 {
-							continue
-						}
-						// A start: U += rho0 psi(s_0, pi).
-						e := i - pd.n
-						psi.features(pd.s0[e*dim:(e+1)*dim], pn)
-						sq := 0.0
-						for b := range nA {
-							pb := pd.pi0[e*nA+b]
-							for q, v := range pn {
-								a.U[b*dk+q] += rho0 * pb * v
-							}
-							sq += pb * pb
-						}
-						a.Z += rho0
-						a.Z2 += rho0 * rho0
-						a.H0 += rho0 * rho0 * sq
-						continue
-					}
-					if int(pd.a[i]) != act {
-						continue
-					}
-					psi.features(pd.s[i*dim:(i+1)*dim], ps)
-					psi.features(pd.next[i*dim:(i+1)*dim], pn)
-					phi.features(pd.s[i*dim:(i+1)*dim], f)
-					row := ch.L[r*D : (r+1)*D]
-					sq := 0.0
-					for b := range nA {
-						g := gamma * pd.piNext[i*nA+b]
-						blk := row[b*dk : (b+1)*dk]
-						for q, v := range pn {
-							blk[q] = g * v
-						}
-						if b == act {
-							for q, v := range ps {
-								blk[q] -= v
-							}
-						}
-						sq += minimax.Dot(blk, blk)
-					}
-					nl := math.Sqrt(sq)
-					copy(ch.G[r*k:(r+1)*k], f)
-					for q, v := range f {
-						ch.R[r*k+q] = nl * v
-					}
-					ch.C[r], ch.RC[r] = 0, 0
-					a.Z++
-					a.Z2++
-					r++
-				}
-				a.AccumulateBlock(ch, r, act*k, k)
-			}
-		}
-	})
-}
-
-// pairMoments returns cbar = E_D[phi(s, a)] and the second moment
-// E_D[phi(s, a) phi(s, a)^T] (block diagonal, row-major P x P) over the
-// transitions.
-func pairMoments(pd *pairData, phi *bumps, workers int) (cbar, second []float64) {
-	k, nA, dim := phi.size(), pd.nA, pd.dim
-	P := nA * k
-	sums := make([][]float64, minimax.Groups)
-	const chunk = 512
-	nChunks := (pd.n + chunk - 1) / chunk
-	minimax.Parallel(workers, func(g int) {
-		acc := make([]float64, P*P+P)
-		buf := make([]float64, chunk*k)
-		for c := g; c < nChunks; c += minimax.Groups {
-			lo, hi := c*chunk, min(pd.n, (c+1)*chunk)
-			for act := range nA {
-				r := 0
-				for i := lo; i < hi; i++ {
-					if int(pd.a[i]) != act {
-						continue
-					}
-					f := buf[r*k : (r+1)*k]
-					phi.features(pd.s[i*dim:(i+1)*dim], f)
-					for q, v := range f {
-						acc[P*P+act*k+q] += v
-					}
-					r++
-				}
-				if r > 0 {
-					blas64.Syrk(blas.Trans, 1, blas64.General{Rows: r, Cols: k, Stride: k, Data: buf[:r*k]}, 1,
-						blas64.Symmetric{N: k, Stride: P, Data: acc[act*k*P+act*k:], Uplo: blas.Upper})
-				}
-			}
-		}
-		sums[g] = acc
-	})
-	tot := make([]float64, P*P+P)
-	for _, s := range sums {
-		for i, v := range s {
-			tot[i] += v
-		}
-	}
-	inv := 1 / float64(pd.n)
-	second, cbar = tot[:P*P], tot[P*P:]
-	for i := range P {
-		for j := i; j < P; j++ {
-			second[i*P+j] *= inv
-			second[j*P+i] = second[i*P+j]
-		}
-		cbar[i] *= inv
-	}
-	return cbar, second
 }

@@ -73,11 +73,13 @@ func Movable(name string, o ope.Options) error {
 
 // Applies returns nil if the named estimator applies to logs like d
 // with options o (ope.Entry.Applies) and streams on them, and otherwise
-// why not: the learners that stream in their tabular form only (fqe,
-// mwl, dualdice, mql; ope.CountSums) need discrete states and actions,
-// and the neural forms chosen by o's ValueModel or RatioModel
-// (ope.SampleSums) real states.
+// why not: the learners that stream in their tabular form only
+// (model-based, fqe; ope.CountSums) need discrete states and actions;
+// on real states (o.RealStates is set from d) mwl, dualdice and mql
+// stream in their kernel form; and the neural forms chosen by o's
+// ValueModel or RatioModel (ope.SampleSums) need real states.
 func Applies(name string, d *dataset.Dataset, o ope.Options) error {
+	o.RealStates = d.StateDim > 0
 	en, ok := ope.Lookup(name)
 	if !ok {
 		return fmt.Errorf("unknown estimator %q: choose from %s", name, strings.Join(Streamable(), ", "))
@@ -450,8 +452,10 @@ type wireConfig struct {
 	Estimand   ope.Estimand
 	Tabular    json.RawMessage
 	Kernel     ratio.Kernel
-	// The learners' choice (fqe's linear value learner streams).
+	// The learners' choice (fqe's linear value learner streams), and the
+	// form of the minimax learners.
 	ValueModel, RatioModel string
+	RealStates             bool
 }
 
 // wireSummary is dataset.Summarizer with its floats in a form JSON
@@ -479,7 +483,7 @@ func (s *Stats) wire() (wire, error) {
 	c := s.cfg
 	return wire{Config: wireConfig{Estimators: c.Estimators, Gamma: c.Gamma, Resamples: c.Resamples, Seed: c.Seed,
 		Alpha: c.Alpha, Estimand: c.Options.Estimand, Tabular: tab, Kernel: c.Options.Kernel,
-		ValueModel: c.Options.ValueModel, RatioModel: c.Options.RatioModel}, Shape: s.shape, Errs: s.errs, Summary: sum}, nil
+		ValueModel: c.Options.ValueModel, RatioModel: c.Options.RatioModel, RealStates: c.Options.RealStates}, Shape: s.shape, Errs: s.errs, Summary: sum}, nil
 }
 
 // fromWire rebuilds empty statistics of w's configuration, with its
@@ -490,6 +494,7 @@ func fromWire(w wire) (*Stats, error) {
 	cfg.Options.Estimand = w.Config.Estimand
 	cfg.Options.Kernel = w.Config.Kernel
 	cfg.Options.ValueModel, cfg.Options.RatioModel = w.Config.ValueModel, w.Config.RatioModel
+	cfg.Options.RealStates = w.Config.RealStates
 	if err := json.Unmarshal(w.Config.Tabular, &cfg.Options.Tabular); err != nil {
 		return nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/internal/minimax"
@@ -313,172 +312,38 @@ var mqlRidges = []float64{1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1, 10, 100}
 // mqlFolds is the number of cross-validation folds.
 const mqlFolds = 5
 
+// fitKernel is the kernel fit on real states, in the two passes of
+// mql_stream.go: the first fixes the scaling and the kernel's scale, the
+// second sums the loss's moments; FitMoments solves.
 func (l MQL) fitKernel(d *dataset.Dataset, gamma float64, target Target) (*MQLKernelModel, error) {
 	if d.ActionDim != 0 || target.Continuous != nil {
 		return nil, errors.New("value: mql needs discrete actions (the target's whole distribution at every next state)")
 	}
-	if l.Degree < 0 || l.KernelFeatures < 0 || l.Workers < 0 || !(l.Ridge >= 0) || math.IsInf(l.Ridge, 0) ||
-		!(l.Bandwidth >= 0) || math.IsInf(l.Bandwidth, 0) {
-		return nil, fmt.Errorf("value: mql: settings %+v, want finite values >= 0", l)
-	}
-	degree, dk, bw, workers := l.Degree, l.KernelFeatures, l.Bandwidth, l.Workers
-	if degree == 0 {
-		degree = 4
-	}
-	if dk == 0 {
-		dk = 128
-	}
-	if bw == 0 {
-		bw = 1
-	}
-	if workers == 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	tgt, err := newRealTarget("mql", d, target)
+	set, err := l.kernelSettings()
 	if err != nil {
 		return nil, err
 	}
-	f, err := newLinFeatures(d, featureSpec{kind: "poly", degree: degree})
+	if _, err := newRealTarget("mql", d, target); err != nil {
+		return nil, err
+	}
+	prep, err := l.NewPrep(gamma)
 	if err != nil {
 		return nil, err
 	}
-	psi := newRFF(d, f.state, dk, bw)
-	nA := d.NumActions
-	// The transitions and their folds (Kernel's rule: episodes dealt in
-	// turn, or blocks of steps with fewer than 5 episodes).
-	type step struct {
-		j, e int
-	}
-	var steps []step
-	var fold []int8
-	nonEmpty := 0
 	for e := range d.NumEpisodes() {
-		if d.Len(e) > 0 {
-			nonEmpty++
+		if err := prep.Add(d, e); err != nil {
+			return nil, err
 		}
 	}
-	skipped, k := 0, 0
-	for e := range d.NumEpisodes() {
-		lo, hi := d.Span(e)
-		if hi == lo {
-			continue
-		}
-		for j := lo; j < hi; j++ {
-			if err := checkRealStep("mql", d, e, j); err != nil {
-				return nil, err
-			}
-			if _, ok := d.NextObs(e, j); !ok {
-				continue
-			}
-			if _, ok := d.NextTargetProbs(e, j); !ok {
-				skipped++
-				continue
-			}
-			steps = append(steps, step{j, e})
-			if !l.CrossValidate {
-				fold = append(fold, 0)
-			} else if nonEmpty >= mqlFolds {
-				fold = append(fold, int8(k%mqlFolds))
-			} else {
-				fold = append(fold, int8((j-lo)*mqlFolds/(hi-lo)))
-			}
-		}
-		k++
-	}
-	if len(steps) < 2 {
-		return nil, fmt.Errorf("value: mql: %d transitions, need at least 2", len(steps))
-	}
-	p := f.p
-	P := p
-	if gamma == 1 {
-		P++ // rho
-	}
-	D := nA * dk
-	inv := 1 / math.Sqrt(float64(dk))
-	folds := minimax.AccumulateFolds(fold, mqlFolds, D, P, workers, func() func(a *minimax.Sums, rows []int) {
-		ch := minimax.NewChunk(minimax.ChunkLen, dk, P)
-		sc := f.newScratch(tgt)
-		z := make([]float64, f.stateDim)
-		ps := make([]float64, dk)
-		return func(a *minimax.Sums, rows []int) {
-			for act := range nA {
-				r := 0
-				for _, i := range rows {
-					j, e := steps[i].j, steps[i].e
-					if int(d.Action[j]) != act {
-						continue
-					}
-					f.state.apply(z, d.ObsAt(j))
-					psi.eval(ps, z)
-					lrow := ch.L[r*dk : (r+1)*dk]
-					sq := 0.0
-					for t, v := range ps {
-						lrow[t] = v * inv
-						sq += lrow[t] * lrow[t]
-					}
-					nl := math.Sqrt(sq)
-					// h = gamma phi(s', pi) - phi(s, a) (and -1 for rho).
-					g := ch.G[r*P : (r+1)*P]
-					next, _ := d.NextObs(e, j)
-					probs, _ := d.NextTargetProbs(e, j)
-					f.expected(sc, next, probs)
-					for t, v := range sc.psi {
-						g[t] = gamma * v
-					}
-					blk := f.stateAction(sc.x, sc, d, j)
-					for t, v := range sc.x {
-						g[blk*f.P+t] -= v
-					}
-					if gamma == 1 {
-						g[p] = -1
-					}
-					rw := d.Reward[j]
-					for t, v := range g {
-						ch.R[r*P+t] = nl * v
-					}
-					ch.C[r], ch.RC[r] = rw, nl*rw
-					a.Z++
-					a.Z2++
-					a.H0 += sq * rw * rw
-					r++
-				}
-				a.AccumulateRows(ch, r, act*dk, dk)
-			}
-		}
-	})
-	all := minimax.Total(folds)
-	penalty := make([]float64, P*P)
-	for t := range p {
-		if gamma == 1 || t%f.P != 0 { // the constant is monomial 0 of each block
-			penalty[t*P+t] = 1
-		}
-	}
-	model := &MQLKernelModel{f: f, target: tgt, rho: math.NaN(), Transitions: len(steps), Skipped: skipped}
-	nu := l.Ridge
-	if nu == 0 {
-		nu = DefaultMQLRidge
-	}
-	if l.CrossValidate {
-		cv, err := minimax.CrossValidate(all, folds, nil, penalty, mqlRidges, true, 1e-2)
-		if err != nil {
-			return nil, fmt.Errorf("value: mql: %w", err)
-		}
-		nu, model.Folds, model.Grid, model.HeldOutLoss, model.HeldOutSE = cv.Ridge, cv.Folds, cv.Grid, cv.Loss, cv.SE
-	}
-	qp, err := minimax.NewQP(all, nil, penalty)
+	f, err := prep.Features()
 	if err != nil {
-		return nil, fmt.Errorf("value: mql: %w", err)
+		return nil, err
 	}
-	theta, _, err := qp.Solve(nu, true, nil)
+	m, err := f.momentsOf(d, set.workers)
 	if err != nil {
-		return nil, fmt.Errorf("value: mql: %w", err)
+		return nil, err
 	}
-	model.Ridge, model.Lambda, model.Loss = nu, nu*qp.Scale, all.VLoss(theta)
-	model.theta = theta[:p]
-	if gamma == 1 {
-		model.rho = theta[p]
-	}
-	return model, nil
+	return l.FitMoments(f, m)
 }
 
 // Values returns q(s_j, a_j), v(s_j) and v(s'_j) (NaN where s'_j or the

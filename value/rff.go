@@ -36,12 +36,18 @@ type rffMap struct {
 }
 
 func newRFF(ds *dataset.Dataset, st scaler, d int, bandwidth float64) rffMap {
-	k := ds.StateDim
+	if d == 0 {
+		return rffMap{d: d, k: ds.StateDim}
+	}
+	return newRFFSigma(ds.StateDim, d, bandwidth*medianDistance(ds, st))
+}
+
+// newRFFSigma draws d features of k-component states at the scale sigma.
+func newRFFSigma(k, d int, sigma float64) rffMap {
 	r := rffMap{d: d, k: k, w: make([]float64, d*k), c: make([]float64, d)}
 	if d == 0 {
 		return r
 	}
-	sigma := bandwidth * medianDistance(ds, st)
 	rng := rand.New(rand.NewPCG(uint64(d), rffStream))
 	for i := range r.w {
 		r.w[i] = rng.NormFloat64() / sigma
@@ -62,6 +68,14 @@ func medianDistance(ds *dataset.Dataset, st scaler) float64 {
 	for i := range m {
 		st.apply(xs[i*k:(i+1)*k], ds.ObsAt(int(int64(i)*int64(n)/int64(m))))
 	}
+	return medianOfRows(xs, k)
+}
+
+// medianOfRows returns the median of the distances between pairs of the
+// rows of xs (k values each; the upper middle one of an even count); 1
+// if it is not positive.
+func medianOfRows(xs []float64, k int) float64 {
+	m := len(xs) / max(k, 1)
 	dist := make([]float64, 0, m*(m-1)/2)
 	for i := range m {
 		for j := i + 1; j < m; j++ {

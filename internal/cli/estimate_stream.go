@@ -129,6 +129,8 @@ func (c *estimateCmd) runStream(e *runEnv) error {
 // gathered from every shard's target_prob_k columns (model-based).
 func (c *estimateCmd) newStats(d *dataset.Dataset, target *policy.Tabular) (*stream.Stats, error) {
 	opts := c.streamOptions(target)
+	// The minimax learners stream in their kernel form on real states.
+	opts.RealStates = d.StateDim > 0
 	names := c.Estimators
 	if len(names) == 0 {
 		applies := opts

@@ -262,3 +262,74 @@ func TestEstimateStreamNeuralForms(t *testing.T) {
 		}
 	}
 }
+
+// mwl, mql and dualdice stream in their kernel form over shards of real
+// states (two passes) and give the estimates of one file to 1e-12 (the
+// same sums, added in the same order); on such shards the default set
+// holds them.
+func TestEstimateStreamMinimaxKernel(t *testing.T) {
+	sys, target, behavior := lineargauss.DiscreteProblem()
+	d, err := sys.Sample(rand.New(rand.NewPCG(4, 0)), behavior, target, 24, 80)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	whole := filepath.Join(dir, "whole.csv")
+	if err := dataset.WriteFile(whole, d); err != nil {
+		t.Fatal(err)
+	}
+	shards := filepath.Join(dir, "shards")
+	os.Mkdir(shards, 0o755)
+	for i := range 3 {
+		var idx []int
+		for e := i * 8; e < (i+1)*8; e++ {
+			idx = append(idx, e)
+		}
+		if err := dataset.WriteFile(filepath.Join(shards, fmt.Sprintf("part-%d.parquet", i)), d.Subset(idx)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	estimate := func(args ...string) estimateReport {
+		t.Helper()
+		out, errOut, code := run(t, append([]string{"estimate", "--json"}, args...)...)
+		if code != ExitOK {
+			t.Fatalf("estimate %v: %s", args, errOut)
+		}
+		var rep estimateReport
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	const names = "mwl,mql,dualdice"
+	for _, gamma := range []string{"1", "0.9"} {
+		want := estimate("--data", whole, "--gamma", gamma, "--bootstrap", "0", "--estimators", names)
+		got := estimate("--data", filepath.Join(shards, "part-*.parquet"), "--gamma", gamma, "--bootstrap", "0", "--estimators", names)
+		if len(got.Estimates) != 3 {
+			t.Fatalf("%d rows", len(got.Estimates))
+		}
+		for k, w := range want.Estimates {
+			g := got.Estimates[k]
+			if g.Estimator != w.Estimator || g.Estimate == nil || w.Estimate == nil ||
+				math.Abs(*g.Estimate-*w.Estimate) > 1e-12*math.Abs(*w.Estimate) || g.Model != "kernel" || w.Model != "kernel" ||
+				g.Units != w.Units || g.Estimand != w.Estimand {
+				t.Errorf("gamma %s: stream %+v\none file %+v", gamma, g, w)
+			}
+		}
+	}
+	rep := estimate("--data", shards, "--bootstrap", "10", "--estimators", names)
+	for _, r := range rep.Estimates {
+		if r.Estimate == nil || r.CILow == nil || !(*r.CILow <= *r.Estimate && *r.Estimate <= *r.CIHigh) {
+			t.Errorf("%s: interval %v %v around %v (%s)", r.Estimator, r.CILow, r.CIHigh, r.Estimate, r.Error)
+		}
+	}
+	// The default set on real states with the target's columns.
+	c := &estimateCmd{Gamma: 1}
+	st, err := c.newStats(d, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(st.Config().Estimators, ","); !strings.Contains(got, "mwl,mql,dualdice") {
+		t.Errorf("default set %s", got)
+	}
+}

@@ -1,0 +1,544 @@
+package value
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+
+	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/internal/minimax"
+)
+
+// This file splits MQL's kernel fit into the two passes over the data
+// that a stream of shards can make (package stream); the in-memory fit
+// makes the same two passes:
+//
+//  1. MQLPrep: the states' per-dimension mean and variance
+//     (minimax.Welford), the number of non-empty episodes (which decides
+//     the folds of a cross-validation) and a bottom-k sample of
+//     rffMedianStates states (minimax.BottomK: every step's key a fixed
+//     hash of its episode's id and t, so the sample is uniform without
+//     replacement and the same however the log is split), whose median
+//     pairwise distance times Bandwidth is the kernel's scale.
+//     MQLPrep.Features fixes the scaling (q's monomials) and the random
+//     Fourier features of the kernel (drawn from a generator no data
+//     enters).
+//  2. MQLMoments: the loss's sums per fold (minimax.Sums) and the sum of
+//     the target's expected features at the episodes' first states,
+//     sum_e E_{a~pi} phi(s^e_0, a), which the estimate reads q at (q
+//     being linear in phi, (1 - gamma) E_d0[v(s_0)] = (1 - gamma)
+//     theta^T sum_e phi(s^e_0, pi) / m), each episode's share formed
+//     once (MQLStream.Episode) and added to every bootstrap copy with
+//     its multiplicity. MQL.FitMoments solves, as Fit does.
+//
+// With CrossValidate an episode's fold is a fixed hash of its id modulo 5
+// (fewer than five non-empty episodes: step t of an episode of T steps
+// is in fold floor(5 t / T)).
+
+const (
+	mqlMedianSalt = 0x6d716c2d6d656469 // "mql-medi"
+	mqlFoldSalt   = 0x6d716c2d666f6c64 // "mql-fold"
+)
+
+// mqlSettings are MQL's kernel settings with the defaults filled.
+type mqlSettings struct {
+	degree, dk, workers int
+	bw                  float64
+}
+
+func (l MQL) kernelSettings() (mqlSettings, error) {
+	if l.Degree < 0 || l.KernelFeatures < 0 || l.Workers < 0 || !(l.Ridge >= 0) || math.IsInf(l.Ridge, 0) ||
+		!(l.Bandwidth >= 0) || math.IsInf(l.Bandwidth, 0) {
+		return mqlSettings{}, fmt.Errorf("value: mql: settings %+v, want finite values >= 0", l)
+	}
+	s := mqlSettings{degree: l.Degree, dk: l.KernelFeatures, bw: l.Bandwidth, workers: l.Workers}
+	if s.degree == 0 {
+		s.degree = 4
+	}
+	if s.dk == 0 {
+		s.dk = 128
+	}
+	if s.bw == 0 {
+		s.bw = 1
+	}
+	if s.workers == 0 {
+		s.workers = runtime.GOMAXPROCS(0)
+	}
+	return s, nil
+}
+
+// MQLKernel are the settings of MQL's kernel fit (the fields of MQL its
+// two passes read), comparable.
+type MQLKernel struct {
+	Degree, KernelFeatures int
+	Bandwidth, Ridge       float64
+	CrossValidate          bool
+}
+
+// kernel returns l's kernel settings.
+func (l MQL) kernel() MQLKernel {
+	return MQLKernel{Degree: l.Degree, KernelFeatures: l.KernelFeatures, Bandwidth: l.Bandwidth, Ridge: l.Ridge, CrossValidate: l.CrossValidate}
+}
+
+// learner returns the MQL of settings k.
+func (k MQLKernel) learner() MQL {
+	return MQL{Degree: k.Degree, KernelFeatures: k.KernelFeatures, Bandwidth: k.Bandwidth, Ridge: k.Ridge, CrossValidate: k.CrossValidate}
+}
+
+// MQLPrep is the first pass of MQL's kernel fit (see the top of this
+// file).
+type MQLPrep struct {
+	Kernel          MQLKernel
+	Gamma           float64
+	Dim, NumActions int
+	States          minimax.Welford
+	Episodes        int
+	Sample          minimax.BottomK
+}
+
+// NewPrep returns an empty first pass of l's kernel fit for discount
+// gamma.
+func (l MQL) NewPrep(gamma float64) (*MQLPrep, error) {
+	if err := checkDiscount("mql", gamma); err != nil {
+		return nil, err
+	}
+	if l.Neural {
+		return nil, errors.New("value: mql: the neural form has no two-pass fit")
+	}
+	if _, err := l.kernelSettings(); err != nil {
+		return nil, err
+	}
+	return &MQLPrep{Kernel: l.kernel(), Gamma: gamma}, nil
+}
+
+// checkMQLEpisode checks the columns of d and the steps of episode e as
+// the kernel fit reads them.
+func checkMQLEpisode(d *dataset.Dataset, e int) error {
+	if d.ActionDim != 0 {
+		return errors.New("value: mql needs discrete actions (the target's whole distribution at every next state)")
+	}
+	if _, err := newRealTarget("mql", d, Target{}); err != nil {
+		return err
+	}
+	lo, hi := d.Span(e)
+	for j := lo; j < hi; j++ {
+		if err := checkRealStep("mql", d, e, j); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Add adds episode e of d.
+func (p *MQLPrep) Add(d *dataset.Dataset, e int) error {
+	if err := checkMQLEpisode(d, e); err != nil {
+		return err
+	}
+	if p.Dim == 0 {
+		p.Dim, p.NumActions = d.StateDim, d.NumActions
+		p.States = minimax.NewWelford(p.Dim)
+		p.Sample = minimax.BottomK{K: rffMedianStates, Dim: p.Dim}
+	}
+	if d.StateDim != p.Dim || d.NumActions != p.NumActions {
+		return fmt.Errorf("value: mql: %d state components and %d actions, the first episodes' %d and %d",
+			d.StateDim, d.NumActions, p.Dim, p.NumActions)
+	}
+	lo, hi := d.Span(e)
+	if hi == lo {
+		return nil
+	}
+	p.Episodes++
+	idh := minimax.HashID(d.IDs[e])
+	for j := lo; j < hi; j++ {
+		obs := d.ObsAt(j)
+		p.States.Add(obs)
+		if key := minimax.StepKey(mqlMedianSalt, idh, j-lo); p.Sample.Admits(key) {
+			p.Sample.Add(key, obs)
+		}
+	}
+	return nil
+}
+
+// Merge adds o's episodes.
+func (p *MQLPrep) Merge(o *MQLPrep) error {
+	if p.Kernel != o.Kernel || p.Gamma != o.Gamma {
+		return errors.New("value: mql: cannot merge first passes of different settings")
+	}
+	if o.Dim == 0 {
+		return nil
+	}
+	if p.Dim == 0 {
+		p.Dim, p.NumActions = o.Dim, o.NumActions
+		p.States = minimax.NewWelford(p.Dim)
+		p.Sample = minimax.BottomK{K: o.Sample.K, Dim: o.Dim}
+	}
+	if p.Dim != o.Dim || p.NumActions != o.NumActions {
+		return errors.New("value: mql: cannot merge first passes of different shapes")
+	}
+	p.States.Merge(&o.States)
+	p.Episodes += o.Episodes
+	p.Sample.Merge(&o.Sample)
+	return nil
+}
+
+// MQLFeatures are the feature maps of MQL's kernel fit, fixed by the
+// first pass: the scaling of q's monomials and the scale Sigma of the
+// kernel's random Fourier features, the number of folds (1, or 5 to
+// cross-validate) and whether they are episode-wise.
+type MQLFeatures struct {
+	Kernel          MQLKernel
+	Gamma           float64
+	Dim, NumActions int
+	Mean, Scale     []float64
+	Sigma           float64
+	Folds           int
+	ByEpisode       bool
+
+	f   *linFeatures
+	psi rffMap
+	set mqlSettings
+}
+
+// Features fixes the feature maps from the first pass.
+func (p *MQLPrep) Features() (*MQLFeatures, error) {
+	if p.States.N == 0 {
+		return nil, errors.New("value: mql: no logged states")
+	}
+	set, err := p.Kernel.learner().kernelSettings()
+	if err != nil {
+		return nil, err
+	}
+	f := &MQLFeatures{Kernel: p.Kernel, Gamma: p.Gamma, Dim: p.Dim, NumActions: p.NumActions, Folds: 1}
+	f.Mean, f.Scale = p.States.Scaling()
+	if p.Kernel.CrossValidate {
+		f.Folds, f.ByEpisode = mqlFolds, p.Episodes >= mqlFolds
+	}
+	xs := p.Sample.Sorted()
+	(scaler{mean: f.Mean, scale: f.Scale}).applyRows(xs, p.Dim)
+	f.Sigma = set.bw * medianOfRows(xs, p.Dim)
+	return f, f.init()
+}
+
+// applyRows standardises the rows of xs (dim values each) in place.
+func (s scaler) applyRows(xs []float64, dim int) {
+	for i := 0; i+dim <= len(xs); i += dim {
+		s.apply(xs[i:i+dim], xs[i:i+dim])
+	}
+}
+
+// init builds the feature maps (after Features, or a decode).
+func (f *MQLFeatures) init() error {
+	if f.f != nil {
+		return nil
+	}
+	set, err := f.Kernel.learner().kernelSettings()
+	if err != nil {
+		return err
+	}
+	lf := &linFeatures{state: scaler{mean: f.Mean, scale: f.Scale}, numActions: f.NumActions, stateDim: f.Dim}
+	if numMonomials(f.Dim, set.degree, maxLinearFeatures) < 0 {
+		return fmt.Errorf("value: mql: degree %d in %d variables gives more than %d features; lower Degree", set.degree, f.Dim, maxLinearFeatures)
+	}
+	lf.smono = newMonomials(f.Dim, set.degree)
+	lf.nb = lf.smono.len()
+	lf.P = lf.nb
+	lf.p = lf.P * f.NumActions
+	if lf.p > maxLinearFeatures {
+		return fmt.Errorf("value: mql: %d features (times %d actions) is more than %d; lower Degree", lf.P, f.NumActions, maxLinearFeatures)
+	}
+	f.f, f.psi, f.set = lf, newRFFSigma(f.Dim, set.dk, f.Sigma), set
+	return nil
+}
+
+// Same reports whether g fixed the same features as f.
+func (f *MQLFeatures) Same(g *MQLFeatures) bool {
+	return f.Kernel == g.Kernel && f.Gamma == g.Gamma && f.Dim == g.Dim && f.NumActions == g.NumActions &&
+		f.Sigma == g.Sigma && f.Folds == g.Folds && f.ByEpisode == g.ByEpisode &&
+		slices.Equal(f.Mean, g.Mean) && slices.Equal(f.Scale, g.Scale)
+}
+
+// NumFeatures returns p, the coefficients of q (without rho).
+func (f *MQLFeatures) NumFeatures() int {
+	if f.init() != nil {
+		return 0
+	}
+	return f.f.p
+}
+
+// dims returns D (test entries) and P (coefficients, rho included for
+// gamma = 1).
+func (f *MQLFeatures) dims() (int, int) {
+	P := f.f.p
+	if f.Gamma == 1 {
+		P++
+	}
+	return f.NumActions * f.psi.d, P
+}
+
+// foldOf returns the fold of step t of an episode of T steps whose id
+// hashes to idHash.
+func (f *MQLFeatures) foldOf(idHash uint64, t, T int) int {
+	switch {
+	case f.Folds == 1:
+		return 0
+	case f.ByEpisode:
+		return int(minimax.Mix(idHash^minimax.Mix(mqlFoldSalt)) % mqlFolds)
+	}
+	return t * mqlFolds / T
+}
+
+// MQLMoments are the second pass's sums of one copy of the data: the
+// loss's sums per fold, the counts of transitions, and Start, the sum of
+// E_{a~pi} phi(s_0, a) over the Episodes first states.
+type MQLMoments struct {
+	Folds                []*minimax.Sums
+	Transitions, Skipped int
+	Start                []float64
+	Episodes             int
+}
+
+// NewMoments returns zero sums.
+func (f *MQLFeatures) NewMoments() *MQLMoments {
+	if f.init() != nil {
+		return nil
+	}
+	D, P := f.dims()
+	m := &MQLMoments{Start: make([]float64, f.f.p)}
+	for range f.Folds {
+		m.Folds = append(m.Folds, minimax.NewSums(D, P))
+	}
+	return m
+}
+
+// MQLEpisode is one episode's share of the second pass, formed once by
+// MQLFeatures.Episode and added to every copy with its multiplicity.
+type MQLEpisode struct {
+	m     *MQLMoments
+	used  []bool
+	ch    *minimax.Chunk
+	sc    *linScratch
+	z, ps []float64
+}
+
+// Episode forms the share of episode e of d in ep, which it reuses.
+func (f *MQLFeatures) Episode(d *dataset.Dataset, e int, ep *MQLEpisode) error {
+	if err := f.init(); err != nil {
+		return err
+	}
+	if err := checkMQLEpisode(d, e); err != nil {
+		return err
+	}
+	if d.StateDim != f.Dim || d.NumActions != f.NumActions {
+		return fmt.Errorf("value: mql: %d state components and %d actions, the first pass's %d and %d",
+			d.StateDim, d.NumActions, f.Dim, f.NumActions)
+	}
+	lf, psi, gamma := f.f, f.psi, f.Gamma
+	dk, nA, p := psi.d, f.NumActions, lf.p
+	_, P := f.dims()
+	if ep.m == nil || len(ep.m.Folds) != f.Folds || ep.m.Folds[0].P != P || len(ep.ps) != dk {
+		*ep = MQLEpisode{m: f.NewMoments(), used: make([]bool, f.Folds), ch: minimax.NewChunk(minimax.ChunkLen, dk, P),
+			sc: lf.newScratch(realTarget{numActions: nA}), z: make([]float64, f.Dim), ps: make([]float64, dk)}
+	}
+	m := ep.m
+	for fo, used := range ep.used {
+		if used {
+			zeroSums(m.Folds[fo])
+			ep.used[fo] = false
+		}
+	}
+	clear(m.Start)
+	m.Transitions, m.Skipped, m.Episodes = 0, 0, 0
+	lo, hi := d.Span(e)
+	T := hi - lo
+	if T == 0 {
+		return nil
+	}
+	m.Episodes = 1
+	lf.expected(ep.sc, d.ObsAt(lo), d.TargetProbsAt(lo))
+	copy(m.Start, ep.sc.psi)
+	idh := minimax.HashID(d.IDs[e])
+	inv := 1 / math.Sqrt(float64(dk))
+	ch, sc := ep.ch, ep.sc
+	for act := range nA {
+		r, fold := 0, -1
+		var a *minimax.Sums
+		flush := func() {
+			if r > 0 {
+				a.AccumulateRows(ch, r, act*dk, dk)
+				r = 0
+			}
+		}
+		for j := lo; j < hi; j++ {
+			if int(d.Action[j]) != act {
+				continue
+			}
+			next, ok := d.NextObs(e, j)
+			if !ok {
+				continue
+			}
+			probs, ok := d.NextTargetProbs(e, j)
+			if !ok {
+				m.Skipped++
+				continue
+			}
+			fo := f.foldOf(idh, j-lo, T)
+			if fo != fold || r == minimax.ChunkLen {
+				flush()
+				if fo != fold {
+					fold, a = fo, m.Folds[fo]
+					ep.used[fo] = true
+				}
+			}
+			// Transition i: l_i = psi(s_i, a_i) (the kernel's features in
+			// block a_i), h_i = gamma phi(s'_i, pi) - phi(s_i, a_i) (and -1
+			// for rho), c_i = r_i.
+			lf.state.apply(ep.z, d.ObsAt(j))
+			psi.eval(ep.ps, ep.z)
+			lrow := ch.L[r*dk : (r+1)*dk]
+			sq := 0.0
+			for t, v := range ep.ps {
+				lrow[t] = v * inv
+				sq += lrow[t] * lrow[t]
+			}
+			nl := math.Sqrt(sq)
+			g := ch.G[r*P : (r+1)*P]
+			lf.expected(sc, next, probs)
+			for t, v := range sc.psi {
+				g[t] = gamma * v
+			}
+			blk := lf.stateAction(sc.x, sc, d, j)
+			for t, v := range sc.x {
+				g[blk*lf.P+t] -= v
+			}
+			if gamma == 1 {
+				g[p] = -1
+			}
+			rw := d.Reward[j]
+			for t, v := range g {
+				ch.R[r*P+t] = nl * v
+			}
+			ch.C[r], ch.RC[r] = rw, nl*rw
+			a.Z++
+			a.Z2++
+			a.H0 += sq * rw * rw
+			r++
+			m.Transitions++
+		}
+		flush()
+	}
+	return nil
+}
+
+// zeroSums clears s.
+func zeroSums(s *minimax.Sums) {
+	clear(s.S)
+	clear(s.U)
+	clear(s.H)
+	clear(s.Hv)
+	s.Z, s.Z2, s.H0 = 0, 0, 0
+}
+
+// Add adds episode ep with multiplicity k.
+func (m *MQLMoments) Add(ep *MQLEpisode, k int) {
+	if k == 0 || ep.m == nil {
+		return
+	}
+	a := float64(k)
+	o := ep.m
+	for f, used := range ep.used {
+		if used {
+			m.Folds[f].AddScaled(o.Folds[f], a)
+		}
+	}
+	for i, v := range o.Start {
+		m.Start[i] += a * v
+	}
+	m.Transitions += k * o.Transitions
+	m.Skipped += k * o.Skipped
+	m.Episodes += k * o.Episodes
+}
+
+// Merge adds o's sums.
+func (m *MQLMoments) Merge(o *MQLMoments) {
+	for f := range m.Folds {
+		m.Folds[f].Add(o.Folds[f])
+	}
+	for i, v := range o.Start {
+		m.Start[i] += v
+	}
+	m.Transitions += o.Transitions
+	m.Skipped += o.Skipped
+	m.Episodes += o.Episodes
+}
+
+// momentsOf makes the second pass over d in memory: the episodes'
+// shares formed on workers goroutines and added in the log's order
+// (minimax.InOrder), so that the sums are those of a stream adding the
+// same episodes in the same order, bit for bit.
+func (f *MQLFeatures) momentsOf(d *dataset.Dataset, workers int) (*MQLMoments, error) {
+	m := f.NewMoments()
+	err := minimax.InOrder(d.NumEpisodes(), workers, func() *MQLEpisode { return new(MQLEpisode) },
+		func(e int, ep *MQLEpisode) error { return f.Episode(d, e, ep) },
+		func(_ int, ep *MQLEpisode) { m.Add(ep, 1) })
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// FitMoments solves for q on the sums m over the features f, as Fit does
+// on the data in memory (the ridge cross-validated over the folds if
+// CrossValidate).
+func (l MQL) FitMoments(f *MQLFeatures, m *MQLMoments) (*MQLKernelModel, error) {
+	if err := f.init(); err != nil {
+		return nil, err
+	}
+	if m.Transitions < 2 {
+		return nil, fmt.Errorf("value: mql: %d transitions, need at least 2", m.Transitions)
+	}
+	gamma, lf := f.Gamma, f.f
+	p := lf.p
+	_, P := f.dims()
+	all := minimax.Total(m.Folds)
+	penalty := make([]float64, P*P)
+	for t := range p {
+		if gamma == 1 || t%lf.P != 0 { // the constant is monomial 0 of each block
+			penalty[t*P+t] = 1
+		}
+	}
+	model := &MQLKernelModel{f: lf, target: realTarget{numActions: f.NumActions}, rho: math.NaN(),
+		Transitions: m.Transitions, Skipped: m.Skipped}
+	nu := l.Ridge
+	if nu == 0 {
+		nu = DefaultMQLRidge
+	}
+	if l.CrossValidate {
+		cv, err := minimax.CrossValidate(all, m.Folds, nil, penalty, mqlRidges, true, 1e-2)
+		if err != nil {
+			return nil, fmt.Errorf("value: mql: %w", err)
+		}
+		nu, model.Folds, model.Grid, model.HeldOutLoss, model.HeldOutSE = cv.Ridge, cv.Folds, cv.Grid, cv.Loss, cv.SE
+	}
+	qp, err := minimax.NewQP(all, nil, penalty)
+	if err != nil {
+		return nil, fmt.Errorf("value: mql: %w", err)
+	}
+	theta, _, err := qp.Solve(nu, true, nil)
+	if err != nil {
+		return nil, fmt.Errorf("value: mql: %w", err)
+	}
+	model.Ridge, model.Lambda, model.Loss = nu, nu*qp.Scale, all.VLoss(theta)
+	model.theta = theta[:p]
+	if gamma == 1 {
+		model.rho = theta[p]
+	}
+	return model, nil
+}
+
+// MeanStartValue returns (1/m) sum_e v(s^e_0) = theta^T Start / Episodes
+// over the first states of m's episodes.
+func (m *MQLKernelModel) MeanStartValue(mo *MQLMoments) float64 {
+	return dot(mo.Start, m.theta) / float64(mo.Episodes)
+}
