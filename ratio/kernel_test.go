@@ -498,3 +498,32 @@ func BenchmarkKernelPendulum(b *testing.B) {
 		}
 	}
 }
+
+// A log whose behavior is the target (beta = 1) has the true ratio w = 1,
+// whose kernel loss at gamma = 1 is zero with no ridge on the constant:
+// the loss is flat along the constraint's direction. The fit must return
+// w = 1 rather than fail on the singular factor (it did, with "the loss
+// is singular at every ridge of the grid", on the Pendulum experiment's
+// alpha = 0 cells), signed or not, in memory and from its moments.
+func TestKernelOnPolicy(t *testing.T) {
+	p := lineargauss.Problem2D()
+	d, err := rollout.SampleContinuous(rand.New(rand.NewPCG(5, 0)), p.System, p.Target, p.Target, 20, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, signed := range []bool{false, true} {
+		m, err := ratio.Kernel{Signed: signed}.Fit(d, 1)
+		if err != nil {
+			t.Fatalf("signed %v: %v", signed, err)
+		}
+		w, err := m.StepRatios(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j, v := range w {
+			if math.Abs(v-1) > 1e-9 {
+				t.Fatalf("signed %v: w = %v at step %d, want 1", signed, v, j)
+			}
+		}
+	}
+}

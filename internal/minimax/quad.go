@@ -238,9 +238,32 @@ func NewQP(k *Sums, a, pen []float64) (*QP, error) {
 // of the constraint), then either stops at the first coefficient that
 // would turn negative or, at the optimum of the free set, frees the
 // coefficient whose multiplier is most negative.
+//
+// A loss that is flat along the constraint's direction (Q + lambda Pen
+// singular there: with the behavior equal to the target, beta = 1, the
+// constant w = theta_0 has zero loss and no ridge) leaves the free
+// coefficients' K_FF singular although the constrained programme has one
+// minimiser. Solve then solves it again with K_FF + rho a_F a_F^T and q +
+// rho a (rho = Scale), which on the constraint set a^T theta = 1 adds
+// rho (a^T theta - 1)^2 / 2 = 0 to the objective: the same minimiser and
+// multiplier, and a factor that exists whenever K is positive definite on
+// the null space of a^T (the augmented Lagrangian, Nocedal and Wright
+// 2006, Section 17.3). Only then, so that every other fit keeps its bits.
 func (p *QP) Solve(nu float64, signed bool, start []float64) ([]float64, int, error) {
+	theta, iter, err := p.solve(nu, signed, start, 0)
+	if errors.Is(err, errSingular) && p.a != nil {
+		return p.solve(nu, signed, start, p.Scale)
+	}
+	return theta, iter, err
+}
+
+// errSingular is the error of a free set whose K_FF is singular.
+var errSingular = errors.New("the kernel loss is singular")
+
+// solve is Solve with the constraint's augmentation rho (0: none).
+func (p *QP) solve(nu float64, signed bool, start []float64, rho float64) ([]float64, int, error) {
 	n := p.n
-	ch := &freeChol{p: p, lam: nu * p.Scale, l: make([]float64, n*n)}
+	ch := &freeChol{p: p, lam: nu * p.Scale, rho: rho, l: make([]float64, n*n)}
 	theta := make([]float64, n)
 	if signed {
 		for i := range n {
@@ -328,6 +351,14 @@ func (p *QP) Solve(nu float64, signed bool, start []float64) ([]float64, int, er
 			g[i] = v
 			scale = math.Max(scale, math.Max(math.Abs(v), math.Abs(p.mtb[i])))
 		}
+		if c := ch.rho; c != 0 {
+			// Flat along the constraint, g and q may vanish at the
+			// optimum (w = 1 with beta = 1): measure the multipliers'
+			// rounding against the curvature instead.
+			for _, v := range theta {
+				scale = math.Max(scale, c*math.Abs(v))
+			}
+		}
 		best, bi := -1e-9*scale, -1
 		for i := range n {
 			z := g[i]
@@ -341,6 +372,7 @@ func (p *QP) Solve(nu float64, signed bool, start []float64) ([]float64, int, er
 		if bi < 0 {
 			return theta, iter, nil
 		}
+
 		if err := ch.add(bi); err != nil {
 			return nil, iter, err
 		}
@@ -357,16 +389,20 @@ func (p *QP) Solve(nu float64, signed bool, start []float64) ([]float64, int, er
 type freeChol struct {
 	p    *QP
 	lam  float64
+	rho  float64 // the constraint's augmentation (Solve)
 	free []int
 	l    []float64
 }
 
-// k returns (Q + lambda Pen)_ij.
+// k returns (Q + lambda Pen + rho a a^T)_ij.
 func (c *freeChol) k(i, j int) float64 {
 	n := c.p.n
 	v := c.p.q[i*n+j]
 	if pen := c.p.pen[i*n+j]; pen != 0 {
 		v += c.lam * pen
+	}
+	if c.rho != 0 {
+		v += c.rho * c.p.a[i] * c.p.a[j]
 	}
 	return v
 }
@@ -396,7 +432,7 @@ func (c *freeChol) add(j int) error {
 	}
 	d := c.k(j, j) - Dot(row[:f], row[:f])
 	if !(d > 0) {
-		return fmt.Errorf("the kernel loss is singular on %d coefficients (raise the ridge)", f+1)
+		return fmt.Errorf("%w on %d coefficients (raise the ridge)", errSingular, f+1)
 	}
 	row[f] = math.Sqrt(d)
 	c.free = append(c.free, j)
@@ -427,6 +463,9 @@ func (c *freeChol) kkt() ([]float64, float64) {
 	u := make([]float64, f)
 	for x, i := range c.free {
 		u[x] = c.p.mtb[i]
+		if c.rho != 0 {
+			u[x] += c.rho * c.p.a[i]
+		}
 	}
 	if c.p.a == nil {
 		c.solveTo(u)
