@@ -75,8 +75,10 @@ type TwoPassSums interface {
 // WeightSummary describes an estimate's weights without keeping them:
 // what KishESS and MaxShare give on Result.Weights, and their number.
 type WeightSummary struct {
-	ESS      float64
-	Units    int
+	ESS   float64
+	Units int
+	// MaxShare is the largest weight's share of the total, NaN where
+	// the sums do not keep it.
 	MaxShare float64
 }
 

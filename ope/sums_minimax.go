@@ -38,7 +38,8 @@ var (
 // every transition, and below it otherwise (w is signed, and a stream
 // cannot sum |w_j| without w: on the linear-Gaussian test logs w < 0 at
 // a third of the transitions and the stream's ESS is 0.6 of Kish's). The
-// largest weight's share is not kept (WeightSummary.MaxShare is 0): the
+// largest weight's share is not kept (WeightSummary.MaxShare is NaN, and
+// the command line prints no share): the
 // bound max_a sum_k |theta_ak| / sum_j w_j that bch-kernel's stream uses
 // reaches 0.5-0.9 for dualdice's signed coefficients, against a true
 // share of 0.003-0.004, and would raise false warnings. Nor is the
@@ -221,7 +222,7 @@ func (s *PairKernelSums) Finish(c int) (Result, WeightSummary, error) {
 				}
 			}
 		}
-		ws.Units = int(n)
+		ws.Units, ws.MaxShare = int(n), math.NaN() // not kept
 		if sq > 0 {
 			ws.ESS = den * den / sq
 		}

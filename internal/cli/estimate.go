@@ -94,8 +94,9 @@ type estimateRow struct {
 	ESS              float64   `json:"ess"`
 	Units            int       `json:"weight_units"`
 	Unit             string    `json:"weight_unit"`
-	MaxWeightShare   float64   `json:"max_weight_share"`
-	Resamples        int       `json:"bootstrap_resamples"`
+	// MaxWeightShare is null where a stream does not keep it.
+	MaxWeightShare *float64 `json:"max_weight_share"`
+	Resamples      int      `json:"bootstrap_resamples"`
 	// Interval is how the interval was formed from the resamples:
 	// "percentile", or "student-t" for fewer than ope.PercentileMin.
 	Interval          string  `json:"interval,omitempty"`
@@ -463,7 +464,8 @@ func (c *estimateCmd) runOne(en ope.Entry, d *dataset.Dataset, opts ope.Options,
 	}
 	row.ESS = ope.KishESS(res.Weights)
 	row.Units = len(res.Weights)
-	row.MaxWeightShare = ope.MaxShare(res.Weights)
+	share := ope.MaxShare(res.Weights)
+	row.MaxWeightShare = &share
 	if c.Report != "" {
 		row.weights = res.Weights
 	}
@@ -736,7 +738,9 @@ func printRows(out io.Writer, rows []estimateRow) {
 		ess, share := "-", "-"
 		if row.Unit != "" {
 			ess = fmt.Sprintf("%.1f/%s", row.ESS, plural(row.Units, row.Unit))
-			share = fmt.Sprintf("%.1f%%", 100*row.MaxWeightShare)
+			if row.MaxWeightShare != nil {
+				share = fmt.Sprintf("%.1f%%", 100**row.MaxWeightShare)
+			}
 		}
 		if row.Estimate == nil {
 			fmt.Fprintf(tw, "%s\tfailed\t-\t-\t-\t%s\t\n", row.Estimator, fmtDuration(row.Seconds))

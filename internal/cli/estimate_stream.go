@@ -224,7 +224,10 @@ func streamReport(res *stream.Results, file string) *estimateReport {
 				row.RestartSD = &sd
 			}
 		}
-		row.ESS, row.Units, row.MaxWeightShare = est.Weights.ESS, est.Weights.Units, est.Weights.MaxShare
+		row.ESS, row.Units = est.Weights.ESS, est.Weights.Units
+		if s := est.Weights.MaxShare; !math.IsNaN(s) {
+			row.MaxWeightShare = &s
+		}
 		rep.Warnings = append(rep.Warnings, ope.WeightSummaryWarnings(est.Name, est.Unit, est.Weights)...)
 		rep.Warnings = append(rep.Warnings, est.Result.Warnings...)
 		rep.Estimates = append(rep.Estimates, row)

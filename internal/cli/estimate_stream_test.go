@@ -315,6 +315,11 @@ func TestEstimateStreamMinimaxKernel(t *testing.T) {
 				g.Units != w.Units || g.Estimand != w.Estimand {
 				t.Errorf("gamma %s: stream %+v\none file %+v", gamma, g, w)
 			}
+			// The stream does not keep the largest weight's share: null,
+			// not a made-up 0.
+			if g.Estimator != "mql" && (g.MaxWeightShare != nil || w.MaxWeightShare == nil) {
+				t.Errorf("%s: max_weight_share %v streamed, %v in memory; want null and a number", g.Estimator, g.MaxWeightShare, w.MaxWeightShare)
+			}
 		}
 	}
 	rep := estimate("--data", shards, "--bootstrap", "10", "--estimators", names)

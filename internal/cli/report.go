@@ -203,7 +203,10 @@ func newPolicyView(rep *estimateReport, p policyInfo, lo, hi float64) (policyVie
 		}
 		if row.Unit != "" && row.Estimate != nil {
 			rv.ESS = fmt.Sprintf("%.1f of %s", row.ESS, plural(row.Units, row.Unit))
-			rv.Share = fmt.Sprintf("%.2f%%", 100*row.MaxWeightShare)
+			rv.Share = "not kept"
+			if row.MaxWeightShare != nil {
+				rv.Share = fmt.Sprintf("%.2f%%", 100**row.MaxWeightShare)
+			}
 		}
 		pv.Rows = append(pv.Rows, rv)
 		forest = append(forest, fr)
