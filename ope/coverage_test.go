@@ -296,7 +296,7 @@ func TestCoverageTaxi(t *testing.T) {
 // bch-neural trains 50 x 21 networks here. With the library's defaults
 // (an ensemble of ratio.DefaultRestarts networks, each 1000 iterations on
 // samples of 2048 transitions: about 4 x 10 s of one core per fit on these
-// logs) that alone would be over nine hours on two cores. So it runs the
+// logs) that alone would be about nine hours of one core. So it runs the
 // library's training algorithm (samples held for 100 iterations, Adam at
 // 1e-2, 1000 iterations, no early stopping, half the median bandwidth) at
 // the cost a test can pay: one network, on samples of 1024 transitions
@@ -317,7 +317,7 @@ func TestCoverageTaxi(t *testing.T) {
 // transient the long-run value leaves out.
 func TestCoverageLong(t *testing.T) {
 	if os.Getenv("IHOPE_LONG") == "" {
-		t.Skip("set IHOPE_LONG=1 to run (about 20 minutes on two cores)")
+		t.Skip("set IHOPE_LONG=1 to run (about 90 minutes on two cores, most of it bch-neural's row)")
 	}
 	const seeds, need = 50, 40
 	taxiW := taxiCoverage(t, 200, 400)
