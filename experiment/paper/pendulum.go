@@ -76,7 +76,7 @@ func init() {
 //
 // In the discounted case (gamma = 0.99) the learned w is still the
 // stationary ratio's, so bch-neural estimates the long-run value rather
-// than the discounted one (bias +1.36 over the README's 3 seeds): the
+// than the discounted one (bias +1.37 over the README's 5 seeds): the
 // discounted loss separates the two ratios by only (1 - gamma)^2 times
 // the kernel distance between the start and the stationary laws.
 func PendulumLearner(quick bool) ratio.Neural {
