@@ -437,12 +437,7 @@ func (l Kernel) Fit(d *dataset.Dataset, gamma float64) (Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	for e := range d.NumEpisodes() {
-		if err := prep.Add(d, e); err != nil {
-			return nil, err
-		}
-	}
-	f, err := prep.Features()
+	f, err := minimax.FirstPass(d, prep.Add, prep.Features)
 	if err != nil {
 		return nil, err
 	}

@@ -195,12 +195,7 @@ func fitPairKernel(name string, d *dataset.Dataset, gamma float64, target value.
 	if err != nil {
 		return nil, err
 	}
-	for e := range d.NumEpisodes() {
-		if err := prep.Add(d, e); err != nil {
-			return nil, err
-		}
-	}
-	f, err := prep.Features()
+	f, err := minimax.FirstPass(d, prep.Add, prep.Features)
 	if err != nil {
 		return nil, err
 	}

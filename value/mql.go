@@ -330,12 +330,7 @@ func (l MQL) fitKernel(d *dataset.Dataset, gamma float64, target Target) (*MQLKe
 	if err != nil {
 		return nil, err
 	}
-	for e := range d.NumEpisodes() {
-		if err := prep.Add(d, e); err != nil {
-			return nil, err
-		}
-	}
-	f, err := prep.Features()
+	f, err := minimax.FirstPass(d, prep.Add, prep.Features)
 	if err != nil {
 		return nil, err
 	}
