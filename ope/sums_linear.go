@@ -167,18 +167,10 @@ func (s *LinearFQESums) Finish(c int) (Result, WeightSummary, error) {
 		return res, WeightSummary{}, nil
 	}
 	// The bound of checkBounded, on the sample of steps.
-	horizon := 1 / (1 - gamma)
-	if s.Estimand == Horizon {
-		T := s.Stream.MaxLen
-		if gamma == 1 {
-			horizon = float64(T)
-		} else {
-			horizon = -math.Expm1(float64(T)*math.Log(gamma)) / (1 - gamma)
-		}
-	}
+	horizon := valueHorizon(gamma, s.Estimand, s.Stream.MaxLen)
 	rmax := s.Stream.MaxAbsReward
 	if x := s.Stream.CheckValues(m); x > 10*rmax*horizon {
-		return Result{}, WeightSummary{}, fmt.Errorf("%s: the value model diverged: it gives %.3g where the rewards allow at most %.3g in absolute value (its features cannot represent q on these logs; try another value model)", name, x, rmax*horizon)
+		return Result{}, WeightSummary{}, fmt.Errorf("%s: %w", name, errDiverged(x, rmax*horizon))
 	}
 	lengths := make([]int, 0, len(s.Starts[c]))
 	for T := range s.Starts[c] {
