@@ -26,9 +26,15 @@ import (
 // after 50 steps; this does not). Pairs (s,a) absent from the logs follow
 // the rules documented on value.CountModel.
 //
-// The estimate targets R^T_pi for a single horizon T = Horizon (0: the
-// longest logged episode); with logged episodes of one length that is the
-// quantity every other estimator targets.
+// With Horizon = 0 (the default) the Horizon estimand is the one every
+// other estimator targets: the mean over episodes of R^T_pi from each
+// episode's first state with its own length T_i. When all episodes have
+// one length T that is the push above from the logged start distribution;
+// when their lengths differ it is solved as tabular fqe solves it (the
+// count model's finite-horizon values, value.Tabular with Finite, read at
+// each start with its own T_i), since one push per length could cost as
+// many pushes as there are episodes. A Horizon > 0 pushes every start
+// through that one horizon.
 //
 // Target must be the full tabular target policy (the model needs pi(a|s)
 // for every action, not only the logged ones), with as many states and
@@ -38,7 +44,7 @@ import (
 type ModelBased struct {
 	// Target is the policy being evaluated.
 	Target *policy.Tabular
-	// Horizon is the horizon T; 0 means the longest logged episode.
+	// Horizon is the horizon T; 0 means each episode's own length.
 	Horizon int
 	// Estimand is the quantity computed in the fitted model: Horizon (the
 	// default) pushes the logged start distribution through it for T
@@ -90,6 +96,16 @@ func (e *ModelBased) Estimate(d *dataset.Dataset, gamma float64) (Result, error)
 	case Horizon:
 		T := e.Horizon
 		if T == 0 {
+			if !oneLength(d) { // each episode's own T_i: tabular fqe's solve
+				vm, err := value.Tabular{Finite: true}.Fit(d, gamma, value.Target{Policy: target})
+				if err != nil {
+					return Result{}, fmt.Errorf("%s: %w", name, err)
+				}
+				if v, err = startValue(d, gamma, Horizon, vm); err != nil {
+					return Result{}, fmt.Errorf("%s: %w", name, err)
+				}
+				break
+			}
 			T = d.MaxLen()
 		}
 		v = exact.Value(m, target, m.Initial(), T, gamma)
@@ -112,6 +128,21 @@ func (e *ModelBased) Estimate(d *dataset.Dataset, gamma float64) (Result, error)
 		return Result{}, fmt.Errorf("%s: value %v", name, v)
 	}
 	return Result{Value: v, Model: m, Estimand: e.Estimand.orDefault(), Learner: "tabular"}, nil
+}
+
+// oneLength reports whether every episode of d has the same length.
+func oneLength(d *dataset.Dataset) bool {
+	if d.NumEpisodes() == 0 {
+		return true
+	}
+	lo, hi := d.Span(0)
+	T := hi - lo
+	for e := 1; e < d.NumEpisodes(); e++ {
+		if lo, hi := d.Span(e); hi-lo != T {
+			return false
+		}
+	}
+	return true
 }
 
 // CountModel is the count model of package value (value.CountModel), the

@@ -11,6 +11,7 @@ import (
 	"github.com/ihope-ope/ihope/exact"
 	"github.com/ihope-ope/ihope/policy"
 	"github.com/ihope-ope/ihope/rollout"
+	"github.com/ihope-ope/ihope/value"
 )
 
 // sarStep is a logged (s, a, r, s') step; next < 0 means no next state.
@@ -116,15 +117,24 @@ func TestModelBasedHand(t *testing.T) {
 			t.Errorf("gamma %v: %.17g, want %.17g", c.gamma, res.Value, c.want)
 		}
 	}
-	// Horizon 0 means the longest episode (3 steps).
-	def, err1 := (&ModelBased{Target: target}).Estimate(countData(), 0.9)
-	three, err2 := (&ModelBased{Target: target, Horizon: 3}).Estimate(countData(), 0.9)
-	two, err3 := (&ModelBased{Target: target, Horizon: 2}).Estimate(countData(), 0.9)
-	if err1 != nil || err2 != nil || err3 != nil {
-		t.Fatal(err1, err2, err3)
+	// Horizon 0 means each episode's own length (a: 3 steps from state 0,
+	// b: 2 from state 0, c: 1 from state 1): the mean of the three pushes
+	// through the count model.
+	d := countData()
+	m, err := FitCountModel(d)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if def.Value != three.Value || def.Value == two.Value {
-		t.Errorf("horizon 0: %v; horizon 3: %v; horizon 2: %v", def.Value, three.Value, two.Value)
+	want := (exact.Value(m, target, []float64{1, 0, 0}, 3, 0.9) +
+		exact.Value(m, target, []float64{1, 0, 0}, 2, 0.9) +
+		exact.Value(m, target, []float64{0, 1, 0}, 1, 0.9)) / 3
+	def, err1 := (&ModelBased{Target: target}).Estimate(d, 0.9)
+	three, err2 := (&ModelBased{Target: target, Horizon: 3}).Estimate(d, 0.9)
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	if math.Abs(def.Value-want) > 1e-12 || def.Value == three.Value {
+		t.Errorf("horizon 0: %.17g, want %.17g; horizon 3: %v", def.Value, want, three.Value)
 	}
 }
 
@@ -180,6 +190,62 @@ func TestModelBasedKnownModel(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestModelBasedUnequalLengths: on logs whose episodes have different
+// lengths, the Horizon estimate is the mean over episodes of the exact
+// value from each episode's first state with its own length (the
+// estimand every estimator targets), here exact because the count model
+// of deterministic dynamics is the true model; and it equals tabular
+// fqe's. Before, every start was pushed through the longest length.
+func TestModelBasedUnequalLengths(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 0))
+	target := tabularPolicy(t, [][]float64{{0.3, 0.7}, {0.8, 0.2}, {0.5, 0.5}})
+	full, err := rollout.Sample(rng, env.NewSampler(detMDP{}), policy.Uniform(3, 2), target, 40, 15)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eps := full.Episodes()
+	for i := range eps {
+		if i%2 == 1 {
+			eps[i].Steps = eps[i].Steps[:4] // lengths 15, 4, 15, 4, ...
+		}
+	}
+	d, err := dataset.New(3, 2, eps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, gamma := range []float64{1, 0.9} {
+		want := 0.0
+		for e := range d.NumEpisodes() {
+			lo, hi := d.Span(e)
+			d0 := make([]float64, 3)
+			d0[d.State[lo]] = 1
+			want += exact.Value(detMDP{}, target, d0, hi-lo, gamma) / float64(d.NumEpisodes())
+		}
+		mb, err := (&ModelBased{Target: target}).Estimate(d, gamma)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fqe, err := FQE{Target: value.Target{Policy: target}}.Estimate(d, gamma)
+		if err != nil {
+			t.Fatal(err)
+		}
+		longest := exact.Value(detMDP{}, target, startLaw(d), 15, gamma)
+		t.Logf("gamma %v: model-based %.12f, fqe %.12f, exact %.12f, all pushed 15 steps %.12f", gamma, mb.Value, fqe.Value, want, longest)
+		if math.Abs(mb.Value-want) > 1e-12 || math.Abs(fqe.Value-want) > 1e-12 {
+			t.Errorf("gamma %v: model-based %.15g, fqe %.15g, want the exact %.15g", gamma, mb.Value, fqe.Value, want)
+		}
+	}
+}
+
+// startLaw is the empirical distribution of d's first states.
+func startLaw(d *dataset.Dataset) []float64 {
+	p := make([]float64, d.NumStates)
+	for e := range d.NumEpisodes() {
+		p[d.State[d.Start[e]]] += 1 / float64(d.NumEpisodes())
+	}
+	return p
 }
 
 func TestModelBasedErrors(t *testing.T) {

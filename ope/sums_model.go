@@ -15,8 +15,10 @@ var _ Summer = (*ModelBased)(nil)
 // sufficient statistics (TabularCounts) and the estimand. Finish builds
 // the count model with value.NewCountModel and, under the horizon
 // estimand, pushes the logged starts through it for T steps with
-// exact.Value (T = Horizon, or the copy's longest episode when Horizon is
-// 0); under the long-run estimand it solves the model's stationary value
+// exact.Value (T = Horizon, or the copy's one episode length when Horizon
+// is 0; with lengths that differ, each start is read with its own length
+// from the finite-horizon solve, as ModelBased.Estimate); under the
+// long-run estimand it solves the model's stationary value
 // with value.Tabular.FitCounts, the solve of the in-memory estimator
 // (value.Tabular.Fit), and reads it at the logged starts.
 type ModelBasedSums struct {
@@ -87,17 +89,39 @@ func (s *ModelBasedSums) Finish(c int) (Result, WeightSummary, error) {
 		if v, err = s.longRunValue(c, vm.Rho(), func(st int) float64 { return vm.V(0, st) }); err != nil {
 			return Result{}, WeightSummary{}, fmt.Errorf("%s: %w", name, err)
 		}
-	} else {
-		T := s.Horizon
+	} else if T := s.Horizon; T > 0 || s.oneLength(c) {
 		if T == 0 {
 			T = s.MaxLen[c]
 		}
 		v = exact.Value(m, target, m.Initial(), T, s.Gamma)
+	} else { // each episode's own length, as ModelBased.Estimate
+		tm, err := value.Tabular{Finite: true}.FitCounts(m, target, s.Gamma, s.stateSteps(c), s.MaxLen[c])
+		if err != nil {
+			return Result{}, WeightSummary{}, fmt.Errorf("%s: %w", name, err)
+		}
+		v = s.startMean(c, func(st, n int) float64 {
+			g0, _ := discountStart(s.Gamma, n)
+			return g0 * tm.V(n, st)
+		})
 	}
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return Result{}, WeightSummary{}, fmt.Errorf("%s: value %v", name, v)
 	}
 	return Result{Value: v, Model: m, Estimand: s.Estimand, Learner: "tabular"}, WeightSummary{}, nil
+}
+
+// oneLength reports whether every episode of copy c has the same length.
+func (s *TabularCounts) oneLength(c int) bool {
+	T := -1
+	for k, key := range s.Starts {
+		if s.StartCount[c][k] > 0 {
+			if T >= 0 && int(key[1]) != T {
+				return false
+			}
+			T = int(key[1])
+		}
+	}
+	return true
 }
 
 // longRunValue is startValue's long-run read-out from the counts: rho

@@ -202,7 +202,18 @@ func TestPoissonCount(t *testing.T) {
 // estimates on the Poisson resample rebuilt as a dataset, with the target
 // given or read from the target_prob_k columns.
 func TestTabularSums(t *testing.T) {
-	d := taxiData(t, 12, 40, 80)
+	// Every third episode cut to 30 steps: the horizon estimand reads each
+	// start with its own length.
+	eps := taxiData(t, 12, 40, 80).Episodes()
+	for i := range eps {
+		if i%3 == 2 {
+			eps[i].Steps = eps[i].Steps[:30]
+		}
+	}
+	d, err := dataset.New(taxi.NumStates, taxi.NumActions, eps)
+	if err != nil {
+		t.Fatal(err)
+	}
 	target, _ := taxi.Policy("pi19")
 	if err := d.SetTargetPolicy(target); err != nil {
 		t.Fatal(err)
