@@ -39,6 +39,9 @@ import (
 // (ratio.Kernel, fitted with the same discount), the limit of w_t once
 // both policies' t-step distributions have mixed; the per-t
 // normalisation makes it exact at t = 0, where every state has ratio 1.
+// On a single episode (a continuing log) the stationary ratio is used for
+// discrete states too, normalised over the episode's steps instead of
+// per t (normalisePerStep).
 // The weighted per-decision ratios prod_{k<=t} beta_k of Thomas and
 // Brunskill's WDR, the form used before, degenerate over long episodes:
 // on Pendulum (n = 150, T = 1000, gamma = 1) they left dr with an RMSE
@@ -178,7 +181,7 @@ func (e DR) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 		for j := range w {
 			w[j] *= math.Exp(d.LogRatio(j))
 		}
-		normalisePerStep(d, w)
+		normalisePerStep(d, gamma, w)
 		psi, err = drHorizon(d, gamma, q, v, next, w)
 	} else {
 		psi, err = drLongRun(d, gamma, q, v, next, w)
@@ -193,6 +196,9 @@ func (e DR) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	res := Result{Value: val, SE: se, Estimand: est, Learner: rl.Name() + "/" + vl.Name()}
 	if K == 1 && m > 1 {
 		res.Warnings = append(res.Warnings, "dr: no cross-fitting (1 fold): the models are judged on the data they fitted")
+	}
+	if w := earlyStepsWarning(name, "its correction", d, gamma); w != "" {
+		res.Warnings = append(res.Warnings, w)
 	}
 	return res, nil
 }
@@ -229,12 +235,15 @@ func (e DR) fold(d *dataset.Dataset, gamma float64, vl value.Learner, K, k int, 
 	return nil
 }
 
-// ratioLearner is the ratio learner of e for d and the estimand.
+// ratioLearner is the ratio learner of e for d and the estimand. The
+// time-indexed ratio needs several episodes (its ratio at step t is
+// counted over the episodes' steps t); on a single episode dr uses the
+// stationary ratio under either estimand, as it does on real states.
 func (e DR) ratioLearner(d *dataset.Dataset, est Estimand) ratio.Learner {
 	switch {
 	case e.Ratio != nil:
 		return e.Ratio
-	case est == Horizon && d.Discrete():
+	case est == Horizon && d.Discrete() && d.NumEpisodes() > 1:
 		return ratio.Marginal{}
 	case d.Discrete():
 		return ratio.Tabular{}
@@ -264,7 +273,27 @@ func foldEpisodes(m, K, k int) (train, eval []int) {
 // pi14: log10 MSE -0.19 unnormalised). This is the weighted
 // (self-normalised) form of Thomas and Brunskill's WDR, applied to the
 // marginal ratios.
-func normalisePerStep(d *dataset.Dataset, w []float64) {
+//
+// A single episode has one weight at every t, which this would set to 1,
+// dropping the ratio: its weights are divided instead by their
+// gamma^t-weighted mean over the episode's steps (the weights of the
+// stationary ratio dr uses there, see ratioLearner, have mean 1 under
+// the discounted visitation of the behavior that this mean estimates).
+func normalisePerStep(d *dataset.Dataset, gamma float64, w []float64) {
+	if d.NumEpisodes() == 1 {
+		num, den, g := 0.0, 0.0, 1.0
+		for j := range w {
+			num += g * w[j]
+			den += g
+			g *= gamma
+		}
+		if num > 0 {
+			for j := range w {
+				w[j] *= den / num
+			}
+		}
+		return
+	}
 	L := d.MaxLen()
 	sum, cnt := make([]float64, L), make([]float64, L)
 	for i := range d.NumEpisodes() {

@@ -53,12 +53,24 @@ func checkBehavior(name string, d *dataset.Dataset) error {
 // sampling weighs episodes against each other, and with one episode its
 // weights normalise to 1 (WIS returns the behavior's own value, plain IS
 // one product of ratios with nothing to average it), which would look
-// like an estimate with a perfect effective sample size.
-func checkSeveral(name string, d *dataset.Dataset) error {
+// like an estimate with a perfect effective sample size. why says what
+// the estimator needs the episodes for.
+func checkSeveral(name, why string, d *dataset.Dataset) error {
 	if d.NumEpisodes() < 2 {
-		return fmt.Errorf("%s: needs several episodes (importance sampling weighs episodes against each other); this log is one continuing episode: use the density-ratio or value-based estimators", name)
+		return errOneEpisode(name, why)
 	}
 	return nil
+}
+
+// Why the estimators that refuse one episode need several (checkSeveral).
+const (
+	whyIS  = "importance sampling weighs episodes against each other"
+	whyMIS = "its ratio at step t is estimated from the episodes' states at step t, of which one episode has one"
+)
+
+// errOneEpisode is checkSeveral's error.
+func errOneEpisode(name, why string) error {
+	return fmt.Errorf("%s: needs several episodes (%s); this log is one continuing episode: use the density-ratio or value-based estimators", name, why)
 }
 
 // checkReward returns an error for a NaN or infinite reward at step j of

@@ -163,7 +163,7 @@ func trajectoryEstimate(name string, d *dataset.Dataset, gamma float64, selfNorm
 	if err := checkBehavior(name, d); err != nil {
 		return Result{}, err
 	}
-	if err := checkSeveral(name, d); err != nil {
+	if err := checkSeveral(name, whyIS, d); err != nil {
 		return Result{}, err
 	}
 	a, err := absorbing(name, d, gamma, Horizon)
@@ -242,7 +242,7 @@ func stepwiseEstimate(name string, d *dataset.Dataset, gamma float64, selfNormal
 	if err := checkBehavior(name, d); err != nil {
 		return Result{}, err
 	}
-	if err := checkSeveral(name, d); err != nil {
+	if err := checkSeveral(name, whyIS, d); err != nil {
 		return Result{}, err
 	}
 	a, err := absorbing(name, d, gamma, Horizon)

@@ -46,6 +46,9 @@ func (e MIS) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	if err := checkEpisodes(name, d); err != nil {
 		return Result{}, err
 	}
+	if err := checkSeveral(name, whyMIS, d); err != nil {
+		return Result{}, err
+	}
 	if err := checkBehavior(name, d); err != nil {
 		return Result{}, err
 	}

@@ -223,7 +223,7 @@ func (s *TrajectorySums) Finish(c int) (Result, WeightSummary, error) {
 	name := s.name()
 	m := s.Count[c]
 	if c == 0 && s.Episodes < 2 {
-		return Result{}, WeightSummary{}, fmt.Errorf("%s: needs several episodes (importance sampling weighs episodes against each other); this log is one continuing episode: use the density-ratio or value-based estimators", name)
+		return Result{}, WeightSummary{}, errOneEpisode(name, whyIS)
 	}
 	if m == 0 {
 		return Result{}, WeightSummary{}, fmt.Errorf("%s: no episodes", name)
@@ -396,7 +396,7 @@ func (s *StepwiseISSums) Merge(o Sums) error {
 func (s *StepwiseISSums) Finish(c int) (Result, WeightSummary, error) {
 	const name = "is-stepwise"
 	if c == 0 && s.Episodes < 2 {
-		return Result{}, WeightSummary{}, fmt.Errorf("%s: needs several episodes (importance sampling weighs episodes against each other); this log is one continuing episode: use the density-ratio or value-based estimators", name)
+		return Result{}, WeightSummary{}, errOneEpisode(name, whyIS)
 	}
 	m := s.Count[c]
 	if m == 0 {
@@ -551,7 +551,7 @@ func (s *StepwiseWISSums) Merge(o Sums) error {
 func (s *StepwiseWISSums) Finish(c int) (Result, WeightSummary, error) {
 	const name = "wis-stepwise"
 	if c == 0 && s.Episodes < 2 {
-		return Result{}, WeightSummary{}, fmt.Errorf("%s: needs several episodes (importance sampling weighs episodes against each other); this log is one continuing episode: use the density-ratio or value-based estimators", name)
+		return Result{}, WeightSummary{}, errOneEpisode(name, whyIS)
 	}
 	m := float64(s.Count[c])
 	if m == 0 {
