@@ -3,6 +3,7 @@ package dataset
 import (
 	"bytes"
 	"fmt"
+	"strings"
 )
 
 // sniffLen is how much of a file's start the readers look at to say what
@@ -66,6 +67,13 @@ var magics = []struct {
 	{"\x28\xb5\x2f\xfd", looks{"zstd-compressed data", "decompress it first (unzstd); ihope reads gzip (%s.gz) itself"}},
 }
 
+// fixFor returns l.fix with the text format's name in place of %s and
+// %[1]s (fmt.Sprintf would append "%!(EXTRA ...)" to the hints that name none;
+// only the compression hints name it).
+func (l looks) fixFor(format string) string {
+	return strings.NewReplacer("%[1]s", format, "%s", format).Replace(l.fix)
+}
+
 // utf16Like reports whether line is ASCII text written as UTF-16: a NUL
 // at every other byte.
 func utf16Like(line []byte) bool {
@@ -87,7 +95,7 @@ func utf16Like(line []byte) bool {
 func notTextError(name string, f Format, l looks) error {
 	msg := fmt.Sprintf("not %s text: this is %s", f.text().upper(), l.what)
 	if l.fix != "" {
-		msg += "; " + fmt.Sprintf(l.fix, string(f.text()))
+		msg += "; " + l.fixFor(string(f.text()))
 	}
 	return &FormatError{File: name, Msg: msg}
 }
@@ -125,7 +133,7 @@ func describe(head []byte) string {
 	if l, ok := sniff(head); ok {
 		s := "it looks like " + l.what
 		if l.fix != "" && l.what != "a Parquet file" {
-			s += "; " + fmt.Sprintf(l.fix, "csv")
+			s += "; " + l.fixFor("csv")
 		}
 		return s
 	}
