@@ -140,6 +140,32 @@ type bootstrapInfo struct {
 	Seed            uint64  `json:"seed"`
 }
 
+// describe says in words how the intervals were formed, for the text
+// table and the report: percentiles of the resamples, or, from fewer than
+// ope.PercentileMin of them, the mean ± Student t × their sd (each row's
+// "interval" field says which).
+func (b *bootstrapInfo) describe() string {
+	form := func(B int) string {
+		if B < ope.PercentileMin {
+			return ", as mean ± Student t × sd (too few for percentiles)"
+		}
+		return ""
+	}
+	kind := "bootstrap"
+	if b.Resamples >= ope.PercentileMin {
+		kind = "percentile bootstrap"
+	}
+	s := fmt.Sprintf("%g%% %s, %s over %s", 100*(1-b.Alpha), kind, plural(b.Resamples, "resample"), b.Method)
+	if b.Method == "blocks" {
+		s += fmt.Sprintf(" of %s", plural(b.BlockLength, "step"))
+	}
+	s += form(b.Resamples) + fmt.Sprintf(", seed %d", b.Seed)
+	if b.ResamplesNeural > 0 {
+		s += fmt.Sprintf("; %d for the estimators that refit a model on each", b.ResamplesNeural) + form(b.ResamplesNeural)
+	}
+	return s
+}
+
 type estimateReport struct {
 	Estimates []estimateRow  `json:"estimates"`
 	Data      dataSummary    `json:"data"`
@@ -646,15 +672,7 @@ func printEstimate(out io.Writer, r *estimateReport) {
 	fmt.Fprintf(out, "\nquantity: %s, estimand %s; mean logged reward %s\n", quantity, d.Estimand, mean)
 	printBehavior(out, d)
 	if b := r.Bootstrap; b != nil {
-		fmt.Fprintf(out, "intervals: %g%% percentile bootstrap, %s over %s", 100*(1-b.Alpha), plural(b.Resamples, "resample"), b.Method)
-		if b.Method == "blocks" {
-			fmt.Fprintf(out, " of %s", plural(b.BlockLength, "step"))
-		}
-		fmt.Fprintf(out, ", seed %d", b.Seed)
-		if b.ResamplesNeural > 0 && b.ResamplesNeural < ope.PercentileMin {
-			fmt.Fprintf(out, "; slow estimators: %d resamples, mean ± Student t × sd (too few for percentiles)", b.ResamplesNeural)
-		}
-		fmt.Fprintln(out)
+		fmt.Fprintf(out, "intervals: %s\n", b.describe())
 	}
 	if len(r.Policies) <= 1 {
 		if len(r.Policies) == 1 {
@@ -731,7 +749,11 @@ func printRows(out io.Writer, rows []estimateRow) {
 		ci := "-"
 		switch {
 		case row.CILow != nil:
-			ci = fmt.Sprintf("[%s, %s] boot", fmtNum("%.6g", *row.CILow), fmtNum("%.6g", *row.CIHigh))
+			tag := "boot"
+			if row.Interval == "student-t" {
+				tag = "t"
+			}
+			ci = fmt.Sprintf("[%s, %s] %s", fmtNum("%.6g", *row.CILow), fmtNum("%.6g", *row.CIHigh), tag)
 		case row.WaldLow != nil:
 			ci = fmt.Sprintf("[%s, %s] wald", fmtNum("%.6g", *row.WaldLow), fmtNum("%.6g", *row.WaldHigh))
 		}

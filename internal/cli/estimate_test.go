@@ -284,3 +284,28 @@ func TestEstimateContinuous(t *testing.T) {
 		t.Errorf("demo --env pendulum: exit %d, want usage error", code)
 	}
 }
+
+// The text table says how its intervals were formed: percentiles from
+// ope.PercentileMin resamples or more ("boot"), the mean ± Student t × sd
+// from fewer ("t"), as each row's "interval" field in --json does.
+func TestEstimateIntervalWords(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "d.csv")
+	if _, errOut, code := run(t, "sample", "-n", "20", "-T", "30", "--out", path); code != ExitOK {
+		t.Fatal(errOut)
+	}
+	for _, c := range []struct {
+		B          string
+		line, cell string
+	}{
+		{"50", "intervals: 95% bootstrap, 50 resamples over episodes, as mean ± Student t × sd (too few for percentiles)", "] t "},
+		{"100", "intervals: 95% percentile bootstrap, 100 resamples over episodes, seed 1", "] boot "},
+	} {
+		out, errOut, code := run(t, "estimate", "--data", path, "--estimators", "wis-stepwise", "--bootstrap", c.B)
+		if code != ExitOK {
+			t.Fatal(errOut)
+		}
+		if !strings.Contains(out, c.line) || !strings.Contains(out, c.cell) {
+			t.Errorf("--bootstrap %s: want %q and %q in\n%s", c.B, c.line, c.cell, out)
+		}
+	}
+}

@@ -99,17 +99,7 @@ func newReportView(rep *estimateReport, args []string) (*reportView, error) {
 	v.Level = "95%"
 	if b := rep.Bootstrap; b != nil {
 		v.Level = fmt.Sprintf("%g%%", 100*(1-b.Alpha))
-		v.Intervals = fmt.Sprintf("%g%% percentile bootstrap, %s over %s", 100*(1-b.Alpha), plural(b.Resamples, "resample"), b.Method)
-		if b.Method == "blocks" {
-			v.Intervals += fmt.Sprintf(" of %s", plural(b.BlockLength, "step"))
-		}
-		v.Intervals += fmt.Sprintf(", seed %d", b.Seed)
-		if b.ResamplesNeural > 0 {
-			v.Intervals += fmt.Sprintf("; %d for the estimators that refit a model on each", b.ResamplesNeural)
-			if b.ResamplesNeural < ope.PercentileMin {
-				v.Intervals += ", as mean ± Student t × sd (too few for percentiles)"
-			}
-		}
+		v.Intervals = b.describe()
 	}
 	policies := rep.Policies
 	if len(policies) == 0 {
