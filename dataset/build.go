@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // maxID bounds step indices, state ids and action ids: 2^31 - 1.
@@ -559,6 +560,45 @@ func (b *builder) build() (*Dataset, error) {
 	return d, nil
 }
 
+// NaturalLess orders episode ids as people number them: runs of digits
+// compare as numbers ("ep2" < "ep10", "9" < "10"), everything else byte
+// by byte; ids equal so ("07", "7") fall back to their bytes. Ids are
+// distinct in a Dataset, so it is a strict total order on them.
+func NaturalLess(a, b string) bool {
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		ca, cb := a[i], b[j]
+		if isDigit(ca) && isDigit(cb) {
+			si, sj := i, j
+			for i < len(a) && isDigit(a[i]) {
+				i++
+			}
+			for j < len(b) && isDigit(b[j]) {
+				j++
+			}
+			x, y := strings.TrimLeft(a[si:i], "0"), strings.TrimLeft(b[sj:j], "0")
+			if len(x) != len(y) {
+				return len(x) < len(y)
+			}
+			if x != y {
+				return x < y
+			}
+			continue
+		}
+		if ca != cb {
+			return ca < cb
+		}
+		i++
+		j++
+	}
+	if len(a)-i != len(b)-j {
+		return len(a)-i < len(b)-j
+	}
+	return a < b
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
 // sorted orders rows kept out of order by (episode, t), checks that every
 // episode's t runs 0, 1, 2, ... and that each row's next state agrees with
 // the row after it, and gathers the columns in that order.
@@ -568,8 +608,31 @@ func (b *builder) sorted() (*Dataset, error) {
 	for i := range perm {
 		perm[i] = int32(i)
 	}
+	// Episodes in the natural order of their ids (NaturalLess): rows out
+	// of order say nothing of an order of their episodes, and this one
+	// depends only on the rows, so a shuffled log gives the estimates of
+	// the same log written episode by episode with ids 0, 1, 2, ... (the
+	// order of the logs ihope writes); a shard's order does not matter
+	// (its episodes are keyed by hashes of their ids), so it keeps the
+	// order of first appearance.
+	rank := make([]int32, len(b.ids))
+	for i := range rank {
+		rank[i] = int32(i)
+	}
+	if !b.lay.shard {
+		byID := slices.Clone(rank)
+		slices.SortFunc(byID, func(x, y int32) int {
+			if NaturalLess(b.ids[x], b.ids[y]) {
+				return -1
+			}
+			return 1 // ids are distinct
+		})
+		for r, e := range byID {
+			rank[e] = int32(r)
+		}
+	}
 	slices.SortStableFunc(perm, func(x, y int32) int {
-		if c := cmp.Compare(meta[x].ep, meta[y].ep); c != 0 {
+		if c := cmp.Compare(rank[meta[x].ep], rank[meta[y].ep]); c != 0 {
 			return c
 		}
 		return cmp.Compare(meta[x].t, meta[y].t)

@@ -259,8 +259,10 @@ a,0,work,left,1,0.5,0.5,
 	if !reflect.DeepEqual(labels, &dataset.Labels{State: []string{"home", "park", "work"}, Action: []string{"left", "right"}}) {
 		t.Errorf("labels %+v", labels)
 	}
-	if !reflect.DeepEqual(d.State, []int32{2, 2, 0}) || !reflect.DeepEqual(d.Action, []int32{1, 0, 0}) ||
-		!reflect.DeepEqual(d.FinalState, []int32{-1, 1}) || d.NumStates != 3 || d.NumActions != 2 {
+	// Rows out of order: the episodes come in the order of their ids, a
+	// then b.
+	if !reflect.DeepEqual(d.IDs, []string{"a", "b"}) || !reflect.DeepEqual(d.State, []int32{2, 0, 2}) || !reflect.DeepEqual(d.Action, []int32{0, 0, 1}) ||
+		!reflect.DeepEqual(d.FinalState, []int32{1, -1}) || d.NumStates != 3 || d.NumActions != 2 {
 		t.Errorf("states %v, actions %v, final %v, %d states, %d actions", d.State, d.Action, d.FinalState, d.NumStates, d.NumActions)
 	}
 	var buf bytes.Buffer

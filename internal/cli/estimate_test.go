@@ -2,8 +2,10 @@ package cli
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -306,6 +308,53 @@ func TestEstimateIntervalWords(t *testing.T) {
 		}
 		if !strings.Contains(out, c.line) || !strings.Contains(out, c.cell) {
 			t.Errorf("--bootstrap %s: want %q and %q in\n%s", c.B, c.line, c.cell, out)
+		}
+	}
+}
+
+// Rows may come in any order: a log with its rows shuffled gives the
+// estimates of the log, to the bit, dr's cross-fitting and
+// --fit-behavior's folds included (the episodes are read in the order of
+// their ids).
+func TestEstimateShuffledRows(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "d.csv")
+	if _, errOut, code := run(t, "sample", "-n", "30", "-T", "40", "--target-probs", "--out", path); code != ExitOK {
+		t.Fatal(errOut)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(raw), "\n")
+	rows := lines[1 : len(lines)-1]
+	rand.New(rand.NewPCG(7, 0)).Shuffle(len(rows), func(i, j int) { rows[i], rows[j] = rows[j], rows[i] })
+	shuffled := filepath.Join(dir, "shuffled.csv")
+	if err := os.WriteFile(shuffled, []byte(strings.Join(lines, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, extra := range [][]string{nil, {"--fit-behavior"}} {
+		var est [2]map[string]float64
+		for k, p := range []string{path, shuffled} {
+			out, errOut, code := run(t, append([]string{"estimate", "--data", p, "--json", "--bootstrap", "0",
+				"--estimators", "wis-stepwise,bch-tabular,dr,fqe"}, extra...)...)
+			if code != ExitOK {
+				t.Fatal(errOut)
+			}
+			var rep estimateReport
+			if err := json.Unmarshal([]byte(out), &rep); err != nil {
+				t.Fatal(err)
+			}
+			est[k] = map[string]float64{}
+			for _, r := range rep.Estimates {
+				if r.Estimate == nil {
+					t.Fatalf("%v: %s: %s", extra, r.Estimator, r.Error)
+				}
+				est[k][r.Estimator] = *r.Estimate
+			}
+		}
+		if !reflect.DeepEqual(est[0], est[1]) {
+			t.Errorf("%v: the log gives %v, its shuffled rows %v", extra, est[0], est[1])
 		}
 	}
 }
