@@ -47,6 +47,9 @@ func ReadCSV(r io.Reader) (*Tabular, error) {
 			}
 			row[a] = v
 		}
+		if err := checkRow(row); err != nil {
+			return nil, fmt.Errorf("policy csv: row %d (state %d)%w", line, s, err)
+		}
 		probs = append(probs, row)
 	}
 	t, err := NewTabular(probs)

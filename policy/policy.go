@@ -39,19 +39,29 @@ func NewTabular(probs [][]float64) (*Tabular, error) {
 		if len(row) != nA {
 			return nil, fmt.Errorf("policy: state %d has %d actions, want %d", s, len(row), nA)
 		}
-		sum := 0.0
-		for a, v := range row {
-			if !(v >= 0) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("policy: state %d action %d: probability %v", s, a, v)
-			}
-			sum += v
-		}
-		if math.Abs(sum-1) > 1e-6 {
-			return nil, fmt.Errorf("policy: state %d: probabilities sum to %v, want 1", s, sum)
+		if err := checkRow(row); err != nil {
+			return nil, fmt.Errorf("policy: state %d%w", s, err)
 		}
 		copy(t.p[s*nA:(s+1)*nA], row)
 	}
 	return t, nil
+}
+
+// checkRow checks one state's action distribution: entries finite and
+// non-negative, summing to 1 within 1e-6. Its error reads on after the
+// state's name (" action 2: probability -0.1").
+func checkRow(row []float64) error {
+	sum := 0.0
+	for a, v := range row {
+		if !(v >= 0) || math.IsInf(v, 0) {
+			return fmt.Errorf(" action %d: probability %v", a, v)
+		}
+		sum += v
+	}
+	if math.Abs(sum-1) > 1e-6 {
+		return fmt.Errorf(": probabilities sum to %v, want 1", sum)
+	}
+	return nil
 }
 
 // Uniform returns the policy that picks every action with probability 1/nA.

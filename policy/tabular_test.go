@@ -88,16 +88,17 @@ func TestCSVRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(p, q) {
 		t.Error("round trip changed the policy")
 	}
-	for i, bad := range []string{
-		"",
-		"state,p1\n0,1\n",
-		"s,p0\n0,1\n",
-		"state,p0,p1\n1,0.5,0.5\n",
-		"state,p0,p1\n0,0.5,x\n",
-		"state,p0,p1\n0,0.5,0.6\n",
+	for i, c := range []struct{ bad, want string }{
+		{"", "header"},
+		{"state,p1\n0,1\n", "column 2"},
+		{"s,p0\n0,1\n", "header"},
+		{"state,p0,p1\n1,0.5,0.5\n", "row 2: state \"1\", want 0"},
+		{"state,p0,p1\n0,0.5,x\n", "row 2 column p1"},
+		{"state,p0,p1\n0,0.5,0.5\n1,0.5,0.6\n", "row 3 (state 1): probabilities sum to 1.1, want 1"},
+		{"state,p0,p1\n0,0.5,0.5\n1,1.5,-0.5\n", "row 3 (state 1) action 1: probability -0.5"},
 	} {
-		if _, err := ReadCSV(strings.NewReader(bad)); err == nil {
-			t.Errorf("%d: %q accepted", i, bad)
+		if _, err := ReadCSV(strings.NewReader(c.bad)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%d: %q: error %v, want one with %q", i, c.bad, err, c.want)
 		}
 	}
 }
