@@ -116,7 +116,7 @@ func (e DensityRatio) Estimate(d *dataset.Dataset, gamma float64) (Result, error
 	}
 	res.Restarts = restarts
 	res.Model = m
-	res.Transient = halvesGap(d, res.Weights)
+	res.Transient, res.TransientSE = halvesGap(d, res.Weights)
 	res.Weights = a.stepWeights(res.Weights)
 	res.Estimand = LongRun
 	res.Learner = e.Learner.Name()
@@ -235,24 +235,43 @@ func discountedRatios(d *dataset.Dataset, gamma float64) ([]float64, error) {
 
 // halvesGap returns sum v r / sum v over the first half of every
 // episode's steps minus the same over the second half (v the normalised
-// step weights), NaN if a half has no weight. An odd middle step counts
-// in neither.
-func halvesGap(d *dataset.Dataset, v []float64) float64 {
-	var n1, d1, n2, d2 float64
-	for e := range d.NumEpisodes() {
+// step weights), NaN if a half has no weight, and its standard error
+// across episodes by the delta method: with R_h = N_h / D_h the halves'
+// ratios and n_ih, d_ih episode i's sums, the gap's influence of episode
+// i is (n_i1 - R_1 d_i1)/D_1 - (n_i2 - R_2 d_i2)/D_2, and the SE the root
+// of the sum of their squares (0 for one episode). An odd middle step
+// counts in neither half.
+func halvesGap(d *dataset.Dataset, v []float64) (gap, se float64) {
+	E := d.NumEpisodes()
+	sums := make([][4]float64, E) // n1, d1, n2, d2 of each episode
+	var tot [4]float64
+	for e := range E {
 		lo, hi := d.Span(e)
 		half := (hi - lo) / 2
+		s := &sums[e]
 		for j := lo; j < lo+half; j++ {
-			n1 += v[j] * d.Reward[j]
-			d1 += v[j]
+			s[0] += v[j] * d.Reward[j]
+			s[1] += v[j]
 		}
 		for j := hi - half; j < hi; j++ {
-			n2 += v[j] * d.Reward[j]
-			d2 += v[j]
+			s[2] += v[j] * d.Reward[j]
+			s[3] += v[j]
+		}
+		for k := range tot {
+			tot[k] += s[k]
 		}
 	}
-	if !(d1 > 0 && d2 > 0) {
-		return math.NaN()
+	if !(tot[1] > 0 && tot[3] > 0) {
+		return math.NaN(), math.NaN()
 	}
-	return n1/d1 - n2/d2
+	r1, r2 := tot[0]/tot[1], tot[2]/tot[3]
+	if E > 1 {
+		ss := 0.0
+		for _, s := range sums {
+			psi := (s[0]-r1*s[1])/tot[1] - (s[2]-r2*s[3])/tot[3]
+			ss += psi * psi
+		}
+		se = math.Sqrt(ss)
+	}
+	return r1 - r2, se
 }

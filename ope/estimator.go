@@ -48,6 +48,10 @@ type Result struct {
 	// long-run value then differs from the T-step one. 0 for estimators
 	// that do not compute it.
 	Transient float64
+	// TransientSE is Transient's standard error across episodes (delta
+	// method, clustered by episode), so that a transient can be told from
+	// noise without an interval; 0 when not computed (streams).
+	TransientSE float64
 	// SE is the estimate's standard error from its influence function,
 	// clustered by episode (the doubly robust estimator), NaN or 0 when
 	// the estimator has none.

@@ -358,3 +358,31 @@ func TestEstimateShuffledRows(t *testing.T) {
 		}
 	}
 }
+
+// Without intervals the transient warning weighs the gap between the
+// episodes' halves against its own standard error (Taxi from a reset:
+// many SEs; the ring, stationary from its start: none).
+func TestEstimateTransientWithoutBootstrap(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		env  string
+		warn bool
+	}{{"taxi", true}, {"ring", false}} {
+		path := filepath.Join(dir, c.env+".parquet")
+		if _, errOut, code := run(t, "sample", "--env", c.env, "-n", "800", "-T", "400", "--out", path); code != ExitOK {
+			t.Fatal(errOut)
+		}
+		out, errOut, code := run(t, "estimate", "--data", path, "--json", "--bootstrap", "0", "--estimators", "bch-tabular")
+		if code != ExitOK {
+			t.Fatal(errOut)
+		}
+		var rep estimateReport
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatal(err)
+		}
+		warned := strings.Contains(strings.Join(rep.Warnings, "\n"), "standard errors of the gap")
+		if r := rep.Estimates[0]; warned != c.warn || r.TransientSE == nil {
+			t.Errorf("%s: transient %v, SE %v, warned %v, want %v: %q", c.env, r.Transient, r.TransientSE, warned, c.warn, rep.Warnings)
+		}
+	}
+}
