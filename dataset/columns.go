@@ -342,7 +342,10 @@ func newLayout(file string, names []string, row int, o *ReadOptions) (*layout, e
 		case l.stateDim == 0:
 			fail(names[p], `is a state vector component but the states are ids (column "state"); use next_state`)
 		case nd > l.stateDim:
-			fail(l.name(fmt.Sprintf("next_state_%d", l.stateDim)), "the state has only %d components (%s)", l.stateDim, span("state", l.stateDim))
+			// One side has a column the other lacks; a dropped state column
+			// is the likelier mistake than an extra next-state one.
+			fail(l.name(fmt.Sprintf("state_%d", l.stateDim)), "column is missing: the next states have %d components (%s), the states %d (%s)",
+				nd, span("next_state", nd), l.stateDim, span("state", l.stateDim))
 		case nd < l.stateDim:
 			fail(l.name(fmt.Sprintf("next_state_%d", nd)), "column is missing: the state has %d components (%s)", l.stateDim, span("state", l.stateDim))
 		}

@@ -45,6 +45,7 @@ func TestReadCSVMalformed(t *testing.T) {
 		{"next_state with state vectors", "episode,t,state_0,action,reward,behavior_prob,target_prob,next_state\n", 1, "next_state", "the states are vectors"},
 		{"next_state_0 with state ids", "episode,t,state,action,reward,behavior_prob,target_prob,next_state_0\n", 1, "next_state_0", "the states are ids"},
 		{"next_state_k too short", "episode,t,state_0,state_1,action,reward,behavior_prob,target_prob,next_state_0\n", 1, "next_state_1", "the state has 2 components (state_0 ... state_1)"},
+		{"state_k too short", "episode,t,state_0,action,reward,behavior_prob,target_prob,next_state_0,next_state_1\n", 1, "state_1", "column is missing: the next states have 2 components (next_state_0 ... next_state_1), the states 1 (state_0)"},
 		{"non-numeric reward", hdr + ok + "a,1,1,0,abc,0.5,0.5\n", 3, "reward", `"abc" is not a number`},
 		{"number with spaces", hdr + "a,0,1,0, 1,0.5,0.5\n", 2, "reward", `" 1" is not a number`},
 		{"reward out of range", hdr + "a,0,1,0,1e400,0.5,0.5\n", 2, "reward", "out of the range"},
