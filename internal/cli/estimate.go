@@ -92,10 +92,14 @@ type estimateRow struct {
 	SE               *float64  `json:"se,omitempty"`
 	WaldLow          *float64  `json:"wald_low,omitempty"`
 	WaldHigh         *float64  `json:"wald_high,omitempty"`
-	ESS              float64   `json:"ess"`
-	Units            int       `json:"weight_units"`
-	Unit             string    `json:"weight_unit"`
-	// MaxWeightShare is null where a stream does not keep it.
+	// ESS, Units and Unit describe the estimator's final weights; they
+	// are left out for the estimators that weigh nothing (fqe, mql, dr,
+	// model-based), whose rows used to say "ess": 0.
+	ESS   float64 `json:"ess,omitempty"`
+	Units int     `json:"weight_units,omitempty"`
+	Unit  string  `json:"weight_unit,omitempty"`
+	// MaxWeightShare is null where a stream does not keep it and for
+	// the estimators that weigh nothing.
 	MaxWeightShare *float64 `json:"max_weight_share"`
 	Resamples      int      `json:"bootstrap_resamples"`
 	// Interval is how the interval was formed from the resamples:
@@ -493,10 +497,12 @@ func (c *estimateCmd) runOne(en ope.Entry, d *dataset.Dataset, opts ope.Options,
 		se, lo, hi := res.SE, v-z*res.SE, v+z*res.SE
 		row.SE, row.WaldLow, row.WaldHigh = &se, &lo, &hi
 	}
-	row.ESS = ope.KishESS(res.Weights)
-	row.Units = len(res.Weights)
-	share := ope.MaxShare(res.Weights)
-	row.MaxWeightShare = &share
+	if len(res.Weights) > 0 {
+		row.ESS = ope.KishESS(res.Weights)
+		row.Units = len(res.Weights)
+		share := ope.MaxShare(res.Weights)
+		row.MaxWeightShare = &share
+	}
 	if c.Report != "" {
 		row.weights = res.Weights
 	}

@@ -386,3 +386,31 @@ func TestEstimateTransientWithoutBootstrap(t *testing.T) {
 		}
 	}
 }
+
+// A row of an estimator that weighs nothing (fqe) has no weight fields
+// and a null largest share; a weighting one has them.
+func TestEstimateWeightFields(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "d.csv")
+	if _, errOut, code := run(t, "sample", "-n", "20", "-T", "30", "--target-probs", "--out", path); code != ExitOK {
+		t.Fatal(errOut)
+	}
+	out, errOut, code := run(t, "estimate", "--data", path, "--json", "--bootstrap", "0", "--estimators", "fqe,wis-stepwise")
+	if code != ExitOK {
+		t.Fatal(errOut)
+	}
+	var rep struct {
+		Estimates []map[string]any `json:"estimates"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range rep.Estimates {
+		_, hasESS := row["ess"]
+		_, hasUnits := row["weight_units"]
+		share, hasShare := row["max_weight_share"]
+		weighs := row["estimator"] == "wis-stepwise"
+		if hasESS != weighs || hasUnits != weighs || !hasShare || (share != nil) != weighs {
+			t.Errorf("%v: ess %v, weight_units %v, max_weight_share %v", row["estimator"], row["ess"], row["weight_units"], share)
+		}
+	}
+}
