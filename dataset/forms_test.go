@@ -137,6 +137,7 @@ func TestFormHints(t *testing.T) {
 		{"log.csv.gz", append(zipped[:len(zipped)-8:len(zipped)-8], 1, 2, 3, 4, 5, 6, 7, 8), "damaged gzip data: gzip: invalid checksum"},
 		{"log.parquet", log, "not a readable Parquet file: no PAR1 magic number at its start and end; it looks like CSV text; read it as csv"},
 		{"log.parquet", tabs, "it looks like TSV text; read it as tsv"},
+		{"log.parquet", pqLog[:len(pqLog)-20], "it starts as a Parquet file but does not end as one: truncated (is the file complete?)"},
 		{"log.parquet", append(zipped, make([]byte, 8)...), "it looks like gzip-compressed data"},
 		{"log.xlsx", log, `unknown file type ".xlsx"; want .csv, .tsv, .csv.gz, .tsv.gz or .parquet (or give the format, --format)`},
 		{"log", log, `unknown file type "."`},

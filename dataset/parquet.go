@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -37,7 +38,7 @@ func ReadParquet(r io.ReaderAt, size int64, name string) (*Dataset, error) {
 func readParquet(r io.ReaderAt, size int64, name string, o *ReadOptions) (d *Dataset, labels *Labels, err error) {
 	if msg := checkParquetFrame(r, size); msg != "" {
 		head := make([]byte, min(size, sniffLen))
-		if n, _ := r.ReadAt(head, 0); n == len(head) {
+		if n, _ := r.ReadAt(head, 0); n == len(head) && !bytes.HasPrefix(head, []byte("PAR1")) {
 			if what := describe(head); what != "" {
 				msg += "; " + what
 			}
@@ -137,6 +138,9 @@ func checkParquetFrame(r io.ReaderAt, size int64) string {
 	}
 	if _, err := r.ReadAt(tail[:], size-8); err != nil && !errors.Is(err, io.EOF) {
 		return err.Error()
+	}
+	if string(head[:]) == "PAR1" && string(tail[4:]) != "PAR1" {
+		return "it starts as a Parquet file but does not end as one: truncated (is the file complete?)"
 	}
 	if string(head[:]) != "PAR1" || string(tail[4:]) != "PAR1" {
 		return "no PAR1 magic number at its start and end"
