@@ -6,11 +6,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/exact"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/policy"
+	"github.com/ihope-ope/ihope/ratio"
 	"github.com/ihope-ope/ihope/rollout"
+	"github.com/ihope-ope/ihope/value"
 )
 
 // A continuing log (one long episode of tinyMDP from state 0): the
@@ -75,6 +78,62 @@ func TestOneEpisode(t *testing.T) {
 			warned := strings.Contains(strings.Join(r.Warnings, "\n"), "first 10 steps")
 			if warned != (gamma < 1) {
 				t.Errorf("%s gamma %g: warnings %q", name, gamma, r.Warnings)
+			}
+		}
+	}
+}
+
+// spikeRatio is a ratio learner whose w is 1e6 on the first episode's
+// steps and 1 elsewhere: weights that collapse onto one episode's steps
+// (a spike at one step alone would be tamed by the horizon form's
+// normalisation at each t).
+type spikeRatio struct{}
+
+func (spikeRatio) Name() string { return "spike" }
+func (spikeRatio) Fit(*dataset.Dataset, float64) (ratio.Model, error) {
+	return spikeModel{}, nil
+}
+
+type spikeModel struct{}
+
+func (spikeModel) StepRatios(d *dataset.Dataset) ([]float64, error) {
+	w := make([]float64, d.NumSteps())
+	for j := range w {
+		w[j] = 1
+	}
+	lo, hi := d.Span(0)
+	for j := lo; j < hi; j++ {
+		w[j] = 1e6
+	}
+	return w, nil
+}
+
+// dr warns when its correction's weights collapse onto a few steps, and
+// not with its default ratio on a log that supports it.
+func TestDRCorrectionCollapse(t *testing.T) {
+	pi0, err := policy.NewTabular([][]float64{tiny.pi0[0][:], tiny.pi0[1][:]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pi, err := policy.NewTabular([][]float64{tiny.pi[0][:], tiny.pi[1][:]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := rollout.Sample(rand.New(rand.NewPCG(4, 0)), env.NewSampler(tinyTable{[2]float64{0.5, 0.5}}), pi0, pi, 400, 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		ratio ratio.Learner
+		warn  bool
+	}{{nil, false}, {spikeRatio{}, true}} {
+		for _, est := range []ope.Estimand{ope.Horizon, ope.LongRun} {
+			r, err := ope.DR{Ratio: c.ratio, Target: value.Target{Policy: pi}, Estimand: est}.Estimate(d, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if warned := strings.Contains(strings.Join(r.Warnings, "\n"), "ratio's weights collapse"); warned != c.warn {
+				t.Errorf("ratio %v, %s: warnings %q", c.ratio, est, r.Warnings)
 			}
 		}
 	}
