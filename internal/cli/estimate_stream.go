@@ -57,8 +57,9 @@ func (c *estimateCmd) runStream(e *runEnv) error {
 		return err
 	}
 	var target *policy.Tabular
+	var targetFile string
 	if len(targets) == 1 {
-		target = targets[0].p
+		target, targetFile = targets[0].p, targets[0].file
 	}
 	files, err := stream.Files(c.Data)
 	if err != nil {
@@ -87,6 +88,18 @@ func (c *estimateCmd) runStream(e *runEnv) error {
 		return err
 	}
 	err = pass("shards", func(d *dataset.Dataset, lo, hi int) error {
+		if target != nil {
+			// The file must agree with the shards' target_prob, as it must
+			// with one file's (estimateCmd.options): checked on a shallow
+			// copy, so that the shards keep their own columns.
+			if !d.Discrete() || d.ActionDim > 0 {
+				return usagef("--target-policy needs discrete states and actions (state,p0,p1,... rows)")
+			}
+			check := *d
+			if err := check.SetTargetPolicy(target); err != nil {
+				return fmt.Errorf("%s: %w", targetFile, err)
+			}
+		}
 		if stats == nil {
 			var err error
 			if stats, err = c.newStats(d, target); err != nil {

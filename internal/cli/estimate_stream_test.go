@@ -109,6 +109,24 @@ func TestEstimateStreamEqualsOneFile(t *testing.T) {
 	if *a.Estimates[0].Estimate != *b.Estimates[0].Estimate {
 		t.Errorf("--target-policy: stream %v, one file %v", *a.Estimates[0].Estimate, *b.Estimates[0].Estimate)
 	}
+	// A file that contradicts the shards' target_prob is refused, as on
+	// one file (the stream used it beside the columns, mixing two
+	// targets).
+	pi17File := filepath.Join(dir, "pi17.csv")
+	pi17, _ := taxi.Policy("pi17")
+	buf.Reset()
+	if err := pi17.WriteCSV(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(pi17File, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, data := range []string{shards, whole} {
+		_, errOut, code := run(t, "estimate", "--data", data, "--bootstrap", "0", "--estimators", "wis-stepwise,fqe", "--target-policy", pi17File)
+		if code == ExitOK || !strings.Contains(errOut, "the target policy file says") {
+			t.Errorf("%s with a contradicting policy file: exit %d, %s", data, code, errOut)
+		}
+	}
 	// What cannot stream is refused, saying why.
 	for _, c := range []struct{ args, want string }{
 		{"--estimators dr", "dr cannot stream"},
