@@ -125,7 +125,7 @@ func (e DensityRatio) Estimate(d *dataset.Dataset, gamma float64) (Result, error
 			res.Warnings = append(res.Warnings, name+": "+s)
 		}
 	}
-	if w := earlyStepsWarning(name, "the estimate", d, gamma); w != "" {
+	if w := earlyStepsWarning(name, "the estimate", d.NumEpisodes(), gamma); w != "" {
 		res.Warnings = append(res.Warnings, w)
 	}
 	return res, nil
@@ -138,8 +138,8 @@ func (e DensityRatio) Estimate(d *dataset.Dataset, gamma float64) (Result, error
 // bch-tabular errs by 0.088 at 10,000 steps and 0.056 at 100,000, fqe
 // by 0.001). It returns "" otherwise.
 // what names the part of the estimate so weighted.
-func earlyStepsWarning(name, what string, d *dataset.Dataset, gamma float64) string {
-	if d.NumEpisodes() != 1 || gamma == 1 {
+func earlyStepsWarning(name, what string, episodes int, gamma float64) string {
+	if episodes != 1 || gamma == 1 {
 		return ""
 	}
 	return fmt.Sprintf("%s: one episode with gamma = %g: %s weighs step t by gamma^t, so it rests on the episode's first %.0f steps or so and does not grow more precise with the episode's length; fqe, mwl and mql use every step", name, gamma, what, 1/(1-gamma))

@@ -197,7 +197,7 @@ func (e DR) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	if K == 1 && m > 1 {
 		res.Warnings = append(res.Warnings, "dr: no cross-fitting (1 fold): the models are judged on the data they fitted")
 	}
-	if w := earlyStepsWarning(name, "its correction", d, gamma); w != "" {
+	if w := earlyStepsWarning(name, "its correction", d.NumEpisodes(), gamma); w != "" {
 		res.Warnings = append(res.Warnings, w)
 	}
 	if w := correctionCollapse(d, gamma, est, w); w != "" {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/env"
+	"github.com/ihope-ope/ihope/env/taxi"
 	"github.com/ihope-ope/ihope/exact"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/policy"
@@ -136,5 +137,34 @@ func TestDRCorrectionCollapse(t *testing.T) {
 				t.Errorf("ratio %v, %s: warnings %q", c.ratio, est, r.Warnings)
 			}
 		}
+	}
+}
+
+// The streamed bch-tabular keeps the ESS of the in-memory one on a long
+// discounted episode, where gamma^2t underflows for the late steps (it
+// used to lose it: Inf * 0 in its per-state sum of squares), and gives
+// the same one-episode warning.
+func TestRatioSumsLongEpisode(t *testing.T) {
+	target, _ := taxi.Policy("pi19")
+	behavior, _ := taxi.Policy("pi18")
+	d, err := rollout.Sample(rand.New(rand.NewPCG(1, 0)), env.NewSampler(taxi.New()), behavior, target, 1, 20000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := ope.DensityRatio{Learner: ratio.Tabular{}}
+	mem, err := e.Estimate(d, 0.9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ws, err := sumsOf(t, e, d, 0.9, 0, 1, nil).Finish(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ope.KishESS(mem.Weights)
+	if !relClose(got.Value, mem.Value, 1e-12) || !relClose(ws.ESS, want, 1e-9) {
+		t.Errorf("stream %.15g (ESS %v), in memory %.15g (ESS %v)", got.Value, ws.ESS, mem.Value, want)
+	}
+	if !strings.Contains(strings.Join(got.Warnings, "\n"), "one episode with gamma = 0.9") {
+		t.Errorf("stream warnings %q", got.Warnings)
 	}
 }

@@ -338,7 +338,12 @@ func (s *RatioSums) Finish(c int) (Result, WeightSummary, error) {
 			n2 += w * s.A2[st]
 			d2 += w * s.B2[st]
 			abs += math.Abs(w) * s.B[0][st]
-			sq += w * w * s.Q2[st]
+			// (|w| sqrt(Q2))^2, not w^2 Q2: on long discounted episodes a
+			// state seen only late has Q2 ~ gamma^2t near underflow and w
+			// near overflow, and w^2 Q2 was Inf * 0 = NaN (the ESS
+			// vanished and a false "every weight is 0" warning came).
+			r := math.Abs(w) * math.Sqrt(s.Q2[st])
+			sq += r * r
 			top = math.Max(top, math.Abs(w)*s.QMax[st])
 		}
 		res.Transient = math.NaN()
@@ -351,6 +356,9 @@ func (s *RatioSums) Finish(c int) (Result, WeightSummary, error) {
 		}
 		for _, w := range m.Warnings() {
 			res.Warnings = append(res.Warnings, name+": "+w)
+		}
+		if w := earlyStepsWarning(name, "the estimate", s.Episodes, s.Gamma); w != "" {
+			res.Warnings = append(res.Warnings, w)
 		}
 	}
 	return res, ws, nil
