@@ -388,7 +388,14 @@ type Results struct {
 	// Behavior reports whether the logs carry behavior probabilities.
 	Behavior bool
 	Config   Config
+	// Warnings say what Finish left out: the intervals of a single
+	// episode.
+	Warnings []string
 }
+
+// OneEpisodeWarning is Results' warning for a stream of a
+// single episode with resamples: no intervals.
+const OneEpisodeWarning = "one episode: no intervals (the Poisson bootstrap resamples whole episodes, and one episode resampled is itself or nothing); log several episodes, or give the log as one file for the block bootstrap"
 
 // Finish returns every estimator's estimate and, with resamples, its
 // interval: the estimators' own final solves on the sums.
@@ -398,6 +405,10 @@ func (s *Stats) Finish() (*Results, error) {
 	}
 	out := &Results{Summary: s.sum.Summary(), StateDim: s.shape.StateDim, Behavior: s.shape.Behavior, Config: s.cfg}
 	B := s.cfg.Resamples
+	if B > 0 && s.sum.S.Episodes < 2 {
+		out.Warnings = append(out.Warnings, OneEpisodeWarning)
+		B = 0
+	}
 	for k, sm := range s.sums {
 		en, _ := ope.Lookup(s.cfg.Estimators[k])
 		est := Estimate{Name: en.Name, Unit: en.Unit}

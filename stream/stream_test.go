@@ -375,6 +375,17 @@ func TestStreamOneEpisodeAcrossShards(t *testing.T) {
 	if e := res.Estimates[0].Err; e == nil || !strings.Contains(e.Error(), "needs several episodes") {
 		t.Errorf("wis-stepwise on one episode: %v", e)
 	}
+	// The Poisson bootstrap resamples episodes: one episode gets no
+	// intervals, and a warning (it got intervals of width 0).
+	res = run(t, glob, stream.Config{Estimators: []string{"naive", "bch-tabular"}, Gamma: 1, Resamples: 20, Options: o})
+	for _, e := range res.Estimates {
+		if e.Err != nil || e.Interval != nil {
+			t.Errorf("%s on one episode with resamples: interval %+v, error %v", e.Name, e.Interval, e.Err)
+		}
+	}
+	if len(res.Warnings) != 1 || res.Warnings[0] != stream.OneEpisodeWarning {
+		t.Errorf("warnings %q", res.Warnings)
+	}
 }
 
 // Episodes that end in a terminal state are refused, saying why.

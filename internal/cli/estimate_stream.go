@@ -201,7 +201,8 @@ func streamReport(res *stream.Results, file string) *estimateReport {
 	if !res.Behavior {
 		rep.Data.Behavior = behaviorNone
 	}
-	if cfg.Resamples > 0 {
+	rep.Warnings = append(rep.Warnings, res.Warnings...)
+	if cfg.Resamples > 0 && res.Summary.Episodes > 1 {
 		rep.Bootstrap = &bootstrapInfo{Resamples: cfg.Resamples, Alpha: cfg.Alpha, Method: poissonMethod, Seed: cfg.Seed}
 	}
 	for _, est := range res.Estimates {
