@@ -529,7 +529,7 @@ func (b *builder) finish() (*Dataset, *Labels, error) {
 func (b *builder) build() (*Dataset, error) {
 	n := b.n
 	if n == 0 {
-		return nil, &FormatError{File: b.file, Msg: "no data rows"}
+		return nil, &FormatError{File: b.file, Msg: noRows}
 	}
 	if b.structErr != nil {
 		return nil, b.structErr

@@ -95,7 +95,7 @@ func readDelimited(r io.Reader, size int64, name string, f Format, o *ReadOption
 		}
 	}
 	if b.n == 0 {
-		return nil, nil, &FormatError{File: name, Msg: "no data rows after the header"}
+		return nil, nil, &FormatError{File: name, Msg: noRows + " after the header"}
 	}
 	return b.finish()
 }

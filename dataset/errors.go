@@ -24,6 +24,14 @@ type FormatError struct {
 	Msg    string // what is wrong, readable on its own
 }
 
+// NoRows reports whether the error says a file holds no data rows (a
+// header alone, or a Parquet file of 0 rows): an empty shard, which a
+// stream of shards skips.
+func (e *FormatError) NoRows() bool { return strings.HasPrefix(e.Msg, noRows) }
+
+// noRows starts the message of a file without data rows.
+const noRows = "no data rows"
+
 // Error formats the error as, for example,
 //
 //	logs.csv: row 7, column "behavior_prob": 0 is outside (0, 1]

@@ -123,6 +123,15 @@ func (r *Reader) Each(f func(d *dataset.Dataset, lo, hi int) error) error {
 		if k+1 < len(r.Files) {
 			next = read(r.Files[k+1]) // read ahead while this one is consumed
 		}
+		var fe *dataset.FormatError
+		if errors.As(sh.err, &fe) && fe.NoRows() {
+			// An empty shard (a header alone, a Parquet file of 0 rows,
+			// as distributed writers leave them): nothing to read.
+			if r.Progress != nil {
+				r.Progress(k+1, steps)
+			}
+			continue
+		}
 		if sh.err != nil {
 			drain(next, k+1 < len(r.Files))
 			return sh.err
@@ -181,6 +190,9 @@ func (r *Reader) Each(f func(d *dataset.Dataset, lo, hi int) error) error {
 		if r.Progress != nil {
 			r.Progress(k+1, steps)
 		}
+	}
+	if pending == nil {
+		return fmt.Errorf("stream: every shard is empty (%s ... %s hold no data rows)", r.Files[0], r.Files[len(r.Files)-1])
 	}
 	return f(pending, 0, 1)
 }

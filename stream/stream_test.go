@@ -402,3 +402,37 @@ func TestStreamRefusesTerminal(t *testing.T) {
 		t.Errorf("terminal episode: %v", err)
 	}
 }
+
+// Empty shards (a header alone, as distributed writers leave them) are
+// skipped, even between two parts of one episode; a stream of empty
+// shards only is refused.
+func TestStreamEmptyShards(t *testing.T) {
+	d := taxiLog(t, 4, 6, 300)
+	_, glob := splitCSV(t, d, 3)
+	names := []string{"naive", "wis-stepwise", "bch-tabular"}
+	want := run(t, glob, stream.Config{Estimators: names, Gamma: 1})
+	dir := filepath.Dir(glob)
+	b, err := os.ReadFile(filepath.Join(dir, "part-000.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	header, _, _ := strings.Cut(string(b), "\n")
+	for _, name := range []string{"part-000z.csv", "part-002z.csv"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(header+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := run(t, glob, stream.Config{Estimators: names, Gamma: 1})
+	for k := range names {
+		if g, w := got.Estimates[k], want.Estimates[k]; g.Err != nil || g.Result.Value != w.Result.Value {
+			t.Errorf("%s with empty shards: %v (%v), without %v", names[k], g.Result.Value, g.Err, w.Result.Value)
+		}
+	}
+	empty := t.TempDir()
+	os.WriteFile(filepath.Join(empty, "a.csv"), []byte(header+"\n"), 0o644)
+	files, _ := stream.Files(empty)
+	r := stream.Reader{Files: files}
+	if err := r.Each(func(*dataset.Dataset, int, int) error { return nil }); err == nil || !strings.Contains(err.Error(), "every shard is empty") {
+		t.Errorf("only empty shards: %v", err)
+	}
+}
