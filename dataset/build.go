@@ -612,24 +612,37 @@ func (b *builder) sorted() (*Dataset, error) {
 	// of order say nothing of an order of their episodes, and this one
 	// depends only on the rows, so a shuffled log gives the estimates of
 	// the same log written episode by episode with ids 0, 1, 2, ... (the
-	// order of the logs ihope writes); a shard's order does not matter
-	// (its episodes are keyed by hashes of their ids), so it keeps the
-	// order of first appearance.
+	// order of the logs ihope writes), whether it is read as one file or
+	// as one shard. In a shard, an episode that continues from the shard
+	// before (its first row here has t > 0) stays first, where the
+	// stream's reader joins it.
 	rank := make([]int32, len(b.ids))
-	for i := range rank {
-		rank[i] = int32(i)
+	byID := make([]int32, len(b.ids))
+	for i := range byID {
+		byID[i] = int32(i)
 	}
-	if !b.lay.shard {
-		byID := slices.Clone(rank)
-		slices.SortFunc(byID, func(x, y int32) int {
-			if NaturalLess(b.ids[x], b.ids[y]) {
-				return -1
+	keepFirst := false
+	if b.lay.shard {
+		minT := int32(math.MaxInt32)
+		for i := range meta {
+			if meta[i].ep == 0 {
+				minT = min(minT, int32(meta[i].t))
 			}
-			return 1 // ids are distinct
-		})
-		for r, e := range byID {
-			rank[e] = int32(r)
 		}
+		keepFirst = minT > 0
+	}
+	sortable := byID
+	if keepFirst {
+		sortable = byID[1:]
+	}
+	slices.SortFunc(sortable, func(x, y int32) int {
+		if NaturalLess(b.ids[x], b.ids[y]) {
+			return -1
+		}
+		return 1 // ids are distinct
+	})
+	for r, e := range byID {
+		rank[e] = int32(r)
 	}
 	slices.SortStableFunc(perm, func(x, y int32) int {
 		if c := cmp.Compare(rank[meta[x].ep], rank[meta[y].ep]); c != 0 {

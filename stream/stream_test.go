@@ -436,3 +436,37 @@ func TestStreamEmptyShards(t *testing.T) {
 		t.Errorf("only empty shards: %v", err)
 	}
 }
+
+// One shard whose rows are shuffled gives the estimates of the log read
+// as one file: both read its episodes in the natural order of their ids
+// (the shard used to keep the order of first appearance, and dualdice's
+// ill-conditioned solve moved by 3e-5).
+func TestStreamShuffledShard(t *testing.T) {
+	d := discreteLog(t, 2, 5, 30, 60)
+	whole, _ := splitCSV(t, d, 1)
+	b, err := os.ReadFile(whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	rows := lines[1 : len(lines)-1]
+	rand.New(rand.NewPCG(3, 0)).Shuffle(len(rows), func(i, j int) { rows[i], rows[j] = rows[j], rows[i] })
+	dir := t.TempDir()
+	shard := filepath.Join(dir, "part-0.csv")
+	if err := os.WriteFile(shard, []byte(strings.Join(lines, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	full, err := dataset.ReadFile(shard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"mwl", "dualdice"}
+	res := run(t, shard, stream.Config{Estimators: names, Gamma: 0.9, Options: ope.Options{RealStates: true}})
+	ests, _ := ope.New(names, ope.Options{})
+	for k, est := range ests {
+		want, err := est.Estimate(full, 0.9)
+		if err != nil || res.Estimates[k].Err != nil || rel(res.Estimates[k].Result.Value, want.Value) > 1e-12 {
+			t.Errorf("%s: shuffled shard %v (%v), as one file %v (%v)", est.Name(), res.Estimates[k].Result.Value, res.Estimates[k].Err, want.Value, err)
+		}
+	}
+}
