@@ -72,6 +72,9 @@ func TestEstimateStreamEqualsOneFile(t *testing.T) {
 				math.Abs(g.ESS-w.ESS) > 1e-9*w.ESS || g.Units != w.Units || g.Estimand != w.Estimand || g.Note != w.Note {
 				t.Errorf("gamma %s: stream %+v\none file %+v", gamma, g, w)
 			}
+			if w.Units == 0 && (g.MaxWeightShare != nil || w.MaxWeightShare != nil) {
+				t.Errorf("%s weighs nothing: max_weight_share %v streamed, %v in memory", g.Estimator, g.MaxWeightShare, w.MaxWeightShare)
+			}
 		}
 		gd, wd := got.Data, want.Data
 		gd.File, wd.File = "", ""
