@@ -663,10 +663,14 @@ func (b *builder) sorted() (*Dataset, error) {
 		case r.t == p.t:
 			return nil, b.fail(r.row, "t", "duplicate step: episode %q has t = %d on row %d too", b.ids[r.ep], r.t, p.row)
 		case r.t > p.t+1:
-			if r.t == p.t+2 {
-				return nil, b.fail(r.row, "t", "gap in episode %q: t jumps from %d to %d (t = %d is missing)", b.ids[r.ep], p.t, r.t, p.t+1)
+			where := ""
+			if b.lay.shard {
+				where = "; in a shard, an episode's rows run on without gaps, continuing only from the last rows of the shard before"
 			}
-			return nil, b.fail(r.row, "t", "gap in episode %q: t jumps from %d to %d (t = %d ... %d are missing)", b.ids[r.ep], p.t, r.t, p.t+1, r.t-1)
+			if r.t == p.t+2 {
+				return nil, b.fail(r.row, "t", "gap in episode %q: t jumps from %d to %d (t = %d is missing)%s", b.ids[r.ep], p.t, r.t, p.t+1, where)
+			}
+			return nil, b.fail(r.row, "t", "gap in episode %q: t jumps from %d to %d (t = %d ... %d are missing)%s", b.ids[r.ep], p.t, r.t, p.t+1, r.t-1, where)
 		}
 	}
 

@@ -275,6 +275,10 @@ func TestStreamRefuses(t *testing.T) {
 			`1.csv: row 2, column "t": episode "c" starts at t = 3`},
 		{"bad-value", []string{head + "a,0,1,0,1,0.5,0.5\n", head + "c,0,1,0,x,0.5,0.5\n"},
 			`1.csv: row 2, column "reward"`},
+		// An episode's rows scattered over shards: its gap is named with
+		// the rule that shards follow.
+		{"scattered", []string{head + "a,0,1,0,1,0.5,0.5\na,2,1,0,1,0.5,0.5\n", head + "a,1,1,0,1,0.5,0.5\n"},
+			`0.csv: row 3, column "t": gap in episode "a": t jumps from 0 to 2 (t = 1 is missing); in a shard, an episode's rows run on without gaps`},
 	}
 	for _, c := range cases {
 		sub := filepath.Join(dir, c.name)
