@@ -92,12 +92,13 @@ type estimateRow struct {
 	SE               *float64  `json:"se,omitempty"`
 	WaldLow          *float64  `json:"wald_low,omitempty"`
 	WaldHigh         *float64  `json:"wald_high,omitempty"`
-	// ESS, Units and Unit describe the estimator's final weights; they
-	// are left out for the estimators that weigh nothing (fqe, mql, dr,
-	// model-based), whose rows used to say "ess": 0.
-	ESS   float64 `json:"ess,omitempty"`
-	Units int     `json:"weight_units,omitempty"`
-	Unit  string  `json:"weight_unit,omitempty"`
+	// ESS, Units and Unit describe the estimator's final weights; the
+	// estimators that weigh nothing (fqe, mql, dr, model-based) have
+	// weight_units 0 and weight_unit "" (and ess 0, which means no
+	// weights, not a collapse; the names are fixed, so they stay).
+	ESS   float64 `json:"ess"`
+	Units int     `json:"weight_units"`
+	Unit  string  `json:"weight_unit"`
 	// MaxWeightShare is null where a stream does not keep it and for
 	// the estimators that weigh nothing.
 	MaxWeightShare *float64 `json:"max_weight_share"`

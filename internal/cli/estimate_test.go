@@ -387,8 +387,9 @@ func TestEstimateTransientWithoutBootstrap(t *testing.T) {
 	}
 }
 
-// A row of an estimator that weighs nothing (fqe) has no weight fields
-// and a null largest share; a weighting one has them.
+// A row of an estimator that weighs nothing (fqe) has weight_units 0, an
+// empty weight_unit and a null largest share (the fields keep their fixed
+// names); a weighting one has them all.
 func TestEstimateWeightFields(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "d.csv")
 	if _, errOut, code := run(t, "sample", "-n", "20", "-T", "30", "--target-probs", "--out", path); code != ExitOK {
@@ -406,11 +407,11 @@ func TestEstimateWeightFields(t *testing.T) {
 	}
 	for _, row := range rep.Estimates {
 		_, hasESS := row["ess"]
-		_, hasUnits := row["weight_units"]
+		units, hasUnits := row["weight_units"]
 		share, hasShare := row["max_weight_share"]
 		weighs := row["estimator"] == "wis-stepwise"
-		if hasESS != weighs || hasUnits != weighs || !hasShare || (share != nil) != weighs {
-			t.Errorf("%v: ess %v, weight_units %v, max_weight_share %v", row["estimator"], row["ess"], row["weight_units"], share)
+		if !hasESS || !hasUnits || !hasShare || (units != 0.0) != weighs || (share != nil) != weighs {
+			t.Errorf("%v: ess %v, weight_units %v, max_weight_share %v", row["estimator"], row["ess"], units, share)
 		}
 	}
 }
