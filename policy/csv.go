@@ -47,8 +47,8 @@ func ReadCSV(r io.Reader) (*Tabular, error) {
 			}
 			row[a] = v
 		}
-		if err := checkRow(row); err != nil {
-			return nil, fmt.Errorf("policy csv: row %d (state %d)%w", line, s, err)
+		if err := CheckRow(row); err != nil {
+			return nil, fmt.Errorf("policy csv: %s", err.(*RowError).at(fmt.Sprintf("row %d (state %d)", line, s)))
 		}
 		probs = append(probs, row)
 	}

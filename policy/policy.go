@@ -39,29 +39,55 @@ func NewTabular(probs [][]float64) (*Tabular, error) {
 		if len(row) != nA {
 			return nil, fmt.Errorf("policy: state %d has %d actions, want %d", s, len(row), nA)
 		}
-		if err := checkRow(row); err != nil {
-			return nil, fmt.Errorf("policy: state %d%w", s, err)
+		if err := CheckRow(row); err != nil {
+			return nil, fmt.Errorf("policy: %s", err.(*RowError).at(fmt.Sprintf("state %d", s)))
 		}
 		copy(t.p[s*nA:(s+1)*nA], row)
 	}
 	return t, nil
 }
 
-// checkRow checks one state's action distribution: entries finite and
-// non-negative, summing to 1 within 1e-6. Its error reads on after the
-// state's name (" action 2: probability -0.1").
-func checkRow(row []float64) error {
+// CheckRow returns a *RowError unless row is a probability distribution:
+// entries finite and non-negative, summing to 1 within 1e-6. It is the
+// one check of a tabular target's rows (NewTabular, ReadCSV, the value
+// learners' tables of target_prob_k columns).
+func CheckRow(row []float64) error {
 	sum := 0.0
 	for a, v := range row {
 		if !(v >= 0) || math.IsInf(v, 0) {
-			return fmt.Errorf(" action %d: probability %v", a, v)
+			return &RowError{Action: a, Value: v}
 		}
 		sum += v
 	}
 	if math.Abs(sum-1) > 1e-6 {
-		return fmt.Errorf(": probabilities sum to %v, want 1", sum)
+		return &RowError{Action: -1, Value: sum}
 	}
 	return nil
+}
+
+// RowError says why a row is not a probability distribution: Action is
+// the first action whose probability Value is negative or not finite,
+// or -1 when the row's sum Value is not 1.
+type RowError struct {
+	Action int
+	Value  float64
+}
+
+func (e *RowError) Error() string {
+	if e.Action >= 0 {
+		return fmt.Sprintf("action %d: probability %v", e.Action, e.Value)
+	}
+	return fmt.Sprintf("probabilities sum to %v, want 1", e.Value)
+}
+
+// at returns the error after the name of the row's place: "state 4
+// action 2: probability -0.1" or "state 4: probabilities sum to 1.1,
+// want 1".
+func (e *RowError) at(place string) string {
+	if e.Action >= 0 {
+		return place + " " + e.Error()
+	}
+	return place + ": " + e.Error()
 }
 
 // Uniform returns the policy that picks every action with probability 1/nA.

@@ -91,8 +91,8 @@ func (t *TargetRows) set(s int, row []float64, at func() string) error {
 	if s < 0 {
 		return fmt.Errorf("value: target table: %s: state %d", at(), s)
 	}
-	if err := checkRow(row); err != nil {
-		return fmt.Errorf("value: target table: %s: %v", at(), err)
+	if err := policy.CheckRow(row); err != nil {
+		return fmt.Errorf("value: target table: %s: not a target probability distribution: %v", at(), err)
 	}
 	if s >= len(t.Rows) {
 		t.Rows = append(t.Rows, make([][]float64, s+1-len(t.Rows))...)
@@ -146,22 +146,6 @@ func (t *TargetRows) Table(nS int) (*policy.Tabular, error) {
 		}
 	}
 	return policy.NewTabular(rows)
-}
-
-// checkRow returns an error unless row is a probability distribution
-// (entries finite and >= 0, summing to 1 within 1e-6).
-func checkRow(row []float64) error {
-	sum := 0.0
-	for a, p := range row {
-		if !(p >= 0) || math.IsInf(p, 1) {
-			return fmt.Errorf("target probability %v of action %d", p, a)
-		}
-		sum += p
-	}
-	if math.Abs(sum-1) > 1e-6 {
-		return fmt.Errorf("target probabilities %v sum to %v, want 1", row, sum)
-	}
-	return nil
 }
 
 // stateCounter is a policy that knows its number of states, as
