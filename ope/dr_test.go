@@ -34,6 +34,18 @@ var tiny = struct {
 	reward: func(s, a int) float64 { return float64(s) + float64(a)/2 },
 }
 
+// tinyPolicies returns tinyMDP's behavior and target as tables.
+func tinyPolicies(t testing.TB) (behavior, target *policy.Tabular) {
+	t.Helper()
+	var err [2]error
+	behavior, err[0] = policy.NewTabular([][]float64{tiny.pi0[0][:], tiny.pi0[1][:]})
+	target, err[1] = policy.NewTabular([][]float64{tiny.pi[0][:], tiny.pi[1][:]})
+	if err[0] != nil || err[1] != nil {
+		t.Fatal(err)
+	}
+	return behavior, target
+}
+
 func tinyP(s, a, next int) float64 {
 	if next == 1 {
 		return tiny.p1[s][a]
@@ -277,10 +289,7 @@ func TestEstimandsFromThePopulation(t *testing.T) {
 	d0 := [2]float64{0.25, 0.75}
 	const T = 3
 	d := expectationLog(t, d0, T)
-	pi, err := policy.NewTabular([][]float64{tiny.pi[0][:], tiny.pi[1][:]})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, pi := tinyPolicies(t)
 	for _, gamma := range []float64{1, 0.5} {
 		horizon := truthT(d0, T, gamma)
 		longRun, err := exact.LongRun(tinyTable{d0}, pi, gamma)

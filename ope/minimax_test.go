@@ -26,10 +26,7 @@ func TestPairRatiosFromThePopulation(t *testing.T) {
 	d0 := [2]float64{0.25, 0.75}
 	const T = 3
 	d := expectationLog(t, d0, T)
-	pi, err := policy.NewTabular([][]float64{tiny.pi[0][:], tiny.pi[1][:]})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, pi := tinyPolicies(t)
 	// d_D from the log itself: every step is a transition.
 	var dD [2][2]float64
 	for j := range d.NumSteps() {

@@ -11,7 +11,6 @@ import (
 	"github.com/ihope-ope/ihope/env/taxi"
 	"github.com/ihope-ope/ihope/exact"
 	"github.com/ihope-ope/ihope/ope"
-	"github.com/ihope-ope/ihope/policy"
 	"github.com/ihope-ope/ihope/ratio"
 	"github.com/ihope-ope/ihope/rollout"
 	"github.com/ihope-ope/ihope/value"
@@ -25,14 +24,7 @@ import (
 // start as fqe does; and at gamma < 1 the estimators that weigh step t by
 // gamma^t warn that they rest on the episode's first steps.
 func TestOneEpisode(t *testing.T) {
-	pi0, err := policy.NewTabular([][]float64{tiny.pi0[0][:], tiny.pi0[1][:]})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pi, err := policy.NewTabular([][]float64{tiny.pi[0][:], tiny.pi[1][:]})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pi0, pi := tinyPolicies(t)
 	world := tinyTable{[2]float64{1, 0}}
 	const T = 40000
 	d, err := rollout.Sample(rand.New(rand.NewPCG(3, 0)), env.NewSampler(world), pi0, pi, 1, T)
@@ -112,14 +104,7 @@ func (spikeModel) StepRatios(d *dataset.Dataset) ([]float64, error) {
 // dr warns when its correction's weights collapse onto a few steps, and
 // not with its default ratio on a log that supports it.
 func TestDRCorrectionCollapse(t *testing.T) {
-	pi0, err := policy.NewTabular([][]float64{tiny.pi0[0][:], tiny.pi0[1][:]})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pi, err := policy.NewTabular([][]float64{tiny.pi[0][:], tiny.pi[1][:]})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pi0, pi := tinyPolicies(t)
 	d, err := rollout.Sample(rand.New(rand.NewPCG(4, 0)), env.NewSampler(tinyTable{[2]float64{0.5, 0.5}}), pi0, pi, 400, 50)
 	if err != nil {
 		t.Fatal(err)

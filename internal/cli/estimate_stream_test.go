@@ -49,15 +49,7 @@ func TestEstimateStreamEqualsOneFile(t *testing.T) {
 	const names = "naive,is-trajectory,wis-trajectory,is-stepwise,wis-stepwise,model-based,fqe,bch-tabular,mwl,mql,dualdice"
 	estimate := func(args ...string) estimateReport {
 		t.Helper()
-		out, errOut, code := run(t, append([]string{"estimate", "--json"}, args...)...)
-		if code != ExitOK {
-			t.Fatalf("estimate %v: %s", args, errOut)
-		}
-		var rep estimateReport
-		if err := json.Unmarshal([]byte(out), &rep); err != nil {
-			t.Fatal(err)
-		}
-		return rep
+		return *estimateJSON(t, args...)
 	}
 	for _, gamma := range []string{"1", "0.9"} {
 		want := estimate("--data", whole, "--bootstrap", "0", "--estimators", names, "--gamma", gamma)
@@ -193,15 +185,7 @@ func TestEstimateStreamKernel(t *testing.T) {
 	}
 	estimate := func(args ...string) estimateReport {
 		t.Helper()
-		out, errOut, code := run(t, append([]string{"estimate", "--json", "--bootstrap", "0", "--estimators", "bch-kernel,wis-stepwise"}, args...)...)
-		if code != ExitOK {
-			t.Fatalf("estimate %v: %s", args, errOut)
-		}
-		var rep estimateReport
-		if err := json.Unmarshal([]byte(out), &rep); err != nil {
-			t.Fatal(err)
-		}
-		return rep
+		return *estimateJSON(t, append([]string{"--bootstrap", "0", "--estimators", "bch-kernel,wis-stepwise"}, args...)...)
 	}
 	for _, gamma := range []string{"1", "0.99"} {
 		want := estimate("--data", whole, "--gamma", gamma)
@@ -251,15 +235,7 @@ func TestEstimateStreamNeuralForms(t *testing.T) {
 	}
 	estimate := func(args ...string) estimateReport {
 		t.Helper()
-		out, errOut, code := run(t, append([]string{"estimate", "--json", "--train-seed", fmt.Sprint(trainSeed), "--reservoir", "100000"}, args...)...)
-		if code != ExitOK {
-			t.Fatalf("estimate %v: %s", args, errOut)
-		}
-		var rep estimateReport
-		if err := json.Unmarshal([]byte(out), &rep); err != nil {
-			t.Fatal(err)
-		}
-		return rep
+		return *estimateJSON(t, append([]string{"--train-seed", fmt.Sprint(trainSeed), "--reservoir", "100000"}, args...)...)
 	}
 	for _, c := range []struct{ estimators, model, gamma string }{
 		{"fqe,mql", "--value-model", "0.95"},
@@ -312,15 +288,7 @@ func TestEstimateStreamMinimaxKernel(t *testing.T) {
 	}
 	estimate := func(args ...string) estimateReport {
 		t.Helper()
-		out, errOut, code := run(t, append([]string{"estimate", "--json"}, args...)...)
-		if code != ExitOK {
-			t.Fatalf("estimate %v: %s", args, errOut)
-		}
-		var rep estimateReport
-		if err := json.Unmarshal([]byte(out), &rep); err != nil {
-			t.Fatal(err)
-		}
-		return rep
+		return *estimateJSON(t, args...)
 	}
 	const names = "mwl,mql,dualdice"
 	for _, gamma := range []string{"1", "0.9"} {

@@ -336,15 +336,8 @@ func TestEstimateShuffledRows(t *testing.T) {
 	for _, extra := range [][]string{nil, {"--fit-behavior"}} {
 		var est [2]map[string]float64
 		for k, p := range []string{path, shuffled} {
-			out, errOut, code := run(t, append([]string{"estimate", "--data", p, "--json", "--bootstrap", "0",
+			rep := estimateJSON(t, append([]string{"--data", p, "--bootstrap", "0",
 				"--estimators", "wis-stepwise,bch-tabular,dr,fqe"}, extra...)...)
-			if code != ExitOK {
-				t.Fatal(errOut)
-			}
-			var rep estimateReport
-			if err := json.Unmarshal([]byte(out), &rep); err != nil {
-				t.Fatal(err)
-			}
 			est[k] = map[string]float64{}
 			for _, r := range rep.Estimates {
 				if r.Estimate == nil {
@@ -372,14 +365,7 @@ func TestEstimateTransientWithoutBootstrap(t *testing.T) {
 		if _, errOut, code := run(t, "sample", "--env", c.env, "-n", "800", "-T", "400", "--out", path); code != ExitOK {
 			t.Fatal(errOut)
 		}
-		out, errOut, code := run(t, "estimate", "--data", path, "--json", "--bootstrap", "0", "--estimators", "bch-tabular")
-		if code != ExitOK {
-			t.Fatal(errOut)
-		}
-		var rep estimateReport
-		if err := json.Unmarshal([]byte(out), &rep); err != nil {
-			t.Fatal(err)
-		}
+		rep := estimateJSON(t, "--data", path, "--bootstrap", "0", "--estimators", "bch-tabular")
 		warned := strings.Contains(strings.Join(rep.Warnings, "\n"), "standard errors of the gap")
 		if r := rep.Estimates[0]; warned != c.warn || r.TransientSE == nil {
 			t.Errorf("%s: transient %v, SE %v, warned %v, want %v: %q", c.env, r.Transient, r.TransientSE, warned, c.warn, rep.Warnings)
