@@ -78,15 +78,22 @@ func WeightSummaryWarnings(name string, unit Unit, ws WeightSummary) []string {
 	if ess == 0 {
 		return []string{fmt.Sprintf("%s: every weight is 0 (the target never takes the logged actions), so its estimate carries no information", name)}
 	}
-	frac := essShareEpisodes
-	if unit == UnitStep {
-		frac = essShareSteps
-	}
-	if ess < frac*float64(n) || (n >= 8 && share > maxShareWarn) {
+	if collapsed(unit, ws) {
 		return []string{fmt.Sprintf("%s: the weights collapse onto a few %ss (effective sample size %.1f of %d; the largest weight carries %.0f%% of the total); its estimate rests on very little data",
 			name, unit, ess, n, 100*share)}
 	}
 	return nil
+}
+
+// collapsed reports whether weights that ws summarises collapse by the
+// thresholds above: an ESS below their share of the units, or one weight
+// carrying more than maxShareWarn of the total with eight units or more.
+func collapsed(unit Unit, ws WeightSummary) bool {
+	frac := essShareEpisodes
+	if unit == UnitStep {
+		frac = essShareSteps
+	}
+	return ws.ESS < frac*float64(ws.Units) || (ws.Units >= 8 && ws.MaxShare > maxShareWarn)
 }
 
 // DataWarnings says in plain words what in a log's summary makes

@@ -176,15 +176,15 @@ func (e DR) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	if err := checkBounded(d, gamma, est, q, v, next); err != nil {
 		return Result{}, fmt.Errorf("%s: %w", name, err)
 	}
-	var psi []float64
+	var psi, u []float64
 	if est == Horizon {
 		for j := range w {
 			w[j] *= math.Exp(d.LogRatio(j))
 		}
 		normalisePerStep(d, gamma, w)
-		psi, err = drHorizon(d, gamma, q, v, next, w)
+		psi, u, err = drHorizon(d, gamma, q, v, next, w)
 	} else {
-		psi, err = drLongRun(d, gamma, q, v, next, w)
+		psi, u, err = drLongRun(d, gamma, q, v, next, w)
 	}
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: %w", name, err)
@@ -200,34 +200,21 @@ func (e DR) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	if w := earlyStepsWarning(name, "its correction", d.NumEpisodes(), gamma); w != "" {
 		res.Warnings = append(res.Warnings, w)
 	}
-	if w := correctionCollapse(d, gamma, est, w); w != "" {
+	if w := correctionCollapse(u); w != "" {
 		res.Warnings = append(res.Warnings, w)
 	}
 	return res, nil
 }
 
-// correctionCollapse warns when the weights of dr's correction, gamma^t
-// times the state-action ratio (w already holds beta under Horizon),
-// collapse onto a few steps as WeightWarnings judges them: the correction
-// then rests on a few steps' residuals, which can move dr far from its
-// value model's estimate (on a linear-Gaussian world whose kernel ratio had an effective
-// sample size of 5 of 5000 steps, dr gave 1.71, fqe 0.51, the truth 0.53).
-// It returns "" otherwise.
-func correctionCollapse(d *dataset.Dataset, gamma float64, est Estimand, w []float64) string {
-	sw := make([]float64, len(w))
-	for e := range d.NumEpisodes() {
-		lo, hi := d.Span(e)
-		g := 1.0
-		for j := lo; j < hi; j++ {
-			sw[j] = g * w[j]
-			if est != Horizon {
-				sw[j] *= math.Exp(d.LogRatio(j))
-			}
-			g *= gamma
-		}
-	}
-	ws := SummarizeWeights(sw)
-	if WeightSummaryWarnings("dr", UnitStep, ws) == nil || ws.ESS == 0 {
+// correctionCollapse warns when the weights u of dr's correction
+// collapse onto a few steps by the thresholds of WeightWarnings: the
+// correction then rests on a few steps' residuals, which can move dr far
+// from its value model's estimate (on a linear-Gaussian world whose
+// kernel ratio had an effective sample size of 5 of 5000 steps, dr gave
+// 1.71, fqe 0.51, the truth 0.53). It returns "" otherwise.
+func correctionCollapse(u []float64) string {
+	ws := SummarizeWeights(u)
+	if ws.Units < 2 || ws.ESS == 0 || !collapsed(UnitStep, ws) {
 		return ""
 	}
 	return fmt.Sprintf("dr: its ratio's weights collapse onto a few steps (effective sample size %.1f of %d; the largest carries %.0f%%): its correction rests on a few steps' residuals, which can move it far from its value model's estimate (compare fqe)", ws.ESS, ws.Units, 100*ws.MaxShare)
@@ -344,10 +331,10 @@ func normalisePerStep(d *dataset.Dataset, gamma float64, w []float64) {
 }
 
 // drHorizon returns the per-episode terms psi_i of the finite-horizon DR
-// estimate (their mean is the estimate); rho[j] is the state-action ratio
-// of step j.
-func drHorizon(d *dataset.Dataset, gamma float64, q, v, next, rho []float64) ([]float64, error) {
-	psi := make([]float64, d.NumEpisodes())
+// estimate (their mean is the estimate) and the weights of its correction,
+// u_j = g0_i gamma^t rho_j; rho[j] is the state-action ratio of step j.
+func drHorizon(d *dataset.Dataset, gamma float64, q, v, next, rho []float64) (psi, u []float64, err error) {
+	psi, u = make([]float64, d.NumEpisodes()), make([]float64, len(rho))
 	for i := range psi {
 		lo, hi := d.Span(i)
 		g0, _ := discountStart(gamma, hi-lo)
@@ -357,22 +344,25 @@ func drHorizon(d *dataset.Dataset, gamma float64, q, v, next, rho []float64) ([]
 			if math.IsNaN(nx) {
 				nx = 0 // the last step of a finite horizon: nothing follows
 			}
-			s += g * rho[j] * (d.Reward[j] + gamma*nx - q[j])
+			u[j] = g * rho[j]
+			s += u[j] * (d.Reward[j] + gamma*nx - q[j])
+			u[j] *= g0
 			g *= gamma
 		}
 		psi[i] = g0 * s
 	}
-	return psi, nil
+	return psi, u, nil
 }
 
 // drLongRun returns per-episode terms whose mean is the stationary DR
 // estimate and whose spread gives its influence-function standard error:
 // psi_i = (1-gamma) v(s^i_0) + C + (m / sum_j u_j) sum_{j in i} u_j (delta_j - C),
-// the linearisation of the self-normalised correction C around its value.
-func drLongRun(d *dataset.Dataset, gamma float64, q, v, next, w []float64) ([]float64, error) {
-	u, err := discountedRatios(d, gamma)
+// the linearisation of the self-normalised correction C around its value,
+// and the weights u_j of the correction.
+func drLongRun(d *dataset.Dataset, gamma float64, q, v, next, w []float64) (psi, u []float64, err error) {
+	u, err = discountedRatios(d, gamma)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	delta := make([]float64, len(u))
 	var num, den float64
@@ -387,11 +377,11 @@ func drLongRun(d *dataset.Dataset, gamma float64, q, v, next, w []float64) ([]fl
 		den += u[j]
 	}
 	if !(den > 0) {
-		return nil, fmt.Errorf("the ratio weights sum to %v", den)
+		return nil, nil, fmt.Errorf("the ratio weights sum to %v", den)
 	}
 	C := num / den
 	m := float64(d.NumEpisodes())
-	psi := make([]float64, d.NumEpisodes())
+	psi = make([]float64, d.NumEpisodes())
 	for i := range psi {
 		lo, hi := d.Span(i)
 		s := 0.0
@@ -403,7 +393,7 @@ func drLongRun(d *dataset.Dataset, gamma float64, q, v, next, w []float64) ([]fl
 			psi[i] += (1 - gamma) * v[lo]
 		}
 	}
-	return psi, nil
+	return psi, u, nil
 }
 
 // meanSE returns the mean of x and its standard error sd/sqrt(n) (0 for
