@@ -99,10 +99,7 @@ func (s *ModelBasedSums) Finish(c int) (Result, WeightSummary, error) {
 		if err != nil {
 			return Result{}, WeightSummary{}, fmt.Errorf("%s: %w", name, err)
 		}
-		v = s.startMean(c, func(st, n int) float64 {
-			g0, _ := discountStart(s.Gamma, n)
-			return g0 * tm.V(n, st)
-		})
+		v = s.horizonValue(c, tm.V)
 	}
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return Result{}, WeightSummary{}, fmt.Errorf("%s: value %v", name, v)
@@ -122,6 +119,16 @@ func (s *TabularCounts) oneLength(c int) bool {
 		}
 	}
 	return true
+}
+
+// horizonValue is startValue's horizon read-out from the counts: the
+// mean over copy c's logged starts of g0 v(T, s_0), T the episode's own
+// length and g0 = 1 / sum_{t<T} gamma^t.
+func (s *TabularCounts) horizonValue(c int, v func(h, st int) float64) float64 {
+	return s.startMean(c, func(st, n int) float64 {
+		g0, _ := discountStart(s.Gamma, n)
+		return g0 * v(n, st)
+	})
 }
 
 // longRunValue is startValue's long-run read-out from the counts: rho

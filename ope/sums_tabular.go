@@ -143,10 +143,7 @@ func (s *FQESums) Finish(c int) (Result, WeightSummary, error) {
 			return Result{}, WeightSummary{}, fmt.Errorf("%s: %w", name, err)
 		}
 	} else {
-		v = s.startMean(c, func(st, n int) float64 {
-			g0, _ := discountStart(s.Gamma, n)
-			return g0 * tm.V(n, st)
-		})
+		v = s.horizonValue(c, tm.V)
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return Result{}, WeightSummary{}, fmt.Errorf("%s: the value model gives %v", name, v)
 		}
