@@ -26,11 +26,23 @@ import (
 // may be more exact than log p, and -Inf stays -Inf).
 //
 // On error d is left unchanged.
-func (d *Dataset) SetTargetPolicy(p interface {
+func (d *Dataset) SetTargetPolicy(p TablePolicy) error { return d.setTarget(p, true) }
+
+// CheckTargetPolicy makes SetTargetPolicy's checks of p against d and
+// changes nothing: what a stream of shards runs on each shard, whose
+// estimators take p itself.
+func (d *Dataset) CheckTargetPolicy(p TablePolicy) error { return d.setTarget(p, false) }
+
+// TablePolicy is a policy over discrete states and actions, as
+// *policy.Tabular is.
+type TablePolicy interface {
 	NumStates() int
 	NumActions() int
 	Prob(s, a int) float64
-}) error {
+}
+
+// setTarget is SetTargetPolicy, which with fill false only checks.
+func (d *Dataset) setTarget(p TablePolicy, fill bool) error {
 	if d.StateDim > 0 || d.ActionDim > 0 {
 		return fmt.Errorf("dataset: SetTargetPolicy needs discrete states and actions (the log has StateDim %d, ActionDim %d)",
 			d.StateDim, d.ActionDim)
@@ -107,9 +119,11 @@ func (d *Dataset) SetTargetPolicy(p interface {
 	}
 
 	n, m := d.NumSteps(), d.NumEpisodes()
-	probs := make([]float64, 0, n*K)
-	final := make([]float64, m*K)
-	hasFinal := make([]bool, m)
+	var probs, final []float64
+	var hasFinal []bool
+	if fill {
+		probs, final, hasFinal = make([]float64, 0, n*K), make([]float64, m*K), make([]bool, m)
+	}
 	for e := range m {
 		lo, hi := d.Span(e)
 		for j := lo; j < hi; j++ {
@@ -121,16 +135,23 @@ func (d *Dataset) SetTargetPolicy(p interface {
 				return fmt.Errorf("dataset: episode %q, t = %d: the target policy file says pi(%d|%d) = %v but the log's target_prob says %v (they must agree within 1e-6)",
 					d.IDs[e], j-lo, a, d.State[j], r[a], math.Exp(d.LogTarget[j]))
 			}
-			probs = append(probs, r...)
+			if fill {
+				probs = append(probs, r...)
+			}
 		}
 		if d.HasFinal[e] {
 			r, err := row(int(d.FinalState[e]))
 			if err != nil {
 				return err
 			}
-			copy(final[e*K:], r)
-			hasFinal[e] = true
+			if fill {
+				copy(final[e*K:], r)
+				hasFinal[e] = true
+			}
 		}
+	}
+	if !fill {
+		return nil
 	}
 	d.NumActions = K
 	d.TargetProbs, d.FinalTargetProbs, d.HasFinalTarget = probs, final, hasFinal

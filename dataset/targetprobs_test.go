@@ -645,5 +645,14 @@ func TestSetTargetPolicy(t *testing.T) {
 		if !reflect.DeepEqual(d, c.d) {
 			t.Errorf("%d %s: the refused call changed the dataset", i, c.name)
 		}
+		// CheckTargetPolicy refuses the same, in the same words.
+		if err2 := d.CheckTargetPolicy(c.p); err2 == nil || err2.Error() != err.Error() {
+			t.Errorf("%d %s: CheckTargetPolicy %v, SetTargetPolicy %v", i, c.name, err2, err)
+		}
+	}
+	// and accepts what SetTargetPolicy accepts, changing nothing.
+	c := logged.Clone()
+	if err := c.CheckTargetPolicy(wide); err != nil || !reflect.DeepEqual(c, logged) {
+		t.Errorf("CheckTargetPolicy of an agreeing policy: %v, dataset changed %v", err, !reflect.DeepEqual(c, logged))
 	}
 }

@@ -90,13 +90,12 @@ func (c *estimateCmd) runStream(e *runEnv) error {
 	err = pass("shards", func(d *dataset.Dataset, lo, hi int) error {
 		if target != nil {
 			// The file must agree with the shards' target_prob, as it must
-			// with one file's (estimateCmd.options): checked on a shallow
-			// copy, so that the shards keep their own columns.
+			// with one file's (estimateCmd.options); the estimators take
+			// the file itself, so the shards are only checked.
 			if !d.Discrete() || d.ActionDim > 0 {
 				return usagef("--target-policy needs discrete states and actions (state,p0,p1,... rows)")
 			}
-			check := *d
-			if err := check.SetTargetPolicy(target); err != nil {
+			if err := d.CheckTargetPolicy(target); err != nil {
 				return fmt.Errorf("%s: %w", targetFile, err)
 			}
 		}
