@@ -292,9 +292,7 @@ func TestEstimateContinuous(t *testing.T) {
 // from fewer ("t"), as each row's "interval" field in --json does.
 func TestEstimateIntervalWords(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "d.csv")
-	if _, errOut, code := run(t, "sample", "-n", "20", "-T", "30", "--out", path); code != ExitOK {
-		t.Fatal(errOut)
-	}
+	sampleLogs(t, path, "-n", "20", "-T", "30")
 	for _, c := range []struct {
 		B          string
 		line, cell string
@@ -319,9 +317,7 @@ func TestEstimateIntervalWords(t *testing.T) {
 func TestEstimateShuffledRows(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "d.csv")
-	if _, errOut, code := run(t, "sample", "-n", "30", "-T", "40", "--target-probs", "--out", path); code != ExitOK {
-		t.Fatal(errOut)
-	}
+	sampleLogs(t, path, "-n", "30", "-T", "40", "--target-probs")
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -362,9 +358,7 @@ func TestEstimateTransientWithoutBootstrap(t *testing.T) {
 		warn bool
 	}{{"taxi", true}, {"ring", false}} {
 		path := filepath.Join(dir, c.env+".parquet")
-		if _, errOut, code := run(t, "sample", "--env", c.env, "-n", "800", "-T", "400", "--out", path); code != ExitOK {
-			t.Fatal(errOut)
-		}
+			sampleLogs(t, path, "--env", c.env, "-n", "800", "-T", "400")
 		rep := estimateJSON(t, "--data", path, "--bootstrap", "0", "--estimators", "bch-tabular")
 		warned := strings.Contains(strings.Join(rep.Warnings, "\n"), "standard errors of the gap")
 		if r := rep.Estimates[0]; warned != c.warn || r.TransientSE == nil {
@@ -378,9 +372,7 @@ func TestEstimateTransientWithoutBootstrap(t *testing.T) {
 // names); a weighting one has them all.
 func TestEstimateWeightFields(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "d.csv")
-	if _, errOut, code := run(t, "sample", "-n", "20", "-T", "30", "--target-probs", "--out", path); code != ExitOK {
-		t.Fatal(errOut)
-	}
+	sampleLogs(t, path, "-n", "20", "-T", "30", "--target-probs")
 	out, errOut, code := run(t, "estimate", "--data", path, "--json", "--bootstrap", "0", "--estimators", "fqe,wis-stepwise")
 	if code != ExitOK {
 		t.Fatal(errOut)
