@@ -174,15 +174,7 @@ func TestEstimateStreamKernel(t *testing.T) {
 	if err := dataset.WriteFile(whole, d); err != nil {
 		t.Fatal(err)
 	}
-	for i := range 3 {
-		var idx []int
-		for e := i * 8; e < (i+1)*8; e++ {
-			idx = append(idx, e)
-		}
-		if err := dataset.WriteFile(filepath.Join(dir, fmt.Sprintf("part-%d.parquet", i)), d.Subset(idx)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeShards(t, dir, d, 3)
 	estimate := func(args ...string) estimateReport {
 		t.Helper()
 		return *estimateJSON(t, append([]string{"--bootstrap", "0", "--estimators", "bch-kernel,wis-stepwise"}, args...)...)
@@ -219,15 +211,7 @@ func TestEstimateStreamNeuralForms(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	for i := range 3 {
-		var idx []int
-		for e := i * 4; e < (i+1)*4; e++ {
-			idx = append(idx, e)
-		}
-		if err := dataset.WriteFile(filepath.Join(dir, fmt.Sprintf("part-%d.parquet", i)), d.Subset(idx)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeShards(t, dir, d, 3)
 	const trainSeed = 3
 	whole := filepath.Join(t.TempDir(), "whole.csv")
 	if err := dataset.WriteFile(whole, d.Subset(ope.ReservoirEpisodes(d, trainSeed, d.NumSteps()))); err != nil {
@@ -277,15 +261,7 @@ func TestEstimateStreamMinimaxKernel(t *testing.T) {
 	}
 	shards := filepath.Join(dir, "shards")
 	os.Mkdir(shards, 0o755)
-	for i := range 3 {
-		var idx []int
-		for e := i * 8; e < (i+1)*8; e++ {
-			idx = append(idx, e)
-		}
-		if err := dataset.WriteFile(filepath.Join(shards, fmt.Sprintf("part-%d.parquet", i)), d.Subset(idx)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeShards(t, shards, d, 3)
 	estimate := func(args ...string) estimateReport {
 		t.Helper()
 		return *estimateJSON(t, args...)
@@ -325,5 +301,21 @@ func TestEstimateStreamMinimaxKernel(t *testing.T) {
 	}
 	if got := strings.Join(st.Config().Estimators, ","); !strings.Contains(got, "mwl,mql,dualdice") {
 		t.Errorf("default set %s", got)
+	}
+}
+
+// writeShards writes d's episodes to k Parquet shards part-0 ... part-(k-1)
+// in dir, in order, the same number in each (d's episodes a multiple of k).
+func writeShards(t *testing.T, dir string, d *dataset.Dataset, k int) {
+	t.Helper()
+	per := d.NumEpisodes() / k
+	for i := range k {
+		var idx []int
+		for e := i * per; e < (i+1)*per; e++ {
+			idx = append(idx, e)
+		}
+		if err := dataset.WriteFile(filepath.Join(dir, fmt.Sprintf("part-%d.parquet", i)), d.Subset(idx)); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
