@@ -358,7 +358,7 @@ func TestEstimateTransientWithoutBootstrap(t *testing.T) {
 		warn bool
 	}{{"taxi", true}, {"ring", false}} {
 		path := filepath.Join(dir, c.env+".parquet")
-			sampleLogs(t, path, "--env", c.env, "-n", "800", "-T", "400")
+		sampleLogs(t, path, "--env", c.env, "-n", "800", "-T", "400")
 		rep := estimateJSON(t, "--data", path, "--bootstrap", "0", "--estimators", "bch-tabular")
 		warned := strings.Contains(strings.Join(rep.Warnings, "\n"), "standard errors of the gap")
 		if r := rep.Estimates[0]; warned != c.warn || r.TransientSE == nil {
