@@ -54,26 +54,36 @@ import (
 // minimised with a ridge on theta (for gamma < 1 the per-action constants
 // are free, so that a large ridge shrinks q to a function of the action
 // alone; for gamma = 1 they are penalised, their sum being a direction the
-// loss does not see) by one linear solve, the ridge lambda being Ridge
-// (DefaultMQLRidge, 1e-4) times the mean curvature of the penalised
-// coefficients. With G the span of phi instead of an RKHS, this would be
-// LSTD-Q (Linear): MQL weighs the same Bellman residuals by the kernel's
-// test functions.
+// loss does not see) by one linear solve. The ridge on each coefficient
+// is Ridge (DefaultMQLRidge, 1e-4) times that coefficient's own curvature
+// in the loss, as if every feature had first been scaled to unit
+// curvature. One ridge for all, scaled to their mean curvature (before),
+// shrank the low-degree coefficients, whose curvature is far below the
+// quartic ones', hardest; for gamma = 1 on a log started away from the
+// stationary law the shrunk part of q(s) - q(s') moved into rho, a bias
+// that did not shrink with the data (-0.15 at n = 100 and 400 episodes on
+// lineargauss.DiscreteProblem started at s_0 ~ N(3, 0.5^2), now -0.01 to
+// -0.02; -0.03 to -0.10 on another such world, now within fqe's spread).
+// With G the span of phi instead of an RKHS, this would be LSTD-Q
+// (Linear): MQL weighs the same Bellman residuals by the kernel's test
+// functions.
 //
 // The defaults were measured on the discrete-action linear-Gaussian
 // problem (lineargauss.DiscreteProblem, n = 20, 80, 320 episodes of 100
-// steps, 4 seeds; RMSE against the quadrature truth, gamma = 0.9 / 1):
+// steps, 8 seeds; RMSE against the quadrature truth, gamma = 0.9 / 1):
 //
 //	                                   n = 20          n = 80          n = 320
-//	degree 2, ridge 1e-4               0.103 / 0.119   0.077 / 0.132   0.098 / 0.144
-//	degree 4, ridge 1e-4 (default)     0.032 / 0.045   0.022 / 0.030   0.005 / 0.014
-//	degree 4, ridge 1e-6               0.053 / 0.041   0.022 / 0.028   0.024 / 0.031
-//	degree 4, cross-validated ridge    0.032 / 0.068   0.021 / 0.032   0.021 / 0.024
-//	degree 6, ridge 1e-4               0.196 / 0.261   0.225 / 0.281   0.205 / 0.267
+//	degree 2, ridge 1e-4               0.102 / 0.146   0.087 / 0.150   0.101 / 0.145
+//	degree 4, ridge 1e-4 (default)     0.052 / 0.045   0.021 / 0.010   0.025 / 0.014
+//	degree 4, ridge 1e-6               0.051 / 0.039   0.027 / 0.024   0.025 / 0.026
+//	degree 4, ridge 1e-3               0.159 / 0.223   0.106 / 0.164   0.083 / 0.147
+//	degree 4, cross-validated ridge    0.111 / 0.146   0.046 / 0.071   0.025 / 0.016
+//	degree 6, ridge 1e-4               0.152 / 0.184   0.138 / 0.165   0.109 / 0.150
+//	degree 4, one ridge (before)       0.114 / 0.117   0.055 / 0.042   0.025 / 0.027 (4 seeds)
 //
 // (degree 2 cannot represent q; degree 6 extrapolates wildly at the next
 // states; 50 random Fourier features added to the monomials were worse
-// than either, 0.016 to 0.24).
+// than either, 0.016 to 0.24, measured with one ridge).
 //
 // Real states, discrete actions (neural, Neural set; --value-model
 // neural): q(s, .) = Shift + Unit net(x), a network of the standardised
@@ -281,7 +291,9 @@ func (m *MQLTabularModel) Values(d *dataset.Dataset) (q, v, next []float64, err 
 
 // MQLKernelModel is the q of MQL on real states and discrete actions.
 type MQLKernelModel struct {
-	// Ridge is the relative ridge used and Lambda the absolute one;
+	// Ridge is the relative ridge used (coefficient t's ridge is Ridge
+	// times its own curvature) and Lambda Ridge times the coefficients'
+	// mean curvature;
 	// Grid, HeldOutLoss and HeldOutSE the cross-validation's record (nil
 	// when Ridge was fixed) and Folds the folds that held data.
 	Ridge, Lambda                float64
