@@ -47,6 +47,7 @@ type estimateCmd struct {
 	BlockLength     int      `help:"Block length of the block bootstrap used for a single long episode (default: cube root of its length)."`
 	Workers         int      `help:"Goroutines for the estimators and the bootstrap (default: the number of CPUs)."`
 	JSON            bool     `name:"json" help:"Print exactly one JSON object on stdout."`
+	Timings         bool     `help:"Also give each estimator's time in --json (seconds) and in the --report. Without it they hold only what the data, the flags and the seeds fix, so two runs write the same bytes (the table on the terminal always shows the times)."`
 	FitBehavior     bool     `name:"fit-behavior" help:"Fit the behavior policy from the logged (state, action) pairs and weigh by it: counts for discrete states, logistic regression for real ones, cross-fitted over episodes (for logs without behavior probabilities; with them, the output says how far the fitted ones are)."`
 
 	policyLabel string // the target policy being estimated, for the progress bars (several policies)
@@ -107,7 +108,10 @@ type estimateRow struct {
 	// "percentile", or "student-t" for fewer than ope.PercentileMin.
 	Interval          string  `json:"interval,omitempty"`
 	BootstrapFailures int     `json:"bootstrap_failures,omitempty"`
-	Seconds           float64 `json:"seconds"`
+	// Seconds is the estimator's wall time, in --json only with
+	// --timings (so that two runs with the same seeds print the same
+	// bytes).
+	Seconds float64 `json:"seconds,omitempty"`
 
 	weights []float64 // Result.Weights, kept for --report only
 }
@@ -236,16 +240,36 @@ func (c *estimateCmd) Run(e *runEnv) error {
 	}
 	info.apply(rep)
 	rep.Data.File = displayName(c.Data, stdinName)
+	return c.write(e, rep)
+}
+
+// write writes rep: the report if asked for, then the JSON or the table.
+// The report and the JSON carry the times only with --timings.
+func (c *estimateCmd) write(e *runEnv, rep *estimateReport) error {
+	out := rep
+	if !c.Timings {
+		out = untimed(rep)
+	}
 	if c.Report != "" {
-		if err := writeReport(c.Report, rep, e.args); err != nil {
+		if err := writeReport(c.Report, out, e.args); err != nil {
 			return err
 		}
 	}
 	if c.JSON {
-		return json.NewEncoder(e.stdout).Encode(rep)
+		return json.NewEncoder(e.stdout).Encode(out)
 	}
 	printEstimate(e.stdout, rep)
 	return nil
+}
+
+// untimed returns rep with every row's time left out.
+func untimed(rep *estimateReport) *estimateReport {
+	out := *rep
+	out.Estimates = slices.Clone(rep.Estimates)
+	for i := range out.Estimates {
+		out.Estimates[i].Seconds = 0
+	}
+	return &out
 }
 
 // testNeural holds the settings of the neural value learner and of the

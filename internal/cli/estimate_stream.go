@@ -128,11 +128,7 @@ func (c *estimateCmd) runStream(e *runEnv) error {
 	for i := range rep.Estimates {
 		rep.Estimates[i].Seconds = time.Since(t0).Seconds()
 	}
-	if c.JSON {
-		return json.NewEncoder(e.stdout).Encode(rep)
-	}
-	printEstimate(e.stdout, rep)
-	return nil
+	return c.write(e, rep)
 }
 
 // newStats chooses the estimators from the flags and the first episodes

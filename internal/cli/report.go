@@ -42,6 +42,7 @@ type reportView struct {
 	Intervals              string
 	Policies               []policyView
 	Multi                  bool
+	Timed                  bool // the rows carry times (--timings)
 	Ranking                *rankingView
 	Warnings               []string
 }
@@ -96,6 +97,9 @@ func writeReport(path string, rep *estimateReport, args []string) error {
 func newReportView(rep *estimateReport, args []string) (*reportView, error) {
 	v := &reportView{FontFace: fontFace(), File: rep.Data.File, Command: shellQuote(append([]string{"ihope"}, args...)), Version: version(),
 		Data: dataFacts(rep.Data), Warnings: rep.Warnings, Multi: len(rep.Policies) > 1}
+	for _, row := range rep.Estimates {
+		v.Timed = v.Timed || row.Seconds > 0
+	}
 	v.Level = "95%"
 	if b := rep.Bootstrap; b != nil {
 		v.Level = fmt.Sprintf("%g%%", 100*(1-b.Alpha))

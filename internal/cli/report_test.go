@@ -341,3 +341,47 @@ func TestReportOnePolicy(t *testing.T) {
 		}
 	}
 }
+
+// Two runs with the same seeds write the same bytes, to --json and to the
+// report, in memory and streamed: the estimators' times are left out
+// unless --timings puts them back.
+func TestEstimateSameBytes(t *testing.T) {
+	dir := t.TempDir()
+	logs := filepath.Join(dir, "logs.csv")
+	d := sampleLogs(t, logs, "-n", "20", "-T", "100", "--target-probs")
+	shards := filepath.Join(dir, "shards")
+	if err := os.Mkdir(shards, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeShards(t, shards, d, 2)
+	once := func(data string, extra ...string) (string, string) {
+		t.Helper()
+		page := filepath.Join(dir, "report.html")
+		os.Remove(page)
+		args := append([]string{"estimate", "--data", data, "--json", "--bootstrap", "20",
+			"--estimators", "wis-stepwise,bch-tabular,fqe"}, extra...)
+		if data == logs {
+			args = append(args, "--report", page)
+		}
+		out, errOut, code := run(t, args...)
+		if code != ExitOK {
+			t.Fatalf("%q: %s", args, errOut)
+		}
+		b, _ := os.ReadFile(page)
+		return out, string(b)
+	}
+	for _, data := range []string{logs, shards} {
+		out1, page1 := once(data)
+		out2, page2 := once(data)
+		if out1 != out2 || page1 != page2 {
+			t.Errorf("%s: two runs with the same seeds differ:\n%s\n%s", data, out1, out2)
+		}
+		if strings.Contains(out1, `"seconds"`) || strings.Contains(page1, "<th>time</th>") {
+			t.Errorf("%s: times without --timings", data)
+		}
+		out3, page3 := once(data, "--timings")
+		if !strings.Contains(out3, `"seconds"`) || (data == logs && !strings.Contains(page3, "<th>time</th>")) {
+			t.Errorf("%s: --timings left out the times", data)
+		}
+	}
+}
