@@ -106,8 +106,8 @@ type estimateRow struct {
 	Resamples      int      `json:"bootstrap_resamples"`
 	// Interval is how the interval was formed from the resamples:
 	// "percentile", or "student-t" for fewer than ope.PercentileMin.
-	Interval          string  `json:"interval,omitempty"`
-	BootstrapFailures int     `json:"bootstrap_failures,omitempty"`
+	Interval          string `json:"interval,omitempty"`
+	BootstrapFailures int    `json:"bootstrap_failures,omitempty"`
 	// Seconds is the estimator's wall time, in --json only with
 	// --timings (so that two runs with the same seeds print the same
 	// bytes).
