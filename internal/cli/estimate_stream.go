@@ -52,7 +52,7 @@ func (c *estimateCmd) runStream(e *runEnv) error {
 	if err != nil {
 		return err
 	}
-	targets, _, err := c.targets(nil, true)
+	targets, refs, err := c.targets(nil, true)
 	if err != nil {
 		return err
 	}
@@ -125,6 +125,21 @@ func (c *estimateCmd) runStream(e *runEnv) error {
 		return err
 	}
 	rep := streamReport(res, c.Data)
+	if len(targets) == 1 || len(refs) > 0 {
+		// As estimateTargets names one policy in memory.
+		var info policyInfo
+		if len(targets) == 1 {
+			info.Name, info.File = targets[0].name, targets[0].file
+			for i := range rep.Estimates {
+				rep.Estimates[i].Policy = info.Name
+			}
+		}
+		info.targetSummary = rep.Data.targetSummary
+		if v, ok := refs[info.Name]; ok {
+			info.Reference = &v
+		}
+		rep.Policies = []policyInfo{info}
+	}
 	for i := range rep.Estimates {
 		rep.Estimates[i].Seconds = time.Since(t0).Seconds()
 	}

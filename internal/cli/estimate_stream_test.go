@@ -104,6 +104,11 @@ func TestEstimateStreamEqualsOneFile(t *testing.T) {
 	if *a.Estimates[0].Estimate != *b.Estimates[0].Estimate {
 		t.Errorf("--target-policy: stream %v, one file %v", *a.Estimates[0].Estimate, *b.Estimates[0].Estimate)
 	}
+	// The rows and the report name the policy as on one file.
+	if a.Estimates[0].Policy != "pi19" || b.Estimates[0].Policy != "pi19" || len(a.Policies) != 1 ||
+		a.Policies[0].Name != b.Policies[0].Name || a.Policies[0].File != b.Policies[0].File {
+		t.Errorf("--target-policy: stream names policy %q %+v, one file %q %+v", a.Estimates[0].Policy, a.Policies, b.Estimates[0].Policy, b.Policies)
+	}
 	// A file that contradicts the shards' target_prob is refused, as on
 	// one file (the stream used it beside the columns, mixing two
 	// targets).
