@@ -96,9 +96,10 @@ func (e DensityRatio) Estimate(d *dataset.Dataset, gamma float64) (Result, error
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: %w", name, err)
 	}
+	tail := a.zTail(gamma)
 	var restarts []float64
 	for k, wk := range members {
-		rk, err := ratioEstimate(d, gamma, wk)
+		rk, err := ratioEstimate(d, gamma, wk, tail)
 		if err != nil {
 			return Result{}, fmt.Errorf("%s: restart %d: %w", name, k+1, err)
 		}
@@ -110,14 +111,16 @@ func (e DensityRatio) Estimate(d *dataset.Dataset, gamma float64) (Result, error
 			return Result{}, fmt.Errorf("%s: %w", name, err)
 		}
 	}
-	res, err := ratioEstimate(d, gamma, w)
+	res, err := ratioEstimate(d, gamma, w, tail)
 	if err != nil {
 		return Result{}, err
 	}
 	res.Restarts = restarts
 	res.Model = m
-	res.Transient, res.TransientSE = halvesGap(d, res.Weights)
+	// The halves of the logged steps: an episode's absorbing steps, reward
+	// 0 and at the end, are not a start transient.
 	res.Weights = a.stepWeights(res.Weights)
+	res.Transient, res.TransientSE = halvesGap(a.logged, res.Weights)
 	res.Estimand = LongRun
 	res.Learner = e.Learner.Name()
 	if wr, ok := m.(ratio.Warner); ok {
@@ -169,8 +172,9 @@ func middleHalf(est []float64) []int {
 // as the weights, written over w (every StepRatios returns a slice of its
 // own, so no per-step array is allocated for them).
 // The factor gamma^t beta_i is formed in log space and scaled by its
-// maximum over the data, which cancels in the ratio.
-func ratioEstimate(d *dataset.Dataset, gamma float64, w []float64) (Result, error) {
+// maximum over the data, which cancels in the ratio. If tail is not nil,
+// episode e's last step has its weight times tail[e] (absorbed.zTail).
+func ratioEstimate(d *dataset.Dataset, gamma float64, w, tail []float64) (Result, error) {
 	maxLog, err := maxDiscountedLogRatio(d, gamma)
 	if err != nil {
 		return Result{}, err
@@ -181,6 +185,9 @@ func ratioEstimate(d *dataset.Dataset, gamma float64, w []float64) (Result, erro
 		lo, hi := d.Span(e)
 		for j := lo; j < hi; j++ {
 			v := w[j] * math.Exp(d.LogRatio(j)+float64(j-lo)*lg-maxLog)
+			if tail != nil && j == hi-1 {
+				v *= tail[e]
+			}
 			w[j] = v
 			num += v * d.Reward[j]
 			den += v
@@ -216,8 +223,9 @@ func maxDiscountedLogRatio(d *dataset.Dataset, gamma float64) (float64, error) {
 
 // discountedRatios returns gamma^t beta(a_j|s_j) for every step j, scaled
 // by its maximum over the data (formed in log space, so that a long
-// horizon neither overflows nor underflows before the scaling).
-func discountedRatios(d *dataset.Dataset, gamma float64) ([]float64, error) {
+// horizon neither overflows nor underflows before the scaling), episode
+// e's last step times tail[e] if tail is not nil (absorbed.zTail).
+func discountedRatios(d *dataset.Dataset, gamma float64, tail []float64) ([]float64, error) {
 	maxLog, err := maxDiscountedLogRatio(d, gamma)
 	if err != nil {
 		return nil, err
@@ -228,6 +236,9 @@ func discountedRatios(d *dataset.Dataset, gamma float64) ([]float64, error) {
 		lo, hi := d.Span(e)
 		for j := lo; j < hi; j++ {
 			q[j] = math.Exp(d.LogRatio(j) + float64(j-lo)*lg - maxLog)
+		}
+		if tail != nil && hi > lo {
+			q[hi-1] *= tail[e]
 		}
 	}
 	return q, nil

@@ -184,7 +184,7 @@ func (e DR) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 		normalisePerStep(d, gamma, w)
 		psi, u, err = drHorizon(d, gamma, q, v, next, w)
 	} else {
-		psi, u, err = drLongRun(d, gamma, q, v, next, w)
+		psi, u, err = drLongRun(d, gamma, a.zTail(gamma), q, v, next, w)
 	}
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: %w", name, err)
@@ -358,9 +358,10 @@ func drHorizon(d *dataset.Dataset, gamma float64, q, v, next, rho []float64) (ps
 // estimate and whose spread gives its influence-function standard error:
 // psi_i = (1-gamma) v(s^i_0) + C + (m / sum_j u_j) sum_{j in i} u_j (delta_j - C),
 // the linearisation of the self-normalised correction C around its value,
-// and the weights u_j of the correction.
-func drLongRun(d *dataset.Dataset, gamma float64, q, v, next, w []float64) (psi, u []float64, err error) {
-	u, err = discountedRatios(d, gamma)
+// and the weights u_j of the correction (a terminal episode's absorbing
+// tail counted, absorbed.zTail).
+func drLongRun(d *dataset.Dataset, gamma float64, tail, q, v, next, w []float64) (psi, u []float64, err error) {
+	u, err = discountedRatios(d, gamma, tail)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -252,12 +252,15 @@ func TestTerminalByHand(t *testing.T) {
 // bch-tabular reads a log as draws from the behavior's stationary
 // (discounted) visitation, which a log of 3-step episodes is not, with or
 // without terminal states (on the expectation log of tinyMDP, T = 3, it
-// gives 0.8595 against the exact 0.8464): on quitMDP's population log it
-// gives 1.14788 against 67/61 = 1.09836. What it does with terminal
-// episodes is what it does with COBS's form of the same log, the absorbing
-// state an explicit state in which the episodes are padded (to T + 1 = 4
-// steps, as Absorbing pads for the long run): the two estimates agree.
+// gives 0.8595 against the exact 0.8464). On quitMDP's population log it
+// gives 1.0953 against 67/61 = 1.09836: a terminal episode's last padded
+// step stands for the absorbing state's whole discounted tail
+// (absorbed.zTail). COBS's form of the same log, z an explicit state in
+// which the episodes are padded to T + 1 = 4 steps with nothing saying
+// the chain stays there, gives 1.14788, which the terminal log gave too
+// before the tail was counted.
 func TestTerminalBCHAsCOBS(t *testing.T) {
+	const withTail, cobsForm = 1.09529531065, 1.1478769798
 	for _, probs := range []bool{false, true} {
 		d := quitPopulation(t, true, probs)
 		cobs := quitLog(t, false, probs, 4)
@@ -270,8 +273,49 @@ func TestTerminalBCHAsCOBS(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if math.Abs(got.Value-want.Value) > 1e-12 || math.Abs(got.Value-quitLongRunHalf) < 0.01 {
-			t.Errorf("bch-tabular: %.12g on the terminal log, %.12g in COBS's form (hand value %.6g)", got.Value, want.Value, quitLongRunHalf)
+		if math.Abs(got.Value-withTail) > 1e-9 || math.Abs(want.Value-cobsForm) > 1e-9 {
+			t.Errorf("bch-tabular: %.12g on the terminal log (want %.12g), %.12g in COBS's form (want %.12g); hand value %.6g",
+				got.Value, withTail, want.Value, cobsForm, quitLongRunHalf)
+		}
+	}
+}
+
+// Every episode one terminal step (one state, action 0 pays 2 and action
+// 1 pays -1, both ending the episode; uniform behavior, target 3/4, 1/4):
+// the discounted visitation is the start state at weight 1 - gamma and z
+// at gamma, so the long-run value is (1 - gamma)(3/4 2 - 1/4) = 0.125 at
+// gamma = 0.9. bch-tabular, dr and the state-action ratios give it
+// exactly on the population log; bch-tabular gave 0.658 (1.25/1.9) when
+// z's padded step weighed gamma^1 only.
+func TestTerminalOneStep(t *testing.T) {
+	const gamma = 0.9
+	var eps []dataset.Episode
+	for k := range 8 {
+		a := k / 2 % 2 // both actions in each of dr's folds (episode i in fold i mod 2)
+		{
+			eps = append(eps, dataset.Episode{ID: fmt.Sprint(len(eps)), Steps: []dataset.Step{{
+				State: 0, Action: a, Reward: []float64{2, -1}[a], Terminal: true,
+				LogBehavior: math.Log(0.5), LogTarget: math.Log([]float64{0.75, 0.25}[a]),
+				TargetProbs: []float64{0.75, 0.25}}}})
+		}
+	}
+	d, err := dataset.New(1, 2, eps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	truth := (1 - gamma) * (0.75*2 - 0.25)
+	for _, name := range []string{"bch-tabular", "dr", "mwl", "fqe"} {
+		est, err := ope.New([]string{name}, ope.Options{Estimand: ope.LongRun})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := est[0].Estimate(d, gamma)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if math.Abs(res.Value-truth) > 1e-9 {
+			t.Errorf("%s: %.12g, want (1 - gamma) E_pi[r] = %.12g", name, res.Value, truth)
 		}
 	}
 }
