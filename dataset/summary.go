@@ -13,6 +13,9 @@ type Summary struct {
 	// MeanReward is the mean logged reward (NaN for no steps or an
 	// infinite mean).
 	MeanReward float64
+	// MinReward and MaxReward are the smallest and largest logged rewards
+	// (NaN for no steps).
+	MinReward, MaxReward float64
 	// ZeroTarget counts the steps whose action the target never takes.
 	ZeroTarget int
 	// LargeRatio counts the steps with pi/pi0 > LargeRatioLimit, and
@@ -58,6 +61,9 @@ type Summarizer struct {
 	// MeanR is the running mean reward, MaxLR the largest log pi/pi0 (-Inf
 	// before any; Summary turns these into Summary's NaNs).
 	MeanR, MaxLR float64
+	// MinR, MaxR are the smallest and largest rewards (+Inf, -Inf before
+	// any).
+	MinR, MaxR float64
 	// Started is set by the first Add.
 	Started bool
 }
@@ -65,6 +71,7 @@ type Summarizer struct {
 func (z *Summarizer) init() {
 	if !z.Started {
 		z.S.MinLength, z.MaxLR, z.Started = math.MaxInt, math.Inf(-1), true
+		z.MinR, z.MaxR = math.Inf(1), math.Inf(-1)
 	}
 }
 
@@ -99,6 +106,7 @@ func (z *Summarizer) Add(d *Dataset, lo, hi int) {
 		for j := a; j < b; j++ {
 			s.Steps++
 			z.MeanR += (d.Reward[j] - z.MeanR) / float64(s.Steps)
+			z.MinR, z.MaxR = math.Min(z.MinR, d.Reward[j]), math.Max(z.MaxR, d.Reward[j])
 			if states != nil {
 				states[d.State[j]] = true
 			}
@@ -135,6 +143,7 @@ func (z *Summarizer) Merge(o *Summarizer) {
 		z.MeanR += (o.MeanR - z.MeanR) * float64(t.Steps) / float64(s.Steps+t.Steps)
 	}
 	z.MaxLR = math.Max(z.MaxLR, o.MaxLR)
+	z.MinR, z.MaxR = math.Min(z.MinR, o.MinR), math.Max(z.MaxR, o.MaxR)
 	if s.LargeRatio == 0 && t.LargeRatio > 0 {
 		s.FirstLarge = t.FirstLarge
 	}
@@ -162,6 +171,10 @@ func (z *Summarizer) Merge(o *Summarizer) {
 func (z *Summarizer) Summary() Summary {
 	s := z.S
 	s.MeanReward, s.MaxLogRatio = math.NaN(), math.NaN()
+	s.MinReward, s.MaxReward = math.NaN(), math.NaN()
+	if s.Steps > 0 {
+		s.MinReward, s.MaxReward = z.MinR, z.MaxR
+	}
 	if s.Episodes == 0 {
 		s.MinLength = 0
 	}

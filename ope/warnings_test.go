@@ -98,3 +98,44 @@ func TestDataWarnings(t *testing.T) {
 		t.Errorf("warnings %q, want none", got)
 	}
 }
+
+// An estimate outside the logged rewards' range (0 included when an
+// episode is terminal) is warned about; one inside it, or on its edge,
+// is not.
+func TestRangeWarning(t *testing.T) {
+	rewards := func(terminal bool, r ...float64) dataset.Summary {
+		var steps []dataset.Step
+		for _, v := range r {
+			steps = append(steps, dataset.Step{Reward: v, HasNext: true})
+		}
+		steps[len(steps)-1].HasNext, steps[len(steps)-1].Terminal = !terminal, terminal
+		d, err := dataset.New(1, 1, []dataset.Episode{{ID: "a", Steps: steps}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return dataset.Summarize(d)
+	}
+	for _, c := range []struct {
+		s    dataset.Summary
+		v    float64
+		warn bool
+	}{
+		{rewards(false, -1, 1), 0.3, false},
+		{rewards(false, -1, 1), 1, false},
+		{rewards(false, -1, 1), -1 - 1e-12, false}, // rounding
+		{rewards(false, -1, 1), -4.46, true},
+		{rewards(false, -1, 1), 1.01, true},
+		{rewards(false, 2, 3), 1, true},
+		{rewards(true, 2, 3), 1, false}, // the absorbing tail pays 0
+		{rewards(true, 2, 3), -0.5, true},
+		{rewards(false, 2, 3), math.NaN(), false},
+	} {
+		got := ope.RangeWarning("fqe", c.v, c.s)
+		if (got != "") != c.warn {
+			t.Errorf("%g in [%g, %g] (terminal %d): warning %q", c.v, c.s.MinReward, c.s.MaxReward, c.s.Terminal, got)
+		}
+		if c.warn && !strings.HasPrefix(got, "fqe: the estimate") {
+			t.Errorf("warning %q", got)
+		}
+	}
+}

@@ -1,9 +1,11 @@
 package ratio
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -45,5 +47,24 @@ func TestFourierMixture(t *testing.T) {
 	}
 	if !slices.Equal(single.omega, want) {
 		t.Errorf("frequencies with scales {1}: %v, want %v", single.omega, want)
+	}
+}
+
+// The negative-ratio warning calls a few negative units possible noise
+// and many a sign of a poorly determined ratio, with their share.
+func TestNegativeWarning(t *testing.T) {
+	for _, c := range []struct {
+		n, total int
+		want     string
+	}{
+		{3, 1000, "so few may be noise"},
+		{50, 1000, "so few may be noise"},
+		{120, 1000, "12% of them"},
+		{4040, 10000, "40% of them"},
+	} {
+		got := negativeWarning(c.n, c.total, "transitions", "why")
+		if !strings.Contains(got, c.want) || !strings.Contains(got, fmt.Sprintf("negative at %d of the %d logged transitions", c.n, c.total)) {
+			t.Errorf("%d of %d: %q, want %q", c.n, c.total, got, c.want)
+		}
 	}
 }

@@ -125,8 +125,7 @@ func (m *PairKernelModel) StepRatios(d *dataset.Dataset) ([]float64, error) {
 func (m *PairKernelModel) Warnings() []string {
 	var out []string
 	if m.Negative > 0 {
-		out = append(out, fmt.Sprintf("the learned ratio w is negative at %d of the %d logged transitions (w is linear in its features, not constrained to w >= 0; a few are noise in the tails)",
-			m.Negative, m.Transitions))
+		out = append(out, negativeWarning(m.Negative, m.Transitions, "transitions", "w is linear in its features, not constrained to w >= 0"))
 	}
 	if len(m.Grid) > 0 && m.Ridge == m.Grid[len(m.Grid)-1] {
 		out = append(out, fmt.Sprintf("the cross-validation chose the largest ridge of its grid (%g): w is shrunk towards a function of the action alone", m.Ridge))

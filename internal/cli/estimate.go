@@ -250,6 +250,9 @@ func (c *estimateCmd) write(e *runEnv, rep *estimateReport) error {
 	if !c.Timings {
 		out = untimed(rep)
 	}
+	if out.Warnings == nil {
+		out.Warnings = []string{} // [] in JSON, never null
+	}
 	if c.Report != "" {
 		if err := writeReport(c.Report, out, e.args); err != nil {
 			return err
@@ -357,6 +360,11 @@ func (c *estimateCmd) estimate(d *dataset.Dataset, target *targetPolicy, stderr 
 			continue
 		}
 		rep.Warnings = append(rep.Warnings, warnings...)
+		if row.Estimate != nil {
+			if w := ope.RangeWarning(en.Name, *row.Estimate, sum); w != "" {
+				rep.Warnings = append(rep.Warnings, w)
+			}
+		}
 		rep.Estimates = append(rep.Estimates, row)
 		if row.Estimate != nil {
 			ok = append(ok, en)
@@ -665,7 +673,7 @@ func transientWarnings(rep *estimateReport) []string {
 			}
 		}
 		if by != "" {
-			out = append(out, fmt.Sprintf("%s: the first and second halves of the episodes differ by %.3g, %s: the logs start in a transient, and on such logs this estimator lands between the long-run value it reports and the %d-step value, often near the latter; for the long-run value use fqe, dr or mwl, for the %d-step value --estimand horizon",
+			out = append(out, fmt.Sprintf("%s: the weighted rewards of the episodes' first and second halves differ by %.3g, %s. Either the logs start in a transient (then this estimator lands between the long-run value it reports and the %d-step value, often near the latter) or its ratio does not make the logged steps look like the target's; for the long-run value compare fqe, dr and mwl, and trust them where they agree, for the %d-step value --estimand horizon",
 				row.Estimator, *row.Transient, by, rep.Data.MaxLength, rep.Data.MaxLength))
 		}
 	}

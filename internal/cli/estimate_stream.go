@@ -254,6 +254,9 @@ func streamReport(res *stream.Results, file string) *estimateReport {
 		}
 		rep.Warnings = append(rep.Warnings, ope.WeightSummaryWarnings(est.Name, est.Unit, est.Weights)...)
 		rep.Warnings = append(rep.Warnings, est.Result.Warnings...)
+		if w := ope.RangeWarning(est.Name, v, res.Summary); w != "" {
+			rep.Warnings = append(rep.Warnings, w)
+		}
 		rep.Estimates = append(rep.Estimates, row)
 		if est.Interval != nil {
 			applyInterval(rep, &rep.Estimates[len(rep.Estimates)-1], *est.Interval, cfg.Resamples)

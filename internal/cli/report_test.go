@@ -385,3 +385,37 @@ func TestEstimateSameBytes(t *testing.T) {
 		}
 	}
 }
+
+// --json's warnings are [] when there are none, never null (also with
+// the behavior's own lines, estimate_behavior.go), and an estimate
+// outside the logged rewards' range is warned about: two one-step
+// episodes both take action 0 (reward 1) at pi/pi0 = 2, so is-trajectory
+// overshoots to 2.
+func TestEstimateWarningsJSON(t *testing.T) {
+	logs := filepath.Join(t.TempDir(), "logs.csv")
+	csv := "episode,t,state,action,reward,next_state,behavior_prob,target_prob\n" +
+		"a,0,0,0,1,0,0.5,1\nb,0,0,0,1,0,0.5,1\n"
+	if err := os.WriteFile(logs, []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := run(t, "estimate", "--data", logs, "--json", "--bootstrap", "0", "--estimators", "naive")
+	if code != ExitOK {
+		t.Fatal(errOut)
+	}
+	if !strings.Contains(out, `"warnings":[]`) {
+		t.Errorf("no warnings should print as []: %s", out)
+	}
+	rep := estimateJSON(t, "--data", logs, "--bootstrap", "0", "--estimators", "naive,is-trajectory")
+	if v := rowsByName(rep)["is-trajectory"].Estimate; v == nil || *v != 2 {
+		t.Fatalf("is-trajectory: %v, want 2", v)
+	}
+	var found []string
+	for _, w := range rep.Warnings {
+		if strings.Contains(w, "outside the range of the logged rewards") {
+			found = append(found, w)
+		}
+	}
+	if len(found) != 1 || !strings.HasPrefix(found[0], "is-trajectory: the estimate 2 lies outside") {
+		t.Errorf("range warnings %q, want one for is-trajectory", found)
+	}
+}
