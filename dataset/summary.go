@@ -36,6 +36,9 @@ type Summary struct {
 	OpenEndings int
 	// Terminal counts the episodes that ended in a terminal state.
 	Terminal int
+	// MinCutOff is the length of the shortest episode that did not end
+	// in a terminal state (0 if every episode did).
+	MinCutOff int
 }
 
 // LargeRatioLimit is the policy ratio pi/pi0 above which Summarize counts
@@ -72,6 +75,7 @@ func (z *Summarizer) init() {
 	if !z.Started {
 		z.S.MinLength, z.MaxLR, z.Started = math.MaxInt, math.Inf(-1), true
 		z.MinR, z.MaxR = math.Inf(1), math.Inf(-1)
+		z.S.MinCutOff = math.MaxInt
 	}
 }
 
@@ -100,8 +104,11 @@ func (z *Summarizer) Add(d *Dataset, lo, hi int) {
 		s.MaxLength = max(s.MaxLength, b-a)
 		if d.IsTerminal(e) {
 			s.Terminal++
-		} else if b > a && !d.HasFinal[e] {
-			s.OpenEndings++
+		} else {
+			s.MinCutOff = min(s.MinCutOff, b-a)
+			if b > a && !d.HasFinal[e] {
+				s.OpenEndings++
+			}
 		}
 		for j := a; j < b; j++ {
 			s.Steps++
@@ -154,6 +161,7 @@ func (z *Summarizer) Merge(o *Summarizer) {
 	s.LargeRatio += t.LargeRatio
 	s.OpenEndings += t.OpenEndings
 	s.Terminal += t.Terminal
+	s.MinCutOff = min(s.MinCutOff, t.MinCutOff)
 	for _, p := range []struct {
 		to   *[]bool
 		from []bool
@@ -177,6 +185,9 @@ func (z *Summarizer) Summary() Summary {
 	}
 	if s.Episodes == 0 {
 		s.MinLength = 0
+	}
+	if s.MinCutOff == math.MaxInt {
+		s.MinCutOff = 0
 	}
 	if s.Steps > 0 && !math.IsInf(z.MeanR, 0) {
 		s.MeanReward = z.MeanR

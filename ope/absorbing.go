@@ -86,6 +86,25 @@ func (a absorbed) zTail(gamma float64) []float64 {
 	return tail
 }
 
+// absorbingLongRun is absorbing for an estimator of the long-run value
+// only, whose refusal at gamma = 1 (still ErrAbsorbingAverage to
+// errors.Is) cannot advise it the horizon value, as absorbing's does:
+// it names the estimators that have one.
+func absorbingLongRun(name string, d *dataset.Dataset, gamma float64) (absorbed, error) {
+	a, err := absorbing(name, d, gamma, LongRun)
+	if errors.Is(err, ErrAbsorbingAverage) {
+		err = longRunOnlyError{fmt.Sprintf("%s: %d of %d episodes end in a terminal state, so the long-run average reward (gamma = 1) is 0 for every policy, and %s estimates the long-run value only: discount (gamma < 1), or for the horizon value use fqe, dr, model-based or wis-stepwise",
+			name, d.NumTerminal(), d.NumEpisodes(), name)}
+	}
+	return a, err
+}
+
+// longRunOnlyError is absorbingLongRun's refusal.
+type longRunOnlyError struct{ msg string }
+
+func (e longRunOnlyError) Error() string { return e.msg }
+func (e longRunOnlyError) Unwrap() error { return ErrAbsorbingAverage }
+
 // padded reports whether the log was changed.
 func (a absorbed) padded() bool { return a.d != a.logged }
 

@@ -77,7 +77,7 @@ func (e DensityRatio) Estimate(d *dataset.Dataset, gamma float64) (Result, error
 	if err := checkBehavior(name, d); err != nil {
 		return Result{}, err
 	}
-	a, err := absorbing(name, d, gamma, LongRun)
+	a, err := absorbingLongRun(name, d, gamma)
 	if err != nil {
 		return Result{}, err
 	}

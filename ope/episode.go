@@ -57,6 +57,9 @@ func checkBehavior(name string, d *dataset.Dataset) error {
 // the estimator needs the episodes for.
 func checkSeveral(name, why string, d *dataset.Dataset) error {
 	if d.NumEpisodes() < 2 {
+		if d.NumEpisodes() == 1 && d.IsTerminal(0) {
+			return fmt.Errorf("%s: needs several episodes (%s); this log is one episode, which ends in a terminal state: use fqe, model-based or dr", name, why)
+		}
 		return errOneEpisode(name, why)
 	}
 	return nil

@@ -59,7 +59,7 @@ func (e PairRatio) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	if err := checkEpisodes(name, d); err != nil {
 		return Result{}, err
 	}
-	a, err := absorbing(name, d, gamma, LongRun)
+	a, err := absorbingLongRun(name, d, gamma)
 	if err != nil {
 		return Result{}, err
 	}
@@ -167,7 +167,7 @@ func (e MQL) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	if err := checkEpisodes(name, d); err != nil {
 		return Result{}, err
 	}
-	a, err := absorbing(name, d, gamma, LongRun)
+	a, err := absorbingLongRun(name, d, gamma)
 	if err != nil {
 		return Result{}, err
 	}

@@ -269,7 +269,7 @@ func (e DensityRatio) Prepare(d *dataset.Dataset, gamma float64) (func([]int) (f
 	if err := checkBehavior(name, d); err != nil {
 		return nil, err
 	}
-	a, err := absorbing(name, d, gamma, LongRun)
+	a, err := absorbingLongRun(name, d, gamma)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
@@ -348,6 +349,12 @@ func TestTerminalLongRunAverageRefused(t *testing.T) {
 	}
 	if got := ope.DefaultEstimand(d.Subset([]int{last})); got != ope.Horizon {
 		t.Errorf("default estimand of one terminal episode: %s, want horizon", got)
+	}
+	// One terminal episode is not a continuing log: the IS family's
+	// refusal says so and names what estimates it.
+	wis, _ := ope.New([]string{"wis-stepwise"}, ope.Options{})
+	if _, err := wis[0].Estimate(d.Subset([]int{last}), 1); err == nil || !strings.Contains(err.Error(), "ends in a terminal state: use fqe") {
+		t.Errorf("wis-stepwise on one terminal episode: %v", err)
 	}
 }
 

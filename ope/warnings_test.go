@@ -139,3 +139,36 @@ func TestRangeWarning(t *testing.T) {
 		}
 	}
 }
+
+// Terminal episodes beside episodes cut off before the longest make the
+// horizon value ill-defined, and only that mixture is warned about.
+func TestHorizonWarning(t *testing.T) {
+	episode := func(id string, n int, terminal bool) dataset.Episode {
+		steps := make([]dataset.Step, n)
+		for k := range steps {
+			steps[k].HasNext = k < n-1 || !terminal
+		}
+		steps[n-1].Terminal = terminal
+		return dataset.Episode{ID: id, Steps: steps}
+	}
+	for _, c := range []struct {
+		eps  []dataset.Episode
+		est  ope.Estimand
+		warn bool
+	}{
+		{[]dataset.Episode{episode("a", 2, true), episode("b", 5, false), episode("c", 3, false)}, ope.Horizon, true},
+		{[]dataset.Episode{episode("a", 2, true), episode("b", 5, false), episode("c", 3, false)}, ope.LongRun, false},
+		{[]dataset.Episode{episode("a", 2, true), episode("b", 5, false), episode("c", 5, false)}, ope.Horizon, false}, // every cut-off at T
+		{[]dataset.Episode{episode("a", 2, true), episode("b", 5, true)}, ope.Horizon, false},                          // all terminal
+		{[]dataset.Episode{episode("b", 5, false), episode("c", 3, false)}, ope.Horizon, false},                        // none terminal
+	} {
+		d, err := dataset.New(1, 1, c.eps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ope.HorizonWarning(dataset.Summarize(d), c.est)
+		if (got != "") != c.warn {
+			t.Errorf("%d episodes, %s: warning %q, want %v", len(c.eps), c.est, got, c.warn)
+		}
+	}
+}

@@ -341,6 +341,9 @@ func (c *estimateCmd) estimate(d *dataset.Dataset, target *targetPolicy, stderr 
 	rep.Data = newDataSummary(d, sum, c.Gamma)
 	rep.Data.Estimand = string(opts.Estimand)
 	rep.Warnings = append(rep.Warnings, ope.DataWarnings(sum)...)
+	if w := ope.HorizonWarning(sum, opts.Estimand); w != "" {
+		rep.Warnings = append(rep.Warnings, w)
+	}
 	rep.Warnings = append(rep.Warnings, warnings...)
 	rep.Warnings = append(rep.Warnings, c.noBehaviorWarnings(d, opts)...)
 	entries, skipped := c.choose(d, opts)
@@ -372,8 +375,8 @@ func (c *estimateCmd) estimate(d *dataset.Dataset, target *targetPolicy, stderr 
 		}
 	}
 	if len(absorbed) > 0 {
-		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: not run: they estimate the long-run value, and %d of %s end in a terminal state, %v",
-			strings.Join(absorbed, ", "), d.NumTerminal(), plural(d.NumEpisodes(), "episode"), ope.ErrAbsorbingAverage))
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: not run: they estimate the long-run value, and %d of %s end in a terminal state, so the long-run average reward (gamma = 1) is 0 for every policy; discount (gamma < 1) to run them",
+			strings.Join(absorbed, ", "), d.NumTerminal(), plural(d.NumEpisodes(), "episode")))
 	}
 	if c.Bootstrap == 0 {
 		rep.Warnings = append(rep.Warnings, transientWarnings(rep)...)
