@@ -159,7 +159,8 @@ func TestHorizonWarning(t *testing.T) {
 		{[]dataset.Episode{episode("a", 2, true), episode("b", 5, false), episode("c", 3, false)}, ope.Horizon, true},
 		{[]dataset.Episode{episode("a", 2, true), episode("b", 5, false), episode("c", 3, false)}, ope.LongRun, false},
 		{[]dataset.Episode{episode("a", 2, true), episode("b", 5, false), episode("c", 5, false)}, ope.Horizon, false}, // every cut-off at T
-		{[]dataset.Episode{episode("a", 2, true), episode("b", 5, true)}, ope.Horizon, false},                          // all terminal
+		{[]dataset.Episode{episode("a", 2, true), episode("b", 5, true)}, ope.Horizon, true},                           // all terminal: the data set T
+		{[]dataset.Episode{episode("a", 5, true), episode("b", 5, true)}, ope.Horizon, false},                          // all terminal at one length
 		{[]dataset.Episode{episode("b", 5, false), episode("c", 3, false)}, ope.Horizon, false},                        // none terminal
 	} {
 		d, err := dataset.New(1, 1, c.eps)
