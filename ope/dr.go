@@ -203,7 +203,41 @@ func (e DR) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	if w := correctionCollapse(u); w != "" {
 		res.Warnings = append(res.Warnings, w)
 	}
+	if w := largeCorrection(d, gamma, est, v, val, se); w != "" {
+		res.Warnings = append(res.Warnings, w)
+	}
 	return res, nil
+}
+
+// largeCorrection warns when dr's correction moves its value model's own
+// estimate (the start values: g0 v(s_0) under the horizon, (1 - gamma)
+// v(s_0) for the discounted long run) by more than 3 standard errors of
+// dr: the value model then misfits the logs by about that much, dr rests
+// on its ratio model, and its interval, the sampling noise of both,
+// counts neither model's bias. On unseen nonlinear worlds where the
+// quadratic value model misfit, dr's Wald interval held the truth in 24
+// of 72 runs. It returns "" otherwise, and for gamma = 1 under the long
+// run, where the value model's own estimate is its average reward.
+func largeCorrection(d *dataset.Dataset, gamma float64, est Estimand, v []float64, val, se float64) string {
+	if est == LongRun && gamma == 1 || !(se > 0) {
+		return ""
+	}
+	model := 0.0
+	for e := range d.NumEpisodes() {
+		lo, hi := d.Span(e)
+		g0 := 1 - gamma
+		if est == Horizon {
+			g0, _ = discountStart(gamma, hi-lo)
+		}
+		model += g0 * v[lo]
+	}
+	model /= float64(d.NumEpisodes())
+	corr := val - model
+	if math.Abs(corr) <= 3*se {
+		return ""
+	}
+	return fmt.Sprintf("dr: its correction moves its value model's estimate (%.4g) by %.3g, %.0f standard errors: the value model misfits these logs, so dr rests on its ratio model, and its interval counts the sampling noise, not either model's bias (compare fqe, mwl and wis-stepwise)",
+		model, corr, math.Abs(corr)/se)
 }
 
 // correctionCollapse warns when the weights u of dr's correction

@@ -3,6 +3,7 @@ package ope_test
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
@@ -250,6 +251,12 @@ func TestDRDoublyRobustHorizon(t *testing.T) {
 			}
 			if res.Estimand != ope.Horizon {
 				t.Errorf("case %d: estimand %q", i, res.Estimand)
+			}
+			// The wrong value model (q = 0) needs a correction of many
+			// standard errors, and dr says so; the exact one needs none.
+			warned := strings.Contains(strings.Join(res.Warnings, "\n"), "its correction moves its value model's estimate")
+			if warned != (c.q == wrongQ) {
+				t.Errorf("gamma %g case %d: warned of a large correction %v, want %v: %q", gamma, i, warned, c.q == wrongQ, res.Warnings)
 			}
 		}
 		// The exact ratio alone is MIS: unbiased on the expectation log.
