@@ -21,7 +21,8 @@ func Concat(parts []*Dataset) (*Dataset, error) {
 	for i, p := range parts {
 		if p.StateDim != first.StateDim || p.ActionDim != first.ActionDim ||
 			(p.LogBehavior == nil) != (first.LogBehavior == nil) || (p.TargetProbs == nil) != (first.TargetProbs == nil) ||
-			(p.TargetProbs != nil && p.NumActions != first.NumActions) || (p.Terminal == nil) != (first.Terminal == nil) {
+			(p.TargetProbs != nil && p.NumActions != first.NumActions) || (p.Terminal == nil) != (first.Terminal == nil) ||
+			(p.Tail == nil) != (first.Tail == nil) {
 			return nil, fmt.Errorf("dataset: part %d has other columns than part 0", i)
 		}
 		out.NumStates, out.NumActions = max(out.NumStates, p.NumStates), max(out.NumActions, p.NumActions)

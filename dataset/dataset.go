@@ -78,6 +78,15 @@ type Dataset struct {
 	// estimators replace it by the absorbing state (Absorbing).
 	Terminal []bool
 
+	// Tail, if not nil, says per episode that its last step is in an
+	// absorbing state the process never leaves: set on the padded form of
+	// an episodic log made for a discounted long-run value (package ope),
+	// never read from or written to a file. A learner or estimator that
+	// weighs step t by gamma^t, for the discounted visitation, counts that
+	// step for itself and every later one: gamma^t/(1 - gamma)
+	// (DiscountTail).
+	Tail []bool
+
 	// cuts, if not nil, holds the steps whose next state is not the
 	// state of the step after them although both lie in one episode: the
 	// block ends of a moving-block bootstrap resample (Blocks), where each
@@ -147,6 +156,16 @@ func (d *Dataset) MaxLen() int {
 
 // IsTerminal reports whether episode e ended in a terminal state.
 func (d *Dataset) IsTerminal(e int) bool { return d.Terminal != nil && d.Terminal[e] }
+
+// DiscountTail returns the factor of the discounted weight gamma^t of
+// episode e's last step: 1/(1 - gamma) if the episode stays in its last,
+// absorbing state for ever (Tail) and gamma < 1, 1 otherwise.
+func (d *Dataset) DiscountTail(e int, gamma float64) float64 {
+	if d.Tail == nil || !d.Tail[e] || gamma >= 1 {
+		return 1
+	}
+	return 1 / (1 - gamma)
+}
 
 // NumTerminal returns the number of episodes that ended in a terminal
 // state.
@@ -367,6 +386,9 @@ func (d *Dataset) Blocks(starts, lens []int) *Dataset {
 	if out.Terminal != nil {
 		out.Terminal = append(out.Terminal, d.IsTerminal(0) && last == d.Start[1])
 	}
+	if out.Tail != nil {
+		out.Tail = append(out.Tail, d.Tail[0] && last == d.Start[1])
+	}
 	return out
 }
 
@@ -391,6 +413,9 @@ func (d *Dataset) derive() *Dataset {
 	if d.Terminal != nil {
 		out.Terminal = []bool{}
 	}
+	if d.Tail != nil {
+		out.Tail = []bool{}
+	}
 	return out
 }
 
@@ -404,6 +429,9 @@ func (out *Dataset) appendSpan(d *Dataset, e, lo, hi int) {
 	if out.Terminal != nil {
 		// A cut episode (Head) did not reach its terminal step.
 		out.Terminal = append(out.Terminal, d.IsTerminal(e) && hi == d.Start[e+1])
+	}
+	if out.Tail != nil {
+		out.Tail = append(out.Tail, d.Tail[e] && hi == d.Start[e+1])
 	}
 }
 
@@ -478,6 +506,7 @@ func (d *Dataset) Clone() *Dataset {
 	c.HasFinalTarget = slices.Clone(d.HasFinalTarget)
 	c.Policies = slices.Clone(d.Policies)
 	c.Terminal = slices.Clone(d.Terminal)
+	c.Tail = slices.Clone(d.Tail)
 	return &c
 }
 

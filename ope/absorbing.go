@@ -57,33 +57,20 @@ func absorbing(name string, d *dataset.Dataset, gamma float64, est Estimand) (ab
 		T++
 	}
 	a.d = d.Absorbing(T)
-	return a, nil
-}
-
-// zTail returns, for a log padded for the long-run value (gamma < 1),
-// the factor 1/(1 - gamma) for each terminal episode and 1 for the
-// others, nil if no episode was padded. A terminal episode's last padded
-// step is in z, where the chain stays for ever: in a discounted
-// visitation that step stands for itself and every later one, weight
-// gamma^t + gamma^(t+1) + ... = gamma^t/(1 - gamma). The estimators that
-// weigh the logged steps by gamma^t to estimate an expectation under the
-// target's discounted visitation (the paper's density ratio, dr's
-// correction) multiply that step's weight by it. The padding alone left
-// the tail out: with every episode one terminal step at gamma = 0.9,
-// bch-tabular gave 0.0221 against a truth of 0.0020 (z's share of the
-// visitation, 0.9, was 0.47 of the weights).
-func (a absorbed) zTail(gamma float64) []float64 {
-	if !a.padded() || gamma == 1 {
-		return nil
-	}
-	tail := make([]float64, a.d.NumEpisodes())
-	for e := range tail {
-		tail[e] = 1
-		if a.logged.IsTerminal(e) {
-			tail[e] = 1 / (1 - gamma)
+	if est.orDefault() == LongRun {
+		// z is logged after every terminal step and stays for ever: a
+		// discounted weigher counts a terminal episode's last step, in z,
+		// as itself and every later one, gamma^t/(1 - gamma)
+		// (Dataset.Tail). The padding alone left the tail out: with every
+		// episode one terminal step at gamma = 0.9, bch-tabular gave
+		// 0.0221 against a truth of 0.0020 (z's share of the visitation,
+		// 0.9, was 0.47 of the weights).
+		a.d.Tail = make([]bool, d.NumEpisodes())
+		for e := range a.d.Tail {
+			a.d.Tail[e] = d.IsTerminal(e)
 		}
 	}
-	return tail
+	return a, nil
 }
 
 // absorbingLongRun is absorbing for an estimator of the long-run value

@@ -96,10 +96,9 @@ func (e DensityRatio) Estimate(d *dataset.Dataset, gamma float64) (Result, error
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: %w", name, err)
 	}
-	tail := a.zTail(gamma)
 	var restarts []float64
 	for k, wk := range members {
-		rk, err := ratioEstimate(d, gamma, wk, tail)
+		rk, err := ratioEstimate(d, gamma, wk)
 		if err != nil {
 			return Result{}, fmt.Errorf("%s: restart %d: %w", name, k+1, err)
 		}
@@ -111,7 +110,7 @@ func (e DensityRatio) Estimate(d *dataset.Dataset, gamma float64) (Result, error
 			return Result{}, fmt.Errorf("%s: %w", name, err)
 		}
 	}
-	res, err := ratioEstimate(d, gamma, w, tail)
+	res, err := ratioEstimate(d, gamma, w)
 	if err != nil {
 		return Result{}, err
 	}
@@ -172,9 +171,10 @@ func middleHalf(est []float64) []int {
 // as the weights, written over w (every StepRatios returns a slice of its
 // own, so no per-step array is allocated for them).
 // The factor gamma^t beta_i is formed in log space and scaled by its
-// maximum over the data, which cancels in the ratio. If tail is not nil,
-// episode e's last step has its weight times tail[e] (absorbed.zTail).
-func ratioEstimate(d *dataset.Dataset, gamma float64, w, tail []float64) (Result, error) {
+// maximum over the data, which cancels in the ratio; an episode's last
+// step in an absorbing state that lasts for ever weighs its whole tail
+// (Dataset.DiscountTail).
+func ratioEstimate(d *dataset.Dataset, gamma float64, w []float64) (Result, error) {
 	maxLog, err := maxDiscountedLogRatio(d, gamma)
 	if err != nil {
 		return Result{}, err
@@ -185,8 +185,8 @@ func ratioEstimate(d *dataset.Dataset, gamma float64, w, tail []float64) (Result
 		lo, hi := d.Span(e)
 		for j := lo; j < hi; j++ {
 			v := w[j] * math.Exp(d.LogRatio(j)+float64(j-lo)*lg-maxLog)
-			if tail != nil && j == hi-1 {
-				v *= tail[e]
+			if j == hi-1 {
+				v *= d.DiscountTail(e, gamma)
 			}
 			w[j] = v
 			num += v * d.Reward[j]
@@ -223,9 +223,9 @@ func maxDiscountedLogRatio(d *dataset.Dataset, gamma float64) (float64, error) {
 
 // discountedRatios returns gamma^t beta(a_j|s_j) for every step j, scaled
 // by its maximum over the data (formed in log space, so that a long
-// horizon neither overflows nor underflows before the scaling), episode
-// e's last step times tail[e] if tail is not nil (absorbed.zTail).
-func discountedRatios(d *dataset.Dataset, gamma float64, tail []float64) ([]float64, error) {
+// horizon neither overflows nor underflows before the scaling), an
+// episode's last step times Dataset.DiscountTail.
+func discountedRatios(d *dataset.Dataset, gamma float64) ([]float64, error) {
 	maxLog, err := maxDiscountedLogRatio(d, gamma)
 	if err != nil {
 		return nil, err
@@ -237,8 +237,8 @@ func discountedRatios(d *dataset.Dataset, gamma float64, tail []float64) ([]floa
 		for j := lo; j < hi; j++ {
 			q[j] = math.Exp(d.LogRatio(j) + float64(j-lo)*lg - maxLog)
 		}
-		if tail != nil && hi > lo {
-			q[hi-1] *= tail[e]
+		if hi > lo {
+			q[hi-1] *= d.DiscountTail(e, gamma)
 		}
 	}
 	return q, nil

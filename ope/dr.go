@@ -184,7 +184,7 @@ func (e DR) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 		normalisePerStep(d, gamma, w)
 		psi, u, err = drHorizon(d, gamma, q, v, next, w)
 	} else {
-		psi, u, err = drLongRun(d, gamma, a.zTail(gamma), q, v, next, w)
+		psi, u, err = drLongRun(d, gamma, q, v, next, w)
 	}
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: %w", name, err)
@@ -222,16 +222,7 @@ func largeCorrection(d *dataset.Dataset, gamma float64, est Estimand, v []float6
 	if est == LongRun && gamma == 1 || !(se > 0) {
 		return ""
 	}
-	model := 0.0
-	for e := range d.NumEpisodes() {
-		lo, hi := d.Span(e)
-		g0 := 1 - gamma
-		if est == Horizon {
-			g0, _ = discountStart(gamma, hi-lo)
-		}
-		model += g0 * v[lo]
-	}
-	model /= float64(d.NumEpisodes())
+	model := meanStartValue(d, gamma, est, v)
 	corr := val - model
 	if math.Abs(corr) <= 3*se {
 		return ""
@@ -393,9 +384,9 @@ func drHorizon(d *dataset.Dataset, gamma float64, q, v, next, rho []float64) (ps
 // psi_i = (1-gamma) v(s^i_0) + C + (m / sum_j u_j) sum_{j in i} u_j (delta_j - C),
 // the linearisation of the self-normalised correction C around its value,
 // and the weights u_j of the correction (a terminal episode's absorbing
-// tail counted, absorbed.zTail).
-func drLongRun(d *dataset.Dataset, gamma float64, tail, q, v, next, w []float64) (psi, u []float64, err error) {
-	u, err = discountedRatios(d, gamma, tail)
+// tail counted, Dataset.DiscountTail).
+func drLongRun(d *dataset.Dataset, gamma float64, q, v, next, w []float64) (psi, u []float64, err error) {
+	u, err = discountedRatios(d, gamma)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -107,16 +107,7 @@ func startValue(d *dataset.Dataset, gamma float64, est Estimand, m value.Model) 
 	if err := checkBounded(d, gamma, est, q, v, next); err != nil {
 		return 0, err
 	}
-	sum := 0.0
-	for i := range d.NumEpisodes() {
-		lo, hi := d.Span(i)
-		g0 := 1 - gamma
-		if est == Horizon {
-			g0, _ = discountStart(gamma, hi-lo)
-		}
-		sum += g0 * v[lo]
-	}
-	r := sum / float64(d.NumEpisodes())
+	r := meanStartValue(d, gamma, est, v)
 	if math.IsNaN(r) || math.IsInf(r, 0) {
 		return 0, fmt.Errorf("the value model gives %v", r)
 	}
@@ -171,4 +162,21 @@ func valueHorizon(gamma float64, est Estimand, T int) float64 {
 // what the rewards allow.
 func errDiverged(x, allow float64) error {
 	return fmt.Errorf("the value model diverged: it gives %.3g where the rewards allow at most %.3g in absolute value (its features cannot represent q on these logs; try another value model)", x, allow)
+}
+
+// meanStartValue is a value model's own estimate from its values v at the
+// logged steps: the mean over the episodes of g0 v(s_0), g0 the
+// normalisation of the T-step value under Horizon (discountStart) and
+// 1 - gamma under the discounted long run.
+func meanStartValue(d *dataset.Dataset, gamma float64, est Estimand, v []float64) float64 {
+	sum := 0.0
+	for i := range d.NumEpisodes() {
+		lo, hi := d.Span(i)
+		g0 := 1 - gamma
+		if est == Horizon {
+			g0, _ = discountStart(gamma, hi-lo)
+		}
+		sum += g0 * v[lo]
+	}
+	return sum / float64(d.NumEpisodes())
 }

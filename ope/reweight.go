@@ -278,7 +278,7 @@ func (e DensityRatio) Prepare(d *dataset.Dataset, gamma float64) (func([]int) (f
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	q, err := discountedRatios(d, gamma, a.zTail(gamma)) // gamma^t beta, scaled
+	q, err := discountedRatios(d, gamma) // gamma^t beta, scaled
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}

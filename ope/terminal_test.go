@@ -254,14 +254,15 @@ func TestTerminalByHand(t *testing.T) {
 // (discounted) visitation, which a log of 3-step episodes is not, with or
 // without terminal states (on the expectation log of tinyMDP, T = 3, it
 // gives 0.8595 against the exact 0.8464). On quitMDP's population log it
-// gives 1.0953 against 67/61 = 1.09836: a terminal episode's last padded
+// gives 1.0920 against 67/61 = 1.09836: a terminal episode's last padded
 // step stands for the absorbing state's whole discounted tail
-// (absorbed.zTail). COBS's form of the same log, z an explicit state in
+// (Dataset.Tail), in the estimate and in the ratio's normalisation; what
+// is left is the 3-step episodes cut off. COBS's form of the same log, z an explicit state in
 // which the episodes are padded to T + 1 = 4 steps with nothing saying
 // the chain stays there, gives 1.14788, which the terminal log gave too
 // before the tail was counted.
 func TestTerminalBCHAsCOBS(t *testing.T) {
-	const withTail, cobsForm = 1.09529531065, 1.1478769798
+	const withTail, cobsForm = 1.09196032889, 1.1478769798
 	for _, probs := range []bool{false, true} {
 		d := quitPopulation(t, true, probs)
 		cobs := quitLog(t, false, probs, 4)
@@ -277,6 +278,56 @@ func TestTerminalBCHAsCOBS(t *testing.T) {
 		if math.Abs(got.Value-withTail) > 1e-9 || math.Abs(want.Value-cobsForm) > 1e-9 {
 			t.Errorf("bch-tabular: %.12g on the terminal log (want %.12g), %.12g in COBS's form (want %.12g); hand value %.6g",
 				got.Value, withTail, want.Value, cobsForm, quitLongRunHalf)
+		}
+	}
+}
+
+// Every episode terminal, after one or two steps: from A action 0 pays 1
+// and ends, action 1 pays 0 and leads to B; from B action 0 pays 2,
+// action 1 pays -1, both end. Behavior uniform, target 1/4, 3/4 in A and
+// 3/4, 1/4 in B; gamma = 0.9: V(B) = 1.25, V(A) = 1/4 + 3/4 0.9 1.25, the
+// long-run value (1 - gamma) V(A) = 0.109375. On the population log
+// bch-tabular gives it exactly once z's tail weighs in its normalisation
+// too (0.2301 with the tail in the estimate only, 0.7677 with neither).
+func TestTerminalTwoSteps(t *testing.T) {
+	const gamma = 0.9
+	step := func(s, a int, r float64, next int, pi float64) dataset.Step {
+		st := dataset.Step{State: s, Action: a, Reward: r, LogBehavior: math.Log(0.5), LogTarget: math.Log(pi),
+			TargetProbs: map[int][]float64{0: {0.25, 0.75}, 1: {0.75, 0.25}}[s]}
+		if next < 0 {
+			st.Terminal = true
+		} else {
+			st.HasNext, st.NextState = true, next
+			st.NextTargetProbs = []float64{0.75, 0.25}
+		}
+		return st
+	}
+	var eps []dataset.Episode
+	add := func(n int, steps ...dataset.Step) {
+		for range n {
+			eps = append(eps, dataset.Episode{ID: fmt.Sprint(len(eps)), Steps: steps})
+		}
+	}
+	add(2, step(0, 0, 1, -1, 0.25))
+	add(1, step(0, 1, 0, 1, 0.75), step(1, 0, 2, -1, 0.75))
+	add(1, step(0, 1, 0, 1, 0.75), step(1, 1, -1, -1, 0.25))
+	d, err := dataset.New(2, 2, eps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const truth = (1 - gamma) * (0.25 + 0.75*gamma*1.25)
+	for _, name := range []string{"bch-tabular", "mwl", "fqe"} {
+		est, err := ope.New([]string{name}, ope.Options{Estimand: ope.LongRun})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := est[0].Estimate(d, gamma)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if math.Abs(res.Value-truth) > 1e-9 {
+			t.Errorf("%s: %.12g, want %.12g", name, res.Value, truth)
 		}
 	}
 }

@@ -608,7 +608,8 @@ func kernelTransitions(d *dataset.Dataset, f *KernelFeatures) *kernelData {
 }
 
 // stateMean returns cbar, the gamma^t-weighted mean of phi over the logged
-// states.
+// states (an episode's last step in an absorbing state kept for ever
+// weighs its tail, Dataset.DiscountTail).
 func stateMean(d *dataset.Dataset, gamma float64, mean, scale []float64, phi *bumps, workers int) []float64 {
 	dw := phi.size()
 	n := d.NumSteps()
@@ -619,6 +620,9 @@ func stateMean(d *dataset.Dataset, gamma float64, mean, scale []float64, phi *bu
 		for j := lo; j < hi; j++ {
 			g[j] = v
 			v *= gamma
+		}
+		if hi > lo {
+			g[hi-1] *= d.DiscountTail(e, gamma)
 		}
 	}
 	const chunk = 1024
@@ -735,5 +739,5 @@ func negativeWarning(n, total int, what, why string) string {
 	if share <= 0.05 {
 		return fmt.Sprintf("the learned ratio w is negative at %d of the %d logged %s (%s); so few may be noise in the tails", n, total, what, why)
 	}
-	return fmt.Sprintf("the learned ratio w is negative at %d of the %d logged %s, %.0f%% of them (%s): no density ratio is negative, so w is poorly determined by the data and its estimate may be far off", n, total, what, 100*share, why)
+	return fmt.Sprintf("the learned ratio w is negative at %d of the %d logged %s, %.1f%% of them (%s): no density ratio is negative, so w is poorly determined by the data and its estimate may be far off", n, total, what, 100*share, why)
 }

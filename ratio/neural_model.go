@@ -130,8 +130,12 @@ func (m *NeuralModel) normalise(d *dataset.Dataset, gamma float64) error {
 		lo, hi := d.Span(e)
 		g := 1.0
 		for k := lo; k < hi; k++ {
-			num += g * w[k]
-			den += g
+			gk := g
+			if k == hi-1 {
+				gk *= d.DiscountTail(e, gamma)
+			}
+			num += gk * w[k]
+			den += gk
 			g *= gamma
 		}
 	}

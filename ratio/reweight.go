@@ -65,6 +65,9 @@ func NewReweighting(d *dataset.Dataset, gamma float64) (*Reweighting, error) {
 		g := 1.0
 		for k := lo; k < hi; k++ {
 			r.disc[k] = g
+			if k == hi-1 {
+				r.disc[k] *= d.DiscountTail(i, gamma) // as Aggregate
+			}
 			g1 := g * gamma
 			r.edge[k] = -1
 			if next, ok := d.NextState(i, k); ok {

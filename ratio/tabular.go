@@ -193,7 +193,9 @@ type Counts struct {
 //     rho = 1, and Norm counts the logged states s_t.
 //   - 0 < gamma < 1 (Algorithm 2): step t has rho = gamma^(t+1), every
 //     episode adds a dummy transition of weight 1 into its first state
-//     (Restart), and Norm[s] sums gamma^t over the steps with s_t = s.
+//     (Restart), and Norm[s] sums gamma^t over the steps with s_t = s
+//     (gamma^t/(1 - gamma) for an episode's last step in an absorbing
+//     state kept for ever, Dataset.DiscountTail).
 //
 // The relative weights follow the augmented distribution of the Appendix,
 // (1-gamma) gamma^(t+1) for step t >= -1, the dummy being step -1: that is
@@ -231,7 +233,15 @@ func Aggregate(d *dataset.Dataset, gamma float64) (*Counts, error) {
 			if s < 0 || s >= nS {
 				return nil, fmt.Errorf("ratio: episode %q step %d: state %d outside [0, %d)", d.IDs[e], t, s, nS)
 			}
-			c.Norm[s] += g
+			if j == hi-1 {
+				// An absorbing state kept for ever weighs its whole
+				// discounted tail (Dataset.DiscountTail): without it the
+				// constraint undercounted z and, the loss not being
+				// homogeneous in w for gamma < 1, bent w itself.
+				c.Norm[s] += g * d.DiscountTail(e, gamma)
+			} else {
+				c.Norm[s] += g
+			}
 			g1 := g * gamma // gamma^(t+1)
 			if next, ok := d.NextState(e, j); ok {
 				if next < 0 || next >= nS {
