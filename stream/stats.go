@@ -478,6 +478,7 @@ type wireSummary struct {
 	FirstLargeRatio ope.Float
 	States, Actions []bool
 	MeanR, MaxLR    ope.Float
+	MinR, MaxR      ope.Float
 	Started         bool
 }
 
@@ -489,7 +490,7 @@ func (s *Stats) wire() (wire, error) {
 	z := s.sum
 	sum := wireSummary{S: z.S, MeanReward: ope.Float(z.S.MeanReward), MaxLogRatio: ope.Float(z.S.MaxLogRatio),
 		FirstLargeRatio: ope.Float(z.S.FirstLarge.Ratio), States: z.States, Actions: z.Actions,
-		MeanR: ope.Float(z.MeanR), MaxLR: ope.Float(z.MaxLR), Started: z.Started}
+		MeanR: ope.Float(z.MeanR), MaxLR: ope.Float(z.MaxLR), MinR: ope.Float(z.MinR), MaxR: ope.Float(z.MaxR), Started: z.Started}
 	sum.S.MeanReward, sum.S.MaxLogRatio, sum.S.FirstLarge.Ratio = 0, 0, 0
 	c := s.cfg
 	return wire{Config: wireConfig{Estimators: c.Estimators, Gamma: c.Gamma, Resamples: c.Resamples, Seed: c.Seed,
@@ -522,6 +523,7 @@ func fromWire(w wire) (*Stats, error) {
 		float64(w.Summary.MeanR), float64(w.Summary.MaxLR), w.Summary.Started
 	z.S.MeanReward, z.S.MaxLogRatio = float64(w.Summary.MeanReward), float64(w.Summary.MaxLogRatio)
 	z.S.FirstLarge.Ratio = float64(w.Summary.FirstLargeRatio)
+	z.MinR, z.MaxR = float64(w.Summary.MinR), float64(w.Summary.MaxR)
 	return s, nil
 }
 
