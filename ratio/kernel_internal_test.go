@@ -59,8 +59,8 @@ func TestNegativeWarning(t *testing.T) {
 	}{
 		{3, 1000, "so few may be noise"},
 		{50, 1000, "so few may be noise"},
-		{120, 1000, "12% of them"},
-		{4040, 10000, "40% of them"},
+		{120, 1000, "12.0% of them"},
+		{4040, 10000, "40.4% of them"},
 	} {
 		got := negativeWarning(c.n, c.total, "transitions", "why")
 		if !strings.Contains(got, c.want) || !strings.Contains(got, fmt.Sprintf("negative at %d of the %d logged transitions", c.n, c.total)) {

@@ -51,6 +51,10 @@ type estimateCmd struct {
 	FitBehavior     bool     `name:"fit-behavior" help:"Fit the behavior policy from the logged (state, action) pairs and weigh by it: counts for discrete states, logistic regression for real ones, cross-fitted over episodes (for logs without behavior probabilities; with them, the output says how far the fitted ones are)."`
 
 	policyLabel string // the target policy being estimated, for the progress bars (several policies)
+	// recalibrate, set by --fit-behavior on discrete states, calibrates
+	// the fitted behavior probabilities to another target's (several
+	// policies).
+	recalibrate func(*dataset.Dataset) (*dataset.Dataset, error)
 	movable     bool   // ihope-beam's statistics: leave out the estimators whose sums cannot move (stream.Movable)
 
 	dataFlags `embed:""` // how to read --data (data.go)

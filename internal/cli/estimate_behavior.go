@@ -70,6 +70,21 @@ func (c *estimateCmd) fitBehavior(d *dataset.Dataset) (*dataset.Dataset, *behavi
 		return nil, nil, fmt.Errorf("--fit-behavior: %w", err)
 	}
 	info.source = behaviorFitted
+	if d.Discrete() && !fit.Uncalibrated {
+		// The calibration is the target's own (behavior.Calibrate): each
+		// further target policy gets the cross-fitted probabilities
+		// calibrated to it, not to the first (estimateTargets). Before,
+		// every policy reused the first's, and a policy's estimates moved
+		// with the order of the log's target columns (mis -0.0804 alone,
+		// -0.0823 second).
+		c.recalibrate = func(td *dataset.Dataset) (*dataset.Dataset, error) {
+			weigh, err := behavior.Calibrate(td, lp)
+			if err != nil {
+				return nil, fmt.Errorf("--fit-behavior: %w", err)
+			}
+			return td.WithBehavior(weigh)
+		}
+	}
 	info.fit = &behaviorFitInfo{Model: fit.Learner.Name(), Folds: behavior.NumFolds(d, fit.Folds), Calibrated: d.Discrete()}
 	if cl, ok := fit.Learner.(behavior.Counts); ok {
 		info.fit.Smoothing = cmp.Or(cl.Smoothing, behavior.DefaultSmoothing)

@@ -160,6 +160,12 @@ func (c *estimateCmd) estimateTargets(d *dataset.Dataset, targets []targetPolicy
 		if t.p != nil {
 			td = withLoggedTarget(d, t.p)
 		}
+		if c.recalibrate != nil {
+			var err error
+			if td, err = c.recalibrate(td); err != nil {
+				return nil, err
+			}
+		}
 		rep, err := c.estimate(td, t, stderr)
 		if err != nil {
 			return nil, err

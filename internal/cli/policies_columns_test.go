@@ -126,3 +126,35 @@ func TestEstimatePolicyColumns(t *testing.T) {
 		t.Errorf("exit %d: %s", code, errOut)
 	}
 }
+
+// With --fit-behavior each target policy weighs by the fitted behavior
+// calibrated to itself (behavior.Calibrate is the target's own), so a
+// policy's estimates do not depend on the order of the log's target
+// columns. Before, every policy reused the first's calibration.
+func TestEstimatePolicyColumnsFitBehavior(t *testing.T) {
+	rows := map[string]map[string]float64{} // order -> policy/estimator -> estimate
+	for _, order := range [][]string{{"pi19", "pi17"}, {"pi17", "pi19"}} {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "logs.csv")
+		sampleLogs(t, path, "-n", "40", "-T", "100", "--target-probs")
+		named := namedPolicyLog(t, path, order...)
+		rep := estimateJSON(t, "--data", named, "--bootstrap", "0", "--fit-behavior", "--estimators", "mis,wis-stepwise,bch-tabular")
+		key := strings.Join(order, ",")
+		rows[key] = map[string]float64{}
+		for _, r := range rep.Estimates {
+			if r.Estimate == nil {
+				t.Fatalf("%s %s: %s", r.Policy, r.Estimator, r.Error)
+			}
+			rows[key][r.Policy+"/"+r.Estimator] = *r.Estimate
+		}
+	}
+	a, b := rows["pi19,pi17"], rows["pi17,pi19"]
+	if len(a) != 6 {
+		t.Fatalf("rows %v", a)
+	}
+	for k, v := range a {
+		if b[k] != v {
+			t.Errorf("%s: %v with pi19's columns first, %v with pi17's", k, v, b[k])
+		}
+	}
+}
