@@ -55,7 +55,7 @@ type estimateCmd struct {
 	// the fitted behavior probabilities to another target's (several
 	// policies).
 	recalibrate func(*dataset.Dataset) (*dataset.Dataset, error)
-	movable     bool   // ihope-beam's statistics: leave out the estimators whose sums cannot move (stream.Movable)
+	movable     bool // ihope-beam's statistics: leave out the estimators whose sums cannot move (stream.Movable)
 
 	dataFlags `embed:""` // how to read --data (data.go)
 }
