@@ -108,7 +108,7 @@ func (info *behaviorInfo) apply(rep *estimateReport) {
 	rep.Warnings = append(info.warnings, rep.Warnings...)
 	for i := range rep.Estimates {
 		row := &rep.Estimates[i]
-		if en, ok := ope.Lookup(row.Estimator); ok && en.Needs&ope.NeedsBehavior != 0 && info.source != behaviorNone {
+		if en, ok := ope.Lookup(row.Estimator); ok && en.Needs&ope.NeedsBehavior != 0 && info.source != behaviorNone && row.Estimate != nil {
 			row.Behavior = info.source
 		}
 	}

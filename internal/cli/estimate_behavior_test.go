@@ -188,3 +188,14 @@ func TestEstimateFitBehaviorReal(t *testing.T) {
 }
 
 func ftoa(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// Only the rows that ran say where their behavior probabilities came
+// from: bch-kernel, which refuses discrete states, has no "behavior".
+func TestEstimateBehaviorLabelRan(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "logs.csv")
+	sampleLogs(t, path, "-n", "20", "-T", "50")
+	rows := rowsByName(estimateJSON(t, "--data", path, "--bootstrap", "0", "--fit-behavior", "--estimators", "bch-kernel,wis-stepwise"))
+	if k, w := rows["bch-kernel"], rows["wis-stepwise"]; k.Estimate != nil || k.Behavior != "" || w.Behavior != behaviorFitted {
+		t.Errorf("bch-kernel %v %q (error %q), wis-stepwise %q", k.Estimate, k.Behavior, k.Error, w.Behavior)
+	}
+}
