@@ -315,8 +315,14 @@ func TestTerminalTwoSteps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const truth = (1 - gamma) * (0.25 + 0.75*gamma*1.25)
-	for _, name := range []string{"bch-tabular", "mwl", "fqe"} {
+	checkLongRun(t, d, gamma, (1-gamma)*(0.25+0.75*gamma*1.25), "bch-tabular", "mwl", "fqe")
+}
+
+// checkLongRun checks that each estimator names gives truth, the long-run
+// value of d at gamma, to 1e-9.
+func checkLongRun(t *testing.T, d *dataset.Dataset, gamma, truth float64, names ...string) {
+	t.Helper()
+	for _, name := range names {
 		est, err := ope.New([]string{name}, ope.Options{Estimand: ope.LongRun})
 		if err != nil {
 			t.Fatal(err)
@@ -355,21 +361,7 @@ func TestTerminalOneStep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	truth := (1 - gamma) * (0.75*2 - 0.25)
-	for _, name := range []string{"bch-tabular", "dr", "mwl", "fqe"} {
-		est, err := ope.New([]string{name}, ope.Options{Estimand: ope.LongRun})
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := est[0].Estimate(d, gamma)
-		if err != nil {
-			t.Errorf("%s: %v", name, err)
-			continue
-		}
-		if math.Abs(res.Value-truth) > 1e-9 {
-			t.Errorf("%s: %.12g, want (1 - gamma) E_pi[r] = %.12g", name, res.Value, truth)
-		}
-	}
+	checkLongRun(t, d, gamma, (1-gamma)*(0.75*2-0.25), "bch-tabular", "dr", "mwl", "fqe")
 }
 
 // naiveQuit is the behavior's own horizon value, what naive estimates:
