@@ -292,8 +292,8 @@ func (m *MQLTabularModel) Values(d *dataset.Dataset) (q, v, next []float64, err 
 // MQLKernelModel is the q of MQL on real states and discrete actions.
 type MQLKernelModel struct {
 	// Ridge is the relative ridge used (coefficient t's ridge is Ridge
-	// times its own curvature) and Lambda Ridge times the coefficients'
-	// mean curvature;
+	// times its own curvature, see ownCurvature) and Lambda Ridge times
+	// the quadratic programme's Scale, the coefficients' mean curvature;
 	// Grid, HeldOutLoss and HeldOutSE the cross-validation's record (nil
 	// when Ridge was fixed) and Folds the folds that held data.
 	Ridge, Lambda                float64

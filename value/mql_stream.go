@@ -549,8 +549,10 @@ func (m *MQLKernelModel) MeanStartValue(mo *MQLMoments) float64 {
 // quartic ones', hardest; at gamma = 1 on a log that starts away from
 // stationarity the shrunk part of q(s) - q(s') moved into rho, a bias of
 // -0.03 to -0.10 that did not shrink with the data (see MQL). A
-// coefficient with no curvature at all (an action never logged) keeps
-// the mean's ridge, which sets it to 0.
+// coefficient with no curvature at all (an action never logged) gets
+// penalty 1, the mean's ridge, which sets it to 0; QP.Scale then averages
+// over it too, so with z such coefficients among m the others' ridge is
+// nu Q_tt m'/(m' + z), m' = m - z, slightly less than nu Q_tt.
 func ownCurvature(k *minimax.Sums, penalised func(t int) bool) []float64 {
 	P := k.P
 	curv := make([]float64, P)
