@@ -33,8 +33,6 @@ const (
 	// logged and next states, from Options.Target, the logs'
 	// target_prob_k columns, or Options.TargetContinuous (real actions).
 	NeedsTargetDist
-	// NeedsHorizon: the estimator targets the Horizon estimand only.
-	NeedsHorizon
 	// NeedsBehavior: the behavior's probability of every logged action
 	// (dataset.Dataset.HasBehavior), logged or fitted (package behavior):
 	// the estimators that weigh by pi/pi0.
@@ -243,7 +241,7 @@ var registry = []Entry{
 		New: func(o Options) Estimator {
 			return FQE{Value: o.valueLearner(), Target: o.valueTarget(), Estimand: o.Estimand, Reservoir: o.Reservoir, SampleSeed: o.Seed}
 		}},
-	{Name: "mis", Label: "marginalized IS (time-indexed ratios)", Needs: NeedsDiscreteStates | NeedsHorizon | NeedsBehavior, Unit: UnitStep,
+	{Name: "mis", Label: "marginalized IS (time-indexed ratios)", Needs: NeedsDiscreteStates | NeedsBehavior, Unit: UnitStep,
 		New: func(o Options) Estimator { return MIS{} }},
 	{Name: "bch-tabular", Label: "density ratio, tabular (paper)", Needs: NeedsDiscreteStates | NeedsBehavior, Unit: UnitStep,
 		New: func(o Options) Estimator { return DensityRatio{Learner: o.Tabular} }},
@@ -341,8 +339,6 @@ func (e Entry) Applies(d *dataset.Dataset, o Options) error {
 		return fmt.Errorf("%s needs the target's whole action distribution: target_prob_0, target_prob_1, ... columns or a target policy file", e.Name)
 	case e.Needs&NeedsDiscreteActions != 0 && d.ActionDim > 0:
 		return fmt.Errorf("%s needs discrete actions (the target's whole distribution at every next state)", e.Name)
-	case e.Needs&NeedsHorizon != 0 && o.Estimand.orDefault() != Horizon:
-		return fmt.Errorf("%s estimates the horizon value only (time-indexed ratios)", e.Name)
 	case e.Needs&NeedsBehavior != 0 && !d.HasBehavior(): // last: the only reason it does not run
 		return ErrNoBehavior
 	}

@@ -164,14 +164,14 @@ func TestEstimatePartialFailures(t *testing.T) {
 	}{
 		// One step: no transition for bch-tabular; one episode for the
 		// importance-sampling family (and mis).
-		{header + "e,0,0,0,1,0.5,0.5\n", nil, []string{"is-trajectory", "wis-trajectory", "is-stepwise", "wis-stepwise", "bch-tabular"}, "no estimate"},
+		{header + "e,0,0,0,1,0.5,0.5\n", nil, []string{"is-trajectory", "wis-trajectory", "is-stepwise", "wis-stepwise", "mis", "bch-tabular"}, "no estimate"},
 		// The target never takes a logged action: only naive survives.
 		{header + "a,0,0,0,1,0.5,0\na,1,1,0,1,0.5,0\nb,0,1,1,0,0.5,0\nb,1,0,1,0,0.5,0\n", nil,
 			[]string{"wis-trajectory", "wis-stepwise", "bch-tabular"}, "no estimate"},
 		// One episode with gamma < 1: estimates, but no block intervals
-		// (and no importance sampling, which needs several episodes).
+		// (and no importance sampling or mis, which need several episodes).
 		{header + "a,0,0,0,1,0.5,0.5\na,1,1,1,0,0.5,0.5\na,2,0,0,1,0.5,0.5\na,3,1,1,0,0.5,0.5\n",
-			[]string{"--gamma", "0.9", "--bootstrap", "10"}, []string{"is-trajectory", "wis-trajectory", "is-stepwise", "wis-stepwise"}, "no intervals"},
+			[]string{"--gamma", "0.9", "--bootstrap", "10"}, []string{"is-trajectory", "wis-trajectory", "is-stepwise", "wis-stepwise", "mis"}, "no intervals"},
 	} {
 		path := filepath.Join(dir, "d.csv")
 		if err := os.WriteFile(path, []byte(c.body), 0o644); err != nil {
