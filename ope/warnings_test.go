@@ -173,3 +173,32 @@ func TestHorizonWarning(t *testing.T) {
 		}
 	}
 }
+
+// A target that puts its mass on actions never logged in a state is
+// warned about; one whose every action is logged somewhere in each state
+// it weighs is not.
+func TestUnloggedWarning(t *testing.T) {
+	step := func(s, a int, probs []float64) dataset.Step {
+		return dataset.Step{State: s, Action: a, HasNext: true, NextState: 1 - s, LogBehavior: math.Log(0.5),
+			LogTarget: math.Log(math.Max(probs[a], 1e-300)), TargetProbs: probs}
+	}
+	in0, in1 := []float64{0.05, 0.05, 0.9}, []float64{0.5, 0.5, 0}
+	for _, c := range []struct {
+		steps []dataset.Step
+		warn  string
+	}{
+		// State 0 logs actions 0 and 1 only; the target puts 0.9 on 2 there.
+		{[]dataset.Step{step(0, 0, in0), step(1, 0, in1), step(0, 1, in0), step(1, 1, in1)}, "support: the target puts 45.0% of its probability"},
+		// Action 2 is logged in state 0 too.
+		{[]dataset.Step{step(0, 0, in0), step(1, 0, in1), step(0, 2, in0), step(1, 1, in1), step(0, 1, in0)}, ""},
+	} {
+		d, err := dataset.New(2, 3, []dataset.Episode{{ID: "a", Steps: c.steps}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ope.UnloggedWarning(d)
+		if (c.warn == "") != (got == "") || !strings.HasPrefix(got, c.warn) {
+			t.Errorf("warning %q, want %q", got, c.warn)
+		}
+	}
+}

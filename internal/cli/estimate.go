@@ -348,6 +348,9 @@ func (c *estimateCmd) estimate(d *dataset.Dataset, target *targetPolicy, stderr 
 	if w := ope.HorizonWarning(sum, opts.Estimand); w != "" {
 		rep.Warnings = append(rep.Warnings, w)
 	}
+	if w := ope.UnloggedWarning(d); w != "" {
+		rep.Warnings = append(rep.Warnings, w)
+	}
 	rep.Warnings = append(rep.Warnings, warnings...)
 	rep.Warnings = append(rep.Warnings, c.noBehaviorWarnings(d, opts)...)
 	entries, skipped := c.choose(d, opts)
