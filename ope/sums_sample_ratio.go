@@ -28,7 +28,11 @@ type sampleRatio struct {
 	model          ratio.Model
 	members        int
 	n1, d1, n2, d2 []float64
-	q2             []float64 // member x member
+	// halves is the sum over episodes of x x^T, x = the episode's own
+	// (n1, d1, n2, d2) per member (4r entries, part-major): the second
+	// moments of Result.TransientSE's delta method (halvesGap).
+	halves []float64
+	q2     []float64 // member x member
 	logSteps       int
 	topQ, topW     []float64 // q and member ratios of the steps kept
 	topB           []float64 // q max_k w_k of the steps kept
@@ -73,6 +77,7 @@ func (s *sampleRatio) fit(d *dataset.Dataset) (int, int, error) {
 	r := s.members
 	s.n1, s.d1, s.n2, s.d2 = make([]float64, r), make([]float64, r), make([]float64, r), make([]float64, r)
 	s.q2 = make([]float64, r*r)
+	s.halves = make([]float64, 16*r*r)
 	return 2 * r, 0, nil
 }
 
@@ -100,6 +105,7 @@ func (s *sampleRatio) episode(d *dataset.Dataset, sum, _ []float64) error {
 	lg := math.Log(s.gamma)
 	T := d.NumSteps()
 	half := T / 2
+	x := make([]float64, 4*r) // this episode's n1, d1, n2, d2 per member
 	for t := range T {
 		q := math.Exp(d.LogRatio(t) + float64(t)*lg - s.maxLogQ)
 		rw := d.Reward[t]
@@ -110,11 +116,11 @@ func (s *sampleRatio) episode(d *dataset.Dataset, sum, _ []float64) error {
 			ed[k] += v
 			switch {
 			case t < half:
-				s.n1[k] += v * rw
-				s.d1[k] += v
+				x[k] += v * rw
+				x[r+k] += v
 			case t >= T-half:
-				s.n2[k] += v * rw
-				s.d2[k] += v
+				x[2*r+k] += v * rw
+				x[3*r+k] += v
 			}
 			for l := k; l < r; l++ {
 				s.q2[k*r+l] += v * q * ws[l][t]
@@ -122,6 +128,17 @@ func (s *sampleRatio) episode(d *dataset.Dataset, sum, _ []float64) error {
 			top = math.Max(top, v)
 		}
 		s.keep(q, top, ws, t)
+	}
+	for k := range r {
+		s.n1[k] += x[k]
+		s.d1[k] += x[r+k]
+		s.n2[k] += x[2*r+k]
+		s.d2[k] += x[3*r+k]
+	}
+	for i, a := range x {
+		for j, b := range x {
+			s.halves[i*len(x)+j] += a * b
+		}
 	}
 	s.logSteps += T
 	return nil
@@ -160,7 +177,7 @@ func (s *sampleRatio) mergeSecond(o sampleModel) error {
 	if t.model != s.model {
 		return errors.New("cannot merge second passes of different trained models")
 	}
-	for _, f := range [][2][]float64{{s.n1, t.n1}, {s.d1, t.d1}, {s.n2, t.n2}, {s.d2, t.d2}, {s.q2, t.q2}} {
+	for _, f := range [][2][]float64{{s.n1, t.n1}, {s.d1, t.d1}, {s.n2, t.n2}, {s.d2, t.d2}, {s.q2, t.q2}, {s.halves, t.halves}} {
 		for i, v := range f[1] {
 			f[0][i] += v
 		}
@@ -226,6 +243,24 @@ func (s *sampleRatio) finish(c int, sum, _ []float64, _ int64) (Result, WeightSu
 		res.Transient = math.NaN()
 		if d1 > 0 && d2 > 0 {
 			res.Transient = n1/d1 - n2/d2
+			// halvesGap's delta method on the kept members' sums: the
+			// influence of episode e is c . y_e, y_e its (n1, d1, n2, d2).
+			c := [4]float64{1 / d1, -n1 / d1 / d1, -1 / d2, n2 / d2 / d2}
+			coef := make([]float64, 4*r)
+			for p, cp := range c {
+				for _, k := range keep {
+					coef[p*r+k] = cp
+				}
+			}
+			ss := 0.0
+			for i, a := range coef {
+				for j, b := range coef {
+					ss += a * s.halves[i*len(coef)+j] * b
+				}
+			}
+			if ss > 0 {
+				res.TransientSE = math.Sqrt(ss)
+			}
 		}
 		ws.Units = s.logSteps
 		if sq > 0 {

@@ -65,6 +65,9 @@ func TestStreamNeuralEqualsInMemory(t *testing.T) {
 		if r := rel(got.Result.Transient, want.Transient); r > 1e-9 {
 			t.Errorf("gamma %v: transient %v, in memory %v", gamma, got.Result.Transient, want.Transient)
 		}
+		if r := rel(got.Result.TransientSE, want.TransientSE); !(want.TransientSE > 0) || r > 1e-9 {
+			t.Errorf("gamma %v: transient's SE %v, in memory %v", gamma, got.Result.TransientSE, want.TransientSE)
+		}
 		if ess := ope.KishESS(want.Weights); rel(got.Weights.ESS, ess) > 1e-9 {
 			t.Errorf("gamma %v: ESS %v, in memory %v", gamma, got.Weights.ESS, ess)
 		}

@@ -240,6 +240,9 @@ func streamReport(res *stream.Results, file string) *estimateReport {
 		}
 		if tr := est.Result.Transient; tr != 0 && !math.IsNaN(tr) {
 			row.Transient = &tr
+			if se := est.Result.TransientSE; se > 0 && !math.IsNaN(se) {
+				row.TransientSE = &se // bch-neural's; the others' sums do not keep it
+			}
 		}
 		if r := est.Result.Restarts; len(r) > 0 { // bch-neural's networks, as in memory
 			row.Restarts, row.RestartEstimates = len(r), r
