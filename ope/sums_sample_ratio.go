@@ -31,12 +31,12 @@ type sampleRatio struct {
 	// halves is the sum over episodes of x x^T, x = the episode's own
 	// (n1, d1, n2, d2) per member (4r entries, part-major): the second
 	// moments of Result.TransientSE's delta method (halvesGap).
-	halves []float64
-	q2     []float64 // member x member
-	logSteps       int
-	topQ, topW     []float64 // q and member ratios of the steps kept
-	topB           []float64 // q max_k w_k of the steps kept
-	outB           float64
+	halves     []float64
+	q2         []float64 // member x member
+	logSteps   int
+	topQ, topW []float64 // q and member ratios of the steps kept
+	topB       []float64 // q max_k w_k of the steps kept
+	outB       float64
 }
 
 func newSampleRatioSums(e DensityRatio, gamma float64, copies int) *SampleSums {
