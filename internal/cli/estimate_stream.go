@@ -125,21 +125,11 @@ func (c *estimateCmd) runStream(e *runEnv) error {
 		return err
 	}
 	rep := streamReport(res, c.Data)
-	if len(targets) == 1 || len(refs) > 0 {
-		// As estimateTargets names one policy in memory.
-		var info policyInfo
-		if len(targets) == 1 {
-			info.Name, info.File = targets[0].name, targets[0].file
-			for i := range rep.Estimates {
-				rep.Estimates[i].Policy = info.Name
-			}
-		}
-		info.targetSummary = rep.Data.targetSummary
-		if v, ok := refs[info.Name]; ok {
-			info.Reference = &v
-		}
-		rep.Policies = []policyInfo{info}
+	var one *targetPolicy
+	if len(targets) == 1 {
+		one = &targets[0]
 	}
+	nameOnePolicy(rep, one, refs)
 	for i := range rep.Estimates {
 		rep.Estimates[i].Seconds = time.Since(t0).Seconds()
 	}

@@ -134,19 +134,7 @@ func (c *estimateCmd) estimateTargets(d *dataset.Dataset, targets []targetPolicy
 		if err != nil {
 			return nil, err
 		}
-		if t != nil || len(refs) > 0 {
-			info := policyInfo{targetSummary: rep.Data.targetSummary}
-			if t != nil {
-				info.Name, info.File = t.name, t.file
-				for i := range rep.Estimates {
-					rep.Estimates[i].Policy = t.name
-				}
-			}
-			if v, ok := refs[info.Name]; ok {
-				info.Reference = &v
-			}
-			rep.Policies = []policyInfo{info}
-		}
+		nameOnePolicy(rep, t, refs)
 		return rep, nil
 	}
 	if (!d.Discrete() || d.ActionDim > 0) && slices.ContainsFunc(targets, func(t targetPolicy) bool { return t.p != nil }) {
@@ -173,6 +161,26 @@ func (c *estimateCmd) estimateTargets(d *dataset.Dataset, targets []targetPolicy
 		reps = append(reps, rep)
 	}
 	return mergeReports(targets, reps, refs), nil
+}
+
+// nameOnePolicy names the one target policy t (nil: the logs' own) of
+// rep, in its rows and in Policies with its reference, if t or a
+// reference is given: a run in memory and a stream of shards alike.
+func nameOnePolicy(rep *estimateReport, t *targetPolicy, refs map[string]float64) {
+	if t == nil && len(refs) == 0 {
+		return
+	}
+	info := policyInfo{targetSummary: rep.Data.targetSummary}
+	if t != nil {
+		info.Name, info.File = t.name, t.file
+		for i := range rep.Estimates {
+			rep.Estimates[i].Policy = t.name
+		}
+	}
+	if v, ok := refs[info.Name]; ok {
+		info.Reference = &v
+	}
+	rep.Policies = []policyInfo{info}
 }
 
 // withLoggedTarget returns a shallow copy of d whose logged target
