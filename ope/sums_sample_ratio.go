@@ -32,6 +32,7 @@ type sampleRatio struct {
 	// (n1, d1, n2, d2) per member (4r entries, part-major): the second
 	// moments of Result.TransientSE's delta method (halvesGap).
 	halves     []float64
+	x          []float64 // scratch: one episode\'s x
 	q2         []float64 // member x member
 	logSteps   int
 	topQ, topW []float64 // q and member ratios of the steps kept
@@ -77,7 +78,7 @@ func (s *sampleRatio) fit(d *dataset.Dataset) (int, int, error) {
 	r := s.members
 	s.n1, s.d1, s.n2, s.d2 = make([]float64, r), make([]float64, r), make([]float64, r), make([]float64, r)
 	s.q2 = make([]float64, r*r)
-	s.halves = make([]float64, 16*r*r)
+	s.halves, s.x = make([]float64, 16*r*r), make([]float64, 4*r)
 	return 2 * r, 0, nil
 }
 
@@ -105,7 +106,8 @@ func (s *sampleRatio) episode(d *dataset.Dataset, sum, _ []float64) error {
 	lg := math.Log(s.gamma)
 	T := d.NumSteps()
 	half := T / 2
-	x := make([]float64, 4*r) // this episode's n1, d1, n2, d2 per member
+	x := s.x // this episode's n1, d1, n2, d2 per member
+	clear(x)
 	for t := range T {
 		q := math.Exp(d.LogRatio(t) + float64(t)*lg - s.maxLogQ)
 		rw := d.Reward[t]
