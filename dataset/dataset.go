@@ -167,6 +167,24 @@ func (d *Dataset) DiscountTail(e int, gamma float64) float64 {
 	return 1 / (1 - gamma)
 }
 
+// Discounts returns the discounted weight of every step: gamma^t for step
+// t of its episode, times DiscountTail at an episode's last step.
+func (d *Dataset) Discounts(gamma float64) []float64 {
+	g := make([]float64, d.NumSteps())
+	for e := range d.NumEpisodes() {
+		lo, hi := d.Span(e)
+		v := 1.0
+		for j := lo; j < hi; j++ {
+			g[j] = v
+			v *= gamma
+		}
+		if hi > lo {
+			g[hi-1] *= d.DiscountTail(e, gamma)
+		}
+	}
+	return g
+}
+
 // NumTerminal returns the number of episodes that ended in a terminal
 // state.
 func (d *Dataset) NumTerminal() int {

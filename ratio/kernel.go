@@ -613,18 +613,7 @@ func kernelTransitions(d *dataset.Dataset, f *KernelFeatures) *kernelData {
 func stateMean(d *dataset.Dataset, gamma float64, mean, scale []float64, phi *bumps, workers int) []float64 {
 	dw := phi.size()
 	n := d.NumSteps()
-	g := make([]float64, n) // gamma^t
-	for e := range d.NumEpisodes() {
-		lo, hi := d.Span(e)
-		v := 1.0
-		for j := lo; j < hi; j++ {
-			g[j] = v
-			v *= gamma
-		}
-		if hi > lo {
-			g[hi-1] *= d.DiscountTail(e, gamma)
-		}
-	}
+	g := d.Discounts(gamma)
 	const chunk = 1024
 	nChunks := (n + chunk - 1) / chunk
 	sums := make([][]float64, minimax.Groups)

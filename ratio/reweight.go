@@ -55,7 +55,7 @@ func NewReweighting(d *dataset.Dataset, gamma float64) (*Reweighting, error) {
 	r.rho = make([]float64, n)
 	r.rhoBeta = make([]float64, n)
 	r.state = d.State
-	r.disc = make([]float64, n)
+	r.disc = d.Discounts(gamma) // as Aggregate's Norm
 	r.first = make([]int32, m)
 	for i := range m {
 		lo, hi := d.Span(i)
@@ -64,10 +64,6 @@ func NewReweighting(d *dataset.Dataset, gamma float64) (*Reweighting, error) {
 		}
 		g := 1.0
 		for k := lo; k < hi; k++ {
-			r.disc[k] = g
-			if k == hi-1 {
-				r.disc[k] *= d.DiscountTail(i, gamma) // as Aggregate
-			}
 			g1 := g * gamma
 			r.edge[k] = -1
 			if next, ok := d.NextState(i, k); ok {
