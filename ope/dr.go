@@ -136,6 +136,9 @@ func (e DR) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	if vl == nil {
 		vl = autoValue(d, est)
 	}
+	if err := checkValueEstimand(name, vl, est); err != nil {
+		return Result{}, err
+	}
 	rl := e.ratioLearner(d, est)
 	K := e.Folds
 	if K == 0 {
@@ -203,7 +206,7 @@ func (e DR) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	if w := correctionCollapse(u); w != "" {
 		res.Warnings = append(res.Warnings, w)
 	}
-	if w := largeCorrection(d, gamma, est, v, val, se); w != "" {
+	if w := largeCorrection(d, gamma, est, v, val, se, vl.Name()); w != "" {
 		res.Warnings = append(res.Warnings, w)
 	}
 	return res, nil
@@ -218,7 +221,9 @@ func (e DR) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 // quadratic value model misfit, dr's Wald interval held the truth in 24
 // of 72 runs. It returns "" otherwise, and for gamma = 1 under the long
 // run, where the value model's own estimate is its average reward.
-func largeCorrection(d *dataset.Dataset, gamma float64, est Estimand, v []float64, val, se float64) string {
+// learner is the value learner's name: with the linear one on real
+// states the warning names the remedy (neuralValueHint).
+func largeCorrection(d *dataset.Dataset, gamma float64, est Estimand, v []float64, val, se float64, learner string) string {
 	if est == LongRun && gamma == 1 || !(se > 0) {
 		return ""
 	}
@@ -227,8 +232,24 @@ func largeCorrection(d *dataset.Dataset, gamma float64, est Estimand, v []float6
 	if math.Abs(corr) <= 3*se {
 		return ""
 	}
-	return fmt.Sprintf("dr: its correction moves its value model's estimate (%.4g) by %.3g, %.0f standard errors: the value model misfits these logs, so dr rests on its ratio model, and its interval counts the sampling noise, not either model's bias (compare fqe, mwl and wis-stepwise)",
-		model, corr, math.Abs(corr)/se)
+	return fmt.Sprintf("dr: its correction moves its value model's estimate (%.4g) by %.3g, %.0f standard errors: the value model misfits these logs, so dr rests on its ratio model, and its interval counts the sampling noise, not either model's bias (compare fqe, mwl and wis-stepwise)%s",
+		model, corr, math.Abs(corr)/se, neuralValueHint(d, gamma, est, learner))
+}
+
+// neuralValueHint is the advice a misfit warning ends with when the value
+// model is the linear one (quadratic features) on real states at
+// gamma < 1 under the long run, where the neural learner applies: on
+// three unseen nonlinear worlds (a 2-d nonlinear system, mountain car,
+// cart-pole; 800 episodes of 100 steps, gamma = 0.95, two logs each) it
+// cut dr's mean |error| from 0.073 to 0.017 and fqe's from 0.215 to
+// 0.035 (README, "Which estimator to trust first"). "" otherwise: the
+// neural learner fits neither gamma = 1 nor the horizon's time-indexed
+// values, and discrete states have the exact tabular model.
+func neuralValueHint(d *dataset.Dataset, gamma float64, est Estimand, learner string) string {
+	if d.Discrete() || learner != "linear" || gamma >= 1 || est != LongRun {
+		return ""
+	}
+	return "; on real states --value-model neural fits what quadratic features cannot (on three nonlinear worlds it cut dr's mean error from 0.073 to 0.017)"
 }
 
 // correctionCollapse warns when the weights u of dr's correction

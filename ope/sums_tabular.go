@@ -74,6 +74,11 @@ func (e FQE) NewSums(gamma float64, copies int) (Sums, error) {
 	}
 	est := e.Estimand.orDefault()
 	finite := est == Horizon
+	if e.Value != nil {
+		if err := checkValueEstimand(name, e.Value, est); err != nil {
+			return nil, err
+		}
+	}
 	switch l := e.Value.(type) {
 	case nil:
 	case value.Tabular:

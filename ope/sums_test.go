@@ -273,7 +273,7 @@ func TestTabularSums(t *testing.T) {
 		{"mql", "mql in its neural form"},
 		{"fqe", "fqe with the neural value learner"},
 	} {
-		e, _ := ope.New([]string{c.name}, ope.Options{RatioModel: "neural", ValueModel: "neural"})
+		e, _ := ope.New([]string{c.name}, ope.Options{RatioModel: "neural", ValueModel: "neural", Estimand: ope.LongRun})
 		s, err := e[0].(ope.Summer).NewSums(0.9, 1)
 		ss, ok := s.(*ope.SampleSums)
 		if err != nil || !ok || !ss.FirstPass() || ss.Form() != c.form {

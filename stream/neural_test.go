@@ -152,7 +152,7 @@ func TestStreamNeuralFormsEqualInMemory(t *testing.T) {
 		est   ope.Estimand
 		gamma float64
 	}{
-		{"fqe", false, ope.Horizon, 0.95},
+		{"fqe", false, ope.LongRun, 0.95},
 		{"fqe", false, ope.LongRun, 0.9},
 		{"mql", false, "", 1},
 		{"mql", false, "", 0.95},
@@ -239,12 +239,16 @@ func TestStreamNeuralFormsEqualInMemory(t *testing.T) {
 		})
 	}
 	// fqe's neural learner fits no gamma = 1, streamed or not.
-	res := run(t, glob, stream.Config{Estimators: []string{"fqe"}, Gamma: 1, Options: ope.Options{ValueModel: "neural", Reservoir: reservoir}})
+	res := run(t, glob, stream.Config{Estimators: []string{"fqe"}, Gamma: 1, Options: ope.Options{ValueModel: "neural", Reservoir: reservoir, Estimand: ope.LongRun}})
 	if err := res.Estimates[0].Err; err == nil || !strings.Contains(err.Error(), "gamma = 1") {
 		t.Errorf("fqe neural, gamma 1: %v", err)
 	}
+	// Nor the horizon value: its network is stationary.
+	if _, err := stream.New(stream.Config{Estimators: []string{"fqe"}, Gamma: 0.95, Options: ope.Options{ValueModel: "neural", Reservoir: reservoir, Estimand: ope.Horizon}}); err == nil || !strings.Contains(err.Error(), "stationary") {
+		t.Errorf("fqe neural under horizon: %v", err)
+	}
 	for _, name := range []string{"fqe", "mql", "mwl", "dualdice"} {
-		if err := stream.Movable(name, ope.Options{ValueModel: "neural", RatioModel: "neural"}); err == nil || !strings.Contains(err.Error(), "no encoding") {
+		if err := stream.Movable(name, ope.Options{ValueModel: "neural", RatioModel: "neural", Estimand: ope.LongRun}); err == nil || !strings.Contains(err.Error(), "no encoding") {
 			t.Errorf("%s: Movable: %v", name, err)
 		}
 	}

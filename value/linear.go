@@ -291,6 +291,9 @@ func (l Linear) settings() (linearSettings, error) {
 // Name returns "linear".
 func (Linear) Name() string { return "linear" }
 
+// FitsHorizon reports whether l fits the finite-horizon values (Finite).
+func (l Linear) FitsHorizon() bool { return l.Finite }
+
 // Fit solves LSTD-Q on the logged transitions of d (real-valued states)
 // with discount gamma in (0, 1] and the target's action distribution pi.
 // The model is a *LinearModel.

@@ -257,6 +257,10 @@ func (l Neural) settings(gamma float64, samples int) (fqeSettings, error) {
 // Name returns "neural".
 func (Neural) Name() string { return "neural" }
 
+// FitsHorizon returns false: the network is the stationary q of
+// gamma < 1, with no time-indexed form.
+func (Neural) FitsHorizon() bool { return false }
+
 // WithSeed returns l with another training seed.
 func (l Neural) WithSeed(seed uint64) Learner {
 	l.Seed = seed

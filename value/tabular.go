@@ -108,6 +108,9 @@ var (
 // Name returns "tabular".
 func (Tabular) Name() string { return "tabular" }
 
+// FitsHorizon reports whether l fits the finite-horizon values (Finite).
+func (l Tabular) FitsHorizon() bool { return l.Finite }
+
 // Fit fits the count model of d and solves for the target's value in it
 // (see Tabular). The model is a *TabularModel.
 func (l Tabular) Fit(d *dataset.Dataset, gamma float64, target Target) (Model, error) {

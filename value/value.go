@@ -52,6 +52,23 @@ type Target struct {
 	Seed       uint64
 }
 
+// Horizoned is implemented by the learners that know which of the two
+// kinds of model (package doc) they fit. FitsHorizon reports whether the
+// learner fits the finite-horizon values q^h indexed by the steps left
+// (Tabular and Linear with Finite) or a stationary model (the others, and
+// Neural always). A stationary model read at the start states gives the
+// long-run value, not the T-step one, so package ope refuses it where the
+// horizon value is asked for.
+type Horizoned interface {
+	FitsHorizon() bool
+}
+
+var (
+	_ Horizoned = Tabular{}
+	_ Horizoned = Linear{}
+	_ Horizoned = Neural{}
+)
+
 // Seeded is implemented by learners whose fit draws random numbers: the
 // same learner with another seed (the bootstrap refits with a fresh one).
 type Seeded interface {

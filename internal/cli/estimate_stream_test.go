@@ -227,7 +227,7 @@ func TestEstimateStreamNeuralForms(t *testing.T) {
 		return *estimateJSON(t, append([]string{"--train-seed", fmt.Sprint(trainSeed), "--reservoir", "100000"}, args...)...)
 	}
 	for _, c := range []struct{ estimators, model, gamma string }{
-		{"fqe,mql", "--value-model", "0.95"},
+		{"fqe,mql", "--value-model", "0.95 --estimand long-run"},
 		{"fqe", "--value-model", "0.9 --estimand long-run"},
 		{"mwl,dualdice", "--ratio-model", "1"},
 	} {

@@ -1,0 +1,31 @@
+package ope
+
+import (
+	"testing"
+
+	"github.com/ihope-ope/ihope/dataset"
+)
+
+// dr's misfit warning names the neural value model exactly where it
+// applies: the linear learner on real states, gamma < 1, the long run.
+func TestNeuralValueHint(t *testing.T) {
+	real, discrete := &dataset.Dataset{StateDim: 2}, &dataset.Dataset{}
+	for _, c := range []struct {
+		name    string
+		d       *dataset.Dataset
+		gamma   float64
+		est     Estimand
+		learner string
+		want    bool
+	}{
+		{"real, linear, 0.95, long run", real, 0.95, LongRun, "linear", true},
+		{"discrete states", discrete, 0.95, LongRun, "tabular", false},
+		{"already neural", real, 0.95, LongRun, "neural", false},
+		{"gamma 1", real, 1, LongRun, "linear", false},
+		{"horizon", real, 0.95, Horizon, "linear", false},
+	} {
+		if got := neuralValueHint(c.d, c.gamma, c.est, c.learner) != ""; got != c.want {
+			t.Errorf("%s: hint %v, want %v", c.name, got, c.want)
+		}
+	}
+}
