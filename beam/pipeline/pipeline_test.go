@@ -291,7 +291,7 @@ func TestPipelineKernelTwoPasses(t *testing.T) {
 	}
 	// So do the neural forms of fqe and mql (--value-model neural).
 	for name, want := range map[string]string{"fqe": "fqe with the neural value learner cannot run on a cluster", "mql": "mql in its neural form cannot run on a cluster"} {
-		if _, err := runPipeline(t, dir, cli.StreamFlags{Estimators: []string{name}, Gamma: 0.9, ValueModel: "neural"}); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := runPipeline(t, dir, cli.StreamFlags{Estimators: []string{name}, Gamma: 0.9, ValueModel: "neural", Estimand: "long-run"}); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s --value-model neural: %v", name, err)
 		}
 	}
