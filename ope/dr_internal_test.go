@@ -1,6 +1,7 @@
 package ope
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
@@ -22,10 +23,15 @@ func TestNeuralValueHint(t *testing.T) {
 		{"discrete states", discrete, 0.95, LongRun, "tabular", false},
 		{"already neural", real, 0.95, LongRun, "neural", false},
 		{"gamma 1", real, 1, LongRun, "linear", false},
-		{"horizon", real, 0.95, Horizon, "linear", false},
+		{"horizon", real, 0.95, Horizon, "linear", true},
 	} {
-		if got := neuralValueHint(c.d, c.gamma, c.est, c.learner) != ""; got != c.want {
+		h := neuralValueHint(c.d, c.gamma, c.est, c.learner)
+		if got := h != ""; got != c.want {
 			t.Errorf("%s: hint %v, want %v", c.name, got, c.want)
+		}
+		// Under the horizon it says the network needs the long run.
+		if long := strings.Contains(h, "--estimand long-run"); c.want && long != (c.est == Horizon) {
+			t.Errorf("%s: %q", c.name, h)
 		}
 	}
 }
