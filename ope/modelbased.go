@@ -40,7 +40,8 @@ import (
 // for every action, not only the logged ones), with as many states and
 // actions as the dataset. Datasets with real-valued states are refused.
 //
-// Result.Weights is nil; Result.Model is the fitted *value.CountModel.
+// Result.Weights is nil; Result.Model is a *SolvedCountModel: the fitted
+// *value.CountModel and the target solved in it.
 type ModelBased struct {
 	// Target is the policy being evaluated.
 	Target *policy.Tabular
@@ -127,7 +128,7 @@ func (e *ModelBased) Estimate(d *dataset.Dataset, gamma float64) (Result, error)
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return Result{}, fmt.Errorf("%s: value %v", name, v)
 	}
-	return Result{Value: v, Model: m, Estimand: e.Estimand.orDefault(), Learner: "tabular"}, nil
+	return Result{Value: v, Model: &SolvedCountModel{m, target}, Estimand: e.Estimand.orDefault(), Learner: "tabular"}, nil
 }
 
 // oneLength reports whether every episode of d has the same length.
@@ -143,6 +144,14 @@ func oneLength(d *dataset.Dataset) bool {
 		}
 	}
 	return true
+}
+
+// SolvedCountModel is model-based's Result.Model: the count model of the
+// log and the target policy whose value was computed in it (what
+// ImputedWarning reads).
+type SolvedCountModel struct {
+	*value.CountModel
+	Target policy.Discrete
 }
 
 // CountModel is the count model of package value (value.CountModel), the

@@ -237,7 +237,7 @@ func TestRegistryRunsWhereItApplies(t *testing.T) {
 			}
 			switch e.Name {
 			case "model-based":
-				if _, ok := res.Model.(*ope.CountModel); !ok {
+				if m, ok := res.Model.(*ope.SolvedCountModel); !ok || m.CountModel == nil || m.Target == nil {
 					t.Errorf("model-based: Result.Model is %T", res.Model)
 				}
 			case "bch-tabular":

@@ -104,7 +104,7 @@ func (s *ModelBasedSums) Finish(c int) (Result, WeightSummary, error) {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return Result{}, WeightSummary{}, fmt.Errorf("%s: value %v", name, v)
 	}
-	return Result{Value: v, Model: m, Estimand: s.Estimand, Learner: "tabular"}, WeightSummary{}, nil
+	return Result{Value: v, Model: &SolvedCountModel{m, target}, Estimand: s.Estimand, Learner: "tabular"}, WeightSummary{}, nil
 }
 
 // oneLength reports whether every episode of copy c has the same length.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/ope"
+	"github.com/ihope-ope/ihope/value"
 )
 
 func TestWeightWarnings(t *testing.T) {
@@ -199,6 +200,51 @@ func TestUnloggedWarning(t *testing.T) {
 		got := ope.UnloggedWarning(d)
 		if (c.warn == "") != (got == "") || !strings.HasPrefix(got, c.warn) {
 			t.Errorf("warning %q, want %q", got, c.warn)
+		}
+	}
+}
+
+// The share of the target's steps that the count model sends to
+// never-logged pairs, exactly: the log alternates states 0 and 1 and never
+// takes action 1 in state 0; the count model pools it with action 0 (to
+// state 1), so the target's 4-step chain from state 0 is 0, 1, 0, 1 and
+// half its steps are in state 0, where it puts p1 on action 1: the share
+// is p1/2. fqe (tabular) and model-based say the same; a target that
+// never takes action 1 in state 0 is not warned about.
+func TestImputedWarning(t *testing.T) {
+	for _, c := range []struct {
+		p1   float64
+		want string
+	}{
+		{0.5, "25.0% of the target's steps in its count model (over the logged horizon, in 1 states)"},
+		{0.1, "5.0% of the target's steps"},
+		{0, ""},
+	} {
+		in0, in1 := []float64{1 - c.p1, c.p1}, []float64{0.5, 0.5}
+		step := func(s, a int, probs []float64) dataset.Step {
+			return dataset.Step{State: s, Action: a, Reward: float64(s + a), HasNext: true, NextState: 1 - s, LogBehavior: math.Log(0.5),
+				LogTarget: math.Log(math.Max(probs[a], 1e-300)), TargetProbs: probs, NextTargetProbs: [][]float64{in1, in0}[s]}
+		}
+		d, err := dataset.New(2, 2, []dataset.Episode{
+			{ID: "a", Steps: []dataset.Step{step(0, 0, in0), step(1, 0, in1), step(0, 0, in0), step(1, 1, in1)}},
+			{ID: "b", Steps: []dataset.Step{step(0, 0, in0), step(1, 1, in1), step(0, 0, in0), step(1, 0, in1)}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		target, err := value.TableFromData(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range []ope.Estimator{ope.FQE{}, &ope.ModelBased{Target: target}} {
+			res, err := e.Estimate(d, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := ope.ImputedWarning(e.Name(), d.MaxLen(), 1, res, target)
+			if c.want == "" && got != "" || c.want != "" && !strings.HasPrefix(got, e.Name()+": "+c.want) {
+				t.Errorf("p1 = %v, %s: warning %q, want %q", c.p1, e.Name(), got, c.want)
+			}
 		}
 	}
 }

@@ -413,6 +413,9 @@ func (m *TabularModel) Horizon() int { return m.horizon }
 // the log for Tabular.Fit.
 func (m *TabularModel) MDP() env.Tabular { return m.mdp }
 
+// Policy returns the target policy the values were solved for.
+func (m *TabularModel) Policy() policy.Discrete { return m.pi }
+
 // Q returns q(s,a) of a stationary model, or q^h(s,a) of a finite-horizon
 // one with h steps left, 1 <= h <= Horizon() (h is ignored by a
 // stationary model). It is 0 for a state that was not solved for.

@@ -549,6 +549,9 @@ func (c *estimateCmd) runOne(en ope.Entry, d *dataset.Dataset, opts ope.Options,
 	if c.Report != "" {
 		row.weights = res.Weights
 	}
+	if w := ope.ImputedWarning(en.Name, d.MaxLen(), c.Gamma, res, opts.Target); w != "" {
+		notes = append(notes, w)
+	}
 	warnings := ope.WeightWarnings(en.Name, en.Unit, res.Weights)
 	return row, append(append(warnings, res.Warnings...), notes...), nil
 }

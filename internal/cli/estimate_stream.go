@@ -250,6 +250,9 @@ func streamReport(res *stream.Results, file string) *estimateReport {
 		if w := ope.RangeWarning(est.Name, v, res.Summary); w != "" {
 			rep.Warnings = append(rep.Warnings, w)
 		}
+		if w := ope.ImputedWarning(est.Name, res.Summary.MaxLength, cfg.Gamma, est.Result, cfg.Options.Target); w != "" {
+			rep.Warnings = append(rep.Warnings, w)
+		}
 		rep.Estimates = append(rep.Estimates, row)
 		if est.Interval != nil {
 			applyInterval(rep, &rep.Estimates[len(rep.Estimates)-1], *est.Interval, cfg.Resamples)

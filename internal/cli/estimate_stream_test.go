@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -67,6 +68,20 @@ func TestEstimateStreamEqualsOneFile(t *testing.T) {
 			if w.Units == 0 && (g.MaxWeightShare != nil || w.MaxWeightShare != nil) {
 				t.Errorf("%s weighs nothing: max_weight_share %v streamed, %v in memory", g.Estimator, g.MaxWeightShare, w.MaxWeightShare)
 			}
+		}
+		// The count models' imputation is warned about alike (Taxi's
+		// sparse logs leave many pairs the target takes unlogged).
+		imputed := func(rep estimateReport) []string {
+			var out []string
+			for _, w := range rep.Warnings {
+				if strings.Contains(w, "in its count model") {
+					out = append(out, w)
+				}
+			}
+			return out
+		}
+		if g, w := imputed(got), imputed(want); len(w) != 2 || !slices.Equal(g, w) {
+			t.Errorf("gamma %s: count-model warnings streamed %q, in memory %q (want model-based's and fqe's)", gamma, g, w)
 		}
 		gd, wd := got.Data, want.Data
 		gd.File, wd.File = "", ""
