@@ -249,11 +249,11 @@ func neuralValueHint(d *dataset.Dataset, gamma float64, est Estimand, learner st
 	if d.Discrete() || learner != "linear" || gamma >= 1 {
 		return ""
 	}
-	how := "--value-model neural"
+	how := "--value-model neural fits"
 	if est != LongRun {
-		how = "--value-model neural with --estimand long-run (it has no horizon form)"
+		how = "the long-run value (--estimand long-run, another estimand) with --value-model neural, which has no horizon form, fits"
 	}
-	return "; on real states " + how + " fits what quadratic features cannot (on three nonlinear worlds it cut dr's mean error from 0.073 to 0.017)"
+	return "; on real states " + how + " what quadratic features cannot (on three nonlinear worlds, under the long run, it cut dr's mean error from 0.073 to 0.017)"
 }
 
 // correctionCollapse warns when the weights u of dr's correction

@@ -8,7 +8,8 @@ import (
 )
 
 // dr's misfit warning names the neural value model exactly where it
-// applies: the linear learner on real states, gamma < 1, the long run.
+// applies: the linear learner on real states at gamma < 1; under the
+// horizon it says that the network gives the long-run value.
 func TestNeuralValueHint(t *testing.T) {
 	real, discrete := &dataset.Dataset{StateDim: 2}, &dataset.Dataset{}
 	for _, c := range []struct {

@@ -1,6 +1,7 @@
 package ope
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -92,21 +93,32 @@ func autoValue(d *dataset.Dataset, est Estimand) value.Learner {
 	return value.Linear{Finite: finite}
 }
 
-// checkValueEstimand refuses a value learner that fits a stationary model
-// (value.Horizoned) where the T-step value is asked for: read at the start
-// states and normalised by sum_{t<T} gamma^t, the stationary values would
-// be reported as the horizon value while estimating the long-run one
-// (tried: fqe with the neural learner on 20-step cart-pole logs at
-// gamma = 0.9 gave 1.114 under horizon, beyond the largest reward 1; its
-// long-run value is 0.979). Learners that do not say are trusted.
+// ErrStationaryHorizon is what fqe and dr refuse (wrapped, with the
+// learner's name and the remedy): a value model that fits stationary
+// values where the T-step horizon value is asked for.
+var ErrStationaryHorizon = errors.New("the value model is stationary")
+
+// checkValueEstimand refuses a value learner whose kind of model
+// (value.Horizoned) is not the estimand's. A stationary model read at the
+// start states and normalised by sum_{t<T} gamma^t would be reported as
+// the horizon value while estimating the long-run one (tried: fqe with
+// the neural learner on 20-step cart-pole logs at gamma = 0.9 gave 1.114
+// under horizon, beyond the largest reward 1; its long-run value is
+// 0.979); a finite-horizon model has no stationary value to give the long
+// run. Learners that do not say are trusted.
 func checkValueEstimand(name string, l value.Learner, est Estimand) error {
-	if est != Horizon {
+	h, ok := l.(value.Horizoned)
+	if !ok || h.FitsHorizon() == (est == Horizon) {
 		return nil
 	}
-	if h, ok := l.(value.Horizoned); ok && !h.FitsHorizon() {
-		return fmt.Errorf("%s: the %s value model is stationary: it estimates the long-run value, not the T-step horizon value asked for (use --estimand long-run with gamma < 1, or the linear or tabular value model)", name, l.Name())
+	if est == Horizon {
+		advice := "fit it with Finite set, or use --estimand long-run"
+		if l.Name() == "neural" {
+			advice = "use --estimand long-run with gamma < 1, or --value-model linear"
+		}
+		return fmt.Errorf("%s: %w: the %s learner's values read at the start states give the long-run value, not the T-step horizon value asked for (%s)", name, ErrStationaryHorizon, l.Name(), advice)
 	}
-	return nil
+	return fmt.Errorf("%s: the %s value model fits finite-horizon values (Finite), which give no long-run value (fit it without Finite, or use --estimand horizon)", name, l.Name())
 }
 
 // startValue is the value model's estimate: the mean over episodes of

@@ -17,6 +17,9 @@ import (
 //	Horizon:  R = (1/m) sum_i g0(T_i) v(s^i_0),   g0(T) = 1/sum_{t<T} gamma^t
 //	LongRun:  R = (1/m) sum_i (1 - gamma) v(s^i_0)   (gamma < 1),   R = rho   (gamma = 1),
 //
+// (neither learner fits finite-horizon values, so fqe reaches this only
+// under LongRun, checkValueEstimand refusing Horizon before; the Horizon
+// line is the in-memory formula a finite-horizon learner would share),
 // so a copy's sum is sum_i k_i g0_i v(s^i_0) over its episodes (k_i the
 // multiplicity) and m its number of episodes. Before the mean, startValue
 // refuses a diverged model (checkBounded): one whose |q|, |v| or |v(s')|

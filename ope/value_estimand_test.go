@@ -1,6 +1,7 @@
 package ope_test
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -34,13 +35,14 @@ func TestStationaryValueUnderHorizon(t *testing.T) {
 		{"fqe neural default estimand", ope.FQE{Value: small}, true},
 		{"fqe stationary linear horizon", ope.FQE{Value: value.Linear{}, Estimand: ope.Horizon}, true},
 		{"dr neural horizon", ope.DR{Value: small, Estimand: ope.Horizon}, true},
+		{"fqe mql horizon", ope.FQE{Value: value.MQL{}, Estimand: ope.Horizon}, true},
 		{"fqe finite linear horizon", ope.FQE{Value: value.Linear{Finite: true}, Estimand: ope.Horizon}, false},
 		{"fqe neural long-run", ope.FQE{Value: small, Estimand: ope.LongRun}, false},
 		{"dr neural long-run", ope.DR{Value: small, Estimand: ope.LongRun}, false},
 	} {
 		res, err := c.e.Estimate(d, gamma)
 		if c.refused {
-			if err == nil || !strings.Contains(err.Error(), "stationary") || !strings.Contains(err.Error(), "--estimand long-run") {
+			if !errors.Is(err, ope.ErrStationaryHorizon) || !strings.Contains(err.Error(), "--estimand long-run") {
 				t.Errorf("%s: got %v, %v; want a refusal that names the stationary model and the long run", c.name, res.Value, err)
 			}
 			continue
@@ -49,7 +51,13 @@ func TestStationaryValueUnderHorizon(t *testing.T) {
 			t.Errorf("%s: %v, %v", c.name, res.Value, err)
 		}
 	}
-	if _, err := (ope.FQE{Value: small, Estimand: ope.Horizon}).NewSums(gamma, 1); err == nil || !strings.Contains(err.Error(), "stationary") {
+	// The other way round: a finite-horizon model has no long-run value.
+	for _, e := range []ope.Estimator{ope.FQE{Value: value.Linear{Finite: true}, Estimand: ope.LongRun}, ope.DR{Value: value.Linear{Finite: true}, Estimand: ope.LongRun}} {
+		if _, err := e.Estimate(d, gamma); err == nil || !strings.Contains(err.Error(), "finite-horizon values") {
+			t.Errorf("%s with a finite-horizon model under the long run: %v", e.Name(), err)
+		}
+	}
+	if _, err := (ope.FQE{Value: small, Estimand: ope.Horizon}).NewSums(gamma, 1); !errors.Is(err, ope.ErrStationaryHorizon) {
 		t.Errorf("streamed fqe with the neural learner under horizon: %v, want a refusal", err)
 	}
 	if _, err := (ope.FQE{Value: small, Estimand: ope.LongRun}).NewSums(gamma, 1); err != nil {

@@ -149,6 +149,10 @@ var (
 // Name returns "mql".
 func (MQL) Name() string { return "mql" }
 
+// FitsHorizon returns false: MQL learns the stationary (or differential)
+// q only.
+func (MQL) FitsHorizon() bool { return false }
+
 // Fit learns q on d with discount gamma in (0, 1] and the target's action
 // distribution: the tabular solve for discrete states, the kernel fit for
 // real states and discrete actions.

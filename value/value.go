@@ -58,7 +58,8 @@ type Target struct {
 // (Tabular and Linear with Finite) or a stationary model (the others, and
 // Neural always). A stationary model read at the start states gives the
 // long-run value, not the T-step one, so package ope refuses it where the
-// horizon value is asked for.
+// horizon value is asked for (and a finite-horizon model where the long
+// run is).
 type Horizoned interface {
 	FitsHorizon() bool
 }
@@ -67,6 +68,7 @@ var (
 	_ Horizoned = Tabular{}
 	_ Horizoned = Linear{}
 	_ Horizoned = Neural{}
+	_ Horizoned = MQL{}
 )
 
 // Seeded is implemented by learners whose fit draws random numbers: the

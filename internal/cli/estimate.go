@@ -58,6 +58,8 @@ type estimateCmd struct {
 	movable     bool // ihope-beam's statistics: leave out the estimators whose sums cannot move (stream.Movable)
 
 	dataFlags `embed:""` // how to read --data (data.go)
+
+	streamNotes []string // estimators of the default set a stream left out, and why
 }
 
 // logEstimators lists, in output order, the estimators that can run on

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -45,6 +46,9 @@ func (c *estimateCmd) runStream(e *runEnv) error {
 		// not stream (fqe's linear or neural, the neural minimax forms).
 		en, _ := ope.Lookup(name)
 		if _, err := en.New(c.streamOptions(nil)).(ope.Summer).NewSums(c.Gamma, 1); err != nil {
+			if errors.Is(err, ope.ErrStationaryHorizon) { // not a matter of streaming
+				return usagef("%v", err)
+			}
 			return usagef("%v; run it on one file that fits in memory", err)
 		}
 	}
@@ -125,6 +129,7 @@ func (c *estimateCmd) runStream(e *runEnv) error {
 		return err
 	}
 	rep := streamReport(res, c.Data)
+	rep.Warnings = append(rep.Warnings, c.streamNotes...)
 	var one *targetPolicy
 	if len(targets) == 1 {
 		one = &targets[0]
@@ -154,8 +159,17 @@ func (c *estimateCmd) newStats(d *dataset.Dataset, target *policy.Tabular) (*str
 			if c.movable && stream.Movable(name, opts) != nil {
 				continue
 			}
-			if en, _ := ope.Lookup(name); en.Default() && stream.Applies(name, d, applies) == nil {
+			en, _ := ope.Lookup(name)
+			if !en.Default() {
+				continue
+			}
+			switch err := stream.Applies(name, d, applies); {
+			case err == nil:
 				names = append(names, name)
+			case errors.Is(err, ope.ErrStationaryHorizon):
+				// Applies, but not with the value model asked for: said,
+				// as on one file, where its row fails with this reason.
+				c.streamNotes = append(c.streamNotes, fmt.Sprintf("%s: not run: %v", name, err))
 			}
 		}
 		if len(names) == 0 {

@@ -241,6 +241,12 @@ func TestEstimateStreamNeuralForms(t *testing.T) {
 		t.Helper()
 		return *estimateJSON(t, append([]string{"--train-seed", fmt.Sprint(trainSeed), "--reservoir", "100000"}, args...)...)
 	}
+	// fqe's network is stationary: under the horizon it is refused for
+	// that reason, not as something that cannot stream.
+	_, errOut, code := run(t, "estimate", "--data", filepath.Join(dir, "part-*.parquet"), "--estimators", "fqe", "--value-model", "neural", "--gamma", "0.95", "--bootstrap", "0")
+	if code == ExitOK || !strings.Contains(errOut, "the value model is stationary") || strings.Contains(errOut, "one file") {
+		t.Errorf("fqe --value-model neural under horizon over shards: exit %d, %s", code, errOut)
+	}
 	for _, c := range []struct{ estimators, model, gamma string }{
 		{"fqe,mql", "--value-model", "0.95 --estimand long-run"},
 		{"fqe", "--value-model", "0.9 --estimand long-run"},
