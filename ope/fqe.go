@@ -112,9 +112,12 @@ func checkValueEstimand(name string, l value.Learner, est Estimand) error {
 		return nil
 	}
 	if est == Horizon {
-		advice := "fit it with Finite set, or use --estimand long-run"
-		if l.Name() == "neural" {
+		advice := "use --estimand long-run"
+		switch l.Name() {
+		case "neural":
 			advice = "use --estimand long-run with gamma < 1, or --value-model linear"
+		case "linear", "tabular":
+			advice = "fit it with Finite set, or use --estimand long-run"
 		}
 		return fmt.Errorf("%s: %w: the %s learner's values read at the start states give the long-run value, not the T-step horizon value asked for (%s)", name, ErrStationaryHorizon, l.Name(), advice)
 	}

@@ -288,7 +288,7 @@ func TestTabularSums(t *testing.T) {
 		}
 	}
 	// A value learner that neither sums nor trains on a sample is refused.
-	if _, err := (ope.FQE{Value: value.MQL{}}).NewSums(0.9, 1); err == nil || !strings.Contains(err.Error(), "fqe cannot stream with the mql value learner") {
+	if _, err := (ope.FQE{Value: value.MQL{}, Estimand: ope.LongRun}).NewSums(0.9, 1); err == nil || !strings.Contains(err.Error(), "fqe cannot stream with the mql value learner") {
 		t.Errorf("fqe with mql's learner: %v", err)
 	}
 }

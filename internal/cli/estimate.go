@@ -246,7 +246,27 @@ func (c *estimateCmd) Run(e *runEnv) error {
 	}
 	info.apply(rep)
 	rep.Data.File = displayName(c.Data, stdinName)
-	return c.write(e, rep)
+	if err := c.write(e, rep); err != nil {
+		return err
+	}
+	return noEstimate(c.Estimators, rep)
+}
+
+// noEstimate is the error of a run whose estimators, named with
+// --estimators, all failed: the report is written (each row says why),
+// and the exit status says that nothing was estimated, as a stream's
+// does when its one estimator is refused. Without --estimators the
+// default set's failures are the rows that do not apply.
+func noEstimate(named []string, rep *estimateReport) error {
+	if len(named) == 0 || len(rep.Estimates) == 0 {
+		return nil
+	}
+	for _, r := range rep.Estimates {
+		if r.Estimate != nil {
+			return nil
+		}
+	}
+	return fmt.Errorf("no estimate: %s", rep.Estimates[0].Error)
 }
 
 // write writes rep: the report if asked for, then the JSON or the table.

@@ -247,6 +247,12 @@ func TestEstimateStreamNeuralForms(t *testing.T) {
 	if code == ExitOK || !strings.Contains(errOut, "the value model is stationary") || strings.Contains(errOut, "one file") {
 		t.Errorf("fqe --value-model neural under horizon over shards: exit %d, %s", code, errOut)
 	}
+	// On one file its row fails with the reason, and with only it named
+	// the exit status says nothing was estimated; the report is written.
+	out, errOut, code := run(t, "estimate", "--json", "--data", whole, "--estimators", "fqe", "--value-model", "neural", "--gamma", "0.95", "--bootstrap", "0")
+	if code != ExitError || !strings.Contains(errOut, "no estimate: fqe: the value model is stationary") || !strings.Contains(out, `"estimate":null`) {
+		t.Errorf("fqe --value-model neural under horizon on one file: exit %d, stderr %s, stdout %s", code, errOut, out)
+	}
 	for _, c := range []struct{ estimators, model, gamma string }{
 		{"fqe,mql", "--value-model", "0.95 --estimand long-run"},
 		{"fqe", "--value-model", "0.9 --estimand long-run"},
