@@ -194,43 +194,32 @@ func UnloggedWarning(d *dataset.Dataset) string {
 }
 
 // ImputedWarning says when the count model behind a tabular estimate
-// (model-based, or fqe with the tabular learner: Result.Model a
-// *SolvedCountModel, a *value.CountModel or a *value.TabularModel solved
-// in one) sends more
-// than 1% of the target's steps to state-action pairs the log never
-// shows, "" otherwise. The share is that of the model's own normalised
-// visitation over the logged horizon (exact.VisitationT from the logged
-// starts, T the longest episode's length, weights gamma^t), each state weighted by
-// the target's probability of its never-logged actions (a state never
-// left counts whole). Those pairs' moves and rewards are imputed
-// (value.CountModel's pooling), and a bootstrap over episodes cannot see
-// the bias this leaves: on the paper's Taxi (n = 200, T = 400, behavior
-// pi18) the share is 2.3% for pi19, where fqe errs by 0.012 (8.5%), and
-// 4.7% for pi14, where it errs by 0.156 (22%, truth -0.703), with 95%
-// bootstrap intervals [-0.537, -0.505] that exclude even the estimate;
-// the board's Taxi cells held the truth in 5% of fqe's intervals. target
-// is the tabular target policy for a bare count model (a
-// *value.TabularModel carries its own); the check is skipped when it is
-// missing or does not fit the model.
-func ImputedWarning(name string, T int, gamma float64, res Result, target *policy.Tabular) string {
+// (model-based, whose Result.Model is a *SolvedCountModel, or fqe with
+// the tabular learner, a *value.TabularModel solved in a count model)
+// sends more than 1% of the target's steps to state-action pairs the log
+// never shows, "" otherwise (and for other models). The share is that of
+// the model's own normalised visitation over the logged horizon
+// (exact.VisitationT from the logged starts, T the longest episode's
+// length, weights gamma^t), each state weighted by the target's
+// probability of its never-logged actions (a state never left counts
+// whole). Those pairs' moves and rewards are imputed (value.CountModel's
+// pooling), and a bootstrap over episodes cannot see the bias this
+// leaves: on the paper's Taxi (n = 200, T = 400, behavior pi18) the share
+// is 2.3% for pi19, where fqe errs by 0.012 (8.5%), and 4.7% for pi14,
+// where it errs by 0.156 (22%, truth -0.703), with 95% bootstrap
+// intervals [-0.537, -0.505] that exclude even the estimate; the board's
+// Taxi cells held the truth in 5% of fqe's intervals.
+func ImputedWarning(name string, T int, gamma float64, res Result) string {
 	var m *value.CountModel
 	var pi policy.Discrete
-	if target != nil {
-		pi = target
-	}
 	switch mod := res.Model.(type) {
 	case *SolvedCountModel:
 		m, pi = mod.CountModel, mod.Target
-	case *value.CountModel:
-		m = mod
 	case *value.TabularModel:
 		m, _ = mod.MDP().(*value.CountModel)
 		pi = mod.Policy()
 	}
-	if m == nil || pi == nil || pi.NumActions() != m.NumActions() || T <= 0 {
-		return ""
-	}
-	if t, ok := pi.(*policy.Tabular); ok && t.NumStates() != m.NumStates() {
+	if m == nil || pi == nil || T <= 0 {
 		return ""
 	}
 	visit := exact.VisitationT(m, pi, nil, T, gamma)

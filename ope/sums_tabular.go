@@ -81,8 +81,7 @@ func (e FQE) NewSums(gamma float64, copies int) (Sums, error) {
 	}
 	switch l := e.Value.(type) {
 	case nil:
-	case value.Tabular:
-		finite = l.Finite
+	case value.Tabular: // its Finite is the estimand's (checkValueEstimand)
 	case value.Linear:
 		return newLinearFQESums(l, est, gamma, copies)
 	case value.Neural:

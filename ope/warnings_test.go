@@ -241,7 +241,7 @@ func TestImputedWarning(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := ope.ImputedWarning(e.Name(), d.MaxLen(), 1, res, target)
+			got := ope.ImputedWarning(e.Name(), d.MaxLen(), 1, res)
 			if c.want == "" && got != "" || c.want != "" && !strings.HasPrefix(got, e.Name()+": "+c.want) {
 				t.Errorf("p1 = %v, %s: warning %q, want %q", c.p1, e.Name(), got, c.want)
 			}

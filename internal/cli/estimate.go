@@ -571,7 +571,7 @@ func (c *estimateCmd) runOne(en ope.Entry, d *dataset.Dataset, opts ope.Options,
 	if c.Report != "" {
 		row.weights = res.Weights
 	}
-	if w := ope.ImputedWarning(en.Name, d.MaxLen(), c.Gamma, res, opts.Target); w != "" {
+	if w := ope.ImputedWarning(en.Name, d.MaxLen(), c.Gamma, res); w != "" {
 		notes = append(notes, w)
 	}
 	warnings := ope.WeightWarnings(en.Name, en.Unit, res.Weights)

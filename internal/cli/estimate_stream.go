@@ -264,7 +264,7 @@ func streamReport(res *stream.Results, file string) *estimateReport {
 		if w := ope.RangeWarning(est.Name, v, res.Summary); w != "" {
 			rep.Warnings = append(rep.Warnings, w)
 		}
-		if w := ope.ImputedWarning(est.Name, res.Summary.MaxLength, cfg.Gamma, est.Result, cfg.Options.Target); w != "" {
+		if w := ope.ImputedWarning(est.Name, res.Summary.MaxLength, cfg.Gamma, est.Result); w != "" {
 			rep.Warnings = append(rep.Warnings, w)
 		}
 		rep.Estimates = append(rep.Estimates, row)
