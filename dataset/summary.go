@@ -39,6 +39,12 @@ type Summary struct {
 	// MinCutOff is the length of the shortest episode that did not end
 	// in a terminal state (0 if every episode did).
 	MinCutOff int
+	// UnloggedTarget is the target's probability on actions never logged
+	// in their state, averaged over the logged steps, and UnloggedStates
+	// the number of states where it puts any (discrete states and actions
+	// with target_prob_k columns; 0 otherwise).
+	UnloggedTarget float64
+	UnloggedStates int
 }
 
 // LargeRatioLimit is the policy ratio pi/pi0 above which Summarize counts
@@ -67,6 +73,15 @@ type Summarizer struct {
 	// MinR, MaxR are the smallest and largest rewards (+Inf, -Inf before
 	// any).
 	MinR, MaxR float64
+	// TargetMass[s][a] sums the target's probability of a over the steps
+	// logged in state s, Logged[s][a] marks the pairs logged, and
+	// TargetSteps counts the steps that carry the target's distribution
+	// (discrete states and actions with target_prob_k columns), so that
+	// UnloggedTarget needs one pass: whether a pair is ever logged is
+	// known only at the end.
+	TargetMass  [][]float64
+	Logged      [][]bool
+	TargetSteps int
 	// Started is set by the first Add.
 	Started bool
 }
@@ -96,6 +111,10 @@ func (z *Summarizer) Add(d *Dataset, lo, hi int) {
 	if d.ActionDim > 0 {
 		actions = nil
 	}
+	pairs := d.Discrete() && d.ActionDim == 0 && d.HasTargetProbs()
+	if pairs {
+		z.growPairs(d.NumStates, d.NumActions)
+	}
 	limit := math.Log(LargeRatioLimit)
 	for e := lo; e < hi; e++ {
 		a, b := d.Span(e)
@@ -119,6 +138,14 @@ func (z *Summarizer) Add(d *Dataset, lo, hi int) {
 			}
 			if actions != nil {
 				actions[d.Action[j]] = true
+			}
+			if pairs {
+				st := d.State[j]
+				z.Logged[st][d.Action[j]] = true
+				for a, p := range d.TargetProbsAt(j) {
+					z.TargetMass[st][a] += p
+				}
+				z.TargetSteps++
 			}
 			if math.IsInf(d.LogTarget[j], -1) {
 				s.ZeroTarget++
@@ -162,6 +189,18 @@ func (z *Summarizer) Merge(o *Summarizer) {
 	s.OpenEndings += t.OpenEndings
 	s.Terminal += t.Terminal
 	s.MinCutOff = min(s.MinCutOff, t.MinCutOff)
+	nA := 0
+	for _, row := range o.Logged {
+		nA = max(nA, len(row))
+	}
+	z.growPairs(len(o.Logged), nA)
+	for st, row := range o.Logged {
+		for a, b := range row {
+			z.Logged[st][a] = z.Logged[st][a] || b
+			z.TargetMass[st][a] += o.TargetMass[st][a]
+		}
+	}
+	z.TargetSteps += o.TargetSteps
 	for _, p := range []struct {
 		to   *[]bool
 		from []bool
@@ -196,7 +235,38 @@ func (z *Summarizer) Summary() Summary {
 		s.MaxLogRatio = z.MaxLR
 	}
 	s.StatesSeen, s.ActionsSeen = count(z.States), count(z.Actions)
+	if z.TargetSteps > 0 {
+		mass := 0.0
+		for st, row := range z.TargetMass {
+			unlogged := false
+			for a, m := range row {
+				if m > 0 && !z.Logged[st][a] {
+					mass += m
+					unlogged = true
+				}
+			}
+			if unlogged {
+				s.UnloggedStates++
+			}
+		}
+		s.UnloggedTarget = mass / float64(z.TargetSteps)
+	}
 	return s
+}
+
+// growPairs extends TargetMass and Logged to nS states and every state's
+// rows to at least nA actions.
+func (z *Summarizer) growPairs(nS, nA int) {
+	for len(z.Logged) < nS {
+		z.Logged = append(z.Logged, nil)
+		z.TargetMass = append(z.TargetMass, nil)
+	}
+	for st := range nS {
+		if n := nA - len(z.Logged[st]); n > 0 {
+			z.Logged[st] = append(z.Logged[st], make([]bool, n)...)
+			z.TargetMass[st] = append(z.TargetMass[st], make([]float64, n)...)
+		}
+	}
 }
 
 func count(seen []bool) int {

@@ -154,7 +154,9 @@ func HorizonWarning(s dataset.Summary, est Estimand) string {
 // UnloggedWarning says when the target puts more than 5% of its
 // probability, averaged over the logged steps, on actions never logged in
 // their state, "" otherwise (and for real states or actions, or without
-// the target_prob_k columns). No estimator sees what those actions do:
+// the target_prob_k columns: dataset.Summary's UnloggedTarget, which a
+// stream of shards sums in one pass as the whole log does). No estimator
+// sees what those actions do:
 // the ones that weigh logged actions leave them out, and the value
 // models fill them in by pooling (an unlogged action is read as the
 // behavior's mix of the logged ones, minimax.Chain), so every estimate
@@ -163,34 +165,15 @@ func HorizonWarning(s dataset.Summary, est Estimand) string {
 // the README's Taxi logs (n = 200, T = 400); 7.7% on a 5-state log whose
 // target puts 0.9 on an action never logged in one state, where the
 // estimators parted by up to 0.05 with nothing said.
-func UnloggedWarning(d *dataset.Dataset) string {
-	if !d.Discrete() || d.ActionDim > 0 || !d.HasTargetProbs() || d.NumSteps() == 0 {
+func UnloggedWarning(s dataset.Summary) string {
+	if s.UnloggedTarget <= 0.05 {
 		return ""
 	}
-	K := d.NumActions
-	seen := make([]bool, d.NumStates*K)
-	for j := range d.NumSteps() {
-		seen[int(d.State[j])*K+int(d.Action[j])] = true
-	}
-	mass, states := 0.0, map[int32]bool{}
-	for j := range d.NumSteps() {
-		s := d.State[j]
-		for a, p := range d.TargetProbsAt(j) {
-			if p > 0 && !seen[int(s)*K+a] {
-				mass += p
-				states[s] = true
-			}
-		}
-	}
-	share := mass / float64(d.NumSteps())
-	if share <= 0.05 {
-		return ""
-	}
-	where := fmt.Sprintf("%d states", len(states))
-	if len(states) == 1 {
+	where := fmt.Sprintf("%d states", s.UnloggedStates)
+	if s.UnloggedStates == 1 {
 		where = "1 state"
 	}
-	return fmt.Sprintf("support: the target puts %.1f%% of its probability, averaged over the logged steps, on actions never logged in their state (in %s): no estimator sees what those actions do; the weighting ones leave them out and the value models fill them in by pooling, so every estimate rests on an assumption the log cannot check", 100*share, where)
+	return fmt.Sprintf("support: the target puts %.1f%% of its probability, averaged over the logged steps, on actions never logged in their state (in %s): no estimator sees what those actions do; the weighting ones leave them out and the value models fill them in by pooling, so every estimate rests on an assumption the log cannot check", 100*s.UnloggedTarget, where)
 }
 
 // ImputedWarning says when the count model behind a tabular estimate

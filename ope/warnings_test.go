@@ -197,7 +197,7 @@ func TestUnloggedWarning(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := ope.UnloggedWarning(d)
+		got := ope.UnloggedWarning(dataset.Summarize(d))
 		if (c.warn == "") != (got == "") || !strings.HasPrefix(got, c.warn) {
 			t.Errorf("warning %q, want %q", got, c.warn)
 		}

@@ -479,6 +479,9 @@ type wireSummary struct {
 	States, Actions []bool
 	MeanR, MaxLR    ope.Float
 	MinR, MaxR      ope.Float
+	TargetMass      [][]float64 `json:",omitempty"`
+	Logged          [][]bool    `json:",omitempty"`
+	TargetSteps     int         `json:",omitempty"`
 	Started         bool
 }
 
@@ -490,7 +493,8 @@ func (s *Stats) wire() (wire, error) {
 	z := s.sum
 	sum := wireSummary{S: z.S, MeanReward: ope.Float(z.S.MeanReward), MaxLogRatio: ope.Float(z.S.MaxLogRatio),
 		FirstLargeRatio: ope.Float(z.S.FirstLarge.Ratio), States: z.States, Actions: z.Actions,
-		MeanR: ope.Float(z.MeanR), MaxLR: ope.Float(z.MaxLR), MinR: ope.Float(z.MinR), MaxR: ope.Float(z.MaxR), Started: z.Started}
+		MeanR: ope.Float(z.MeanR), MaxLR: ope.Float(z.MaxLR), MinR: ope.Float(z.MinR), MaxR: ope.Float(z.MaxR),
+		TargetMass: z.TargetMass, Logged: z.Logged, TargetSteps: z.TargetSteps, Started: z.Started}
 	sum.S.MeanReward, sum.S.MaxLogRatio, sum.S.FirstLarge.Ratio = 0, 0, 0
 	c := s.cfg
 	return wire{Config: wireConfig{Estimators: c.Estimators, Gamma: c.Gamma, Resamples: c.Resamples, Seed: c.Seed,
@@ -524,6 +528,7 @@ func fromWire(w wire) (*Stats, error) {
 	z.S.MeanReward, z.S.MaxLogRatio = float64(w.Summary.MeanReward), float64(w.Summary.MaxLogRatio)
 	z.S.FirstLarge.Ratio = float64(w.Summary.FirstLargeRatio)
 	z.MinR, z.MaxR = float64(w.Summary.MinR), float64(w.Summary.MaxR)
+	z.TargetMass, z.Logged, z.TargetSteps = w.Summary.TargetMass, w.Summary.Logged, w.Summary.TargetSteps
 	return s, nil
 }
 

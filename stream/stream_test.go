@@ -255,7 +255,8 @@ func TestStreamMergeParquet(t *testing.T) {
 	gs := got.Summary
 	if gs.Steps != ws.Steps || gs.Episodes != ws.Episodes || gs.MinReward != ws.MinReward || gs.MaxReward != ws.MaxReward ||
 		gs.MinLength != ws.MinLength || gs.MaxLength != ws.MaxLength || gs.MinCutOff != ws.MinCutOff ||
-		gs.StatesSeen != ws.StatesSeen || gs.LargeRatio != ws.LargeRatio || gs.MaxLogRatio != ws.MaxLogRatio {
+		gs.StatesSeen != ws.StatesSeen || gs.LargeRatio != ws.LargeRatio || gs.MaxLogRatio != ws.MaxLogRatio ||
+		gs.UnloggedStates != ws.UnloggedStates || !(ws.UnloggedTarget > 0) || rel(gs.UnloggedTarget, ws.UnloggedTarget) > 1e-12 {
 		t.Errorf("merged summary %+v, want %+v", gs, ws)
 	}
 }

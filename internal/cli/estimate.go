@@ -370,7 +370,7 @@ func (c *estimateCmd) estimate(d *dataset.Dataset, target *targetPolicy, stderr 
 	if w := ope.HorizonWarning(sum, opts.Estimand); w != "" {
 		rep.Warnings = append(rep.Warnings, w)
 	}
-	if w := ope.UnloggedWarning(d); w != "" {
+	if w := ope.UnloggedWarning(sum); w != "" {
 		rep.Warnings = append(rep.Warnings, w)
 	}
 	rep.Warnings = append(rep.Warnings, warnings...)

@@ -208,6 +208,11 @@ func streamReport(res *stream.Results, file string) *estimateReport {
 	if rep.Warnings == nil {
 		rep.Warnings = []string{}
 	}
+	// As estimate on one file, the summary's warnings first (HorizonWarning
+	// needs terminal episodes, which do not stream).
+	if w := ope.UnloggedWarning(res.Summary); w != "" {
+		rep.Warnings = append(rep.Warnings, w)
+	}
 	rep.Data = summaryOf(res.StateDim, res.Summary, cfg.Gamma)
 	rep.Data.File = file
 	rep.Data.Estimand = string(estimand)

@@ -2,9 +2,11 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -104,5 +106,55 @@ func TestEstimateTerminal(t *testing.T) {
 	}
 	if n != 6 { // model-based, fqe, dr, mwl, mql, dualdice
 		t.Errorf("%d long-run estimates, want 6", n)
+	}
+}
+
+// unloggedCSV's target puts 0.9 on action 2 in state 0, where it is
+// never logged (unlogged share 0.9 x 5 of 8 steps = 56.25%, printed 56.2%, in 1 state).
+const unloggedCSV = `episode,t,state,action,reward,behavior_prob,target_prob_0,target_prob_1,target_prob_2,next_state
+a,0,0,0,1,0.5,0.05,0.05,0.9,1
+a,1,1,0,0,0.5,0.5,0.5,0,0
+b,0,0,1,2,0.5,0.05,0.05,0.9,1
+b,1,1,1,1,0.5,0.5,0.5,0,0
+b,2,0,0,1,0.5,0.05,0.05,0.9,1
+c,0,0,0,1,0.5,0.05,0.05,0.9,1
+d,0,1,0,0,0.5,0.5,0.5,0,0
+d,1,0,1,1,0.5,0.05,0.05,0.9,1
+`
+
+// The target's mass on unlogged actions is warned about alike for one
+// file and for its shards: the stream sums what the warning needs in its
+// one pass (dataset.Summarizer).
+func TestEstimateStreamUnloggedWarning(t *testing.T) {
+	dir := t.TempDir()
+	whole := filepath.Join(dir, "unlogged.csv")
+	if err := os.WriteFile(whole, []byte(unloggedCSV), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	shards := filepath.Join(dir, "shards")
+	os.Mkdir(shards, 0o755)
+	lines := strings.Split(strings.TrimSpace(unloggedCSV), "\n")
+	for i, rows := range [][]string{lines[1:6], lines[6:]} { // episodes a, b | c, d
+		body := lines[0] + "\n" + strings.Join(rows, "\n") + "\n"
+		if err := os.WriteFile(filepath.Join(shards, fmt.Sprintf("part-%d.csv", i)), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	support := func(rep *estimateReport) []string {
+		var out []string
+		for _, w := range rep.Warnings {
+			if strings.HasPrefix(w, "support: the target puts") {
+				out = append(out, w)
+			}
+		}
+		return out
+	}
+	want := support(estimateJSON(t, "--data", whole, "--bootstrap", "0", "--estimators", "wis-stepwise"))
+	got := support(estimateJSON(t, "--data", filepath.Join(shards, "*.csv"), "--bootstrap", "0", "--estimators", "wis-stepwise"))
+	if len(want) != 1 || !strings.Contains(want[0], "56.2% of its probability") || !strings.Contains(want[0], "(in 1 state)") {
+		t.Errorf("one file: support warnings %q, want 56.2%% unlogged in 1 state", want)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("shards: support warnings %q\none file %q", got, want)
 	}
 }
