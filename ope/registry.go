@@ -213,8 +213,23 @@ type Entry struct {
 	// states only (dr, whose ratio there is a kernel fit; on discrete
 	// states its refit takes milliseconds). Use SlowOn.
 	SlowOnRealStates bool
+	// Targets is the estimand the estimator always targets (Horizon for
+	// naive, the importance-sampling family and mis; LongRun for the
+	// density ratios and the minimax learners), "" for those that follow
+	// Options.Estimand (model-based, fqe, dr). Use Estimand.
+	Targets Estimand
 	// New builds the estimator from options.
 	New func(o Options) Estimator
+}
+
+// Estimand returns the estimand e's estimates target under o: its fixed
+// one, or the one o asks for. A row whose estimator failed carries it
+// too, so that every row of an output says what it is about.
+func (e Entry) Estimand(o Options) Estimand {
+	if e.Targets != "" {
+		return e.Targets
+	}
+	return o.Estimand.orDefault()
 }
 
 // SlowOn reports whether e's refit is slow on d (Slow, or
@@ -225,15 +240,15 @@ func (e Entry) SlowOn(d *dataset.Dataset) bool {
 
 // registry lists every estimator in the order of ihope's tables.
 var registry = []Entry{
-	{Name: "naive", Label: "naive (mean logged reward)",
+	{Name: "naive", Targets: Horizon, Label: "naive (mean logged reward)", Unit: UnitEpisode,
 		New: func(Options) Estimator { return &Naive{} }},
-	{Name: "is-trajectory", Label: "trajectory-wise IS", Needs: NeedsBehavior, Unit: UnitEpisode,
+	{Name: "is-trajectory", Targets: Horizon, Label: "trajectory-wise IS", Needs: NeedsBehavior, Unit: UnitEpisode,
 		New: func(Options) Estimator { return &TrajectoryIS{} }},
-	{Name: "wis-trajectory", Label: "trajectory-wise WIS", Needs: NeedsBehavior, Unit: UnitEpisode,
+	{Name: "wis-trajectory", Targets: Horizon, Label: "trajectory-wise WIS", Needs: NeedsBehavior, Unit: UnitEpisode,
 		New: func(Options) Estimator { return &TrajectoryWIS{} }},
-	{Name: "is-stepwise", Label: "step-wise IS", Needs: NeedsBehavior, Unit: UnitStep,
+	{Name: "is-stepwise", Targets: Horizon, Label: "step-wise IS", Needs: NeedsBehavior, Unit: UnitStep,
 		New: func(Options) Estimator { return &StepwiseIS{} }},
-	{Name: "wis-stepwise", Label: "step-wise WIS", Needs: NeedsBehavior, Unit: UnitStep,
+	{Name: "wis-stepwise", Targets: Horizon, Label: "step-wise WIS", Needs: NeedsBehavior, Unit: UnitStep,
 		New: func(Options) Estimator { return &StepwiseWIS{} }},
 	{Name: "model-based", Label: "model-based (fitted MDP)", Needs: NeedsDiscreteStates | NeedsTargetPolicy,
 		New: func(o Options) Estimator { return &ModelBased{Target: o.Target, Estimand: o.Estimand} }},
@@ -241,13 +256,13 @@ var registry = []Entry{
 		New: func(o Options) Estimator {
 			return FQE{Value: o.valueLearner(), Target: o.valueTarget(), Estimand: o.Estimand, Reservoir: o.Reservoir, SampleSeed: o.Seed}
 		}},
-	{Name: "mis", Label: "marginalized IS (time-indexed ratios)", Needs: NeedsDiscreteStates | NeedsBehavior, Unit: UnitStep,
+	{Name: "mis", Targets: Horizon, Label: "marginalized IS (time-indexed ratios)", Needs: NeedsDiscreteStates | NeedsBehavior, Unit: UnitStep,
 		New: func(o Options) Estimator { return MIS{} }},
-	{Name: "bch-tabular", Label: "density ratio, tabular (paper)", Needs: NeedsDiscreteStates | NeedsBehavior, Unit: UnitStep,
+	{Name: "bch-tabular", Targets: LongRun, Label: "density ratio, tabular (paper)", Needs: NeedsDiscreteStates | NeedsBehavior, Unit: UnitStep,
 		New: func(o Options) Estimator { return DensityRatio{Learner: o.Tabular} }},
-	{Name: "bch-kernel", Label: "density ratio, kernel (closed form)", Needs: NeedsRealStates | NeedsBehavior, Unit: UnitStep, Slow: true,
+	{Name: "bch-kernel", Targets: LongRun, Label: "density ratio, kernel (closed form)", Needs: NeedsRealStates | NeedsBehavior, Unit: UnitStep, Slow: true,
 		New: func(o Options) Estimator { return DensityRatio{Learner: o.Kernel} }},
-	{Name: "bch-neural", Label: "density ratio, neural (paper)", Needs: NeedsRealStates | NeedsBehavior, Unit: UnitStep, Slow: true,
+	{Name: "bch-neural", Targets: LongRun, Label: "density ratio, neural (paper)", Needs: NeedsRealStates | NeedsBehavior, Unit: UnitStep, Slow: true,
 		New: func(o Options) Estimator {
 			return DensityRatio{Learner: o.neuralRatio(), Reservoir: o.Reservoir, SampleSeed: o.Seed}
 		}},
@@ -256,22 +271,22 @@ var registry = []Entry{
 			return DR{Ratio: o.ratioLearner(), Kernel: o.Kernel, Value: o.valueLearner(), Target: o.valueTarget(),
 				Estimand: o.Estimand, Folds: o.Folds}
 		}},
-	{Name: "mwl", Label: "minimax weight learning (state-action ratio)", SlowOnRealStates: true, Needs: NeedsTargetDist | NeedsDiscreteActions, Unit: UnitStep,
+	{Name: "mwl", Targets: LongRun, Label: "minimax weight learning (state-action ratio)", SlowOnRealStates: true, Needs: NeedsTargetDist | NeedsDiscreteActions, Unit: UnitStep,
 		New: func(o Options) Estimator {
 			return PairRatio{Learner: ratio.MWL{Neural: o.RatioModel == "neural", Network: o.minimaxNeural()},
 				Target: o.valueTarget(), Normalise: true, Reservoir: o.Reservoir, SampleSeed: o.Seed, RealStates: o.RealStates}
 		}},
-	{Name: "mql", Label: "minimax Q-learning", SlowOnRealStates: true, Needs: NeedsTargetDist | NeedsDiscreteActions,
+	{Name: "mql", Targets: LongRun, Label: "minimax Q-learning", SlowOnRealStates: true, Needs: NeedsTargetDist | NeedsDiscreteActions,
 		New: func(o Options) Estimator {
 			return MQL{Value: value.MQL{Neural: o.ValueModel == "neural", Network: o.minimaxNeural()}, Target: o.valueTarget(),
 				Reservoir: o.Reservoir, SampleSeed: o.Seed, RealStates: o.RealStates}
 		}},
-	{Name: "dualdice", Label: "DualDICE (GenDICE's normalisation at gamma = 1)", SlowOnRealStates: true, Needs: NeedsTargetDist | NeedsDiscreteActions, Unit: UnitStep,
+	{Name: "dualdice", Targets: LongRun, Label: "DualDICE (GenDICE's normalisation at gamma = 1)", SlowOnRealStates: true, Needs: NeedsTargetDist | NeedsDiscreteActions, Unit: UnitStep,
 		New: func(o Options) Estimator {
 			return PairRatio{Learner: ratio.DualDICE{Neural: o.RatioModel == "neural", Network: o.minimaxNeural()}, Target: o.valueTarget(),
 				Reservoir: o.Reservoir, SampleSeed: o.Seed, RealStates: o.RealStates}
 		}},
-	{Name: "on-policy", Label: "on-policy oracle (target rollouts)", Needs: NeedsSimulator,
+	{Name: "on-policy", Targets: Horizon, Label: "on-policy oracle (target rollouts)", Needs: NeedsSimulator,
 		New: func(o Options) Estimator {
 			if o.SimContinuous != nil {
 				return &OnPolicyContinuous{Env: o.SimContinuous, Target: o.TargetContinuous, Seed: o.OracleSeed}

@@ -315,3 +315,39 @@ func TestRegistryWithoutBehavior(t *testing.T) {
 		}
 	}
 }
+
+// Every entry's Estimand is the estimand its estimates carry: fixed for
+// most, the one asked for by model-based, fqe and dr.
+func TestRegistryEstimand(t *testing.T) {
+	dd, discreteOpts := ringWorld(t)
+	rd, realOpts := gaussWorld(t)
+	ran := map[string]int{}
+	for _, w := range []struct {
+		d *dataset.Dataset
+		o ope.Options
+	}{{dd, discreteOpts}, {rd, realOpts}} {
+		for _, est := range []ope.Estimand{ope.Horizon, ope.LongRun} {
+			o := w.o
+			o.Estimand = est
+			for _, e := range ope.Registry() {
+				if e.Applies(w.d, o) != nil {
+					continue
+				}
+				r, err := e.New(o).Estimate(w.d, 0.9)
+				if err != nil {
+					t.Errorf("%s, %s: %v", e.Name, est, err)
+					continue
+				}
+				if want := e.Estimand(o); r.Estimand != want {
+					t.Errorf("%s asked for %s: result targets %q, Entry.Estimand says %q", e.Name, est, r.Estimand, want)
+				}
+				ran[e.Name]++
+			}
+		}
+	}
+	for _, name := range ope.Names() {
+		if ran[name] < 2 {
+			t.Errorf("%s ran %d times, want both estimands on one world at least", name, ran[name])
+		}
+	}
+}

@@ -249,24 +249,35 @@ func (c *estimateCmd) Run(e *runEnv) error {
 	if err := c.write(e, rep); err != nil {
 		return err
 	}
-	return noEstimate(c.Estimators, rep)
+	return noEstimate(c.Estimators, c.Estimand, rep)
 }
 
-// noEstimate is the error of a run whose estimators, named with
-// --estimators, all failed: the report is written (each row says why),
-// and the exit status says that nothing was estimated, as a stream's
-// does when its one estimator is refused. Without --estimators the
-// default set's failures are the rows that do not apply.
-func noEstimate(named []string, rep *estimateReport) error {
-	if len(named) == 0 || len(rep.Estimates) == 0 {
+// noEstimate is the error of a run that gave no estimate of what it was
+// asked for: every estimator named with --estimators failed, or, with
+// the default set and --estimand given (asked), no row that ran targets
+// it (under --estimand long-run at gamma = 1 on a log with terminal
+// episodes only the horizon estimators run, each with a note). The report
+// is written before; the exit status says the request failed. Named
+// estimators that ran with a note about their estimand count as run, and
+// the default set's rows that do not apply change nothing.
+func noEstimate(named []string, asked string, rep *estimateReport) error {
+	if len(rep.Estimates) == 0 {
 		return nil
 	}
+	any, match := false, false
 	for _, r := range rep.Estimates {
 		if r.Estimate != nil {
-			return nil
+			any = true
+			match = match || r.Estimand == asked
 		}
 	}
-	return fmt.Errorf("no estimate: %s", rep.Estimates[0].Error)
+	switch {
+	case len(named) > 0 && !any:
+		return fmt.Errorf("no estimate: %s", rep.Estimates[0].Error)
+	case len(named) == 0 && asked != "" && any && !match:
+		return fmt.Errorf("no estimate of the %s value asked for: every estimator that ran targets another (see each row's note and the warnings)", asked)
+	}
+	return nil
 }
 
 // write writes rep: the report if asked for, then the JSON or the table.
@@ -382,7 +393,8 @@ func (c *estimateCmd) estimate(d *dataset.Dataset, target *targetPolicy, stderr 
 	runs := c.runAll(entries, skipped, d, opts, stderr)
 	for i, en := range entries {
 		if skipped[i] != nil {
-			rep.Estimates = append(rep.Estimates, estimateRow{Estimator: en.Name, Unit: string(en.Unit), Error: skipped[i].Error()})
+			rep.Estimates = append(rep.Estimates, estimateRow{Estimator: en.Name, Unit: string(en.Unit), Error: skipped[i].Error(),
+				Estimand: string(en.Estimand(opts))})
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: not run: %v", en.Name, skipped[i]))
 			continue
 		}
@@ -404,8 +416,12 @@ func (c *estimateCmd) estimate(d *dataset.Dataset, target *targetPolicy, stderr 
 		}
 	}
 	if len(absorbed) > 0 {
-		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: not run: they estimate the long-run value, and %d of %s end in a terminal state, so the long-run average reward (gamma = 1) is 0 for every policy; discount (gamma < 1) to run them",
-			strings.Join(absorbed, ", "), d.NumTerminal(), plural(d.NumEpisodes(), "episode")))
+		also := ""
+		if opts.Estimand == ope.LongRun {
+			also = ", or ask for the horizon value (--estimand horizon), which model-based, fqe and dr estimate too"
+		}
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: not run: they would estimate the long-run value, and %d of %s end in a terminal state, so the long-run average reward (gamma = 1) is 0 for every policy; discount (gamma < 1) to run them%s",
+			strings.Join(absorbed, ", "), d.NumTerminal(), plural(d.NumEpisodes(), "episode"), also))
 	}
 	if c.Bootstrap == 0 {
 		rep.Warnings = append(rep.Warnings, transientWarnings(rep)...)
@@ -530,6 +546,7 @@ func (c *estimateCmd) runOne(en ope.Entry, d *dataset.Dataset, opts ope.Options,
 	}
 	if err != nil {
 		row.Error = err.Error()
+		row.Estimand = string(en.Estimand(opts)) // what it would have targeted
 		return row, []string{fmt.Sprintf("%s: no estimate: %v", en.Name, err)}, err
 	}
 	v := res.Value

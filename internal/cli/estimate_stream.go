@@ -226,13 +226,14 @@ func streamReport(res *stream.Results, file string) *estimateReport {
 	}
 	for _, est := range res.Estimates {
 		row := estimateRow{Estimator: est.Name, Unit: string(est.Unit)}
+		en, _ := ope.Lookup(est.Name)
 		if est.Err != nil {
 			row.Error = est.Err.Error()
+			row.Estimand = string(en.Estimand(ope.Options{Estimand: estimand})) // what it would have targeted
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: no estimate: %v", est.Name, est.Err))
 			rep.Estimates = append(rep.Estimates, row)
 			continue
 		}
-		en, _ := ope.Lookup(est.Name)
 		if en.Needs&ope.NeedsBehavior != 0 {
 			row.Behavior = behaviorLogged
 		}

@@ -60,9 +60,9 @@ func TestEstimateTerminal(t *testing.T) {
 	}
 	for _, row := range rep.Estimates {
 		switch row.Estimator {
-		case "mql": // long-run at gamma = 1: refused
-			if row.Estimate != nil {
-				t.Errorf("mql: %v, want no estimate", *row.Estimate)
+		case "mql": // long-run at gamma = 1: refused, its row saying what it targets
+			if row.Estimate != nil || row.Estimand != "long-run" {
+				t.Errorf("mql: %v, estimand %q; want no estimate, long-run", row.Estimate, row.Estimand)
 			}
 		default:
 			if row.Estimate == nil || math.Abs(*row.Estimate-203.0/192) > 1e-9 {
@@ -82,9 +82,24 @@ func TestEstimateTerminal(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	const left = "bch-tabular, mwl, mql, dualdice: not run: they estimate the long-run value, and 7 of 8 episodes end in a terminal state"
+	const left = "bch-tabular, mwl, mql, dualdice: not run: they would estimate the long-run value, and 7 of 8 episodes end in a terminal state"
 	if !strings.Contains(out, left) || strings.Contains(out, "failed") {
 		t.Errorf("default set at gamma = 1:\n%s", out)
+	}
+	// The long run asked for at gamma = 1: nothing can estimate it, so
+	// the run fails (exit 1) after its report, which says why and names
+	// the estimand the others would give.
+	out, errOut, code = run(t, "estimate", "--data", path, "--bootstrap", "0", "--estimand", "long-run", "--json")
+	if code != ExitError || !strings.Contains(errOut, "no estimate of the long-run value asked for") {
+		t.Errorf("long run at gamma = 1: exit %d, stderr %q; want %d and no estimate", code, errOut, ExitError)
+	}
+	rep = estimateReport{}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("long run at gamma = 1: no report: %v", err)
+	}
+	if w := strings.Join(rep.Warnings, "\n"); !strings.Contains(w, "model-based, fqe, bch-tabular, dr, mwl, mql, dualdice: not run: they would estimate the long-run value") ||
+		!strings.Contains(w, "or ask for the horizon value (--estimand horizon)") {
+		t.Errorf("long run at gamma = 1: warnings %q", w)
 	}
 	out, errOut, code = run(t, "estimate", "--data", path, "--bootstrap", "0", "--gamma", "0.5", "--estimand", "long-run", "--json")
 	if code != ExitOK {
