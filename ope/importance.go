@@ -265,6 +265,11 @@ func stepwiseEstimate(name string, d *dataset.Dataset, gamma float64, selfNormal
 	} else {
 		res, err = stepwiseIS(name, d, gamma, buf)
 	}
+	if err == nil {
+		if w := StepESSWarning(name, stepESSOf(d, gamma, res.Weights).Share(), d.NumEpisodes()); w != "" {
+			res.Warnings = append(res.Warnings, w)
+		}
+	}
 	res.Weights = a.stepWeights(res.Weights)
 	return res, err
 }

@@ -268,6 +268,7 @@ type StepwiseISSums struct {
 	MaxA, MaxV Float
 	S          Floats
 	Z, Z2      Float
+	ESS        StepESS // per step, on MaxA's scale
 	Count      []int64 // episodes, per copy
 	NonZero    []int64 // episodes with a term in S, per copy
 	Episodes   int
@@ -333,23 +334,29 @@ func (s *StepwiseISSums) Add(d *dataset.Dataset, e int, mult []int) error {
 			s.NonZero[c] += int64(k)
 		}
 	}
-	if math.IsInf(la, -1) {
+	if math.IsInf(la, -1) { // weight 0 at every step: counted in n_t
+		g, _ := discountStart(s.Gamma, len(cum))
+		for t := range cum {
+			s.ESS.add(t, 0, g)
+			g *= s.Gamma
+		}
 		return nil
 	}
 	if old := float64(s.MaxA); la > old {
 		raise(&s.MaxA, la)
 		if !math.IsInf(old, -1) {
-			f := math.Exp(old - la)
-			s.Z *= Float(f)
-			s.Z2 *= Float(f * f)
+			s.rescale(math.Exp(old - la))
 		}
 	}
 	raise(&s.MaxV, lv, s.S)
 	var se, z, z2 float64
+	g, _ := discountStart(s.Gamma, len(cum))
 	for t, a := range cum {
 		x := math.Exp(a - float64(s.MaxA))
 		z += x
 		z2 += x * x
+		s.ESS.add(t, x, g)
+		g *= s.Gamma
 		if r := d.Reward[lo+t]; r != 0 {
 			se += math.Exp(a-float64(s.MaxV)) * r
 		}
@@ -366,6 +373,15 @@ func (s *StepwiseISSums) Add(d *dataset.Dataset, e int, mult []int) error {
 	return nil
 }
 
+// rescale multiplies the weights summed on MaxA's scale by f (MaxA rose).
+func (s *StepwiseISSums) rescale(f float64) {
+	s.Z *= Float(f)
+	s.Z2 *= Float(f * f)
+	for t := range s.ESS.N {
+		s.ESS.scale(t, f)
+	}
+}
+
 // Merge implements Sums.
 func (s *StepwiseISSums) Merge(o Sums) error {
 	t, err := mergeCheck("is-stepwise", o, s.Gamma, len(s.S), func(t *StepwiseISSums) (float64, int) { return t.Gamma, len(t.S) })
@@ -375,13 +391,15 @@ func (s *StepwiseISSums) Merge(o Sums) error {
 	old := float64(s.MaxA)
 	raise(&s.MaxA, float64(t.MaxA))
 	if f := shiftFactor(Float(old), s.MaxA); old != float64(s.MaxA) {
-		s.Z *= Float(f)
-		s.Z2 *= Float(f * f)
+		s.rescale(f)
 	}
 	raise(&s.MaxV, float64(t.MaxV), s.S)
 	fa, fv := shiftFactor(t.MaxA, s.MaxA), shiftFactor(t.MaxV, s.MaxV)
 	s.Z += t.Z * Float(fa)
 	s.Z2 += t.Z2 * Float(fa*fa)
+	for k := range t.ESS.N {
+		s.ESS.mergeStep(&t.ESS, k, fa)
+	}
 	for c := range s.S {
 		s.S[c] += t.S[c] * fv
 		s.Count[c] += t.Count[c]
@@ -410,8 +428,14 @@ func (s *StepwiseISSums) Finish(c int) (Result, WeightSummary, error) {
 			ws.MaxShare = 1 / float64(s.Z)
 		}
 	}
+	res := Result{Estimand: Horizon}
+	if c == 0 {
+		if w := StepESSWarning(name, s.ESS.Share(), s.Episodes); w != "" {
+			res.Warnings = []string{w}
+		}
+	}
 	if s.NonZero[c] == 0 || math.IsInf(float64(s.MaxV), -1) {
-		return Result{Value: 0, Estimand: Horizon}, ws, nil
+		return res, ws, nil
 	}
 	if s.S[c] == 0 {
 		return Result{}, ws, fmt.Errorf("%s: every weight of the resample underflows against the data's largest", name)
@@ -420,21 +444,23 @@ func (s *StepwiseISSums) Finish(c int) (Result, WeightSummary, error) {
 	if err != nil {
 		return Result{}, ws, err
 	}
-	return Result{Value: v, Estimand: Horizon}, ws, nil
+	res.Value = v
+	return res, ws, nil
 }
 
 // StepwiseWISSums are step-wise WIS's statistics, per step index t: the
 // running maximum MaxT[t] of log w^i_{0:t} over the data, and per copy
 // Den[c][t] = sum_i k_i gamma^i_t exp(log w^i_{0:t} - MaxT[t]), Num[c][t]
 // the same times r^i_t and C[c][t] = sum_i k_i gamma^i_t over the episodes
-// that reach t; E2[t] and EMax[t], the sum of squares and the largest
-// term over the data, give the effective sample size. Memory grows with
-// the longest episode, not with the number of steps.
+// that reach t; ESS (per step, over the data: its Sq the sum of squares)
+// and EMax[t], the largest term, give the effective sample sizes. Memory
+// grows with the longest episode, not with the number of steps.
 type StepwiseWISSums struct {
 	Gamma         float64
 	MaxT          Floats
 	Den, Num, C   []Floats
-	E2, EMax      Floats
+	ESS           StepESS
+	EMax          Floats
 	Count         []int64 // episodes, per copy
 	Episodes      int
 	Steps         int
@@ -459,7 +485,8 @@ func (s *StepwiseWISSums) grow(n int) {
 	old := len(s.MaxT)
 	s.MaxT = s.MaxT.grow(n)
 	s.MaxT[old:].fill(math.Inf(-1))
-	s.E2, s.EMax = s.E2.grow(n), s.EMax.grow(n)
+	s.ESS.grow(n)
+	s.EMax = s.EMax.grow(n)
 	for c := range s.Den {
 		s.Den[c], s.Num[c], s.C[c] = s.Den[c].grow(n), s.Num[c].grow(n), s.C[c].grow(n)
 	}
@@ -480,7 +507,7 @@ func (s *StepwiseWISSums) shift(t int, x float64) {
 		s.Den[c][t] *= f
 		s.Num[c][t] *= f
 	}
-	s.E2[t] *= f * f
+	s.ESS.scale(t, f)
 	s.EMax[t] *= f
 }
 
@@ -505,7 +532,7 @@ func (s *StepwiseWISSums) Add(d *dataset.Dataset, e int, mult []int) error {
 			x = g * math.Exp(l-s.MaxT[t])
 		}
 		r := d.Reward[lo+t]
-		s.E2[t] += x * x
+		s.ESS.add(t, x, g)
 		s.EMax[t] = math.Max(s.EMax[t], x)
 		for c, k := range mult {
 			if k == 0 {
@@ -531,7 +558,7 @@ func (s *StepwiseWISSums) Merge(o Sums) error {
 	for k, x := range t.MaxT {
 		s.shift(k, x)
 		f := shiftFactor(Float(x), Float(s.MaxT[k]))
-		s.E2[k] += t.E2[k] * f * f
+		s.ESS.mergeStep(&t.ESS, k, f)
 		s.EMax[k] = math.Max(s.EMax[k], t.EMax[k]*f)
 		for c := range s.Den {
 			s.Den[c][k] += t.Den[c][k] * f
@@ -579,13 +606,17 @@ func (s *StepwiseWISSums) Finish(c int) (Result, WeightSummary, error) {
 		if c == 0 {
 			f := ct / den[t]
 			sumW += ct
-			sumW2 += f * f * s.E2[t]
+			sumW2 += f * f * s.ESS.Sq[t]
 			maxW = math.Max(maxW, f*s.EMax[t])
 		}
 	}
 	var ws WeightSummary
+	res := Result{Value: value, Estimand: Horizon}
 	if c == 0 {
 		ws = WeightSummary{ESS: sumW * sumW / sumW2, Units: s.Steps, MaxShare: maxW / sumW}
+		if w := StepESSWarning(name, s.ESS.Share(), s.Episodes); w != "" {
+			res.Warnings = []string{w}
+		}
 	}
-	return Result{Value: value, Estimand: Horizon}, ws, nil
+	return res, ws, nil
 }

@@ -1,6 +1,7 @@
 package ope_test
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -245,6 +246,43 @@ func TestImputedWarning(t *testing.T) {
 			if c.want == "" && got != "" || c.want != "" && !strings.HasPrefix(got, e.Name()+": "+c.want) {
 				t.Errorf("p1 = %v, %s: warning %q, want %q", c.p1, e.Name(), got, c.want)
 			}
+		}
+	}
+}
+
+// mis says when its weights lose the target's mass: with one state, the
+// behavior always taking action 0 and the target half the time, the
+// recursion keeps half the mass per step (the other half goes to the
+// action never logged), so with T = 1 the weights sum to 0.5 and the
+// estimate of a reward of 1 everywhere is 0.5, renormalised 1. With the
+// target equal to the behavior they sum to 1 and nothing is said.
+func TestMISMassWarning(t *testing.T) {
+	for _, c := range []struct {
+		target float64
+		warn   string
+	}{
+		{0.5, "mis: its weights sum to 0.50, not 1"},
+		{1, ""},
+	} {
+		var eps []dataset.Episode
+		for i := range 6 {
+			eps = append(eps, dataset.Episode{ID: fmt.Sprint(i), Steps: []dataset.Step{{State: 0, Action: 0, Reward: 1,
+				HasNext: true, NextState: 0, LogBehavior: 0, LogTarget: math.Log(c.target)}}})
+		}
+		d, err := dataset.New(1, 2, eps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := ope.MIS{}.Estimate(d, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Join(r.Warnings, "\n")
+		if c.warn == "" && got != "" || c.warn != "" && (!strings.Contains(got, c.warn) || !strings.Contains(got, "(renormalised, 1)")) {
+			t.Errorf("target %g: estimate %v, warnings %q, want %q", c.target, r.Value, got, c.warn)
+		}
+		if math.Abs(r.Value-c.target) > 1e-12 {
+			t.Errorf("target %g: estimate %v, want %v", c.target, r.Value, c.target)
 		}
 	}
 }

@@ -1,0 +1,120 @@
+package ope
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/ihope-ope/ihope/dataset"
+)
+
+// StepESS accumulates, per step index t, what the per-step effective
+// sample size of step-wise importance weights needs: with e_it the weight
+// of episode i at step t (gamma^i_t w^i_{0:t}, on any common scale per t)
+// and g_it its normalised discount gamma^i_t, the sums of e, of e^2 and
+// of g over the episodes that reach t, and their number n_t. Share is
+//
+//	sum_t c_t ESS_t / n_t / sum_t c_t,   ESS_t = (sum_i e_it)^2 / sum_i e_it^2,   c_t = sum_i g_it,
+//
+// the share of the episodes that reach a step that its weights
+// effectively use, averaged as the steps count in the estimate (c_t is
+// step-wise WIS's weight of step t). A pooled effective sample size over
+// all steps can look healthy while every step rests on one or two
+// episodes: on a 20-state MDP with terminal states (500 episodes of up
+// to 40 steps) the pooled one was 95.9 of 7,883 steps (1.2%) while each
+// step from t = 5 on had 1.6 to 3.7 of 500 episodes, and step-wise WIS
+// gave 12.3 [8.2, 21.3] against a truth of 52.6 with nothing said.
+// The fields are exported so that a stream's sums can be encoded.
+type StepESS struct {
+	Sum, Sq, G Floats
+	N          []int64
+}
+
+// grow extends the arrays to n steps.
+func (s *StepESS) grow(n int) {
+	if len(s.N) >= n {
+		return
+	}
+	s.Sum, s.Sq, s.G = s.Sum.grow(n), s.Sq.grow(n), s.G.grow(n)
+	s.N = append(s.N, make([]int64, n-len(s.N))...)
+}
+
+// add adds episode i's weight e and normalised discount g at step t.
+func (s *StepESS) add(t int, e, g float64) {
+	s.grow(t + 1)
+	s.Sum[t] += e
+	s.Sq[t] += e * e
+	s.G[t] += g
+	s.N[t]++
+}
+
+// scale multiplies step t's weights by f (a change of the common scale).
+func (s *StepESS) scale(t int, f float64) {
+	s.Sum[t] *= f
+	s.Sq[t] *= f * f
+}
+
+// mergeStep adds o's sums at step t, o's weights times f.
+func (s *StepESS) mergeStep(o *StepESS, t int, f float64) {
+	s.grow(t + 1)
+	s.Sum[t] += o.Sum[t] * f
+	s.Sq[t] += o.Sq[t] * f * f
+	s.G[t] += o.G[t]
+	s.N[t] += o.N[t]
+}
+
+// Share returns the discount-weighted mean over the steps of ESS_t/n_t
+// (a step whose weights are all 0 or underflow counts as 0), NaN if no
+// step has a positive weight (the weights say nothing then, and
+// WeightWarnings says so).
+func (s *StepESS) Share() float64 {
+	var num, den float64
+	some := false
+	for t, n := range s.N {
+		if n == 0 || s.G[t] == 0 {
+			continue
+		}
+		share := 0.0
+		if s.Sq[t] > 0 {
+			share = s.Sum[t] * s.Sum[t] / s.Sq[t] / float64(n)
+			some = true
+		}
+		num += s.G[t] * share
+		den += s.G[t]
+	}
+	if !some {
+		return math.NaN()
+	}
+	return num / den
+}
+
+// stepESSOf is the StepESS of per-step weights w of d (episode after
+// episode in step order, each step's weights on a common scale) with
+// normalised discounts for gamma.
+func stepESSOf(d *dataset.Dataset, gamma float64, w []float64) *StepESS {
+	s := &StepESS{}
+	s.grow(d.MaxLen())
+	for i := range d.NumEpisodes() {
+		lo, hi := d.Span(i)
+		g, _ := discountStart(gamma, hi-lo)
+		for k := lo; k < hi; k++ {
+			s.add(k-lo, w[k], g)
+			g *= gamma
+		}
+	}
+	return s
+}
+
+// stepESSShareWarn is the per-step share below which StepESSWarning
+// speaks: the trajectory-wise threshold, 5% of the episodes.
+const stepESSShareWarn = essShareEpisodes
+
+// StepESSWarning says in plain words when step-wise importance weights
+// collapse at the steps that carry the estimate (StepESS.Share below 5%
+// of the episodes), "" otherwise.
+func StepESSWarning(name string, share float64, episodes int) string {
+	if math.IsNaN(share) || share >= stepESSShareWarn || episodes < 2 {
+		return ""
+	}
+	return fmt.Sprintf("%s: at the steps that carry its estimate the weights collapse onto a few episodes (per step, an effective sample size of %.1f%% of the %d episodes, averaged as the steps count in the estimate): each step's mean rests on very few episodes, so the estimate can be far off and its interval miss the truth",
+		name, 100*share, episodes)
+}
