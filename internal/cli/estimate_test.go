@@ -393,3 +393,32 @@ func TestEstimateWeightFields(t *testing.T) {
 		}
 	}
 }
+
+// The transient warning is silent at gamma < 1 once gamma^T < 0.01 (the
+// T-step and long-run discounted values then agree), and its advice names
+// only rows that gave an estimate of each value.
+func TestTransientWarningsGammaAndAdvice(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	rows := []estimateRow{
+		{Estimator: "bch-kernel", Estimate: f(-0.5), Estimand: "long-run", Transient: f(-0.4), TransientSE: f(0.05)},
+		{Estimator: "fqe", Estimate: f(-0.6), Estimand: "long-run"},
+		{Estimator: "dr", Estimand: "long-run", Error: "refused"},
+		{Estimator: "wis-stepwise", Estimate: f(-0.7), Estimand: "horizon"},
+	}
+	for _, c := range []struct {
+		gamma     float64
+		estimand  string
+		want, not string
+	}{
+		{0.95, "long-run", "", ""}, // 0.95^200 = 3.5e-5
+		{0.99, "long-run", "for the long-run value compare fqe, and trust them where they agree; for the 200-step value see wis-stepwise", "dr"},
+		{1, "long-run", "8.0 standard errors of the gap", ""},
+	} {
+		rep := &estimateReport{Estimates: rows}
+		rep.Data.Gamma, rep.Data.MaxLength, rep.Data.Estimand = c.gamma, 200, c.estimand
+		got := strings.Join(transientWarnings(rep), "\n")
+		if c.want == "" && got != "" || c.want != "" && !strings.Contains(got, c.want) || c.not != "" && strings.Contains(got, c.not) {
+			t.Errorf("gamma %g: %q, want %q", c.gamma, got, c.want)
+		}
+	}
+}
