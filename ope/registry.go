@@ -240,7 +240,7 @@ func (e Entry) SlowOn(d *dataset.Dataset) bool {
 
 // registry lists every estimator in the order of ihope's tables.
 var registry = []Entry{
-	{Name: "naive", Targets: Horizon, Label: "naive (mean logged reward)", Unit: UnitEpisode,
+	{Name: "naive", Targets: Horizon, Label: "naive (mean logged reward)",
 		New: func(Options) Estimator { return &Naive{} }},
 	{Name: "is-trajectory", Targets: Horizon, Label: "trajectory-wise IS", Needs: NeedsBehavior, Unit: UnitEpisode,
 		New: func(Options) Estimator { return &TrajectoryIS{} }},

@@ -579,7 +579,7 @@ func (c *estimateCmd) runOne(en ope.Entry, d *dataset.Dataset, opts ope.Options,
 		se, lo, hi := res.SE, v-z*res.SE, v+z*res.SE
 		row.SE, row.WaldLow, row.WaldHigh = &se, &lo, &hi
 	}
-	if len(res.Weights) > 0 {
+	if len(res.Weights) > 0 && en.Unit != ope.UnitNone { // naive's equal weights are no diagnostic
 		row.ESS = ope.KishESS(res.Weights)
 		row.Units = len(res.Weights)
 		share := ope.MaxShare(res.Weights)

@@ -261,9 +261,11 @@ func streamReport(res *stream.Results, file string) *estimateReport {
 				row.RestartSD = &sd
 			}
 		}
-		row.ESS, row.Units = est.Weights.ESS, est.Weights.Units
-		if s := est.Weights.MaxShare; !math.IsNaN(s) && est.Weights.Units > 0 {
-			row.MaxWeightShare = &s // null for estimators that weigh nothing, as in memory
+		if est.Unit != ope.UnitNone { // as in memory: naive's equal weights are no diagnostic
+			row.ESS, row.Units = est.Weights.ESS, est.Weights.Units
+			if s := est.Weights.MaxShare; !math.IsNaN(s) && est.Weights.Units > 0 {
+				row.MaxWeightShare = &s // null for estimators that weigh nothing, as in memory
+			}
 		}
 		rep.Warnings = append(rep.Warnings, ope.WeightSummaryWarnings(est.Name, est.Unit, est.Weights)...)
 		rep.Warnings = append(rep.Warnings, est.Result.Warnings...)

@@ -367,13 +367,14 @@ func TestEstimateTransientWithoutBootstrap(t *testing.T) {
 	}
 }
 
-// A row of an estimator that weighs nothing (fqe) has weight_units 0, an
-// empty weight_unit and a null largest share (the fields keep their fixed
-// names); a weighting one has them all.
+// A row of an estimator that weighs nothing (fqe; naive, whose weights
+// are all equal) has weight_units 0, an empty weight_unit and a null
+// largest share (the fields keep their fixed names); a weighting one has
+// them all.
 func TestEstimateWeightFields(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "d.csv")
 	sampleLogs(t, path, "-n", "20", "-T", "30", "--target-probs")
-	out, errOut, code := run(t, "estimate", "--data", path, "--json", "--bootstrap", "0", "--estimators", "fqe,wis-stepwise")
+	out, errOut, code := run(t, "estimate", "--data", path, "--json", "--bootstrap", "0", "--estimators", "fqe,naive,wis-stepwise")
 	if code != ExitOK {
 		t.Fatal(errOut)
 	}
