@@ -3,9 +3,11 @@ package ope
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/exact"
+	"github.com/ihope-ope/ihope/internal/minimax"
 	"github.com/ihope-ope/ihope/policy"
 	"github.com/ihope-ope/ihope/value"
 )
@@ -269,4 +271,62 @@ func ConflictWarnings(c dataset.BehaviorConflict) []string {
 		"either the logging policy depended on something the state column does not hold (a stochastic, state-dependent logging that no model of pi0(a|s) can see) or the logging has a bug; "+
 		"the importance weights take every logged probability as given",
 		c.State, c.Action, c.First.Prob, c.First.Episode, c.First.T, c.Second.Prob, c.Second.Episode, c.Second.T, more)}
+}
+
+// startTail is the share of the logged states beyond which StartWarning
+// counts a start state as outside the log's states, and startFewEpisodes
+// the number of episodes from which it is silent.
+const (
+	startTail        = 0.005
+	startFewEpisodes = 5
+)
+
+// StartWarning says when a value model is read where the log has few
+// states: a log of fewer than startFewEpisodes episodes (a continuing log,
+// say) most of which start farther from the logged states' mean (in
+// distance of the states scaled per dimension by their standard
+// deviation) than 99.5% of the logged states are, "" otherwise and for
+// discrete states. With many episodes the starts and their first steps
+// give the model data where it is read: on 40 and 200 episodes of the
+// same world started off its stationary law, 23 of 40 and 107 of 200
+// starts lay that far out while fqe and mql erred by 0.013 or less. fqe and mql read their value model at the
+// start states (except for the average reward, gamma = 1); a polynomial
+// or a network fitted to the bulk of the log extrapolates there.
+// Measured by an audit: one continuing episode of 20,000 steps on a 3-d
+// linear-Gaussian world whose start lay at distance 4.46, beyond all but
+// 0.35% of the logged states, gamma = 0.95: mql (degree 4) gave -0.826
+// against a truth of 0.024, fqe 0.012, with nothing said.
+func StartWarning(name string, d *dataset.Dataset) string {
+	if d == nil || d.Discrete() || d.StateDim == 0 || d.NumEpisodes() == 0 || d.NumEpisodes() >= startFewEpisodes || d.NumSteps() == 0 {
+		return ""
+	}
+	mean, scale := minimax.Scaling(d)
+	dist := func(obs []float64) float64 {
+		s := 0.0
+		for k, v := range obs {
+			z := (v - mean[k]) / scale[k]
+			s += z * z
+		}
+		return math.Sqrt(s)
+	}
+	all := make([]float64, d.NumSteps())
+	for j := range all {
+		all[j] = dist(d.ObsAt(j))
+	}
+	slices.Sort(all)
+	edge := all[min(len(all)-1, int(math.Ceil((1-startTail)*float64(len(all))))-1)]
+	out, worst := 0, 0.0
+	for e := range d.NumEpisodes() {
+		lo, _ := d.Span(e)
+		z := dist(d.ObsAt(lo))
+		if z > edge {
+			out++
+		}
+		worst = max(worst, z)
+	}
+	if 2*out <= d.NumEpisodes() {
+		return ""
+	}
+	return fmt.Sprintf("%s: %d of %d episodes start farther out than %.1f%% of the logged states (standardised distance from their mean up to %.2f, against %.2f for that share): the estimate reads the value model there, where the log has few states and the model extrapolates; compare the other estimators, and trust them where they agree",
+		name, out, d.NumEpisodes(), 100*(1-startTail), worst, edge)
 }

@@ -80,7 +80,13 @@ func (e FQE) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: %w", name, err)
 	}
-	return Result{Value: v, Estimand: est, Model: m, Learner: l.Name()}, nil
+	res := Result{Value: v, Estimand: est, Model: m, Learner: l.Name()}
+	if readsStarts(est, gamma) {
+		if w := StartWarning(name, d); w != "" {
+			res.Warnings = append(res.Warnings, w)
+		}
+	}
+	return res, nil
 }
 
 // autoValue is the value learner the data call for: exact tabular for
@@ -123,6 +129,10 @@ func checkValueEstimand(name string, l value.Learner, est Estimand) error {
 	}
 	return fmt.Errorf("%s: the %s value model fits finite-horizon values (Finite), which give no long-run value (fit it without Finite, or use --estimand horizon)", name, l.Name())
 }
+
+// readsStarts reports whether startValue reads the value model at the
+// start states (all but the average reward, LongRun at gamma = 1).
+func readsStarts(est Estimand, gamma float64) bool { return !(est == LongRun && gamma == 1) }
 
 // startValue is the value model's estimate: the mean over episodes of
 // g0_i v^(T_i)(s_0) (Horizon, with g0_i = 1/sum_{t<T_i} gamma^t), of

@@ -180,5 +180,11 @@ func (e MQL) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: %w", name, err)
 	}
-	return Result{Value: v, Estimand: LongRun, Model: m, Learner: learnerKind(d, m)}, nil
+	res := Result{Value: v, Estimand: LongRun, Model: m, Learner: learnerKind(d, m)}
+	if readsStarts(LongRun, gamma) {
+		if w := StartWarning(name, d); w != "" {
+			res.Warnings = append(res.Warnings, w)
+		}
+	}
+	return res, nil
 }

@@ -3,6 +3,7 @@ package ope_test
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -284,5 +285,54 @@ func TestMISMassWarning(t *testing.T) {
 		if math.Abs(r.Value-c.target) > 1e-12 {
 			t.Errorf("target %g: estimate %v, want %v", c.target, r.Value, c.target)
 		}
+	}
+}
+
+// A value model read at start states far outside the logged states is
+// warned about: one continuing episode that starts 10 standard deviations
+// out (beyond 99.5% of the logged states) warns; episodes that start in
+// the bulk do not, nor do many that start far out (their starts give the
+// model data there).
+func TestStartWarning(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	episode := func(id string, n int, start float64) dataset.Episode {
+		steps := make([]dataset.Step, n)
+		x := start
+		for k := range steps {
+			next := rng.NormFloat64()
+			steps[k] = dataset.Step{Obs: []float64{x}, Action: 0, HasNext: true, NextObs: []float64{next},
+				LogBehavior: math.Log(0.5), LogTarget: math.Log(0.5)}
+			x = next
+		}
+		return dataset.Episode{ID: id, Steps: steps}
+	}
+	far, err := dataset.New(0, 2, []dataset.Episode{episode("a", 2000, 10)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := ope.StartWarning("mql", far); !strings.Contains(w, "mql: 1 of 1 episodes start farther out than 99.5% of the logged states") {
+		t.Errorf("far start: %q", w)
+	}
+	var eps []dataset.Episode
+	for i := range 10 {
+		eps = append(eps, episode(fmt.Sprint(i), 200, rng.NormFloat64()))
+	}
+	near, err := dataset.New(0, 2, eps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := ope.StartWarning("mql", near); w != "" {
+		t.Errorf("starts in the bulk: %q", w)
+	}
+	eps = eps[:0]
+	for i := range 10 {
+		eps = append(eps, episode(fmt.Sprint(i), 200, 10+rng.NormFloat64()))
+	}
+	many, err := dataset.New(0, 2, eps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := ope.StartWarning("mql", many); w != "" {
+		t.Errorf("ten episodes starting far out: %q", w)
 	}
 }
