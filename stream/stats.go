@@ -9,6 +9,7 @@ import (
 	"math"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 
 	"golang.org/x/sync/errgroup"
@@ -34,6 +35,11 @@ type Config struct {
 	// Options builds the estimators (their settings: Options.Tabular
 	// for bch-tabular).
 	Options ope.Options
+	// Notes are the caller's words on what it left out of Estimators and
+	// why (ihope estimate's default set: "fqe: not run: ..."); Finish
+	// puts them first in Results.Warnings, so that they travel with the
+	// statistics (to ihope-beam's workers and its report).
+	Notes []string
 }
 
 // Streamable returns the names of the registered estimators whose
@@ -388,8 +394,8 @@ type Results struct {
 	// Behavior reports whether the logs carry behavior probabilities.
 	Behavior bool
 	Config   Config
-	// Warnings say what Finish left out: the intervals of a single
-	// episode.
+	// Warnings are Config.Notes, then what Finish left out: the
+	// intervals of a single episode.
 	Warnings []string
 }
 
@@ -403,7 +409,8 @@ func (s *Stats) Finish() (*Results, error) {
 	if s.sum.S.Episodes == 0 {
 		return nil, errors.New("stream: no episodes")
 	}
-	out := &Results{Summary: s.sum.Summary(), StateDim: s.shape.StateDim, Behavior: s.shape.Behavior, Config: s.cfg}
+	out := &Results{Summary: s.sum.Summary(), StateDim: s.shape.StateDim, Behavior: s.shape.Behavior, Config: s.cfg,
+		Warnings: slices.Clone(s.cfg.Notes)}
 	B := s.cfg.Resamples
 	if B > 0 && s.sum.S.Episodes < 2 {
 		out.Warnings = append(out.Warnings, OneEpisodeWarning)
@@ -456,6 +463,7 @@ type wire struct {
 
 type wireConfig struct {
 	Estimators []string
+	Notes      []string `json:",omitempty"`
 	Gamma      float64
 	Resamples  int
 	Seed       uint64
@@ -497,7 +505,7 @@ func (s *Stats) wire() (wire, error) {
 		TargetMass: z.TargetMass, Logged: z.Logged, TargetSteps: z.TargetSteps, Started: z.Started}
 	sum.S.MeanReward, sum.S.MaxLogRatio, sum.S.FirstLarge.Ratio = 0, 0, 0
 	c := s.cfg
-	return wire{Config: wireConfig{Estimators: c.Estimators, Gamma: c.Gamma, Resamples: c.Resamples, Seed: c.Seed,
+	return wire{Config: wireConfig{Estimators: c.Estimators, Notes: c.Notes, Gamma: c.Gamma, Resamples: c.Resamples, Seed: c.Seed,
 		Alpha: c.Alpha, Estimand: c.Options.Estimand, Tabular: tab, Kernel: c.Options.Kernel,
 		ValueModel: c.Options.ValueModel, RatioModel: c.Options.RatioModel, RealStates: c.Options.RealStates}, Shape: s.shape, Errs: s.errs, Summary: sum}, nil
 }
@@ -505,7 +513,7 @@ func (s *Stats) wire() (wire, error) {
 // fromWire rebuilds empty statistics of w's configuration, with its
 // summary and errors.
 func fromWire(w wire) (*Stats, error) {
-	cfg := Config{Estimators: w.Config.Estimators, Gamma: w.Config.Gamma, Resamples: w.Config.Resamples,
+	cfg := Config{Estimators: w.Config.Estimators, Notes: w.Config.Notes, Gamma: w.Config.Gamma, Resamples: w.Config.Resamples,
 		Seed: w.Config.Seed, Alpha: w.Config.Alpha}
 	cfg.Options.Estimand = w.Config.Estimand
 	cfg.Options.Kernel = w.Config.Kernel

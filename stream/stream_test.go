@@ -201,7 +201,7 @@ func TestStreamMergeParquet(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cfg := stream.Config{Estimators: applicable(t, d), Gamma: 0.99, Resamples: 20, Seed: 3}
+	cfg := stream.Config{Estimators: applicable(t, d), Gamma: 0.99, Resamples: 20, Seed: 3, Notes: []string{"x: not run: a note"}}
 	want := run(t, dir, cfg)
 	files, _ := stream.Files(dir)
 	var total *stream.Stats
@@ -247,6 +247,10 @@ func TestStreamMergeParquet(t *testing.T) {
 			rel(g.Interval.Low, w.Interval.Low) > 1e-9 || rel(g.Interval.High, w.Interval.High) > 1e-9 {
 			t.Errorf("%s: merged %v %+v (%v), streamed %v %+v (%v)", g.Name, g.Result.Value, g.Interval, g.Err, w.Result.Value, w.Interval, w.Err)
 		}
+	}
+	// The caller's notes travel with the statistics and come first.
+	if len(got.Warnings) == 0 || got.Warnings[0] != "x: not run: a note" {
+		t.Errorf("merged warnings %q, want the config's note first", got.Warnings)
 	}
 	// The summary survives the encoding too: its reward range (Taxi's
 	// rewards, -10 to 20, do not include the zero a lost field reads

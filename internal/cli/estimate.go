@@ -59,7 +59,6 @@ type estimateCmd struct {
 
 	dataFlags `embed:""` // how to read --data (data.go)
 
-	streamNotes []string // estimators of the default set a stream left out, and why
 }
 
 // logEstimators lists, in output order, the estimators that can run on

@@ -129,7 +129,6 @@ func (c *estimateCmd) runStream(e *runEnv) error {
 		return err
 	}
 	rep := streamReport(res, c.Data)
-	rep.Warnings = append(rep.Warnings, c.streamNotes...)
 	var one *targetPolicy
 	if len(targets) == 1 {
 		one = &targets[0]
@@ -142,14 +141,18 @@ func (c *estimateCmd) runStream(e *runEnv) error {
 }
 
 // newStats chooses the estimators from the flags and the first episodes
-// (d): those asked for, or the default set's streamable ones that apply.
-// The target's whole distribution is the --target-policy file's, or else
-// gathered from every shard's target_prob_k columns (model-based).
+// (d): those asked for, or the default set's streamable ones that apply;
+// those of the default set that apply but not with the value model asked
+// for are said in the statistics' notes (stream.Config.Notes), as their
+// rows fail on one file. The target's whole distribution is the
+// --target-policy file's, or else gathered from every shard's
+// target_prob_k columns (model-based).
 func (c *estimateCmd) newStats(d *dataset.Dataset, target *policy.Tabular) (*stream.Stats, error) {
 	opts := c.streamOptions(target)
 	// The minimax learners stream in their kernel form on real states.
 	opts.RealStates = d.StateDim > 0
 	names := c.Estimators
+	var notes []string
 	if len(names) == 0 {
 		applies := opts
 		if target == nil && d.Discrete() && d.ActionDim == 0 && d.HasTargetProbs() {
@@ -169,14 +172,14 @@ func (c *estimateCmd) newStats(d *dataset.Dataset, target *policy.Tabular) (*str
 			case errors.Is(err, ope.ErrStationaryHorizon):
 				// Applies, but not with the value model asked for: said,
 				// as on one file, where its row fails with this reason.
-				c.streamNotes = append(c.streamNotes, fmt.Sprintf("%s: not run: %v", name, err))
+				notes = append(notes, fmt.Sprintf("%s: not run: %v", name, err))
 			}
 		}
 		if len(names) == 0 {
 			return nil, fmt.Errorf("no estimator that streams applies to these logs (the estimators that stream are %s)", strings.Join(stream.Streamable(), ", "))
 		}
 	}
-	return stream.New(stream.Config{Estimators: names, Gamma: c.Gamma, Resamples: c.Bootstrap, Seed: c.Seed,
+	return stream.New(stream.Config{Estimators: names, Notes: notes, Gamma: c.Gamma, Resamples: c.Bootstrap, Seed: c.Seed,
 		Alpha: c.Alpha, Options: opts})
 }
 
