@@ -193,7 +193,11 @@ func UnloggedWarning(s dataset.Summary) string {
 // is 2.3% for pi19, where fqe errs by 0.012 (8.5%), and 4.7% for pi14,
 // where it errs by 0.156 (22%, truth -0.703), with 95% bootstrap
 // intervals [-0.537, -0.505] that exclude even the estimate; the board's
-// Taxi cells held the truth in 5% of fqe's intervals.
+// Taxi cells held the truth in 5% of fqe's intervals. For a LongRun
+// estimate the visitation runs longer: until gamma^t < 1e-6 (at least T
+// steps) for gamma < 1, and 10 T steps for the average reward, a Cesàro
+// mean that approaches the long-run visitation from the logged starts
+// even where the count model's chain has several closed classes.
 func ImputedWarning(name string, T int, gamma float64, res Result) string {
 	var m *value.CountModel
 	var pi policy.Discrete
@@ -206,6 +210,16 @@ func ImputedWarning(name string, T int, gamma float64, res Result) string {
 	}
 	if m == nil || pi == nil || T <= 0 {
 		return ""
+	}
+	over := "over the logged horizon"
+	if res.Estimand == LongRun {
+		if gamma < 1 {
+			T = max(T, int(math.Ceil(math.Log(1e-6)/math.Log(gamma))))
+			over = fmt.Sprintf("over the discounted long run, %d steps", T)
+		} else {
+			T *= 10
+			over = fmt.Sprintf("over %d steps, for the long run", T)
+		}
 	}
 	visit := exact.VisitationT(m, pi, nil, T, gamma)
 	share, states := 0.0, 0
@@ -227,7 +241,7 @@ func ImputedWarning(name string, T int, gamma float64, res Result) string {
 	if share <= 0.01 {
 		return ""
 	}
-	return fmt.Sprintf("%s: %.1f%% of the target's steps in its count model (over the logged horizon, in %d states) fall on state-actions the log never shows; their moves and rewards are filled in from the state's logged actions, so the estimate carries a bias that its bootstrap interval cannot see (compare dr and bch-tabular, which weigh only logged steps)", name, 100*share, states)
+	return fmt.Sprintf("%s: %.1f%% of the target's steps in its count model (%s, in %d states) fall on state-actions the log never shows; their moves and rewards are filled in from the state's logged actions, so the estimate carries a bias that its bootstrap interval cannot see (compare dr and bch-tabular, which weigh only logged steps)", name, 100*share, over, states)
 }
 
 // DataWarnings says in plain words what in a log's summary makes

@@ -248,6 +248,22 @@ func TestImputedWarning(t *testing.T) {
 				t.Errorf("p1 = %v, %s: warning %q, want %q", c.p1, e.Name(), got, c.want)
 			}
 		}
+		// Under the long run the visitation runs 10 T steps (gamma = 1)
+		// or until gamma^t < 1e-6; the chain alternates, so the share is
+		// the same here.
+		for _, g := range []struct {
+			gamma float64
+			over  string
+		}{{1, "over 40 steps, for the long run"}, {0.5, "over the discounted long run, 20 steps"}} {
+			res, err := (&ope.ModelBased{Target: target, Estimand: ope.LongRun}).Estimate(d, g.gamma)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := ope.ImputedWarning("model-based", d.MaxLen(), g.gamma, res)
+			if c.want != "" && !strings.Contains(got, "("+g.over+", in 1 states)") || c.want == "" && got != "" {
+				t.Errorf("p1 = %v, long run, gamma %g: warning %q, want %q", c.p1, g.gamma, got, g.over)
+			}
+		}
 	}
 }
 
