@@ -9,6 +9,7 @@ import (
 	"github.com/ihope-ope/ihope/exact"
 	"github.com/ihope-ope/ihope/internal/minimax"
 	"github.com/ihope-ope/ihope/policy"
+	"github.com/ihope-ope/ihope/ratio"
 	"github.com/ihope-ope/ihope/value"
 )
 
@@ -208,11 +209,48 @@ func ImputedWarning(name string, T int, gamma float64, res Result) string {
 		m, _ = mod.MDP().(*value.CountModel)
 		pi = mod.Policy()
 	}
-	if m == nil || pi == nil || T <= 0 {
+	return imputedWarning(name, m, pi, T, gamma, res.Estimand)
+}
+
+// MinimaxImputedWarning is ImputedWarning for mwl, dualdice and mql on
+// discrete states (Result.Learner "tabular"), whose exact minimax solves
+// impute the never-logged pairs as the count model does (the same bias
+// on sparse logs) without holding one: it fits the count model of d and
+// reads the target from target or else from d's target_prob_k columns.
+// It is computed once per run, not per bootstrap resample; a stream's
+// sums say the same from their counts (PairRatioSums, MQLSums).
+func MinimaxImputedWarning(name string, d *dataset.Dataset, target *policy.Tabular, gamma float64, res Result) string {
+	switch res.Model.(type) {
+	case *ratio.PairTabularModel, *value.MQLTabularModel:
+	default:
+		return ""
+	}
+	if d == nil || !d.Discrete() {
+		return ""
+	}
+	m, err := value.FitCountModel(d)
+	if err != nil {
+		return ""
+	}
+	var pi policy.Discrete = target
+	if target == nil {
+		t, err := value.TableFromData(d)
+		if err != nil {
+			return ""
+		}
+		pi = t
+	}
+	return imputedWarning(name, m, pi, d.MaxLen(), gamma, res.Estimand)
+}
+
+// imputedWarning is ImputedWarning's reading of count model m under
+// target pi.
+func imputedWarning(name string, m *value.CountModel, pi policy.Discrete, T int, gamma float64, est Estimand) string {
+	if m == nil || pi == nil || T <= 0 || pi.NumActions() != m.NumActions() {
 		return ""
 	}
 	over := "over the logged horizon"
-	if res.Estimand == LongRun {
+	if est == LongRun {
 		if gamma < 1 {
 			T = max(T, int(math.Ceil(math.Log(1e-6)/math.Log(gamma))))
 			over = fmt.Sprintf("over the discounted long run, %d steps", T)

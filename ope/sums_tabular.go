@@ -277,7 +277,25 @@ func (s *PairRatioSums) Finish(c int) (Result, WeightSummary, error) {
 			ws.ESS, ws.MaxShare = ps.Abs*ps.Abs/ps.Sq, ps.Top/ps.Abs
 		}
 	}
-	return Result{Value: val, Estimand: LongRun, Model: m, Learner: "tabular"}, ws, nil
+	res := Result{Value: val, Estimand: LongRun, Model: m, Learner: "tabular"}
+	if c == 0 {
+		res.Warnings = s.imputed(name, target)
+	}
+	return res, ws, nil
+}
+
+// imputed is MinimaxImputedWarning from the counts (copy 0): the share of
+// the target's long-run steps that the count model of the log sends to
+// pairs it never shows.
+func (s *TabularCounts) imputed(name string, target *policy.Tabular) []string {
+	m, err := s.countModel(0)
+	if err != nil {
+		return nil
+	}
+	if w := imputedWarning(name, m, target, s.MaxLen[0], s.Gamma, LongRun); w != "" {
+		return []string{w}
+	}
+	return nil
 }
 
 // MQLSums are mql's statistics in its tabular form (TabularCounts).
@@ -357,5 +375,9 @@ func (s *MQLSums) Finish(c int) (Result, WeightSummary, error) {
 	if err != nil {
 		return Result{}, WeightSummary{}, fmt.Errorf("%s: %w", name, err)
 	}
-	return Result{Value: v, Estimand: LongRun, Model: m, Learner: "tabular"}, WeightSummary{}, nil
+	res := Result{Value: v, Estimand: LongRun, Model: m, Learner: "tabular"}
+	if c == 0 {
+		res.Warnings = s.imputed(name, target)
+	}
+	return res, WeightSummary{}, nil
 }

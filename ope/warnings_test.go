@@ -10,6 +10,7 @@ import (
 
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/ope"
+	"github.com/ihope-ope/ihope/ratio"
 	"github.com/ihope-ope/ihope/value"
 )
 
@@ -246,6 +247,20 @@ func TestImputedWarning(t *testing.T) {
 			got := ope.ImputedWarning(e.Name(), d.MaxLen(), 1, res)
 			if c.want == "" && got != "" || c.want != "" && !strings.HasPrefix(got, e.Name()+": "+c.want) {
 				t.Errorf("p1 = %v, %s: warning %q, want %q", c.p1, e.Name(), got, c.want)
+			}
+		}
+		// mwl, dualdice and mql impute alike in their exact solves: the
+		// count model of the log says so for them (the chain alternates,
+		// so the long run's share is the horizon's).
+		for _, e := range []ope.Estimator{ope.PairRatio{Learner: ratio.MWL{}, Normalise: true}, ope.PairRatio{Learner: ratio.DualDICE{}}, ope.MQL{}} {
+			res, err := e.Estimate(d, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := ope.MinimaxImputedWarning(e.Name(), d, nil, 1, res)
+			want := strings.Replace(c.want, "over the logged horizon", "over 40 steps, for the long run", 1)
+			if c.want == "" && got != "" || c.want != "" && !strings.HasPrefix(got, e.Name()+": "+want) {
+				t.Errorf("p1 = %v, %s: warning %q, want %q", c.p1, e.Name(), got, want)
 			}
 		}
 		// Under the long run the visitation runs 10 T steps (gamma = 1)
