@@ -67,7 +67,15 @@ func TestMinimaxRealStatesConverge(t *testing.T) {
 		t.Logf("gamma %g (truth %.6f), RMSE over %d seeds for n = %v episodes of 100 steps:%s", gamma, truth, seeds, ns, b.String())
 		for _, name := range names[:3] {
 			first, last := rmse[name][0], rmse[name][len(ns)-1]
-			if !(last < 0.05 && last < first/2) {
+			fall := 2.0
+			if name == "mql" && gamma == 1 {
+				// Degree 4 cannot represent this q: a bias of about +0.02
+				// at gamma = 1 that no data removes (see value.MQL), so
+				// its RMSE falls towards that floor, not twofold (CI: 0.041 to
+				// 0.024; IHOPE_LONG: 0.039, 0.024, 0.026).
+				fall = 1.25
+			}
+			if !(last < 0.05 && last < first/fall) {
 				t.Errorf("gamma %g: %s RMSE %.4f at n = %d, %.4f at n = %d", gamma, name, first, ns[0], last, ns[len(ns)-1])
 			}
 		}
@@ -83,7 +91,7 @@ func TestMinimaxRealStatesConverge(t *testing.T) {
 // coefficients were shrunk hardest and the shrunk part of q(s) - q(s')
 // moved into rho: -0.156 at n = 100, -0.152 at n = 400, not shrinking with
 // the data. The ridge is now relative to each coefficient's own
-// curvature: -0.021.
+// curvature and 1e-6: +0.035, the features' bias (with 1e-4, -0.011).
 func TestMQLTransientStart(t *testing.T) {
 	sys, target, behavior := lineargauss.DiscreteProblem()
 	sys.InitMean, sys.InitSD = 3, 0.5
