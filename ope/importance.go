@@ -266,7 +266,7 @@ func stepwiseEstimate(name string, d *dataset.Dataset, gamma float64, selfNormal
 		res, err = stepwiseIS(name, d, gamma, buf)
 	}
 	if err == nil {
-		if w := StepESSWarning(name, stepESSOf(d, gamma, res.Weights).Share(), d.NumEpisodes()); w != "" {
+		if w := StepESSWarning(name, stepESSOf(d, gamma, res.Weights), d.NumEpisodes()); w != "" {
 			res.Warnings = append(res.Warnings, w)
 		}
 	}

@@ -15,15 +15,16 @@ import (
 // 10 steps, k keep weight 1 at every step (target = behavior) and the
 // rest weight 0 from their first step (an action the target never
 // takes): each step's effective sample size is exactly k of 40, so the
-// per-step share is k/40 (2.5% for k = 1: warned; 10% for k = 4:
-// silent), while the pooled one over the 400 steps is k/40 too, above
-// WeightWarnings' 0.5% of steps either way. In memory and streamed alike.
+// per-step share is k/40 (2.5% for k = 1: warned; 10% for k = 4, warned
+// by the floor of 5 episodes; 15% for k = 6: silent), while the pooled
+// one over the 400 steps is k/40 too, above WeightWarnings' 0.5% of steps
+// either way. In memory and streamed alike.
 func TestStepESSWarning(t *testing.T) {
 	const m, T = 40, 10
 	for _, c := range []struct {
 		k    int
 		warn bool
-	}{{1, true}, {4, false}} {
+	}{{1, true}, {4, true}, {6, false}} {
 		var eps []dataset.Episode
 		for i := range m {
 			steps := make([]dataset.Step, T)
@@ -41,7 +42,7 @@ func TestStepESSWarning(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := fmt.Sprintf("per step, an effective sample size of %.1f%% of the 40 episodes", 100*float64(c.k)/m)
+		want := fmt.Sprintf("per step, an effective sample size of %d.0 of the 40 episodes, %.1f%%", c.k, 100*float64(c.k)/m)
 		for _, e := range []ope.Estimator{&ope.StepwiseWIS{}, &ope.StepwiseIS{}} {
 			for _, gamma := range []float64{1, 0.9} {
 				r, err := e.Estimate(d, gamma)

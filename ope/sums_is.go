@@ -430,7 +430,7 @@ func (s *StepwiseISSums) Finish(c int) (Result, WeightSummary, error) {
 	}
 	res := Result{Estimand: Horizon}
 	if c == 0 {
-		if w := StepESSWarning(name, s.ESS.Share(), s.Episodes); w != "" {
+		if w := StepESSWarning(name, &s.ESS, s.Episodes); w != "" {
 			res.Warnings = []string{w}
 		}
 	}
@@ -614,7 +614,7 @@ func (s *StepwiseWISSums) Finish(c int) (Result, WeightSummary, error) {
 	res := Result{Value: value, Estimand: Horizon}
 	if c == 0 {
 		ws = WeightSummary{ESS: sumW * sumW / sumW2, Units: s.Steps, MaxShare: maxW / sumW}
-		if w := StepESSWarning(name, s.ESS.Share(), s.Episodes); w != "" {
+		if w := StepESSWarning(name, &s.ESS, s.Episodes); w != "" {
 			res.Warnings = []string{w}
 		}
 	}
