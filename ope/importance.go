@@ -259,6 +259,7 @@ func stepwiseEstimate(name string, d *dataset.Dataset, gamma float64, selfNormal
 			return Result{}, err
 		}
 	}
+	ess := stepESSOf(d, gamma, buf) // before buf becomes the weights
 	var res Result
 	if selfNormalised {
 		res, err = stepwiseWIS(name, d, gamma, buf)
@@ -266,7 +267,7 @@ func stepwiseEstimate(name string, d *dataset.Dataset, gamma float64, selfNormal
 		res, err = stepwiseIS(name, d, gamma, buf)
 	}
 	if err == nil {
-		if w := StepESSWarning(name, stepESSOf(d, gamma, res.Weights), d.NumEpisodes()); w != "" {
+		if w := StepESSWarning(name, ess, d.NumEpisodes()); w != "" {
 			res.Warnings = append(res.Warnings, w)
 		}
 	}

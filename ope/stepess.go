@@ -8,25 +8,31 @@ import (
 )
 
 // StepESS accumulates, per step index t, what the per-step effective
-// sample size of step-wise importance weights needs: with e_it the weight
-// of episode i at step t (gamma^i_t w^i_{0:t}, on any common scale per t)
-// and g_it its normalised discount gamma^i_t, the sums of e, of e^2 and
-// of g over the episodes that reach t, and their number n_t. Share is
+// sample size of step-wise importance weights needs: with w_it =
+// w^i_{0:t}, the product of episode i's policy ratios up to t, and g_it
+// its normalised discount gamma^i_t, the sums of w and w^2 (on a scale
+// exp(-Max[t]) of their own, Max[t] the largest log w_it added, so that
+// neither underflows) and of g over the episodes that reach t, and their
+// number n_t. Mean gives
 //
-//	sum_t c_t ESS_t / n_t / sum_t c_t,   ESS_t = (sum_i e_it)^2 / sum_i e_it^2,   c_t = sum_i g_it,
+//	sum_t c_t ESS_t / sum_t c_t,   ESS_t = (sum_i w_it)^2 / sum_i w_it^2,   c_t = sum_i g_it,
 //
-// the share of the episodes that reach a step that its weights
-// effectively use, averaged as the steps count in the estimate (c_t is
-// step-wise WIS's weight of step t). A pooled effective sample size over
-// all steps can look healthy while every step rests on one or two
-// episodes: on a 20-state MDP with terminal states (500 episodes of up
-// to 40 steps) the pooled one was 95.9 of 7,883 steps (1.2%) while each
-// step from t = 5 on had 1.6 to 3.7 of 500 episodes, and step-wise WIS
-// gave 12.3 [8.2, 21.3] against a truth of 52.6 with nothing said.
-// The fields are exported so that a stream's sums can be encoded.
+// and the same of ESS_t / n_t: the episodes that reach a step that its
+// weights effectively use, averaged as the steps count in the estimate
+// (c_t is step-wise WIS's weight of step t). The ratios alone are judged,
+// not the discounts, which differ between episodes of different lengths
+// even when the target is the behavior (then every ESS_t is n_t). A
+// pooled effective sample size over all steps can look healthy while
+// every step rests on one or two episodes: on a 20-state MDP with
+// terminal states (500 episodes of up to 40 steps) the pooled one was
+// 95.9 of 7,883 steps (1.2%) while each step from t = 5 on had 1.6 to 3.7
+// of 500 episodes, and step-wise WIS gave 12.3 [8.2, 21.3] against a
+// truth of 52.6 with nothing said. The fields are exported so that a
+// stream's sums can be encoded; their memory grows with the longest
+// episode.
 type StepESS struct {
-	Sum, Sq, G Floats
-	N          []int64
+	Max, Sum, Sq, G Floats
+	N               []int64
 }
 
 // grow extends the arrays to n steps.
@@ -34,32 +40,62 @@ func (s *StepESS) grow(n int) {
 	if len(s.N) >= n {
 		return
 	}
+	old := len(s.N)
+	s.Max = s.Max.grow(n)
+	s.Max[old:].fill(math.Inf(-1))
 	s.Sum, s.Sq, s.G = s.Sum.grow(n), s.Sq.grow(n), s.G.grow(n)
-	s.N = append(s.N, make([]int64, n-len(s.N))...)
+	s.N = append(s.N, make([]int64, n-old)...)
 }
 
-// add adds episode i's weight e and normalised discount g at step t.
-func (s *StepESS) add(t int, e, g float64) {
+// shift raises Max[t] to x, rescaling the sums at t.
+func (s *StepESS) shift(t int, x float64) {
+	old := s.Max[t]
+	if !(x > old) {
+		return
+	}
+	s.Max[t] = x
+	if !math.IsInf(old, -1) {
+		f := math.Exp(old - x)
+		s.Sum[t] *= f
+		s.Sq[t] *= f * f
+	}
+}
+
+// add adds, at step t, an episode's log ratio product l (-Inf for a
+// weight of 0) and its normalised discount g.
+func (s *StepESS) add(t int, l, g float64) {
 	s.grow(t + 1)
-	s.Sum[t] += e
-	s.Sq[t] += e * e
 	s.G[t] += g
 	s.N[t]++
+	if math.IsInf(l, -1) {
+		return
+	}
+	s.shift(t, l)
+	x := math.Exp(l - s.Max[t])
+	s.Sum[t] += x
+	s.Sq[t] += x * x
 }
 
-// scale multiplies step t's weights by f (a change of the common scale).
-func (s *StepESS) scale(t int, f float64) {
-	s.Sum[t] *= f
-	s.Sq[t] *= f * f
-}
-
-// mergeStep adds o's sums at step t, o's weights times f.
-func (s *StepESS) mergeStep(o *StepESS, t int, f float64) {
-	s.grow(t + 1)
-	s.Sum[t] += o.Sum[t] * f
-	s.Sq[t] += o.Sq[t] * f * f
-	s.G[t] += o.G[t]
-	s.N[t] += o.N[t]
+// merge adds o's sums. It refuses arrays of different lengths (sums
+// encoded by another version).
+func (s *StepESS) merge(o *StepESS) error {
+	n := len(o.N)
+	if len(o.Max) != n || len(o.Sum) != n || len(o.Sq) != n || len(o.G) != n {
+		return fmt.Errorf("per-step sums of %d, %d, %d, %d and %d steps: not sums of this version", len(o.Max), len(o.Sum), len(o.Sq), len(o.G), n)
+	}
+	s.grow(n)
+	for t := range n {
+		s.G[t] += o.G[t]
+		s.N[t] += o.N[t]
+		if math.IsInf(o.Max[t], -1) {
+			continue
+		}
+		s.shift(t, o.Max[t])
+		f := math.Exp(o.Max[t] - s.Max[t])
+		s.Sum[t] += o.Sum[t] * f
+		s.Sq[t] += o.Sq[t] * f * f
+	}
+	return nil
 }
 
 // Mean returns the discount-weighted means over the steps of ESS_t and
@@ -94,17 +130,17 @@ func (s *StepESS) Share() float64 {
 	return share
 }
 
-// stepESSOf is the StepESS of per-step weights w of d (episode after
-// episode in step order, each step's weights on a common scale) with
-// normalised discounts for gamma.
-func stepESSOf(d *dataset.Dataset, gamma float64, w []float64) *StepESS {
+// stepESSOf is the StepESS of the cumulative log ratios logw of d
+// (log w^i_{0:t}, episode after episode in step order) with normalised
+// discounts for gamma.
+func stepESSOf(d *dataset.Dataset, gamma float64, logw []float64) *StepESS {
 	s := &StepESS{}
 	s.grow(d.MaxLen())
 	for i := range d.NumEpisodes() {
 		lo, hi := d.Span(i)
 		g, _ := discountStart(gamma, hi-lo)
 		for k := lo; k < hi; k++ {
-			s.add(k-lo, w[k], g)
+			s.add(k-lo, logw[k], g)
 			g *= gamma
 		}
 	}
@@ -133,6 +169,6 @@ func StepESSWarning(name string, s *StepESS, episodes int) string {
 	if math.IsNaN(share) || episodes < 2 || share >= stepESSShareWarn && (ess >= stepESSFloor || episodes < stepESSFloorEpisodes) {
 		return ""
 	}
-	return fmt.Sprintf("%s: at the steps that carry its estimate the weights collapse onto a few episodes (per step, an effective sample size of %.1f of the %d episodes, %.1f%%, averaged as the steps count in the estimate): each step's mean rests on very few episodes, so the estimate can be far off and its interval miss the truth",
-		name, ess, episodes, 100*share)
+	return fmt.Sprintf("%s: at the steps that carry its estimate the weights collapse onto a few episodes (per step, an effective sample size of %.1f episodes, %.1f%% of those that reach the step, averaged as the steps count in the estimate; %d episodes in all): each step's mean rests on very few episodes, so the estimate can be far off and its interval miss the truth",
+		name, ess, 100*share, episodes)
 }

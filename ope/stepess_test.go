@@ -3,6 +3,7 @@ package ope_test
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -42,7 +43,7 @@ func TestStepESSWarning(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := fmt.Sprintf("per step, an effective sample size of %d.0 of the 40 episodes, %.1f%%", c.k, 100*float64(c.k)/m)
+		want := fmt.Sprintf("per step, an effective sample size of %d.0 episodes, %.1f%% of those that reach the step", c.k, 100*float64(c.k)/m)
 		for _, e := range []ope.Estimator{&ope.StepwiseWIS{}, &ope.StepwiseIS{}} {
 			for _, gamma := range []float64{1, 0.9} {
 				r, err := e.Estimate(d, gamma)
@@ -71,6 +72,87 @@ func TestStepESSWarning(t *testing.T) {
 				if pooled := ope.WeightWarnings(e.Name(), ope.UnitStep, r.Weights); len(pooled) != 0 {
 					t.Errorf("%s, k = %d: the pooled weights warn too: %q", e.Name(), c.k, pooled)
 				}
+			}
+		}
+	}
+}
+
+// On-policy logs (every weight 1) whose episodes differ in length do not
+// warn: the ratios are judged, not the episodes' normalised discounts,
+// which differ with the length.
+func TestStepESSOnPolicySilent(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	for _, lens := range [][]int{
+		{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048},
+		func() []int { // 20 episodes, lengths log-uniform 1..1000
+			var l []int
+			for range 20 {
+				l = append(l, int(math.Exp(rng.Float64()*math.Log(1000)))+1)
+			}
+			return l
+		}(),
+	} {
+		var eps []dataset.Episode
+		for i, n := range lens {
+			steps := make([]dataset.Step, n)
+			for j := range steps {
+				steps[j] = dataset.Step{State: 0, Action: 0, Reward: rng.Float64(), HasNext: true, NextState: 0,
+					LogBehavior: math.Log(0.5), LogTarget: math.Log(0.5)}
+			}
+			eps = append(eps, dataset.Episode{ID: fmt.Sprint(i), Steps: steps})
+		}
+		d, err := dataset.New(1, 2, eps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, gamma := range []float64{1, 0.99} {
+			r, err := (&ope.StepwiseWIS{}).Estimate(d, gamma)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Warnings) > 0 {
+				t.Errorf("lengths %v gamma %v: on-policy, all weights 1: %q", lens, gamma, r.Warnings)
+			}
+		}
+	}
+}
+
+// Every episode identical, weight 2^(t+1) at step t in all of them: each
+// step's effective sample size is exactly m, and no warning comes from
+// weights that underflow against a global maximum (each step keeps its
+// own scale).
+func TestStepESSNoUnderflow(t *testing.T) {
+	const m, T = 12, 1200
+	var eps []dataset.Episode
+	for i := range m {
+		steps := make([]dataset.Step, T)
+		for j := range steps {
+			r := 0.0
+			if j < 100 {
+				r = 1
+			}
+			steps[j] = dataset.Step{State: 0, Action: 0, Reward: r, HasNext: true, NextState: 0,
+				LogBehavior: math.Log(0.5), LogTarget: 0}
+		}
+		eps = append(eps, dataset.Episode{ID: fmt.Sprint(i), Steps: steps})
+	}
+	d, err := dataset.New(1, 2, eps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, gamma := range []float64{1, 0.999} {
+		for _, e := range []ope.Estimator{&ope.StepwiseIS{}, &ope.StepwiseWIS{}} {
+			r, err := e.Estimate(d, gamma)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, _ := e.(ope.Summer).NewSums(gamma, 1)
+			for i := range m {
+				s.Add(d, i, []int{1})
+			}
+			sr, _, _ := s.Finish(0)
+			if len(r.Warnings)+len(sr.Warnings) > 0 {
+				t.Errorf("%s gamma %v: every step has ESS %d of %d, yet: in memory %q; streamed %q", e.Name(), gamma, m, m, r.Warnings, sr.Warnings)
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package ope
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -268,7 +269,7 @@ type StepwiseISSums struct {
 	MaxA, MaxV Float
 	S          Floats
 	Z, Z2      Float
-	ESS        StepESS // per step, on MaxA's scale
+	ESS        StepESS // per step, of the ratios alone
 	Count      []int64 // episodes, per copy
 	NonZero    []int64 // episodes with a term in S, per copy
 	Episodes   int
@@ -314,10 +315,12 @@ func (s *StepwiseISSums) Add(d *dataset.Dataset, e int, mult []int) error {
 		return err
 	}
 	lo, _ := d.Span(e)
-	_, logG0 := discountStart(s.Gamma, len(cum))
+	g0, logG0 := discountStart(s.Gamma, len(cum))
 	lg := math.Log(s.Gamma)
 	la, lv := math.Inf(-1), math.Inf(-1)
 	for t := range cum {
+		s.ESS.add(t, cum[t], g0)
+		g0 *= s.Gamma
 		a := cum[t] + logG0 + float64(t)*lg
 		cum[t] = a
 		la = math.Max(la, a)
@@ -334,12 +337,7 @@ func (s *StepwiseISSums) Add(d *dataset.Dataset, e int, mult []int) error {
 			s.NonZero[c] += int64(k)
 		}
 	}
-	if math.IsInf(la, -1) { // weight 0 at every step: counted in n_t
-		g, _ := discountStart(s.Gamma, len(cum))
-		for t := range cum {
-			s.ESS.add(t, 0, g)
-			g *= s.Gamma
-		}
+	if math.IsInf(la, -1) {
 		return nil
 	}
 	if old := float64(s.MaxA); la > old {
@@ -350,13 +348,10 @@ func (s *StepwiseISSums) Add(d *dataset.Dataset, e int, mult []int) error {
 	}
 	raise(&s.MaxV, lv, s.S)
 	var se, z, z2 float64
-	g, _ := discountStart(s.Gamma, len(cum))
 	for t, a := range cum {
 		x := math.Exp(a - float64(s.MaxA))
 		z += x
 		z2 += x * x
-		s.ESS.add(t, x, g)
-		g *= s.Gamma
 		if r := d.Reward[lo+t]; r != 0 {
 			se += math.Exp(a-float64(s.MaxV)) * r
 		}
@@ -377,9 +372,6 @@ func (s *StepwiseISSums) Add(d *dataset.Dataset, e int, mult []int) error {
 func (s *StepwiseISSums) rescale(f float64) {
 	s.Z *= Float(f)
 	s.Z2 *= Float(f * f)
-	for t := range s.ESS.N {
-		s.ESS.scale(t, f)
-	}
 }
 
 // Merge implements Sums.
@@ -387,6 +379,9 @@ func (s *StepwiseISSums) Merge(o Sums) error {
 	t, err := mergeCheck("is-stepwise", o, s.Gamma, len(s.S), func(t *StepwiseISSums) (float64, int) { return t.Gamma, len(t.S) })
 	if err != nil {
 		return err
+	}
+	if err := s.ESS.merge(&t.ESS); err != nil {
+		return fmt.Errorf("is-stepwise: %w", err)
 	}
 	old := float64(s.MaxA)
 	raise(&s.MaxA, float64(t.MaxA))
@@ -397,9 +392,7 @@ func (s *StepwiseISSums) Merge(o Sums) error {
 	fa, fv := shiftFactor(t.MaxA, s.MaxA), shiftFactor(t.MaxV, s.MaxV)
 	s.Z += t.Z * Float(fa)
 	s.Z2 += t.Z2 * Float(fa*fa)
-	for k := range t.ESS.N {
-		s.ESS.mergeStep(&t.ESS, k, fa)
-	}
+
 	for c := range s.S {
 		s.S[c] += t.S[c] * fv
 		s.Count[c] += t.Count[c]
@@ -452,15 +445,16 @@ func (s *StepwiseISSums) Finish(c int) (Result, WeightSummary, error) {
 // running maximum MaxT[t] of log w^i_{0:t} over the data, and per copy
 // Den[c][t] = sum_i k_i gamma^i_t exp(log w^i_{0:t} - MaxT[t]), Num[c][t]
 // the same times r^i_t and C[c][t] = sum_i k_i gamma^i_t over the episodes
-// that reach t; ESS (per step, over the data: its Sq the sum of squares)
-// and EMax[t], the largest term, give the effective sample sizes. Memory
-// grows with the longest episode, not with the number of steps.
+// that reach t; E2[t] and EMax[t], the sum of squares and the largest
+// term over the data, give the effective sample size, and ESS the
+// per-step one (StepESS). Memory grows with the longest episode, not with
+// the number of steps.
 type StepwiseWISSums struct {
 	Gamma         float64
 	MaxT          Floats
 	Den, Num, C   []Floats
+	E2, EMax      Floats
 	ESS           StepESS
-	EMax          Floats
 	Count         []int64 // episodes, per copy
 	Episodes      int
 	Steps         int
@@ -485,8 +479,8 @@ func (s *StepwiseWISSums) grow(n int) {
 	old := len(s.MaxT)
 	s.MaxT = s.MaxT.grow(n)
 	s.MaxT[old:].fill(math.Inf(-1))
+	s.E2, s.EMax = s.E2.grow(n), s.EMax.grow(n)
 	s.ESS.grow(n)
-	s.EMax = s.EMax.grow(n)
 	for c := range s.Den {
 		s.Den[c], s.Num[c], s.C[c] = s.Den[c].grow(n), s.Num[c].grow(n), s.C[c].grow(n)
 	}
@@ -507,7 +501,7 @@ func (s *StepwiseWISSums) shift(t int, x float64) {
 		s.Den[c][t] *= f
 		s.Num[c][t] *= f
 	}
-	s.ESS.scale(t, f)
+	s.E2[t] *= f * f
 	s.EMax[t] *= f
 }
 
@@ -532,7 +526,8 @@ func (s *StepwiseWISSums) Add(d *dataset.Dataset, e int, mult []int) error {
 			x = g * math.Exp(l-s.MaxT[t])
 		}
 		r := d.Reward[lo+t]
-		s.ESS.add(t, x, g)
+		s.E2[t] += x * x
+		s.ESS.add(t, l, g)
 		s.EMax[t] = math.Max(s.EMax[t], x)
 		for c, k := range mult {
 			if k == 0 {
@@ -554,11 +549,22 @@ func (s *StepwiseWISSums) Merge(o Sums) error {
 	if err != nil {
 		return err
 	}
+	n := len(t.MaxT)
+	short := len(t.E2) != n || len(t.EMax) != n
+	for c := range t.Den {
+		short = short || len(t.Den[c]) != n || len(t.Num[c]) != n || len(t.C[c]) != n
+	}
+	if short {
+		return errors.New("wis-stepwise: per-step sums of different lengths: not sums of this version")
+	}
+	if err := s.ESS.merge(&t.ESS); err != nil {
+		return fmt.Errorf("wis-stepwise: %w", err)
+	}
 	s.grow(len(t.MaxT))
 	for k, x := range t.MaxT {
 		s.shift(k, x)
 		f := shiftFactor(Float(x), Float(s.MaxT[k]))
-		s.ESS.mergeStep(&t.ESS, k, f)
+		s.E2[k] += t.E2[k] * f * f
 		s.EMax[k] = math.Max(s.EMax[k], t.EMax[k]*f)
 		for c := range s.Den {
 			s.Den[c][k] += t.Den[c][k] * f
@@ -606,7 +612,7 @@ func (s *StepwiseWISSums) Finish(c int) (Result, WeightSummary, error) {
 		if c == 0 {
 			f := ct / den[t]
 			sumW += ct
-			sumW2 += f * f * s.ESS.Sq[t]
+			sumW2 += f * f * s.E2[t]
 			maxW = math.Max(maxW, f*s.EMax[t])
 		}
 	}

@@ -321,9 +321,10 @@ func TestMISMassWarning(t *testing.T) {
 
 // A value model read at start states far outside the logged states is
 // warned about: one continuing episode that starts 10 standard deviations
-// out (beyond 99.5% of the logged states) warns; episodes that start in
-// the bulk do not, nor do many that start far out (their starts give the
-// model data there).
+// out (beyond 99.5% of the other logged states) warns, at 150 steps as
+// at 2,000; episodes that start in the bulk do not, nor does a log of 5
+// or more episodes (StartWarning's bound: their starts give the model
+// data there).
 func TestStartWarning(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 3))
 	episode := func(id string, n int, start float64) dataset.Episode {
@@ -337,12 +338,14 @@ func TestStartWarning(t *testing.T) {
 		}
 		return dataset.Episode{ID: id, Steps: steps}
 	}
-	far, err := dataset.New(0, 2, []dataset.Episode{episode("a", 2000, 10)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if w := ope.StartWarning("mql", far); !strings.Contains(w, "mql: 1 of 1 episodes start farther out than 99.5% of the logged states") {
-		t.Errorf("far start: %q", w)
+	for _, n := range []int{150, 2000} { // a start is not its own reference, on short logs too
+		far, err := dataset.New(0, 2, []dataset.Episode{episode("a", n, 10)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := ope.StartWarning("mql", far); !strings.Contains(w, "mql: 1 of 1 episodes start farther out than 99.5% of the logged states") {
+			t.Errorf("far start, %d steps: %q", n, w)
+		}
 	}
 	var eps []dataset.Episode
 	for i := range 10 {

@@ -764,7 +764,11 @@ func transientAdvice(rep *estimateReport) string {
 		}
 	}
 	var parts []string
-	if len(long) > 0 {
+	switch len(long) {
+	case 0:
+	case 1:
+		parts = append(parts, "for the long-run value see "+long[0])
+	default:
 		parts = append(parts, "for the long-run value compare "+strings.Join(long, ", ")+", and trust them where they agree")
 	}
 	T := rep.Data.MaxLength

@@ -94,12 +94,14 @@ func (c *estimateCmd) runStream(e *runEnv) error {
 	err = pass("shards", func(d *dataset.Dataset, lo, hi int) error {
 		if target != nil {
 			// The file must agree with the shards' target_prob, as it must
-			// with one file's (estimateCmd.options); the estimators take
-			// the file itself, so the shards are only checked.
+			// with one file's (estimateCmd.options), and fills each shard's
+			// target columns as it fills one file's, so that the summary
+			// (the target's mass on unlogged actions) sees it too; the
+			// estimators take the file itself.
 			if !d.Discrete() || d.ActionDim > 0 {
 				return usagef("--target-policy needs discrete states and actions (state,p0,p1,... rows)")
 			}
-			if err := d.CheckTargetPolicy(target); err != nil {
+			if err := d.SetTargetPolicy(target); err != nil {
 				return fmt.Errorf("%s: %w", targetFile, err)
 			}
 		}

@@ -412,7 +412,7 @@ func TestTransientWarningsGammaAndAdvice(t *testing.T) {
 		want, not string
 	}{
 		{0.95, "long-run", "", ""}, // 0.95^200 = 3.5e-5
-		{0.99, "long-run", "for the long-run value compare fqe, and trust them where they agree; for the 200-step value see wis-stepwise", "dr"},
+		{0.99, "long-run", "for the long-run value see fqe; for the 200-step value see wis-stepwise", "dr"},
 		{1, "long-run", "8.0 standard errors of the gap", ""},
 	} {
 		rep := &estimateReport{Estimates: rows}
