@@ -84,6 +84,8 @@ type Summarizer struct {
 	TargetSteps int
 	// Started is set by the first Add.
 	Started bool
+
+	pairA int // the actions every row of Logged and TargetMass holds at least
 }
 
 func (z *Summarizer) init() {
@@ -255,17 +257,22 @@ func (z *Summarizer) Summary() Summary {
 }
 
 // growPairs extends TargetMass and Logged to nS states and every state's
-// rows to at least nA actions.
+// rows to at least nA actions. It walks the existing states only when nA
+// exceeds the actions they were last extended to (pairA), so that adding
+// shard after shard of one size costs nothing per state.
 func (z *Summarizer) growPairs(nS, nA int) {
-	for len(z.Logged) < nS {
-		z.Logged = append(z.Logged, nil)
-		z.TargetMass = append(z.TargetMass, nil)
-	}
-	for st := range nS {
-		if n := nA - len(z.Logged[st]); n > 0 {
-			z.Logged[st] = append(z.Logged[st], make([]bool, n)...)
-			z.TargetMass[st] = append(z.TargetMass[st], make([]float64, n)...)
+	if nA > z.pairA {
+		for st := range z.Logged {
+			if n := nA - len(z.Logged[st]); n > 0 {
+				z.Logged[st] = append(z.Logged[st], make([]bool, n)...)
+				z.TargetMass[st] = append(z.TargetMass[st], make([]float64, n)...)
+			}
 		}
+		z.pairA = nA
+	}
+	for len(z.Logged) < nS {
+		z.Logged = append(z.Logged, make([]bool, z.pairA))
+		z.TargetMass = append(z.TargetMass, make([]float64, z.pairA))
 	}
 }
 

@@ -711,7 +711,7 @@ func applyInterval(rep *estimateReport, row *estimateRow, iv ope.Interval, B int
 // law: -3.32 against the 50-step -3.32 and the long-run -4.04).
 func transientWarnings(rep *estimateReport) []string {
 	T, gamma := rep.Data.MaxLength, rep.Data.Gamma
-	if gamma < 1 && math.Pow(gamma, float64(T)) < transientDiscountFloor {
+	if gamma < 1 && math.Pow(gamma, float64(rep.Data.MinLength)) < transientDiscountFloor { // the shortest episode's gap is the largest
 		// The T-step and long-run discounted values agree to within
 		// gamma^T of the rewards' range: there is no transient to speak
 		// of, and a discounted ratio weighs early steps differently by

@@ -416,7 +416,7 @@ func TestTransientWarningsGammaAndAdvice(t *testing.T) {
 		{1, "long-run", "8.0 standard errors of the gap", ""},
 	} {
 		rep := &estimateReport{Estimates: rows}
-		rep.Data.Gamma, rep.Data.MaxLength, rep.Data.Estimand = c.gamma, 200, c.estimand
+		rep.Data.Gamma, rep.Data.MinLength, rep.Data.MaxLength, rep.Data.Estimand = c.gamma, 200, 200, c.estimand
 		got := strings.Join(transientWarnings(rep), "\n")
 		if c.want == "" && got != "" || c.want != "" && !strings.Contains(got, c.want) || c.not != "" && strings.Contains(got, c.not) {
 			t.Errorf("gamma %g: %q, want %q", c.gamma, got, c.want)
