@@ -8,6 +8,7 @@ import (
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/exact"
 	"github.com/ihope-ope/ihope/internal/minimax"
+	"github.com/ihope-ope/ihope/internal/quantile"
 	"github.com/ihope-ope/ihope/policy"
 	"github.com/ihope-ope/ihope/ratio"
 	"github.com/ihope-ope/ihope/value"
@@ -343,20 +344,22 @@ const (
 )
 
 // StartWarning says when a value model is read where the log has few
-// states: a log of fewer than startFewEpisodes episodes (a continuing log,
-// say) most of which start farther from the logged states' mean (in
-// distance of the states scaled per dimension by their standard
-// deviation) than 99.5% of the logged states are, "" otherwise and for
-// discrete states. With many episodes the starts and their first steps
-// give the model data where it is read: on 40 and 200 episodes of the
-// same world started off its stationary law, 23 of 40 and 107 of 200
-// starts lay that far out while fqe and mql erred by 0.013 or less. fqe and mql read their value model at the
-// start states (except for the average reward, gamma = 1); a polynomial
-// or a network fitted to the bulk of the log extrapolates there.
-// Measured by an audit: one continuing episode of 20,000 steps on a 3-d
+// states: a log of fewer than startFewEpisodes episodes (a continuing
+// log, say) most of whose episodes start farther from the logged states'
+// mean (in distance of the states scaled per dimension by their standard
+// deviation) than 99.5% of the other logged states are, "" otherwise and
+// for discrete states. fqe and mql read their value model at the start
+// states (except for the average reward, gamma = 1); a polynomial or a
+// network fitted to the bulk of the log extrapolates there. Measured by
+// an audit: one continuing episode of 20,000 steps on a 3-d
 // linear-Gaussian world whose start lay at distance 4.46, beyond all but
 // 0.35% of the logged states, gamma = 0.95: mql (degree 4) gave -0.826
-// against a truth of 0.024, fqe 0.012, with nothing said.
+// against a truth of 0.024, fqe 0.012, with nothing said. With many
+// episodes the starts and their first steps give the model data where it
+// is read: on 40 and 200 episodes of the same world started off its
+// stationary law, 23 of 40 and 107 of 200 starts lay that far out while
+// fqe and mql erred by 0.013 or less. The quantile is quantile.Type7,
+// ihope's one rule.
 func StartWarning(name string, d *dataset.Dataset) string {
 	if d == nil || d.Discrete() || d.StateDim == 0 || d.NumEpisodes() == 0 || d.NumEpisodes() >= startFewEpisodes || d.NumSteps() == 0 {
 		return ""
@@ -383,7 +386,7 @@ func StartWarning(name string, d *dataset.Dataset) string {
 		return ""
 	}
 	slices.Sort(all)
-	edge := all[max(0, min(len(all)-1, int(math.Ceil((1-startTail)*float64(len(all))))-1))]
+	edge := quantile.Type7(all, 1-startTail)
 	out, worst := 0, 0.0
 	for e := range d.NumEpisodes() {
 		lo, _ := d.Span(e)

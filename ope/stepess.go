@@ -124,12 +124,6 @@ func (s *StepESS) Mean() (ess, share float64) {
 	return num / den, numShare / den
 }
 
-// Share returns Mean's share.
-func (s *StepESS) Share() float64 {
-	_, share := s.Mean()
-	return share
-}
-
 // stepESSOf is the StepESS of the cumulative log ratios logw of d
 // (log w^i_{0:t}, episode after episode in step order) with normalised
 // discounts for gamma.

@@ -392,7 +392,6 @@ func (s *StepwiseISSums) Merge(o Sums) error {
 	fa, fv := shiftFactor(t.MaxA, s.MaxA), shiftFactor(t.MaxV, s.MaxV)
 	s.Z += t.Z * Float(fa)
 	s.Z2 += t.Z2 * Float(fa*fa)
-
 	for c := range s.S {
 		s.S[c] += t.S[c] * fv
 		s.Count[c] += t.Count[c]

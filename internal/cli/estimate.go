@@ -263,17 +263,17 @@ func noEstimate(named []string, asked string, rep *estimateReport) error {
 	if len(rep.Estimates) == 0 {
 		return nil
 	}
-	any, match := false, false
+	ran, match := false, false
 	for _, r := range rep.Estimates {
 		if r.Estimate != nil {
-			any = true
+			ran = true
 			match = match || r.Estimand == asked
 		}
 	}
 	switch {
-	case len(named) > 0 && !any:
+	case len(named) > 0 && !ran:
 		return fmt.Errorf("no estimate: %s", rep.Estimates[0].Error)
-	case len(named) == 0 && asked != "" && any && !match:
+	case len(named) == 0 && asked != "" && ran && !match:
 		return fmt.Errorf("no estimate of the %s value asked for: every estimator that ran targets another (see each row's note and the warnings)", asked)
 	}
 	return nil
