@@ -72,16 +72,8 @@ func TestEstimateStreamEqualsOneFile(t *testing.T) {
 		// The count models' imputation is warned about alike (Taxi's
 		// sparse logs leave many pairs the target takes unlogged), for
 		// the minimax estimators' tabular solves too.
-		imputed := func(rep estimateReport) []string {
-			var out []string
-			for _, w := range rep.Warnings {
-				if strings.Contains(w, "in its count model") {
-					out = append(out, w)
-				}
-			}
-			return out
-		}
-		if g, w := imputed(got), imputed(want); len(w) != 5 || !slices.Equal(g, w) {
+		const imputed = "in its count model"
+		if g, w := warningsWith(&got, imputed), warningsWith(&want, imputed); len(w) != 5 || !slices.Equal(g, w) {
 			t.Errorf("gamma %s: count-model warnings streamed %q, in memory %q (want model-based's, fqe's, and mwl's, mql's and dualdice's, whose exact solves impute alike)", gamma, g, w)
 		}
 		gd, wd := got.Data, want.Data

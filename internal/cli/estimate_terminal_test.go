@@ -2,11 +2,11 @@ package cli
 
 import (
 	"encoding/json"
-	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -139,37 +139,79 @@ d,1,0,1,1,0.5,0.05,0.05,0.9,1
 
 // The target's mass on unlogged actions is warned about alike for one
 // file and for its shards: the stream sums what the warning needs in its
-// one pass (dataset.Summarizer).
+// one pass (dataset.Summarizer). With the target given by --target-policy
+// instead of the target_prob_k columns, the file fills each shard's
+// columns as it fills one file's.
 func TestEstimateStreamUnloggedWarning(t *testing.T) {
 	dir := t.TempDir()
-	whole := filepath.Join(dir, "unlogged.csv")
-	if err := os.WriteFile(whole, []byte(unloggedCSV), 0o644); err != nil {
+	policy := filepath.Join(dir, "pi.csv")
+	if err := os.WriteFile(policy, []byte("state,p0,p1,p2\n0,0.05,0.05,0.9\n1,0.5,0.5,0\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	shards := filepath.Join(dir, "shards")
-	os.Mkdir(shards, 0o755)
 	lines := strings.Split(strings.TrimSpace(unloggedCSV), "\n")
-	for i, rows := range [][]string{lines[1:6], lines[6:]} { // episodes a, b | c, d
-		body := lines[0] + "\n" + strings.Join(rows, "\n") + "\n"
-		if err := os.WriteFile(filepath.Join(shards, fmt.Sprintf("part-%d.csv", i)), []byte(body), 0o644); err != nil {
+	for _, c := range []struct {
+		name  string
+		lines []string
+		flags []string
+	}{
+		{"columns", lines, nil},
+		{"policy", withoutTargetColumns(lines), []string{"--target-policy", policy}},
+	} {
+		whole, glob := wholeAndShards(t, filepath.Join(dir, c.name), c.lines, 5) // episodes a, b | c, d
+		args := append([]string{"--bootstrap", "0", "--estimators", "wis-stepwise"}, c.flags...)
+		const support = "support: the target puts"
+		want := warningsWith(estimateJSON(t, append([]string{"--data", whole}, args...)...), support)
+		got := warningsWith(estimateJSON(t, append([]string{"--data", glob}, args...)...), support)
+		if len(want) != 1 || !strings.Contains(want[0], "56.2% of its probability") || !strings.Contains(want[0], "(in 1 state)") {
+			t.Errorf("%s, one file: support warnings %q, want 56.2%% unlogged in 1 state", c.name, want)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s, shards: support warnings %q\none file %q", c.name, got, want)
+		}
+	}
+}
+
+// withoutTargetColumns turns unloggedCSV's lines into a log that gives
+// only the logged action's target probability (target_prob), the rest
+// of the target left to --target-policy.
+func withoutTargetColumns(lines []string) []string {
+	out := []string{"episode,t,state,action,reward,behavior_prob,target_prob,next_state"}
+	for _, l := range lines[1:] {
+		f := strings.Split(l, ",")
+		a, _ := strconv.Atoi(f[3])
+		out = append(out, strings.Join([]string{f[0], f[1], f[2], f[3], f[4], f[5], f[6+a], f[9]}, ","))
+	}
+	return out
+}
+
+// wholeAndShards writes a CSV log (header first) under dir as one file and
+// as two shards, the first holding data rows [0, cut), and returns the
+// file and the shards' glob.
+func wholeAndShards(t *testing.T, dir string, lines []string, cut int) (whole, glob string) {
+	t.Helper()
+	shards := filepath.Join(dir, "shards")
+	if err := os.MkdirAll(shards, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write := func(path string, rows []string) {
+		if err := os.WriteFile(path, []byte(lines[0]+"\n"+strings.Join(rows, "\n")+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	support := func(rep *estimateReport) []string {
-		var out []string
-		for _, w := range rep.Warnings {
-			if strings.HasPrefix(w, "support: the target puts") {
-				out = append(out, w)
-			}
+	whole = filepath.Join(dir, "whole.csv")
+	write(whole, lines[1:])
+	write(filepath.Join(shards, "part-0.csv"), lines[1:1+cut])
+	write(filepath.Join(shards, "part-1.csv"), lines[1+cut:])
+	return whole, filepath.Join(shards, "*.csv")
+}
+
+// warningsWith returns rep's warnings that contain s.
+func warningsWith(rep *estimateReport, s string) []string {
+	var out []string
+	for _, w := range rep.Warnings {
+		if strings.Contains(w, s) {
+			out = append(out, w)
 		}
-		return out
 	}
-	want := support(estimateJSON(t, "--data", whole, "--bootstrap", "0", "--estimators", "wis-stepwise"))
-	got := support(estimateJSON(t, "--data", filepath.Join(shards, "*.csv"), "--bootstrap", "0", "--estimators", "wis-stepwise"))
-	if len(want) != 1 || !strings.Contains(want[0], "56.2% of its probability") || !strings.Contains(want[0], "(in 1 state)") {
-		t.Errorf("one file: support warnings %q, want 56.2%% unlogged in 1 state", want)
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("shards: support warnings %q\none file %q", got, want)
-	}
+	return out
 }
