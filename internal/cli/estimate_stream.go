@@ -249,9 +249,11 @@ func streamReport(res *stream.Results, file string) *estimateReport {
 		row.Estimate = &v
 		row.Estimand = string(est.Result.Estimand)
 		row.Model = est.Result.Learner
-		if est.Result.Estimand != "" && est.Result.Estimand != estimand {
-			row.Note = fmt.Sprintf("targets the %s value, not the %s value asked for", est.Result.Estimand, estimand)
-			rep.Warnings = append(rep.Warnings, est.Name+": "+row.Note)
+		if note, warn := estimandNote(est.Result.Estimand, estimand, cfg.Gamma, res.Summary.MinLength); note != "" {
+			row.Note = note
+			if warn {
+				rep.Warnings = append(rep.Warnings, est.Name+": "+row.Note)
+			}
 		}
 		if tr := est.Result.Transient; tr != 0 && !math.IsNaN(tr) {
 			row.Transient = &tr

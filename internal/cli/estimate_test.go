@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/ihope-ope/ihope/ope"
 )
 
 // Logs sampled from Taxi, written as CSV and as Parquet, read back and
@@ -420,6 +422,31 @@ func TestTransientWarningsGammaAndAdvice(t *testing.T) {
 		got := strings.Join(transientWarnings(rep), "\n")
 		if c.want == "" && got != "" || c.want != "" && !strings.Contains(got, c.want) || c.not != "" && strings.Contains(got, c.not) {
 			t.Errorf("gamma %g: %q, want %q", c.gamma, got, c.want)
+		}
+	}
+}
+
+// A row that targets the other estimand gets a note, which warns unless
+// gamma^T < 0.01 at gamma < 1, where the two values agree to that
+// fraction of the rewards' range.
+func TestEstimandNote(t *testing.T) {
+	for _, c := range []struct {
+		got, asked ope.Estimand
+		gamma      float64
+		minLen     int
+		warn       bool
+		want       string
+	}{
+		{ope.LongRun, ope.LongRun, 0.99, 1000, false, ""},
+		{"", ope.Horizon, 1, 100, false, ""},
+		{ope.LongRun, ope.Horizon, 1, 1000, true, "targets the long-run value, not the horizon value asked for"},
+		{ope.LongRun, ope.Horizon, 0.99, 100, true, "targets the long-run value, not the horizon value asked for"}, // 0.99^100 = 0.37
+		{ope.LongRun, ope.Horizon, 0.99, 1000, false, "the two differ by at most 4.3e-05 times the rewards' range"},
+		{ope.Horizon, ope.LongRun, 0.95, 200, false, "differ by at most 3.5e-05"},
+	} {
+		note, warn := estimandNote(c.got, c.asked, c.gamma, c.minLen)
+		if warn != c.warn || c.want == "" && note != "" || !strings.Contains(note, c.want) {
+			t.Errorf("%s asked %s, gamma %g, T %d: %q (warn %v), want %q (warn %v)", c.got, c.asked, c.gamma, c.minLen, note, warn, c.want, c.warn)
 		}
 	}
 }
