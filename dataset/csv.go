@@ -244,6 +244,12 @@ func parseReal(f []byte) (float64, string) {
 	if len(f) == 0 {
 		return 0, "empty value"
 	}
+	// strconv.ParseFloat also reads Go's literal syntax, underscores
+	// between digits ("1_000") and hexadecimal floats ("0x1p-2"), which no
+	// exporter writes and which would turn a typo into a number.
+	if bytes.ContainsAny(f, "_xX") {
+		return 0, quote(f) + " is not a number"
+	}
 	// string(f) does not escape, so for short fields Go converts it on the
 	// stack: no allocation per field.
 	v, err := strconv.ParseFloat(string(f), 64)

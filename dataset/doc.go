@@ -63,7 +63,9 @@
 //     refused.
 //   - Every number is finite: NaN and infinities, in any spelling that Go's
 //     strconv.ParseFloat accepts ("NaN", "nan", "Inf", "+Inf", "infinity"),
-//     are refused, with one exception: target_logprob may be -Inf.
+//     are refused, with one exception: target_logprob may be -Inf. Go's
+//     literal syntax that strconv.ParseFloat also reads, underscores
+//     ("1_000") and hexadecimal floats ("0x1p-2"), is refused.
 //   - With discrete actions, behavior_prob lies in (0, 1] and target_prob
 //     (and target_prob_k, next_target_prob_k) in [0, 1];
 //     log-probabilities are at most 0. With vector actions they
