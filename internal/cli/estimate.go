@@ -423,7 +423,7 @@ func (c *estimateCmd) estimate(d *dataset.Dataset, target *targetPolicy, stderr 
 			strings.Join(absorbed, ", "), d.NumTerminal(), plural(d.NumEpisodes(), "episode"), also))
 	}
 	if c.Bootstrap == 0 {
-		rep.Warnings = append(rep.Warnings, transientWarnings(rep)...)
+		rep.Warnings = append(rep.Warnings, rowWarnings(rep)...)
 		return rep, nil
 	}
 	return rep, c.intervals(rep, d, opts, ok, rows, stderr)
@@ -670,7 +670,7 @@ func (c *estimateCmd) intervals(rep *estimateReport, d *dataset.Dataset, opts op
 			applyInterval(rep, &rep.Estimates[rows[i]], ivs[k], g.B)
 		}
 	}
-	rep.Warnings = append(rep.Warnings, transientWarnings(rep)...)
+	rep.Warnings = append(rep.Warnings, rowWarnings(rep)...)
 	return nil
 }
 

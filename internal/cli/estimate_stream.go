@@ -287,7 +287,7 @@ func streamReport(res *stream.Results, file string) *estimateReport {
 			applyInterval(rep, &rep.Estimates[len(rep.Estimates)-1], *est.Interval, cfg.Resamples)
 		}
 	}
-	rep.Warnings = append(rep.Warnings, transientWarnings(rep)...)
+	rep.Warnings = append(rep.Warnings, rowWarnings(rep)...)
 	return rep
 }
 

@@ -450,3 +450,39 @@ func TestEstimandNote(t *testing.T) {
 		}
 	}
 }
+
+// Rows of one estimand whose intervals do not overlap are named, the pair
+// furthest apart; naive and rows of the other estimand are not compared,
+// except at gamma < 1 with gamma^T < 0.01, where the two values agree.
+func TestDisagreementWarnings(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	row := func(name, estimand string, lo, hi float64) estimateRow {
+		return estimateRow{Estimator: name, Estimand: estimand, Estimate: f((lo + hi) / 2), CILow: f(lo), CIHigh: f(hi)}
+	}
+	for _, c := range []struct {
+		name  string
+		gamma float64
+		rows  []estimateRow
+		want  string // "" for no warning
+	}{
+		{"overlap", 1, []estimateRow{row("wis-stepwise", "horizon", -0.3, -0.1), row("dr", "horizon", -0.15, -0.12)}, ""},
+		{"naive left out", 1, []estimateRow{row("naive", "horizon", -0.3, -0.25), row("dr", "horizon", -0.15, -0.12)}, ""},
+		{"estimands apart", 1, []estimateRow{row("bch-tabular", "long-run", -0.13, -0.11), row("dr", "horizon", -0.15, -0.14)}, ""},
+		{"no interval", 1, []estimateRow{{Estimator: "fqe", Estimand: "horizon", Estimate: f(-0.5)}, row("dr", "horizon", -0.15, -0.12)}, ""},
+		{"one pair", 1, []estimateRow{row("wis-stepwise", "horizon", -0.3, -0.2), row("dr", "horizon", -0.15, -0.12)},
+			"wis-stepwise and dr both estimate the horizon value, but their intervals do not overlap ([-0.3, -0.2] against [-0.15, -0.12]): at least one"},
+		{"furthest pair of three", 1, []estimateRow{row("fqe", "long-run", -0.19, -0.16), row("mwl", "long-run", -0.1, -0.05),
+			row("bch-tabular", "long-run", -0.25, -0.2), row("mql", "long-run", -0.12, -0.08)},
+			"bch-tabular and mwl both estimate the long-run value, but their intervals do not overlap ([-0.25, -0.2] against [-0.1, -0.05]) (5 pairs of rows do not overlap; these two are furthest apart)"},
+		{"discounted, one value", 0.95, []estimateRow{row("bch-neural", "long-run", -0.2, 0), row("wis-stepwise", "horizon", -1.6, -1.1)},
+			"wis-stepwise and bch-neural both estimate one value (at gamma = 0.95 the horizon and long-run values agree here)"},
+		{"discounted, short episodes", 0.99, []estimateRow{row("bch-neural", "long-run", -0.2, 0), row("wis-stepwise", "horizon", -1.6, -1.1)}, ""},
+	} {
+		rep := &estimateReport{Estimates: c.rows}
+		rep.Data.Gamma, rep.Data.MinLength = c.gamma, 200
+		got := strings.Join(disagreementWarnings(rep), "\n")
+		if c.want == "" && got != "" || !strings.Contains(got, c.want) {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
