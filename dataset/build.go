@@ -521,6 +521,15 @@ func (b *builder) finish() (*Dataset, *Labels, error) {
 		}
 		d.NumActions = len(labels.Action)
 	}
+	if p := b.lay.fillTarget; p != nil {
+		// No target columns: the target's probabilities are p's.
+		if d.StateDim > 0 || d.ActionDim > 0 {
+			return nil, nil, &FormatError{File: b.file, Row: 1, Msg: "the file has no target columns (target_prob, target_logprob or target_prob_0, ...), and a target policy file gives the probabilities of discrete states and actions only"}
+		}
+		if err := d.setTarget(p, true, true); err != nil {
+			return nil, nil, fmt.Errorf("%s (no target columns; the target policy's probabilities): %w", b.file, err)
+		}
+	}
 	return d, labels, nil
 }
 

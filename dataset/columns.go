@@ -154,6 +154,9 @@ type layout struct {
 	// policies every policy the header names (cutPolicy), in order.
 	policy   string
 	policies []string
+	// fillTarget is ReadOptions.Target when the file has no target
+	// columns: the reader sets the target's probabilities from it.
+	fillTarget TablePolicy
 }
 
 // discreteActions reports whether actions are ids (so that probabilities
@@ -306,7 +309,7 @@ func newLayout(file string, names []string, row int, o *ReadOptions) (*layout, e
 		_, ok2 := first[req.alt]
 		_, ok3 := first[roleTargetK]
 		covered := provided(req.r) || provided(req.alt) ||
-			req.r == roleTarget && (ok3 || provided(roleTargetK) || suggested["target_logprob"])
+			req.r == roleTarget && (ok3 || provided(roleTargetK) || suggested["target_logprob"] || o != nil && o.Target != nil)
 		if !ok1 && !ok2 && (req.r != roleTarget || !ok3) && !covered {
 			fail(scalarNames[req.r], "required column is missing%s", req.msg)
 		}
@@ -368,6 +371,9 @@ func newLayout(file string, names []string, row int, o *ReadOptions) (*layout, e
 	// next_target_prob_k has one column per target_prob_k and needs the
 	// next state.
 	l.targetK = dims[roleTargetK]
+	if l.target == "" && l.targetK == 0 && o != nil && o.Target != nil {
+		l.fillTarget = o.Target
+	}
 	pk, hasK := first[roleTargetK]
 	pn, hasNextTarget := first[roleNextTarget]
 	switch nd := dims[roleNextTarget]; {

@@ -57,6 +57,16 @@ type ReadOptions struct {
 	// and the other policies' columns are skipped. "" reads the first
 	// policy the header names. ReadPolicies reads every policy.
 	Policy string
+
+	// Target is the target policy the caller will set (SetTargetPolicy,
+	// a --target-policy file): a file without target columns (no
+	// target_prob, target_logprob or target_prob_k) is then read, and
+	// its target probabilities are Target's, as SetTargetPolicy sets
+	// them (LogTarget = log Target(a_t|s_t), TargetProbs); the error of a
+	// state or action Target does not cover names the file. A file with
+	// target columns is read as without Target. Discrete states and
+	// actions only.
+	Target TablePolicy
 }
 
 // ParseColumns parses column mappings written ROLE=NAME, as --column

@@ -26,12 +26,12 @@ import (
 // may be more exact than log p, and -Inf stays -Inf).
 //
 // On error d is left unchanged.
-func (d *Dataset) SetTargetPolicy(p TablePolicy) error { return d.setTarget(p, true) }
+func (d *Dataset) SetTargetPolicy(p TablePolicy) error { return d.setTarget(p, true, false) }
 
 // CheckTargetPolicy makes SetTargetPolicy's checks of p against d and
 // changes nothing: what a stream of shards runs on each shard, whose
 // estimators take p itself.
-func (d *Dataset) CheckTargetPolicy(p TablePolicy) error { return d.setTarget(p, false) }
+func (d *Dataset) CheckTargetPolicy(p TablePolicy) error { return d.setTarget(p, false, false) }
 
 // TablePolicy is a policy over discrete states and actions, as
 // *policy.Tabular is.
@@ -41,8 +41,11 @@ type TablePolicy interface {
 	Prob(s, a int) float64
 }
 
-// setTarget is SetTargetPolicy, which with fill false only checks.
-func (d *Dataset) setTarget(p TablePolicy, fill bool) error {
+// setTarget is SetTargetPolicy, which with fill false only checks. With
+// replace (and fill) the log has no target probabilities of its own
+// (ReadOptions.Target): LogTarget is set to log p(a_t|s_t) instead of
+// being checked against it.
+func (d *Dataset) setTarget(p TablePolicy, fill, replace bool) error {
 	if d.StateDim > 0 || d.ActionDim > 0 {
 		return fmt.Errorf("dataset: SetTargetPolicy needs discrete states and actions (the log has StateDim %d, ActionDim %d)",
 			d.StateDim, d.ActionDim)
@@ -119,10 +122,13 @@ func (d *Dataset) setTarget(p TablePolicy, fill bool) error {
 	}
 
 	n, m := d.NumSteps(), d.NumEpisodes()
-	var probs, final []float64
+	var probs, final, logTarget []float64
 	var hasFinal []bool
 	if fill {
 		probs, final, hasFinal = make([]float64, 0, n*K), make([]float64, m*K), make([]bool, m)
+	}
+	if replace {
+		logTarget = make([]float64, n)
 	}
 	for e := range m {
 		lo, hi := d.Span(e)
@@ -131,7 +137,9 @@ func (d *Dataset) setTarget(p TablePolicy, fill bool) error {
 			if err != nil {
 				return err
 			}
-			if a := d.Action[j]; !agrees(d.LogTarget[j], r[a]) {
+			if a := d.Action[j]; replace {
+				logTarget[j] = math.Log(r[a])
+			} else if !agrees(d.LogTarget[j], r[a]) {
 				return fmt.Errorf("dataset: episode %q, t = %d: the target policy file says pi(%d|%d) = %v but the log's target_prob says %v (they must agree within 1e-6)",
 					d.IDs[e], j-lo, a, d.State[j], r[a], math.Exp(d.LogTarget[j]))
 			}
@@ -155,5 +163,8 @@ func (d *Dataset) setTarget(p TablePolicy, fill bool) error {
 	}
 	d.NumActions = K
 	d.TargetProbs, d.FinalTargetProbs, d.HasFinalTarget = probs, final, hasFinal
+	if replace {
+		d.LogTarget = logTarget
+	}
 	return nil
 }

@@ -656,3 +656,43 @@ func TestSetTargetPolicy(t *testing.T) {
 		t.Errorf("CheckTargetPolicy of an agreeing policy: %v, dataset changed %v", err, !reflect.DeepEqual(c, logged))
 	}
 }
+
+// A log without target columns, read with ReadOptions.Target, has the
+// policy's probabilities: those of the same log with a target_prob
+// column that agrees, after SetTargetPolicy. Without Target it is
+// refused; a state the policy does not cover is named.
+func TestReadTargetFromPolicy(t *testing.T) {
+	p := probTable{{0.2, 0.8}, {0.7, 0.3}, {0.5, 0.5}}
+	bare := "episode,t,state,action,reward,behavior_prob\na,0,0,1,1,0.5\na,1,2,0,0,0.5\nb,0,1,0,2,0.4\nb,1,1,1,1,0.6\n"
+	with := "episode,t,state,action,reward,behavior_prob,target_prob\na,0,0,1,1,0.5,0.8\na,1,2,0,0,0.5,0.5\nb,0,1,0,2,0.4,0.7\nb,1,1,1,1,0.6,0.3\n"
+	got, _, err := dataset.Read(strings.NewReader(bare), "bare.csv", dataset.ReadOptions{Format: dataset.CSV, Target: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, err := dataset.Read(strings.NewReader(with), "with.csv", dataset.ReadOptions{Format: dataset.CSV})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := want.SetTargetPolicy(p); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.LogTarget, want.LogTarget) || !reflect.DeepEqual(got.TargetProbs, want.TargetProbs) {
+		t.Errorf("LogTarget %v, TargetProbs %v; want %v, %v", got.LogTarget, got.TargetProbs, want.LogTarget, want.TargetProbs)
+	}
+	if err := got.Validate(); err != nil {
+		t.Error(err)
+	}
+	// The file's own column wins over Target (checked later by SetTargetPolicy).
+	own, _, err := dataset.Read(strings.NewReader(with), "with.csv", dataset.ReadOptions{Format: dataset.CSV, Target: probTable{{1, 0}, {1, 0}, {1, 0}}})
+	if err != nil || own.TargetProbs != nil || !reflect.DeepEqual(own.LogTarget, want.LogTarget) {
+		t.Errorf("a file with target_prob read with Target: %v, TargetProbs %v", err, own.TargetProbs)
+	}
+	if _, _, err := dataset.Read(strings.NewReader(bare), "bare.csv", dataset.ReadOptions{Format: dataset.CSV}); err == nil || !strings.Contains(err.Error(), `column "target_prob": required column is missing`) {
+		t.Errorf("without Target: %v", err)
+	}
+	small := probTable{{0.2, 0.8}, {0.7, 0.3}}
+	if _, _, err := dataset.Read(strings.NewReader(bare), "bare.csv", dataset.ReadOptions{Format: dataset.CSV, Target: small}); err == nil ||
+		!strings.Contains(err.Error(), "bare.csv") || !strings.Contains(err.Error(), `state id 2 (episode "a", t = 1)`) {
+		t.Errorf("a state beyond the policy: %v", err)
+	}
+}

@@ -2,10 +2,12 @@ package cli
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"log"
 	"os"
+	"strings"
 
 	"github.com/ihope-ope/ihope/dataset"
 )
@@ -36,6 +38,10 @@ type dataFlags struct {
 	Verbose      bool     `help:"Show the Parquet library's own log messages, hidden otherwise."`
 
 	stdinRead []byte // standard input as read (--data -), which readPolicies reads again
+	// target is the first --target-policy file's policy, if any: a log
+	// without target columns is read with its probabilities
+	// (dataset.ReadOptions.Target).
+	target dataset.TablePolicy
 }
 
 // options checks the flags and returns them as dataset.ReadOptions; a
@@ -57,6 +63,9 @@ func (f *dataFlags) options(path string) (dataset.ReadOptions, error) {
 		return o, usageError{err}
 	}
 	o.Columns, o.Ignore, o.Categorical = cols, f.Ignore, f.Categorical
+	if f.target != nil {
+		o.Target = f.target
+	}
 	if err := o.Check(); err != nil {
 		return o, usageError{err}
 	}
@@ -91,7 +100,7 @@ func (f *dataFlags) read(path string, stderr io.Writer) (*dataset.Dataset, error
 	d, labels, err := readLog(path, o, stderr)
 	log.SetOutput(prev)
 	if err != nil {
-		return nil, err
+		return nil, targetHint(err)
 	}
 	if f.WriteMapping != "" {
 		if err := writeLabels(f.WriteMapping, labels); err != nil {
@@ -162,4 +171,16 @@ func writeData(path, format string, stdout io.Writer, d *dataset.Dataset) error 
 		return usagef("--format: %v", err)
 	}
 	return dataset.Write(stdout, d, f)
+}
+
+// targetHint adds to a log's missing target column that estimate can
+// take the target's probabilities from a policy file instead.
+func targetHint(err error) error {
+	var fe *dataset.FormatError
+	if errors.As(err, &fe) && fe.Column == "target_prob" && strings.HasPrefix(fe.Msg, "required column is missing") {
+		hint := *fe
+		hint.Msg += "; or give the target policy as a file, --target-policy FILE (rows state,p0,p1,...)"
+		return &hint
+	}
+	return err
 }

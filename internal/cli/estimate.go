@@ -220,8 +220,12 @@ func (c *estimateCmd) Run(e *runEnv) error {
 	if c.Data != "-" && stream.IsPattern(c.Data) {
 		return c.runStream(e)
 	}
-	if _, _, err := c.targets(nil, false); err != nil {
+	files, _, err := c.targets(nil, false)
+	if err != nil {
 		return err
+	}
+	if len(files) > 0 {
+		c.dataFlags.target = files[0].p // a log without target columns takes the first file's
 	}
 	d, err := c.read(c.Data, e.stderr)
 	if err != nil {

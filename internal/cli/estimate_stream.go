@@ -64,6 +64,7 @@ func (c *estimateCmd) runStream(e *runEnv) error {
 	var targetFile string
 	if len(targets) == 1 {
 		target, targetFile = targets[0].p, targets[0].file
+		o.Target = target // shards without target columns take the file's
 	}
 	files, err := stream.Files(c.Data)
 	if err != nil {
@@ -118,7 +119,7 @@ func (c *estimateCmd) runStream(e *runEnv) error {
 		return stats.Add(d, lo, hi)
 	})
 	if err != nil {
-		return err
+		return targetHint(err)
 	}
 	if twoPass {
 		stats.EndFirst()

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/csv"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -156,5 +157,99 @@ func TestEstimatePolicyColumnsFitBehavior(t *testing.T) {
 		if b[k] != v {
 			t.Errorf("%s: %v with pi19's columns first, %v with pi17's", k, v, b[k])
 		}
+	}
+}
+
+// A log without target columns (behavior-only logs, the usual OPE set-up)
+// is read with the --target-policy file's probabilities: one policy, two
+// policies and shards give the estimates of the same log with the file's
+// target_prob column, to the bit. Without a policy file it is refused.
+func TestEstimateTargetPolicyWithoutColumn(t *testing.T) {
+	dir := t.TempDir()
+	logs := filepath.Join(dir, "logs.csv")
+	if _, errOut, code := run(t, "sample", "-n", "40", "-T", "100", "--out", logs); code != ExitOK {
+		t.Fatal(errOut)
+	}
+	raw, err := os.ReadFile(logs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	table, err := csv.NewReader(bytes.NewReader(raw)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keep []int
+	for c, name := range table[0] {
+		if !strings.HasPrefix(name, "target_") {
+			keep = append(keep, c)
+		}
+	}
+	if len(keep) != len(table[0])-1 {
+		t.Fatalf("header %v: want one target column", table[0])
+	}
+	write := func(name string, rows [][]string) string {
+		var buf bytes.Buffer
+		w := csv.NewWriter(&buf)
+		for _, row := range rows {
+			var out []string
+			for _, c := range keep {
+				out = append(out, row[c])
+			}
+			if err := w.Write(out); err != nil {
+				t.Fatal(err)
+			}
+		}
+		w.Flush()
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	bare := write("bare.csv", table)
+	files := writePolicies(t, dir, "pi19", "pi18")
+	common := []string{"--bootstrap", "20", "--seed", "3", "--estimators", "naive,wis-stepwise,bch-tabular,fqe,dr,mwl"}
+	same := func(a, b *float64) bool { return a != nil && b != nil && *a == *b }
+	for _, policies := range [][]string{files[:1], files} {
+		var args []string
+		for _, f := range policies {
+			args = append(args, "--target-policy", f)
+		}
+		want := estimateJSON(t, append(append([]string{"--data", logs}, args...), common...)...)
+		got := estimateJSON(t, append(append([]string{"--data", bare}, args...), common...)...)
+		if len(got.Estimates) != 6*len(policies) || len(want.Estimates) != len(got.Estimates) {
+			t.Fatalf("%d policies: %d and %d rows", len(policies), len(got.Estimates), len(want.Estimates))
+		}
+		for i, w := range want.Estimates {
+			if g := got.Estimates[i]; g.Policy != w.Policy || !same(g.Estimate, w.Estimate) || !same(g.CILow, w.CILow) || !same(g.CIHigh, w.CIHigh) {
+				t.Errorf("%d policies, row %d: without the column %s %s %v, with it %s %s %v", len(policies), i, g.Policy, g.Estimator, g.Estimate, w.Policy, w.Estimator, w.Estimate)
+			}
+		}
+	}
+
+	// Shards without the column, streamed with one policy file.
+	shards := filepath.Join(dir, "shards")
+	if err := os.Mkdir(shards, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	half := 1 + (len(table)-1)/2
+	for half < len(table) && table[half][0] == table[half-1][0] {
+		half++ // cut between episodes
+	}
+	write("shards/a.csv", table[:half])
+	write("shards/b.csv", append([][]string{table[0]}, table[half:]...))
+	streamArgs := []string{"--target-policy", files[0], "--bootstrap", "0", "--estimators", "wis-stepwise,bch-tabular,fqe"}
+	want := estimateJSON(t, append([]string{"--data", logs}, streamArgs...)...)
+	got := estimateJSON(t, append([]string{"--data", filepath.Join(shards, "*.csv")}, streamArgs...)...)
+	for i, w := range want.Estimates {
+		if g := got.Estimates[i]; g.Estimate == nil || math.Abs(*g.Estimate-*w.Estimate) > 1e-12 {
+			t.Errorf("%s streamed without the column: %v, want %v", w.Estimator, g.Estimate, w.Estimate)
+		}
+	}
+
+	// No policy file: the column is missing, and the message says how to give it.
+	_, errOut, code := run(t, "estimate", "--data", bare)
+	if code == ExitOK || !strings.Contains(errOut, `column "target_prob": required column is missing`) || !strings.Contains(errOut, "--target-policy") {
+		t.Errorf("exit %d: %s", code, errOut)
 	}
 }
