@@ -7,13 +7,21 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 )
 
 // ReadCSV reads a tabular policy in the authors' format: a header
 // "state,p0,p1,...", then one row per state with the state id first.
-// States must be listed as 0, 1, 2, ... in order.
+// The rows may come in any order, but every state 0, 1, ..., S-1 must
+// have exactly one (S-1 the largest id); a UTF-8 byte-order mark before
+// the header (Excel's "CSV UTF-8") is skipped. Numbers follow the log
+// contract: Go's literal syntax (1_000, 0x1p-2) is refused.
 func ReadCSV(r io.Reader) (*Tabular, error) {
-	cr := csv.NewReader(bufio.NewReader(r))
+	br := bufio.NewReader(r)
+	if b, err := br.Peek(3); err == nil && string(b) == "\ufeff" {
+		br.Discard(3)
+	}
+	cr := csv.NewReader(br)
 	header, err := cr.Read()
 	if err != nil {
 		return nil, fmt.Errorf("policy csv: header: %w", err)
@@ -27,6 +35,7 @@ func ReadCSV(r io.Reader) (*Tabular, error) {
 		}
 	}
 	var probs [][]float64
+	var lines []int // the row of each state, 0 if none yet
 	for line := 2; ; line++ {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
@@ -36,21 +45,34 @@ func ReadCSV(r io.Reader) (*Tabular, error) {
 			return nil, fmt.Errorf("policy csv: %w", err)
 		}
 		s, err := strconv.Atoi(rec[0])
-		if err != nil || s != len(probs) {
-			return nil, fmt.Errorf("policy csv: row %d: state %q, want %d", line, rec[0], len(probs))
+		if err != nil || s < 0 {
+			return nil, fmt.Errorf("policy csv: row %d: state %q is not a state id (0, 1, 2, ...)", line, rec[0])
+		}
+		if s >= len(probs) {
+			probs = append(probs, make([][]float64, s+1-len(probs))...)
+			lines = append(lines, make([]int, s+1-len(lines))...)
+		}
+		if lines[s] != 0 {
+			return nil, fmt.Errorf("policy csv: row %d: state %d again (first on row %d)", line, s, lines[s])
 		}
 		row := make([]float64, len(rec)-1)
 		for a := range row {
-			v, err := strconv.ParseFloat(rec[a+1], 64)
-			if err != nil {
-				return nil, fmt.Errorf("policy csv: row %d column %s: %q is not a number", line, header[a+1], rec[a+1])
+			f := rec[a+1]
+			v, err := strconv.ParseFloat(f, 64)
+			if err != nil || strings.ContainsAny(f, "_xX") {
+				return nil, fmt.Errorf("policy csv: row %d column %s: %q is not a number", line, header[a+1], f)
 			}
 			row[a] = v
 		}
 		if err := CheckRow(row); err != nil {
 			return nil, fmt.Errorf("policy csv: %s", err.(*RowError).at(fmt.Sprintf("row %d (state %d)", line, s)))
 		}
-		probs = append(probs, row)
+		probs[s], lines[s] = row, line
+	}
+	for s, line := range lines {
+		if line == 0 {
+			return nil, fmt.Errorf("policy csv: no row for state %d (states 0 ... %d must each have one)", s, len(lines)-1)
+		}
 	}
 	t, err := NewTabular(probs)
 	if err != nil {

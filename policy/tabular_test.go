@@ -88,11 +88,28 @@ func TestCSVRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(p, q) {
 		t.Error("round trip changed the policy")
 	}
+
+	// The same rows shuffled, with CRLF line ends and a byte-order mark
+	// (Excel's "CSV UTF-8"), read the same.
+	lines := strings.Split(strings.TrimSuffix(string(raw), "\n"), "\n")
+	body := lines[1:]
+	rand.New(rand.NewPCG(1, 1)).Shuffle(len(body), func(i, j int) { body[i], body[j] = body[j], body[i] })
+	excel := "\ufeff" + strings.Join(append(lines[:1:1], body...), "\r\n") + "\r\n"
+	r, err := ReadCSV(strings.NewReader(excel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(p, r) {
+		t.Error("shuffled rows with a byte-order mark read another policy")
+	}
 	for i, c := range []struct{ bad, want string }{
 		{"", "header"},
 		{"state,p1\n0,1\n", "column 2"},
 		{"s,p0\n0,1\n", "header"},
-		{"state,p0,p1\n1,0.5,0.5\n", "row 2: state \"1\", want 0"},
+		{"state,p0,p1\n1,0.5,0.5\n", "no row for state 0 (states 0 ... 1 must each have one)"},
+		{"state,p0,p1\n0,0.5,0.5\n1,0.5,0.5\n0,1,0\n", "row 4: state 0 again (first on row 2)"},
+		{"state,p0,p1\n-1,0.5,0.5\n", "row 2: state \"-1\" is not a state id"},
+		{"state,p0,p1\n0,0.5,0x1p-1\n", "row 2 column p1: \"0x1p-1\" is not a number"},
 		{"state,p0,p1\n0,0.5,x\n", "row 2 column p1"},
 		{"state,p0,p1\n0,0.5,0.5\n1,0.5,0.6\n", "row 3 (state 1): probabilities sum to 1.1, want 1"},
 		{"state,p0,p1\n0,0.5,0.5\n1,1.5,-0.5\n", "row 3 (state 1) action 1: probability -0.5"},
