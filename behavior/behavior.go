@@ -78,11 +78,11 @@ func CrossFit(l Learner, d *dataset.Dataset, folds int) ([]float64, error) {
 	var split func(k int) (train, eval *dataset.Dataset, steps []int)
 	switch {
 	case folds != 1 && K < 2:
-		return nil, fmt.Errorf("behavior: cross-fitting needs two episodes, or one of two steps or more; the log has %d of %d steps", len(distinctIDs(d)), n)
+		return nil, fmt.Errorf("behavior: cross-fitting needs two episodes, or one of two steps or more; the log has %d of %d steps", d.NumIDs(), n)
 	case folds == 1:
 		split = func(int) (*dataset.Dataset, *dataset.Dataset, []int) { return d, d, nil }
 	case m > 1:
-		fold := episodeFolds(d, K)
+		fold := d.EpisodeFolds(K)
 		split = func(k int) (*dataset.Dataset, *dataset.Dataset, []int) {
 			var train, eval, steps []int
 			for e := range m {
@@ -157,33 +157,9 @@ func NumFolds(d *dataset.Dataset, folds int) int {
 		folds = DefaultFolds
 	}
 	if d.NumEpisodes() > 1 {
-		return min(folds, len(distinctIDs(d)))
+		return min(folds, d.NumIDs())
 	}
 	return max(1, min(folds, d.NumSteps()))
-}
-
-// distinctIDs numbers d's episode ids in order of first appearance.
-func distinctIDs(d *dataset.Dataset) map[string]int {
-	rank := make(map[string]int, d.NumEpisodes())
-	for _, id := range d.IDs {
-		if _, ok := rank[id]; !ok {
-			rank[id] = len(rank)
-		}
-	}
-	return rank
-}
-
-// episodeFolds returns the fold of every episode of d: the i-th distinct
-// episode id is in fold i mod K, so that the copies of one episode in a
-// bootstrap resample (dataset.Subset keeps ids) share a fold and never
-// set each other's propensities.
-func episodeFolds(d *dataset.Dataset, K int) []int {
-	rank := distinctIDs(d)
-	fold := make([]int, d.NumEpisodes())
-	for e, id := range d.IDs {
-		fold[e] = rank[id] % K
-	}
-	return fold
 }
 
 // Distance is how far fitted behavior log-probabilities are from logged

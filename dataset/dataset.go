@@ -154,6 +154,60 @@ func (d *Dataset) MaxLen() int {
 	return m
 }
 
+// IDOrder returns the episodes' indices in the natural order of their ids
+// (NaturalLess; equal ids, as in a bootstrap resample, keep their order in
+// d). Whatever works by an episode's place rather than by its id, a
+// bootstrap's draws or cross-fitting folds, goes by this order, so that
+// its result depends on the log and not on the order its episodes were
+// written in; for the logs ihope writes (ids 0, 1, 2, ...) it is 0, 1,
+// 2, ....
+func (d *Dataset) IDOrder() []int {
+	order := make([]int, len(d.IDs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(x, y int) int {
+		switch a, b := d.IDs[x], d.IDs[y]; {
+		case a == b:
+			return 0
+		case NaturalLess(a, b):
+			return -1
+		}
+		return 1
+	})
+	return order
+}
+
+// NumIDs returns the number of distinct episode ids (fewer than the
+// episodes in a bootstrap resample, whose copies of an episode keep its
+// id).
+func (d *Dataset) NumIDs() int {
+	seen := make(map[string]struct{}, len(d.IDs))
+	for _, id := range d.IDs {
+		seen[id] = struct{}{}
+	}
+	return len(seen)
+}
+
+// EpisodeFolds returns the cross-fitting fold of every episode: the i-th
+// distinct id in the natural order of the ids (IDOrder) is in fold
+// i mod K. The copies of one episode in a bootstrap resample share a
+// fold, so a model fitted on the other folds never sees the steps it is
+// judged on, and the folds depend on the log, not on the order its
+// episodes were written in.
+func (d *Dataset) EpisodeFolds(K int) []int {
+	fold := make([]int, len(d.IDs))
+	order := d.IDOrder()
+	i := -1
+	for r, e := range order {
+		if r == 0 || d.IDs[e] != d.IDs[order[r-1]] {
+			i++
+		}
+		fold[e] = i % K
+	}
+	return fold
+}
+
 // IsTerminal reports whether episode e ended in a terminal state.
 func (d *Dataset) IsTerminal(e int) bool { return d.Terminal != nil && d.Terminal[e] }
 

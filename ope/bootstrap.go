@@ -130,6 +130,7 @@ func (b *Bootstrap) Run(d *dataset.Dataset, gamma float64, ests []Estimator) ([]
 		errs[k] = make([]error, b.Resamples)
 	}
 	prepared := b.prepare(d, gamma, ests)
+	order := d.IDOrder()
 	var (
 		mu   sync.Mutex
 		done int
@@ -138,7 +139,7 @@ func (b *Bootstrap) Run(d *dataset.Dataset, gamma float64, ests []Estimator) ([]
 	g.SetLimit(max(1, b.Workers))
 	for r := range b.Resamples {
 		g.Go(func() error {
-			b.resample(d, gamma, ests, prepared, r, values, errs)
+			b.resample(d, order, gamma, ests, prepared, r, values, errs)
 			if b.Progress != nil {
 				mu.Lock()
 				done++
@@ -172,10 +173,11 @@ func (b *Bootstrap) prepare(d *dataset.Dataset, gamma float64, ests []Estimator)
 
 // resample draws resample r from its own stream and evaluates every
 // estimator on it, into values[k][r] (NaN and errs[k][r] on failure).
-func (b *Bootstrap) resample(d *dataset.Dataset, gamma float64, ests []Estimator, prepared []func([]int) (float64, error), r int, values [][]float64, errs [][]error) {
+// order is d.IDOrder().
+func (b *Bootstrap) resample(d *dataset.Dataset, order []int, gamma float64, ests []Estimator, prepared []func([]int) (float64, error), r int, values [][]float64, errs [][]error) {
 	rng := rand.New(rand.NewPCG(b.Seed, uint64(r)+1))
 	var mult []int
-	idx, rd := b.draw(rng, d, r, &mult)
+	idx, rd := b.draw(rng, d, order, r, &mult)
 	for k, est := range ests {
 		if rs, ok := est.(Reseeder); ok {
 			// A fresh training seed per resample (and per estimator), from
@@ -276,7 +278,9 @@ func IntervalOf(values []float64, errs []error, alpha float64) Interval {
 // draw draws bootstrap resample r: for two or more episodes the indices
 // of the drawn episodes (the dataset is built only if needed) and their
 // multiplicities in *mult, for one episode the block-resampled dataset.
-func (b *Bootstrap) draw(rng *rand.Rand, d *dataset.Dataset, r int, mult *[]int) ([]int, *dataset.Dataset) {
+// The draws pick places in order (d.IDOrder()), so a resample holds the
+// same episodes in the same order whatever the order of d's episodes.
+func (b *Bootstrap) draw(rng *rand.Rand, d *dataset.Dataset, order []int, r int, mult *[]int) ([]int, *dataset.Dataset) {
 	if m := d.NumEpisodes(); m > 1 {
 		*mult = make([]int, m)
 		var idx []int
@@ -292,7 +296,7 @@ func (b *Bootstrap) draw(rng *rand.Rand, d *dataset.Dataset, r int, mult *[]int)
 		}
 		idx = make([]int, m)
 		for i := range idx {
-			idx[i] = rng.IntN(m)
+			idx[i] = order[rng.IntN(m)]
 			(*mult)[idx[i]]++
 		}
 		return idx, nil

@@ -50,8 +50,10 @@ import (
 // -1.33, -0.71), and at gamma = 0.99 0.19, 0.08, 0.09 (WIS 0.16, 0.29,
 // 0.60).
 //
-// Cross-fitting: the episodes are split into Folds folds (episode i in
-// fold i mod Folds); the value model of fold k is fitted on the other
+// Cross-fitting: the episodes are split into Folds folds (the i-th
+// distinct id in their natural order in fold i mod Folds, so copies of an
+// episode in a bootstrap resample share one, Dataset.EpisodeFolds); the
+// value model of fold k is fitted on the other
 // folds and evaluated on fold k. Without it the count model's in-sample
 // Bellman residuals average to about zero and the correction vanishes
 // (on Taxi, n = 200: dr = fqe to 0.0005). The ratio is fitted once on all
@@ -147,8 +149,7 @@ func (e DR) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	if K < 1 {
 		return Result{}, fmt.Errorf("%s: %d folds", name, K)
 	}
-	m := d.NumEpisodes()
-	K = min(K, m)
+	K = min(K, d.NumIDs()) // a bootstrap resample's copies of an episode share a fold
 	// Per step: the model values of its own fold and the ratio weight.
 	n := d.NumSteps()
 	q, v, next := make([]float64, n), make([]float64, n), make([]float64, n)
@@ -197,7 +198,7 @@ func (e DR) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 		return Result{}, fmt.Errorf("%s: the estimate is %v", name, val)
 	}
 	res := Result{Value: val, SE: se, Estimand: est, Learner: rl.Name() + "/" + vl.Name()}
-	if K == 1 && m > 1 {
+	if K == 1 && d.NumEpisodes() > 1 {
 		res.Warnings = append(res.Warnings, "dr: no cross-fitting (1 fold): the models are judged on the data they fitted")
 	}
 	if w := earlyStepsWarning(name, "its correction", d.NumEpisodes(), gamma); w != "" {
@@ -274,7 +275,7 @@ func correctionCollapse(u []float64) string {
 // for K = 1) and writes its values at the steps of fold k into q, v and
 // next.
 func (e DR) fold(d *dataset.Dataset, gamma float64, vl value.Learner, K, k int, q, v, next []float64) error {
-	train, eval := foldEpisodes(d.NumEpisodes(), K, k)
+	train, eval := foldEpisodes(d.EpisodeFolds(K), K, k)
 	fit, on := d, d
 	if K > 1 {
 		fit, on = d.Subset(train), d.Subset(eval)
@@ -318,14 +319,17 @@ func (e DR) ratioLearner(d *dataset.Dataset, est Estimand) ratio.Learner {
 	return e.Kernel
 }
 
-// foldEpisodes splits episodes 0..m-1 into K folds, episode i in fold
-// i mod K, and returns the episodes outside fold k and those in it.
-func foldEpisodes(m, K, k int) (train, eval []int) {
-	for i := range m {
-		if K > 1 && i%K != k {
-			train = append(train, i)
-		} else if i%K == k {
-			eval = append(eval, i)
+// foldEpisodes returns the episodes outside fold k and those in it, in
+// d's order, given every episode's fold (Dataset.EpisodeFolds: by the
+// natural order of the ids, copies of an episode in a bootstrap resample
+// together). With K = 1 every episode is in the one fold and none is
+// outside it.
+func foldEpisodes(fold []int, K, k int) (train, eval []int) {
+	for e, f := range fold {
+		if f == k {
+			eval = append(eval, e)
+		} else if K > 1 {
+			train = append(train, e)
 		}
 	}
 	return train, eval
