@@ -55,16 +55,28 @@ func TestFourierMixture(t *testing.T) {
 func TestNegativeWarning(t *testing.T) {
 	for _, c := range []struct {
 		n, total int
+		mass     float64
 		want     string
 	}{
-		{3, 1000, "so few may be noise"},
-		{50, 1000, "so few may be noise"},
-		{120, 1000, "12.0% of them"},
-		{4040, 10000, "40.4% of them"},
+		{3, 1000, 0.2, "so few may be noise"},
+		{50, 1000, 0.2, "so few may be noise"},
+		{120, 1000, 0.2, "12.0% of them, carrying 20.0% of the total |w| (why): no density ratio is negative"},
+		{4040, 10000, 0.3, "40.4% of them, carrying 30.0% of the total |w|"},
+		{3300, 10000, 0.02, "33.0% of them (why), but small there: they carry 2.0% of the total |w|"},
 	} {
-		got := negativeWarning(c.n, c.total, "transitions", "why")
+		got := negativeWarning(c.n, c.total, c.mass, "transitions", "why")
 		if !strings.Contains(got, c.want) || !strings.Contains(got, fmt.Sprintf("negative at %d of the %d logged transitions", c.n, c.total)) {
 			t.Errorf("%d of %d: %q, want %q", c.n, c.total, got, c.want)
 		}
+	}
+}
+
+func TestCountNegative(t *testing.T) {
+	w := []float64{1, -0.5, 2, -0.5, -3}
+	if n, mass := countNegative(w, nil); n != 3 || mass != 4.0/7 {
+		t.Errorf("all: %d, %v; want 3, 4/7", n, mass)
+	}
+	if n, mass := countNegative(w, func(j int) bool { return j < 4 }); n != 2 || mass != 0.25 {
+		t.Errorf("first four: %d, %v; want 2, 0.25", n, mass)
 	}
 }

@@ -78,10 +78,12 @@ type PairKernelModel struct {
 	// Skipped those without the target's distribution at the next state.
 	Transitions, Skipped int
 	// MeanW is E_D[w] over the transitions; Loss the V-statistic of the
-	// kernel loss at the solution; Negative the transitions with w < 0.
-	MeanW    float64
-	Loss     float64
-	Negative int
+	// kernel loss at the solution; Negative the transitions with w < 0,
+	// and NegativeMass their share of the total |w| over the transitions.
+	MeanW        float64
+	Loss         float64
+	Negative     int
+	NegativeMass float64
 }
 
 // MeanRatio returns E_D[w].
@@ -125,7 +127,7 @@ func (m *PairKernelModel) StepRatios(d *dataset.Dataset) ([]float64, error) {
 func (m *PairKernelModel) Warnings() []string {
 	var out []string
 	if m.Negative > 0 {
-		out = append(out, negativeWarning(m.Negative, m.Transitions, "transitions", "w is linear in its features, not constrained to w >= 0"))
+		out = append(out, negativeWarning(m.Negative, m.Transitions, m.NegativeMass, "transitions", "w is linear in its features, not constrained to w >= 0"))
 	}
 	if len(m.Grid) > 0 && m.Ridge == m.Grid[len(m.Grid)-1] {
 		out = append(out, fmt.Sprintf("the cross-validation chose the largest ridge of its grid (%g): w is shrunk towards a function of the action alone", m.Ridge))
@@ -210,14 +212,14 @@ func fitPairKernel(name string, d *dataset.Dataset, gamma float64, target value.
 	if err != nil {
 		return nil, err
 	}
+	transition := make([]bool, len(w))
 	for e := range d.NumEpisodes() {
 		lo, hi := d.Span(e)
 		for j := lo; j < hi; j++ {
-			if _, ok := d.NextObs(e, j); ok && w[j] < 0 {
-				model.Negative++
-			}
+			_, transition[j] = d.NextObs(e, j)
 		}
 	}
+	model.Negative, model.NegativeMass = countNegative(w, func(j int) bool { return transition[j] })
 	return model, nil
 }
 
