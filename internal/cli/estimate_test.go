@@ -486,3 +486,32 @@ func TestDisagreementWarnings(t *testing.T) {
 		}
 	}
 }
+
+// fqe's row says what dr's correction says of their shared value model:
+// beyond 3 of dr's standard errors apart, with the same value model and
+// estimand, and only then.
+func TestValueMisfitWarnings(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	for _, c := range []struct {
+		name string
+		rows []estimateRow
+		want string
+	}{
+		{"misfit", []estimateRow{{Estimator: "fqe", Estimate: f(0.0475), Estimand: "horizon", Model: "linear"},
+			{Estimator: "dr", Estimate: f(-0.0004), SE: f(0.0053), Estimand: "horizon", Model: "kernel/linear"}},
+			"fqe: its estimate lies 0.0479 from dr's, 9 of dr's standard errors: dr's correction says that fqe's value model (linear) misfits"},
+		{"within 3 SE", []estimateRow{{Estimator: "fqe", Estimate: f(-0.129), Estimand: "horizon", Model: "tabular"},
+			{Estimator: "dr", Estimate: f(-0.1405), SE: f(0.01), Estimand: "horizon", Model: "marginal/tabular"}}, ""},
+		{"other value model", []estimateRow{{Estimator: "fqe", Estimate: f(0.0475), Estimand: "horizon", Model: "neural"},
+			{Estimator: "dr", Estimate: f(-0.0004), SE: f(0.0053), Estimand: "horizon", Model: "kernel/linear"}}, ""},
+		{"other estimand", []estimateRow{{Estimator: "fqe", Estimate: f(0.0475), Estimand: "long-run", Model: "linear"},
+			{Estimator: "dr", Estimate: f(-0.0004), SE: f(0.0053), Estimand: "horizon", Model: "kernel/linear"}}, ""},
+		{"dr failed", []estimateRow{{Estimator: "fqe", Estimate: f(0.0475), Estimand: "horizon", Model: "linear"},
+			{Estimator: "dr", Estimand: "horizon", Error: "refused"}}, ""},
+	} {
+		got := strings.Join(valueMisfitWarnings(&estimateReport{Estimates: c.rows}), "\n")
+		if c.want == "" && got != "" || !strings.Contains(got, c.want) {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
