@@ -91,6 +91,9 @@ func readDelimited(r io.Reader, size int64, name string, f Format, o *ReadOption
 			return nil, nil, &FormatError{File: name, Row: sc.row, Msg: "too many rows"}
 		}
 		if err := p.parse(fields, int32(sc.row)); err != nil {
+			if repeatsHeader(fields, names) {
+				return nil, nil, &FormatError{File: name, Row: sc.row, Msg: "the header row again (two files joined with both headers?): keep the first header only"}
+			}
 			return nil, nil, err
 		}
 	}
@@ -719,4 +722,14 @@ func appendField(buf []byte, s string, sep byte) []byte {
 		buf = append(buf, s[i])
 	}
 	return append(buf, '"')
+}
+
+// repeatsHeader reports whether a row's fields are the header's names.
+func repeatsHeader(fields [][]byte, names []string) bool {
+	for j, f := range fields {
+		if string(f) != names[j] {
+			return false
+		}
+	}
+	return true
 }

@@ -27,6 +27,7 @@ func TestReadCSVMalformed(t *testing.T) {
 		{"byte-order mark only", "\xef\xbb\xbf", 0, "", "empty file"},
 		{"header only", hdr, 0, "", "no data rows"},
 		{"header only, no newline", strings.TrimSuffix(hdr, "\n"), 0, "", "no data rows"},
+		{"header repeated", hdr + ok + hdr + ok, 3, "", "the header row again (two files joined with both headers?)"},
 		{"empty header", "\n" + ok, 1, "", "header row is empty"},
 		{"missing reward", "episode,t,state,action,behavior_prob,target_prob\na,0,1,0,0.5,0.5\n", 1, "reward", "required column is missing"},
 		{"missing state", "episode,t,action,reward,behavior_prob,target_prob\na,0,0,1,0.5,0.5\n", 1, "state", `give "state" for a state id or "state_0"`},

@@ -51,7 +51,8 @@ func FormatOf(path string) (Format, error) {
 	}
 	ext := path[strings.LastIndexByte(path, '.')+1:]
 	if !strings.Contains(path, ".") || strings.ContainsAny(ext, `/\`) {
-		ext = ""
+		return "", &FormatError{File: path, Msg: "the file name has no extension to tell its format by; want .csv, .tsv, .csv.gz, .tsv.gz or .parquet " +
+			"(or give the format, --format)"}
 	}
 	return "", &FormatError{File: path, Msg: fmt.Sprintf("unknown file type %q; want .csv, .tsv, .csv.gz, .tsv.gz or .parquet "+
 		"(or give the format, --format)", "."+ext)}

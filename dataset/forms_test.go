@@ -140,7 +140,7 @@ func TestFormHints(t *testing.T) {
 		{"log.parquet", pqLog[:len(pqLog)-20], "it starts as a Parquet file but does not end as one: truncated (is the file complete?)"},
 		{"log.parquet", append(zipped, make([]byte, 8)...), "it looks like gzip-compressed data"},
 		{"log.xlsx", log, `unknown file type ".xlsx"; want .csv, .tsv, .csv.gz, .tsv.gz or .parquet (or give the format, --format)`},
-		{"log", log, `unknown file type "."`},
+		{"log", log, `the file name has no extension to tell its format by`},
 	} {
 		path := filepath.Join(t.TempDir(), c.name)
 		if err := os.WriteFile(path, c.data, 0o644); err != nil {

@@ -156,5 +156,12 @@ func printDemo(out io.Writer, r *demoReport) {
 }
 
 func fmtDuration(sec float64) string {
-	return time.Duration(sec * float64(time.Second)).Round(10 * time.Microsecond).String()
+	d := time.Duration(sec * float64(time.Second))
+	switch {
+	case d >= 10*time.Second:
+		return d.Round(100 * time.Millisecond).String() // 27.2s, 1m3.3s
+	case d >= time.Second:
+		return d.Round(10 * time.Millisecond).String() // 2.48s
+	}
+	return d.Round(10 * time.Microsecond).String() // 221.94ms, 230µs
 }
