@@ -349,7 +349,7 @@ func (e Entry) Applies(d *dataset.Dataset, o Options) error {
 	case e.Needs&NeedsSimulator != 0 && !(o.Sim != nil && o.Target != nil || o.SimContinuous != nil && o.TargetContinuous != nil):
 		return fmt.Errorf("%s needs a simulator of the world and the target policy", e.Name)
 	case e.Needs&NeedsTargetDist != 0 && d.ActionDim > 0 && o.TargetContinuous == nil:
-		return fmt.Errorf("%s needs the target's action distribution at every next state, which logs of real-valued actions do not carry", e.Name)
+		return fmt.Errorf("%s needs the target's action distribution at every next state, which logs of real-valued actions do not carry: give actions drawn from the target at the logged states (ihope estimate --target-draws; Options.TargetContinuous)", e.Name)
 	case e.Needs&NeedsTargetDist != 0 && d.ActionDim == 0 && o.Target == nil && !d.HasTargetProbs():
 		return fmt.Errorf("%s needs the target's whole action distribution: target_prob_0, target_prob_1, ... columns or a target policy file", e.Name)
 	case e.Needs&NeedsDiscreteActions != 0 && d.ActionDim > 0:

@@ -8,5 +8,7 @@
 //
 // For real actions: a Gaussian truncated to the action box whose mean is a
 // small neural network of the observation, with an exact log-density
-// normalised over the truncation, and exact mixtures of two such policies.
+// normalised over the truncation, and exact mixtures of two such policies;
+// and Draws, a target known only by actions drawn from it at given states
+// (ihope estimate --target-draws), which the value models average over.
 package policy

@@ -48,6 +48,7 @@ type estimateCmd struct {
 	Workers         int      `help:"Goroutines for the estimators and the bootstrap (default: the number of CPUs)."`
 	JSON            bool     `name:"json" help:"Print exactly one JSON object on stdout."`
 	Timings         bool     `help:"Also give each estimator's time in --json (seconds) and in the --report. Without it they hold only what the data, the flags and the seeds fix, so two runs write the same bytes (the table on the terminal always shows the times)."`
+	TargetDraws     string   `name:"target-draws" placeholder:"FILE" help:"For logs of real-valued actions: actions drawn from the target policy at the logged states, a CSV (state_0,...,action_0,...; .tsv and .gz too) with a draw at every logged state and at every given next state, which lets fqe and dr (and their linear or neural value models) run where the target cannot be run by ihope."`
 	FitBehavior     bool     `name:"fit-behavior" help:"Fit the behavior policy from the logged (state, action) pairs and weigh by it: counts for discrete states, logistic regression for real ones, cross-fitted over episodes (for logs without behavior probabilities; with them, the output says how far the fitted ones are)."`
 
 	policyLabel string // the target policy being estimated, for the progress bars (several policies)
@@ -58,6 +59,8 @@ type estimateCmd struct {
 	movable     bool // ihope-beam's statistics: leave out the estimators whose sums cannot move (stream.Movable)
 
 	dataFlags `embed:""` // how to read --data (data.go)
+
+	draws *policy.Draws // --target-draws, read
 
 }
 
@@ -224,6 +227,11 @@ func (c *estimateCmd) Run(e *runEnv) error {
 	if err != nil {
 		return err
 	}
+	if c.TargetDraws != "" {
+		if c.draws, err = readDraws(c.TargetDraws); err != nil {
+			return err
+		}
+	}
 	if len(files) > 0 {
 		c.dataFlags.target = files[0].p // a log without target columns takes the first file's
 	}
@@ -336,6 +344,18 @@ func (c *estimateCmd) options(d *dataset.Dataset, target *targetPolicy) (ope.Opt
 		o.Estimand = ope.Estimand(c.Estimand)
 	}
 	var warnings []string
+	if c.draws != nil {
+		if d.ActionDim == 0 {
+			return o, nil, usagef("--target-draws is for logs of real-valued actions (action_0, action_1, ...); these logs have discrete actions: give target_prob_k columns or --target-policy")
+		}
+		if err := checkDraws(c.draws, d, c.TargetDraws); err != nil {
+			return o, nil, err
+		}
+		o.TargetContinuous = c.draws
+		if c.draws.MaxPerState() == 1 {
+			o.Samples = 1 // one draw per state: more samples would repeat it
+		}
+	}
 	if target != nil && target.p != nil {
 		if !d.Discrete() || d.ActionDim > 0 {
 			return o, nil, usagef("--target-policy needs discrete states and actions (state,p0,p1,... rows)")
@@ -968,4 +988,45 @@ func printRows(out io.Writer, rows []estimateRow) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", row.Estimator, fmtNum("%.6g", *row.Estimate), ci, ess, share, fmtDuration(row.Seconds))
 	}
 	tw.Flush()
+}
+
+// readDraws reads a --target-draws file.
+func readDraws(path string) (*policy.Draws, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return policy.ReadDrawsCSV(f, path)
+}
+
+// checkDraws checks that the draws p (read from file) cover d: the same
+// state and action dimensions, and a draw at every logged state and at
+// every next state given after an episode's last step (a terminal one's
+// excepted: its value is 0). The error names the first state without
+// one by episode and t.
+func checkDraws(p *policy.Draws, d *dataset.Dataset, file string) error {
+	if p.StateDim() != d.StateDim || p.ActionDim() != d.ActionDim {
+		return fmt.Errorf("%s: draws of %d-dimensional states and %d-dimensional actions, but the log's are %d and %d", file, p.StateDim(), p.ActionDim(), d.StateDim, d.ActionDim)
+	}
+	missing, first := 0, ""
+	for e := range d.NumEpisodes() {
+		lo, hi := d.Span(e)
+		for j := lo; j < hi; j++ {
+			if !p.Has(d.ObsAt(j)) {
+				if missing++; first == "" {
+					first = fmt.Sprintf("the state of episode %q, t = %d", d.IDs[e], j-lo)
+				}
+			}
+		}
+		if d.HasFinal[e] && !d.IsTerminal(e) && !p.Has(d.FinalObs[e*d.StateDim:(e+1)*d.StateDim]) {
+			if missing++; first == "" {
+				first = fmt.Sprintf("the next state after the last step of episode %q", d.IDs[e])
+			}
+		}
+	}
+	if missing > 0 {
+		return fmt.Errorf("%s: no target draw at %s (%s of the log without one; the states must be written as in the log, bit for bit)", file, first, plural(missing, "state"))
+	}
+	return nil
 }

@@ -28,6 +28,9 @@ const poissonMethod = "episodes (Poisson)"
 // package stream: one shard in memory at a time, the estimators whose
 // statistics are sums, Poisson bootstrap intervals.
 func (c *estimateCmd) runStream(e *runEnv) error {
+	if c.TargetDraws != "" {
+		return usagef("--target-draws: fqe and dr on real actions do not stream; run them on one file that fits in memory")
+	}
 	for _, f := range []struct {
 		set  bool
 		flag string

@@ -1,11 +1,19 @@
 package cli
 
 import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
 
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/env/pendulum"
+	"github.com/ihope-ope/ihope/policy"
 	"github.com/ihope-ope/ihope/rollout"
 )
 
@@ -17,12 +25,16 @@ type sampleCmd struct {
 	Out         string `required:"" placeholder:"FILE" help:"Output file: .csv, .tsv, .csv.gz, .tsv.gz or .parquet, by its extension; - for standard output (with --format)."`
 	Format      string `placeholder:"FORMAT" help:"With --out -: the format to write, csv, tsv, csv.gz, tsv.gz or parquet."`
 	IDPrefix    string `name:"id-prefix" placeholder:"PREFIX" help:"Prefix of the episode ids (PREFIX0, PREFIX1, ...): shards sampled with different seeds then have distinct ids, as ihope estimate --data 'DIR/*.parquet' needs."`
+	TargetDraws string `name:"target-draws" placeholder:"FILE" help:"Pendulum: also write to FILE (CSV; .gz compresses) one action drawn from the target at every logged state and next state (state_0,...,action_0,...), which ihope estimate --target-draws reads so that fqe and dr run on real actions. Drawn with its own stream of --seed."`
 	TargetProbs bool   `name:"target-probs" help:"Also write the target's whole action distribution (target_prob_0, target_prob_1, ... and next_target_prob_k on each episode's last row), which model-based, fqe and dr need (tabular worlds)."`
 }
 
 func (c *sampleCmd) Run(e *runEnv) error {
 	if c.N <= 0 || c.T <= 0 {
 		return usagef("-n and -T must be positive")
+	}
+	if c.TargetDraws != "" && c.Env != "pendulum" {
+		return usagef("--target-draws is for worlds of real actions (pendulum); for discrete actions use --target-probs")
 	}
 	if c.Env == "pendulum" {
 		if c.TargetProbs {
@@ -87,6 +99,69 @@ func (c *sampleCmd) samplePendulum(e *runEnv) error {
 	if err := writeData(c.Out, c.Format, e.stdout, d); err != nil {
 		return err
 	}
+	if c.TargetDraws != "" {
+		// A stream of its own (1), so that the logs are those of the same
+		// seed without the flag.
+		if err := writeDraws(c.TargetDraws, d, pendulum.DefaultTarget(), rand.New(rand.NewPCG(c.Seed, 1))); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintf(e.stderr, "wrote %s x %s of pendulum, target pi*, behavior (1-mix)*pi* + mix*pi+ with mix = %g, to %s\n", plural(c.N, "episode"), plural(c.T, "step"), mix, displayName(c.Out, "standard output"))
 	return nil
+}
+
+// writeDraws writes to path one action drawn from pi at every logged state
+// of d and at every given next state after an episode's last step, in the
+// form policy.ReadDrawsCSV reads (numbers in their shortest exact form, so
+// that the states match the log's bit for bit).
+func writeDraws(path string, d *dataset.Dataset, pi policy.Continuous, rng *rand.Rand) error {
+	var buf bytes.Buffer
+	var w io.Writer = &buf
+	var zw *gzip.Writer
+	if strings.HasSuffix(strings.ToLower(path), ".gz") {
+		zw = gzip.NewWriter(&buf)
+		w = zw
+	}
+	bw := bufio.NewWriter(w)
+	for k := range d.StateDim {
+		fmt.Fprintf(bw, "state_%d,", k)
+	}
+	for k := range d.ActionDim {
+		if k > 0 {
+			bw.WriteByte(',')
+		}
+		fmt.Fprintf(bw, "action_%d", k)
+	}
+	bw.WriteByte('\n')
+	row := func(obs []float64) {
+		for _, v := range obs {
+			bw.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
+			bw.WriteByte(',')
+		}
+		for k, v := range pi.Sample(rng, obs) {
+			if k > 0 {
+				bw.WriteByte(',')
+			}
+			bw.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
+		}
+		bw.WriteByte('\n')
+	}
+	for e := range d.NumEpisodes() {
+		lo, hi := d.Span(e)
+		for j := lo; j < hi; j++ {
+			row(d.ObsAt(j))
+		}
+		if d.HasFinal[e] {
+			row(d.FinalObs[e*d.StateDim : (e+1)*d.StateDim])
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	if zw != nil {
+		if err := zw.Close(); err != nil {
+			return err
+		}
+	}
+	return os.WriteFile(path, buf.Bytes(), 0o644)
 }

@@ -1,0 +1,65 @@
+package policy
+
+import (
+	"bytes"
+	"compress/gzip"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// Draws read from CSV (columns in any order), TSV and gzip agree; a state
+// is matched by its bits (-0 as 0), and several draws at one state are
+// picked among uniformly.
+func TestReadDrawsCSV(t *testing.T) {
+	const csvText = "action_0,state_1,state_0\n0.5,2,1\n-1,4,3\n0.25,2,1\n7,0,-0\n"
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte(csvText))
+	zw.Close()
+	tsv := strings.ReplaceAll(csvText, ",", "\t")
+	for _, c := range []struct {
+		name string
+		data []byte
+	}{{"d.csv", []byte(csvText)}, {"d.csv.gz", gz.Bytes()}, {"d.tsv", []byte(tsv)}, {"d.CSV", []byte("\ufeff" + csvText)}} {
+		p, err := ReadDrawsCSV(bytes.NewReader(c.data), c.name)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if p.StateDim() != 2 || p.ActionDim() != 1 || p.MaxPerState() != 2 || !math.IsNaN(p.LogProb([]float64{1, 2}, []float64{0})) {
+			t.Errorf("%s: dims %d, %d, max %d", c.name, p.StateDim(), p.ActionDim(), p.MaxPerState())
+		}
+		rng := rand.New(rand.NewPCG(1, 1))
+		if a := p.Sample(rng, []float64{3, 4}); !slices.Equal(a, []float64{-1}) {
+			t.Errorf("%s: draw at (3, 4) %v", c.name, a)
+		}
+		if a := p.Sample(rng, []float64{0, 0}); !slices.Equal(a, []float64{7}) || !p.Has([]float64{math.Copysign(0, -1), 0}) {
+			t.Errorf("%s: draw at (0, 0) %v", c.name, a)
+		}
+		seen := map[float64]int{}
+		for range 2000 {
+			seen[p.Sample(rng, []float64{1, 2})[0]]++
+		}
+		if len(seen) != 2 || seen[0.5] < 900 || seen[0.25] < 900 {
+			t.Errorf("%s: draws at (1, 2): %v", c.name, seen)
+		}
+		if p.Has([]float64{1, 2.0000000000000004}) {
+			t.Errorf("%s: a state one bit away matched", c.name)
+		}
+	}
+	for _, c := range []struct{ in, want string }{
+		{"state_0,action_0,foo\n1,2,3\n", `row 1, column "foo": unknown column`},
+		{"state_0,state_2,action_0\n1,2,3\n", `row 1, column "state_1": column is missing`},
+		{"state_0\n1\n", `row 1, column "action_0": required column is missing`},
+		{"state_0,action_0\n1,x\n", `row 2, column "action_0": "x" is not a finite number`},
+		{"state_0,action_0\n1,1_0\n", `row 2, column "action_0": "1_0" is not a finite number`},
+		{"state_0,action_0\nNaN,1\n", `row 2, column "state_0": "NaN" is not a finite number`},
+		{"state_0,action_0\n", "no draws after the header"},
+	} {
+		if _, err := ReadDrawsCSV(strings.NewReader(c.in), "d.csv"); err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "d.csv: ") {
+			t.Errorf("%q: %v, want %q", c.in, err, c.want)
+		}
+	}
+}
