@@ -84,67 +84,81 @@ func TestLinearLinearGauss(t *testing.T) {
 		t.Skip("fits 72 models")
 	}
 	p := lineargauss.Problem1D()
-	const T, R = 100, 40
-	cases := []struct {
+	for _, c := range []struct {
 		gamma float64
 		tol   float64 // 4 x the spread of the errors at n = 320, measured
 	}{
 		{0.9, 0.013}, // sd 0.0033 over 40 seeds
 		{1, 0.016},   // sd 0.0040
-	}
-	for _, c := range cases {
-		var truth float64
-		var err error
-		if c.gamma < 1 {
-			truth, err = p.System.Value(p.Target, c.gamma, 2000)
-		} else {
-			truth, err = p.System.AverageReward(p.Target)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		rmse := map[int]float64{}
-		var last []float64
-		for _, n := range []int{20, 80, 320} {
-			errs := make([]float64, R)
-			for r := range R {
-				rng := rand.New(rand.NewPCG(uint64(r), uint64(n)))
-				d, err := rollout.SampleContinuous(rng, p.System, p.Behavior, p.Target, n, T)
-				if err != nil {
-					t.Fatal(err)
-				}
-				m, err := Linear{}.FitLinear(d, c.gamma, Target{Continuous: p.Target, Seed: uint64(r)})
-				if err != nil {
-					t.Fatal(err)
-				}
-				est := m.Rho()
-				if c.gamma < 1 {
-					est = (1 - c.gamma) * startValue(m, p, 0)
-				}
-				errs[r] = est - truth
-			}
-			s := 0.0
-			for _, e := range errs {
-				s += e * e
-			}
-			rmse[n] = math.Sqrt(s / R)
-			mean, sd := stat.MeanStdDev(errs, nil)
-			t.Logf("gamma %v n %3d: truth %.5f, mean error %+.5f, sd %.5f, rmse %.5f", c.gamma, n, truth, mean, sd, rmse[n])
-			last = errs
-		}
-		if !(rmse[320] < rmse[20]/2) {
-			t.Errorf("gamma %v: rmse %.5f at n = 20, %.5f at n = 320: want a fall by at least 2", c.gamma, rmse[20], rmse[320])
-		}
-		mean, sd := stat.MeanStdDev(last, nil)
-		if se := sd / math.Sqrt(R); math.Abs(mean) > 3*se {
-			t.Errorf("gamma %v n = 320: mean error %.5f, more than 3 standard errors (%.5f) from 0", c.gamma, mean, se)
-		}
+	} {
+		last := linearGaussConvergence(t, c.gamma, 40, func(_ *dataset.Dataset, r int) Target {
+			return Target{Continuous: p.Target, Seed: uint64(r)}
+		})
 		for r, e := range last {
 			if math.Abs(e) > c.tol {
 				t.Errorf("gamma %v n = 320 seed %d: error %.5f beyond %v", c.gamma, r, e, c.tol)
 			}
 		}
 	}
+}
+
+// linearGaussConvergence fits LSTD-Q on R seeds of logs of the 1-d
+// linear-Gaussian problem at n = 20, 80 and 320 episodes of T = 100 steps,
+// the target's actions given by target (the logs, the seed), and checks
+// that the root mean square error of (1 - gamma) E_{d0}[v(s0)] (gamma < 1)
+// or rho (gamma = 1) falls by at least 2 from n = 20 to 320 and that the
+// mean error at n = 320 lies within 3 standard errors of 0. It returns the
+// errors at n = 320.
+func linearGaussConvergence(t *testing.T, gamma float64, R int, target func(d *dataset.Dataset, r int) Target) []float64 {
+	t.Helper()
+	p := lineargauss.Problem1D()
+	const T = 100
+	var truth float64
+	var err error
+	if gamma < 1 {
+		truth, err = p.System.Value(p.Target, gamma, 2000)
+	} else {
+		truth, err = p.System.AverageReward(p.Target)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	rmse := map[int]float64{}
+	var last []float64
+	for _, n := range []int{20, 80, 320} {
+		errs := make([]float64, R)
+		for r := range R {
+			rng := rand.New(rand.NewPCG(uint64(r), uint64(n)))
+			d, err := rollout.SampleContinuous(rng, p.System, p.Behavior, p.Target, n, T)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := Linear{}.FitLinear(d, gamma, target(d, r))
+			if err != nil {
+				t.Fatal(err)
+			}
+			est := m.Rho()
+			if gamma < 1 {
+				est = (1 - gamma) * startValue(m, p, 0)
+			}
+			errs[r] = est - truth
+		}
+		s := 0.0
+		for _, e := range errs {
+			s += e * e
+		}
+		rmse[n] = math.Sqrt(s / float64(R))
+		mean, sd := stat.MeanStdDev(errs, nil)
+		t.Logf("gamma %v n %3d: truth %.5f, mean error %+.5f, sd %.5f, rmse %.5f", gamma, n, truth, mean, sd, rmse[n])
+		last = errs
+	}
+	if !(rmse[320] < rmse[20]/2) {
+		t.Errorf("gamma %v: rmse %.5f at n = 20, %.5f at n = 320: want a fall by at least 2", gamma, rmse[20], rmse[320])
+	}
+	if mean, sd := stat.MeanStdDev(last, nil); math.Abs(mean) > 3*sd/math.Sqrt(float64(R)) {
+		t.Errorf("gamma %v n = 320: mean error %.5f, more than 3 standard errors (%.5f) from 0", gamma, mean, sd/math.Sqrt(float64(R)))
+	}
+	return last
 }
 
 // TestLinearFiniteLinearGauss checks the finite-horizon form against the
@@ -684,68 +698,25 @@ func TestLinearLoggedDraws(t *testing.T) {
 		t.Skip("fits 120 models")
 	}
 	p := lineargauss.Problem1D()
-	const T, R = 100, 20
 	for _, gamma := range []float64{0.9, 1} {
-		var truth float64
-		var err error
-		if gamma < 1 {
-			truth, err = p.System.Value(p.Target, gamma, 2000)
-		} else {
-			truth, err = p.System.AverageReward(p.Target)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		rmse := map[int]float64{}
-		var last []float64
-		for _, n := range []int{20, 80, 320} {
-			errs := make([]float64, R)
-			for r := range R {
-				rng := rand.New(rand.NewPCG(uint64(r), uint64(n)))
-				d, err := rollout.SampleContinuous(rng, p.System, p.Behavior, p.Target, n, T)
-				if err != nil {
-					t.Fatal(err)
+		linearGaussConvergence(t, gamma, 20, func(d *dataset.Dataset, r int) Target {
+			var states, actions [][]float64
+			draw := rand.New(rand.NewPCG(uint64(r), 99))
+			for e := range d.NumEpisodes() {
+				lo, hi := d.Span(e)
+				for j := lo; j < hi; j++ {
+					states, actions = append(states, d.ObsAt(j)), append(actions, p.Target.Sample(draw, d.ObsAt(j)))
 				}
-				var states, actions [][]float64
-				draw := rand.New(rand.NewPCG(uint64(r), 99))
-				for e := range d.NumEpisodes() {
-					lo, hi := d.Span(e)
-					for j := lo; j < hi; j++ {
-						states, actions = append(states, d.ObsAt(j)), append(actions, p.Target.Sample(draw, d.ObsAt(j)))
-					}
-					if d.HasFinal[e] {
-						s := d.FinalObs[e*d.StateDim : (e+1)*d.StateDim]
-						states, actions = append(states, s), append(actions, p.Target.Sample(draw, s))
-					}
+				if d.HasFinal[e] {
+					s := d.FinalObs[e*d.StateDim : (e+1)*d.StateDim]
+					states, actions = append(states, s), append(actions, p.Target.Sample(draw, s))
 				}
-				draws, err := policy.NewDraws(states, actions)
-				if err != nil {
-					t.Fatal(err)
-				}
-				m, err := Linear{}.FitLinear(d, gamma, Target{Continuous: draws, Samples: 1})
-				if err != nil {
-					t.Fatal(err)
-				}
-				est := m.Rho()
-				if gamma < 1 {
-					est = (1 - gamma) * startValue(m, p, 0)
-				}
-				errs[r] = est - truth
 			}
-			s := 0.0
-			for _, e := range errs {
-				s += e * e
+			draws, err := policy.NewDraws(states, actions)
+			if err != nil {
+				t.Fatal(err)
 			}
-			rmse[n] = math.Sqrt(s / R)
-			mean, sd := stat.MeanStdDev(errs, nil)
-			t.Logf("gamma %v n %3d: truth %.5f, mean error %+.5f, sd %.5f, rmse %.5f", gamma, n, truth, mean, sd, rmse[n])
-			last = errs
-		}
-		if !(rmse[320] < rmse[20]/2) {
-			t.Errorf("gamma %v: rmse %.5f at n = 20, %.5f at n = 320: want a fall by at least 2", gamma, rmse[20], rmse[320])
-		}
-		if mean, sd := stat.MeanStdDev(last, nil); math.Abs(mean) > 3*sd/math.Sqrt(R) {
-			t.Errorf("gamma %v n = 320: mean error %.5f, more than 3 standard errors (%.5f) from 0", gamma, mean, sd/math.Sqrt(R))
-		}
+			return Target{Continuous: draws, Samples: 1}
+		})
 	}
 }
