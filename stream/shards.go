@@ -183,7 +183,7 @@ func (r *Reader) Each(f func(d *dataset.Dataset, lo, hi int) error) error {
 			}
 			if err := f(d, first, last); err != nil {
 				drain(next, k+1 < len(r.Files))
-				return err
+				return inShard(err, path)
 			}
 			pending = d.Subset([]int{last})
 		}
@@ -230,4 +230,16 @@ func join(a, d *dataset.Dataset) error {
 	a.Terminal = c.Terminal
 	a.NumStates, a.NumActions = max(a.NumStates, c.NumStates), max(a.NumActions, c.NumActions)
 	return nil
+}
+
+// inShard names the shard path in a format error that has no file yet
+// (one the statistics found in the shard's episodes).
+func inShard(err error, path string) error {
+	var fe *dataset.FormatError
+	if errors.As(err, &fe) && fe.File == "" {
+		named := *fe
+		named.File = path
+		return &named
+	}
+	return err
 }

@@ -265,7 +265,15 @@ func (s *Stats) checkEpisodes(d *dataset.Dataset, lo, hi int) error {
 	}
 	for e := lo; e < hi; e++ {
 		if d.IsTerminal(e) {
-			return fmt.Errorf("episode %q ends in a terminal state: episodic logs do not stream yet (the estimators pad terminal episodes with the absorbing state to the log's longest episode, known only at the end); estimate them from one file", d.IDs[e])
+			// Reader.Each names the shard; Origin, when d was read as one,
+			// the row where the episode begins.
+			err := &dataset.FormatError{Column: "terminal",
+				Msg: fmt.Sprintf("episode %q ends in a terminal state: episodic logs do not stream yet (the estimators pad terminal episodes with the absorbing state to the log's longest episode, known only at the end); estimate them from one file", d.IDs[e])}
+			if d.Origin != nil && e < len(d.Origin.Rows) {
+				err.Row = d.Origin.Rows[e]
+				err.Msg = fmt.Sprintf("episode %q, which begins on this row, ends in a terminal state: episodic logs do not stream yet (the estimators pad terminal episodes with the absorbing state to the log's longest episode, known only at the end); estimate them from one file", d.IDs[e])
+			}
+			return err
 		}
 	}
 	return nil

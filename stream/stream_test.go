@@ -404,7 +404,8 @@ func TestStreamOneEpisodeAcrossShards(t *testing.T) {
 	}
 }
 
-// Episodes that end in a terminal state are refused, saying why.
+// Episodes that end in a terminal state are refused, saying why and
+// where: the shard, and the row where the episode begins.
 func TestStreamRefusesTerminal(t *testing.T) {
 	dir := t.TempDir()
 	body := "episode,t,state,action,reward,behavior_prob,target_prob,terminal\n" +
@@ -414,8 +415,9 @@ func TestStreamRefusesTerminal(t *testing.T) {
 	}
 	stats, _ := stream.New(stream.Config{Estimators: []string{"naive"}, Gamma: 1})
 	r := stream.Reader{Files: []string{filepath.Join(dir, "0.csv")}}
-	if err := r.Each(stats.Add); err == nil || !strings.Contains(err.Error(), `episode "a" ends in a terminal state`) {
-		t.Errorf("terminal episode: %v", err)
+	want := filepath.Join(dir, "0.csv") + `: row 2, column "terminal": episode "a", which begins on this row, ends in a terminal state`
+	if err := r.Each(stats.Add); err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("terminal episode: %v, want %q", err, want)
 	}
 }
 
