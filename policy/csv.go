@@ -34,8 +34,9 @@ func ReadCSV(r io.Reader) (*Tabular, error) {
 			return nil, fmt.Errorf("policy csv: column %d is %q, want p%d", a+2, h, a)
 		}
 	}
-	var probs [][]float64
-	var lines []int // the row of each state, 0 if none yet
+	rows := map[int][]float64{} // by state id, checked for gaps at the end
+	lines := map[int]int{}      // the row of each state
+	maxState := -1
 	for line := 2; ; line++ {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
@@ -45,15 +46,11 @@ func ReadCSV(r io.Reader) (*Tabular, error) {
 			return nil, fmt.Errorf("policy csv: %w", err)
 		}
 		s, err := strconv.Atoi(rec[0])
-		if err != nil || s < 0 {
+		if err != nil || s < 0 || strconv.Itoa(s) != rec[0] {
 			return nil, fmt.Errorf("policy csv: row %d: state %q is not a state id (0, 1, 2, ...)", line, rec[0])
 		}
-		if s >= len(probs) {
-			probs = append(probs, make([][]float64, s+1-len(probs))...)
-			lines = append(lines, make([]int, s+1-len(lines))...)
-		}
-		if lines[s] != 0 {
-			return nil, fmt.Errorf("policy csv: row %d: state %d again (first on row %d)", line, s, lines[s])
+		if first, ok := lines[s]; ok {
+			return nil, fmt.Errorf("policy csv: row %d: state %d again (first on row %d)", line, s, first)
 		}
 		row := make([]float64, len(rec)-1)
 		for a := range row {
@@ -67,12 +64,22 @@ func ReadCSV(r io.Reader) (*Tabular, error) {
 		if err := CheckRow(row); err != nil {
 			return nil, fmt.Errorf("policy csv: %s", err.(*RowError).at(fmt.Sprintf("row %d (state %d)", line, s)))
 		}
-		probs[s], lines[s] = row, line
+		rows[s], lines[s] = row, line
+		maxState = max(maxState, s)
 	}
-	for s, line := range lines {
-		if line == 0 {
-			return nil, fmt.Errorf("policy csv: no row for state %d (states 0 ... %d must each have one)", s, len(lines)-1)
+	// Every id below the largest has a row: with as many rows as ids,
+	// none is missing (ids are distinct), and a gap is found without
+	// allocating up to an id far beyond the file (a typo of 1000000000).
+	if maxState+1 != len(rows) {
+		for s := 0; ; s++ {
+			if _, ok := rows[s]; !ok {
+				return nil, fmt.Errorf("policy csv: no row for state %d (states 0 ... %d must each have one)", s, maxState)
+			}
 		}
+	}
+	probs := make([][]float64, len(rows))
+	for s, row := range rows {
+		probs[s] = row
 	}
 	t, err := NewTabular(probs)
 	if err != nil {

@@ -116,6 +116,8 @@ func (r *Reader) Each(f func(d *dataset.Dataset, lo, hi int) error) error {
 	}
 	seen := map[string]int32{}   // episode id -> shard where it appeared
 	var pending *dataset.Dataset // the last episode of the previous shard
+	var pendingFile string       // where it begins, and on which row
+	var pendingRow int
 	steps := 0
 	next := read(r.Files[0])
 	for k, path := range r.Files {
@@ -153,7 +155,7 @@ func (r *Reader) Each(f func(d *dataset.Dataset, lo, hi int) error) error {
 				first = 1
 			} else if err := f(pending, 0, 1); err != nil {
 				drain(next, k+1 < len(r.Files))
-				return err
+				return inShard(err, pendingFile, pendingRow)
 			}
 		}
 		if first == 0 && d.Origin.FirstT != 0 {
@@ -178,14 +180,14 @@ func (r *Reader) Each(f func(d *dataset.Dataset, lo, hi int) error) error {
 			if first == 1 {
 				if err := f(pending, 0, 1); err != nil {
 					drain(next, k+1 < len(r.Files))
-					return err
+					return inShard(err, pendingFile, pendingRow)
 				}
 			}
 			if err := f(d, first, last); err != nil {
 				drain(next, k+1 < len(r.Files))
-				return inShard(err, path)
+				return inShard(err, path, 0)
 			}
-			pending = d.Subset([]int{last})
+			pending, pendingFile, pendingRow = d.Subset([]int{last}), path, d.Origin.Rows[last]
 		}
 		if r.Progress != nil {
 			r.Progress(k+1, steps)
@@ -194,7 +196,7 @@ func (r *Reader) Each(f func(d *dataset.Dataset, lo, hi int) error) error {
 	if pending == nil {
 		return fmt.Errorf("stream: every shard is empty (%s ... %s hold no data rows)", r.Files[0], r.Files[len(r.Files)-1])
 	}
-	return f(pending, 0, 1)
+	return inShard(f(pending, 0, 1), pendingFile, pendingRow)
 }
 
 // drain waits for a read ahead to finish, so that no goroutine outlives
@@ -233,12 +235,17 @@ func join(a, d *dataset.Dataset) error {
 }
 
 // inShard names the shard path in a format error that has no file yet
-// (one the statistics found in the shard's episodes).
-func inShard(err error, path string) error {
+// (one the statistics found in the shard's episodes), and row, if
+// positive, where it has none (a pending episode, carried over from the
+// shard where it begins, has lost its rows: row is its first).
+func inShard(err error, path string, row int) error {
 	var fe *dataset.FormatError
 	if errors.As(err, &fe) && fe.File == "" {
 		named := *fe
 		named.File = path
+		if named.Row == 0 && row > 0 {
+			named.Row = row
+		}
 		return &named
 	}
 	return err

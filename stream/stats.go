@@ -265,13 +265,13 @@ func (s *Stats) checkEpisodes(d *dataset.Dataset, lo, hi int) error {
 	}
 	for e := lo; e < hi; e++ {
 		if d.IsTerminal(e) {
-			// Reader.Each names the shard; Origin, when d was read as one,
-			// the row where the episode begins.
+			// Reader.Each names the shard and, where Origin has lost it
+			// (an episode carried over from its shard), the row where the
+			// episode begins.
 			err := &dataset.FormatError{Column: "terminal",
-				Msg: fmt.Sprintf("episode %q ends in a terminal state: episodic logs do not stream yet (the estimators pad terminal episodes with the absorbing state to the log's longest episode, known only at the end); estimate them from one file", d.IDs[e])}
+				Msg: fmt.Sprintf("episode %q (beginning on this row) ends in a terminal state: episodic logs do not stream yet (the estimators pad terminal episodes with the absorbing state to the log's longest episode, known only at the end); estimate them from one file", d.IDs[e])}
 			if d.Origin != nil && e < len(d.Origin.Rows) {
 				err.Row = d.Origin.Rows[e]
-				err.Msg = fmt.Sprintf("episode %q, which begins on this row, ends in a terminal state: episodic logs do not stream yet (the estimators pad terminal episodes with the absorbing state to the log's longest episode, known only at the end); estimate them from one file", d.IDs[e])
 			}
 			return err
 		}

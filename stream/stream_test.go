@@ -415,9 +415,31 @@ func TestStreamRefusesTerminal(t *testing.T) {
 	}
 	stats, _ := stream.New(stream.Config{Estimators: []string{"naive"}, Gamma: 1})
 	r := stream.Reader{Files: []string{filepath.Join(dir, "0.csv")}}
-	want := filepath.Join(dir, "0.csv") + `: row 2, column "terminal": episode "a", which begins on this row, ends in a terminal state`
+	want := filepath.Join(dir, "0.csv") + `: row 2, column "terminal": episode "a" (beginning on this row) ends in a terminal state`
 	if err := r.Each(stats.Add); err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("terminal episode: %v, want %q", err, want)
+	}
+	// The last episode of a shard, carried over to the next one, and one
+	// that goes on into it: the shard and row where each begins.
+	for _, c := range []struct{ shards []string }{
+		{[]string{"b,0,1,0,1,0.5,0.5,0\na,0,1,0,1,0.5,0.5,0\na,1,2,0,1,0.5,0.5,1\n", "c,0,1,0,1,0.5,0.5,0\n"}},
+		{[]string{"b,0,1,0,1,0.5,0.5,0\na,0,1,0,1,0.5,0.5,0\n", "a,1,2,0,1,0.5,0.5,1\nc,0,1,0,1,0.5,0.5,0\n"}},
+		{[]string{"b,0,1,0,1,0.5,0.5,0\na,0,1,0,1,0.5,0.5,0\na,1,2,0,1,0.5,0.5,1\n"}},
+	} {
+		sub := t.TempDir()
+		var files []string
+		for k, body := range c.shards {
+			files = append(files, filepath.Join(sub, fmt.Sprintf("%d.csv", k)))
+			if err := os.WriteFile(files[k], []byte("episode,t,state,action,reward,behavior_prob,target_prob,terminal\n"+body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		stats, _ := stream.New(stream.Config{Estimators: []string{"naive"}, Gamma: 1})
+		want := files[0] + `: row 3, column "terminal": episode "a" (beginning on this row) ends in a terminal state`
+		r := stream.Reader{Files: files}
+		if err := r.Each(stats.Add); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%d shards: %v, want %q", len(files), err, want)
+		}
 	}
 }
 
