@@ -41,7 +41,8 @@ type dataFlags struct {
 	// target is the first --target-policy file's policy, if any: a log
 	// without target columns is read with its probabilities
 	// (dataset.ReadOptions.Target).
-	target dataset.TablePolicy
+	target     dataset.TablePolicy
+	targetFile string
 }
 
 // options checks the flags and returns them as dataset.ReadOptions; a
@@ -99,6 +100,12 @@ func (f *dataFlags) read(path string, stderr io.Writer) (*dataset.Dataset, error
 	}
 	d, labels, err := readLog(path, o, stderr)
 	log.SetOutput(prev)
+	var fe *dataset.FormatError
+	if err != nil && f.target != nil && !errors.As(err, &fe) {
+		// The log read with the policy file's probabilities (no target
+		// columns): a state or action the file does not cover.
+		return nil, fmt.Errorf("%w (the target's probabilities from %s)", err, f.targetFile)
+	}
 	if err != nil {
 		return nil, targetHint(err)
 	}
@@ -179,7 +186,7 @@ func targetHint(err error) error {
 	var fe *dataset.FormatError
 	if errors.As(err, &fe) && fe.Column == "target_prob" && strings.HasPrefix(fe.Msg, "required column is missing") {
 		hint := *fe
-		hint.Msg += "; or give the target policy as a file, --target-policy FILE (rows state,p0,p1,...)"
+		hint.Msg += "; or, for discrete states and actions, give the target policy as a file, --target-policy FILE (rows state,p0,p1,...); with real actions the logged action's target density is needed (target_prob or target_logprob)"
 		return &hint
 	}
 	return err

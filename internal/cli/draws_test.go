@@ -77,6 +77,30 @@ func TestEstimateTargetDraws(t *testing.T) {
 		t.Errorf("exit %d: %s, want %q", code, errOut, want)
 	}
 
+	// The same draws as TSV, plain and compressed, read the same; other
+	// names are refused by both commands.
+	for _, name := range []string{"draws.tsv", "draws.TSV.gz"} {
+		path := filepath.Join(dir, name)
+		if _, errOut, code := run(t, "sample", "--env", "pendulum", "-n", "12", "-T", "60", "--seed", "2", "--out", filepath.Join(dir, "again.csv"), "--target-draws", path); code != ExitOK {
+			t.Fatal(errOut)
+		}
+		again := estimateJSON(t, "--data", logs, "--target-draws", path, "--gamma", "0.95", "--bootstrap", "0", "--estimators", "fqe,dr")
+		for i, row := range again.Estimates {
+			if *row.Estimate != *rep.Estimates[i].Estimate {
+				t.Errorf("%s: %s %v, from the CSV %v", name, row.Estimator, *row.Estimate, *rep.Estimates[i].Estimate)
+			}
+		}
+	}
+	for _, args := range [][]string{
+		{"sample", "--env", "pendulum", "-n", "2", "-T", "5", "--out", filepath.Join(dir, "x.csv"), "--target-draws", filepath.Join(dir, "d.parquet")},
+		{"sample", "--env", "pendulum", "-n", "2", "-T", "5", "--out", filepath.Join(dir, "x.csv"), "--target-draws", "-"},
+		{"estimate", "--data", logs, "--target-draws", filepath.Join(dir, "d.parquet")},
+	} {
+		if _, errOut, code := run(t, args...); code != ExitUsage || !strings.Contains(errOut, "want a file name ending in .csv, .tsv, .csv.gz or .tsv.gz") {
+			t.Errorf("%v: exit %d: %s", args, code, errOut)
+		}
+	}
+
 	// Discrete actions: a usage error.
 	taxi := filepath.Join(dir, "taxi.csv")
 	if _, errOut, code := run(t, "sample", "-n", "3", "-T", "5", "--out", taxi); code != ExitOK {

@@ -228,12 +228,15 @@ func (c *estimateCmd) Run(e *runEnv) error {
 		return err
 	}
 	if c.TargetDraws != "" {
+		if !drawsName(c.TargetDraws) {
+			return usagef("--target-draws %q: want a file name ending in .csv, .tsv, .csv.gz or .tsv.gz", c.TargetDraws)
+		}
 		if c.draws, err = readDraws(c.TargetDraws); err != nil {
 			return err
 		}
 	}
 	if len(files) > 0 {
-		c.dataFlags.target = files[0].p // a log without target columns takes the first file's
+		c.dataFlags.target, c.dataFlags.targetFile = files[0].p, files[0].file // a log without target columns takes the first file's
 	}
 	d, err := c.read(c.Data, e.stderr)
 	if err != nil {

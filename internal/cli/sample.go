@@ -36,6 +36,9 @@ func (c *sampleCmd) Run(e *runEnv) error {
 	if c.TargetDraws != "" && c.Env != "pendulum" {
 		return usagef("--target-draws is for worlds of real actions (pendulum); for discrete actions use --target-probs")
 	}
+	if c.TargetDraws != "" && !drawsName(c.TargetDraws) {
+		return usagef("--target-draws %q: want a file name ending in .csv, .tsv, .csv.gz or .tsv.gz", c.TargetDraws)
+	}
 	if c.Env == "pendulum" {
 		if c.TargetProbs {
 			return usagef("--target-probs needs discrete actions; pendulum's are real")
@@ -122,13 +125,17 @@ func writeDraws(path string, d *dataset.Dataset, pi policy.Continuous, rng *rand
 		zw = gzip.NewWriter(&buf)
 		w = zw
 	}
+	sep := byte(',')
+	if strings.HasSuffix(strings.TrimSuffix(strings.ToLower(path), ".gz"), ".tsv") {
+		sep = '\t' // as policy.ReadDrawsCSV reads a .tsv name
+	}
 	bw := bufio.NewWriter(w)
 	for k := range d.StateDim {
-		fmt.Fprintf(bw, "state_%d,", k)
+		fmt.Fprintf(bw, "state_%d%c", k, sep)
 	}
 	for k := range d.ActionDim {
 		if k > 0 {
-			bw.WriteByte(',')
+			bw.WriteByte(sep)
 		}
 		fmt.Fprintf(bw, "action_%d", k)
 	}
@@ -136,11 +143,11 @@ func writeDraws(path string, d *dataset.Dataset, pi policy.Continuous, rng *rand
 	row := func(obs []float64) {
 		for _, v := range obs {
 			bw.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
-			bw.WriteByte(',')
+			bw.WriteByte(sep)
 		}
 		for k, v := range pi.Sample(rng, obs) {
 			if k > 0 {
-				bw.WriteByte(',')
+				bw.WriteByte(sep)
 			}
 			bw.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
 		}
@@ -164,4 +171,11 @@ func writeDraws(path string, d *dataset.Dataset, pi policy.Continuous, rng *rand
 		}
 	}
 	return os.WriteFile(path, buf.Bytes(), 0o644)
+}
+
+// drawsName reports whether path names a draws file: .csv, .tsv, .csv.gz
+// or .tsv.gz, in any case.
+func drawsName(path string) bool {
+	lower := strings.TrimSuffix(strings.ToLower(path), ".gz")
+	return strings.HasSuffix(lower, ".csv") || strings.HasSuffix(lower, ".tsv")
 }
