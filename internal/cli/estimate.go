@@ -147,6 +147,10 @@ type dataSummary struct {
 	// Where the behavior probabilities come from (estimate_behavior.go).
 	Behavior    string           `json:"behavior"`
 	BehaviorFit *behaviorFitInfo `json:"behavior_fit,omitempty"`
+	// rewardRange is the largest logged reward minus the smallest (not in
+	// the JSON): at gamma < 1 it bounds the gap between the T-step and
+	// long-run values with gamma^T (estimandGap).
+	rewardRange float64
 }
 
 type bootstrapInfo struct {
@@ -641,6 +645,7 @@ func (c *estimateCmd) intervals(rep *estimateReport, d *dataset.Dataset, opts op
 	if err := base.Check(d, c.Gamma); err != nil {
 		rep.Bootstrap = nil
 		rep.Warnings = append(rep.Warnings, err.Error())
+		rep.Warnings = append(rep.Warnings, rowWarnings(rep)...) // the Wald intervals and dr's standard error
 		return nil
 	}
 	if method == "blocks" {
@@ -773,23 +778,29 @@ func transientWarnings(rep *estimateReport) []string {
 }
 
 // transientDiscountFloor is the gamma^T below which transientWarnings is
-// silent at gamma < 1, and a row's other estimand is a note, not a
-// warning (estimandNote).
+// silent at gamma < 1.
 const transientDiscountFloor = 0.01
+
+// estimandNoteFloor is the gamma^T below which a row's other estimand is
+// a note, not a warning (estimandNote): the two values then differ by at
+// most 0.1% of the rewards' range. (0.01 was tried first; a review found
+// Taxi at gamma = 0.95, T = 100, gamma^T = 0.0059, rewards from -1 to 20:
+// a bound of 0.12, beyond the intervals' half-widths of 0.07.)
+const estimandNoteFloor = 1e-3
 
 // estimandNote is the note of a row whose estimator targets got where
 // asked was asked for (none if they agree), and whether it is a warning.
 // At gamma < 1 on episodes of at least minLen steps the normalised T-step
 // and long-run values differ by at most gamma^T times the range of the
-// expected rewards; below transientDiscountFloor the note says so and
-// warns no more (on the README's Pendulum, gamma = 0.99 and T = 1000:
-// 4.3e-05, where every density-ratio row used to warn).
+// expected rewards; below estimandNoteFloor the note says so and warns no
+// more (on the README's Pendulum, gamma = 0.99 and T = 1000: 4.3e-05,
+// where every density-ratio row used to warn).
 func estimandNote(got, asked ope.Estimand, gamma float64, minLen int) (note string, warn bool) {
 	if got == "" || got == asked {
 		return "", false
 	}
 	note = fmt.Sprintf("targets the %s value, not the %s value asked for", got, asked)
-	if g := math.Pow(gamma, float64(minLen)); gamma < 1 && minLen > 0 && g < transientDiscountFloor {
+	if g := math.Pow(gamma, float64(minLen)); gamma < 1 && minLen > 0 && g < estimandNoteFloor {
 		return fmt.Sprintf("%s; at gamma = %g over episodes of %d steps or more the two differ by at most %.2g times the rewards' range", note, gamma, minLen, g), false
 	}
 	return note, true
@@ -853,7 +864,7 @@ func newDataSummary(d *dataset.Dataset, s dataset.Summary, gamma float64) dataSu
 func summaryOf(stateDim int, s dataset.Summary, gamma float64) dataSummary {
 	out := dataSummary{Episodes: s.Episodes, Steps: s.Steps, MinLength: s.MinLength, MaxLength: s.MaxLength,
 		ActionsSeen: s.ActionsSeen, targetSummary: targetSummary{ZeroTarget: s.ZeroTarget, LargeRatio: s.LargeRatio},
-		OpenEndings: s.OpenEndings, Terminal: s.Terminal, Gamma: gamma}
+		OpenEndings: s.OpenEndings, Terminal: s.Terminal, Gamma: gamma, rewardRange: s.MaxReward - s.MinReward}
 	if !math.IsNaN(s.MeanReward) {
 		v := s.MeanReward
 		out.MeanReward = &v

@@ -427,7 +427,7 @@ func TestTransientWarningsGammaAndAdvice(t *testing.T) {
 }
 
 // A row that targets the other estimand gets a note, which warns unless
-// gamma^T < 0.01 at gamma < 1, where the two values agree to that
+// gamma^T < 0.001 at gamma < 1, where the two values agree to that
 // fraction of the rewards' range.
 func TestEstimandNote(t *testing.T) {
 	for _, c := range []struct {
@@ -441,6 +441,7 @@ func TestEstimandNote(t *testing.T) {
 		{"", ope.Horizon, 1, 100, false, ""},
 		{ope.LongRun, ope.Horizon, 1, 1000, true, "targets the long-run value, not the horizon value asked for"},
 		{ope.LongRun, ope.Horizon, 0.99, 100, true, "targets the long-run value, not the horizon value asked for"}, // 0.99^100 = 0.37
+		{ope.LongRun, ope.Horizon, 0.95, 100, true, "targets the long-run value, not the horizon value asked for"}, // 0.0059: Taxi's bound 0.12
 		{ope.LongRun, ope.Horizon, 0.99, 1000, false, "the two differ by at most 4.3e-05 times the rewards' range"},
 		{ope.Horizon, ope.LongRun, 0.95, 200, false, "differ by at most 3.5e-05"},
 	} {
@@ -459,6 +460,9 @@ func TestDisagreementWarnings(t *testing.T) {
 	row := func(name, estimand string, lo, hi float64) estimateRow {
 		return estimateRow{Estimator: name, Estimand: estimand, Estimate: f((lo + hi) / 2), CILow: f(lo), CIHigh: f(hi)}
 	}
+	wald := func(name, estimand, model string, lo, hi float64) estimateRow {
+		return estimateRow{Estimator: name, Estimand: estimand, Model: model, Estimate: f((lo + hi) / 2), WaldLow: f(lo), WaldHigh: f(hi), SE: f((hi - lo) / 4)}
+	}
 	for _, c := range []struct {
 		name  string
 		gamma float64
@@ -471,15 +475,23 @@ func TestDisagreementWarnings(t *testing.T) {
 		{"no interval", 1, []estimateRow{{Estimator: "fqe", Estimand: "horizon", Estimate: f(-0.5)}, row("dr", "horizon", -0.15, -0.12)}, ""},
 		{"one pair", 1, []estimateRow{row("wis-stepwise", "horizon", -0.3, -0.2), row("dr", "horizon", -0.15, -0.12)},
 			"wis-stepwise and dr both estimate the horizon value, but their intervals do not overlap ([-0.3, -0.2] against [-0.15, -0.12]): at least one"},
+		{"a Wald interval", 1, []estimateRow{row("wis-stepwise", "horizon", -0.3, -0.2), wald("dr", "horizon", "marginal/tabular", -0.15, -0.12)},
+			"wis-stepwise and dr both estimate the horizon value"},
+		{"fqe and dr of one value model", 1, []estimateRow{wald("fqe", "horizon", "linear", -0.3, -0.2), wald("dr", "horizon", "kernel/linear", -0.15, -0.12)}, ""},
+		{"fqe and dr of two value models", 1, []estimateRow{wald("fqe", "horizon", "neural", -0.3, -0.2), wald("dr", "horizon", "kernel/linear", -0.15, -0.12)},
+			"fqe and dr both estimate the horizon value"},
 		{"furthest pair of three", 1, []estimateRow{row("fqe", "long-run", -0.19, -0.16), row("mwl", "long-run", -0.1, -0.05),
 			row("bch-tabular", "long-run", -0.25, -0.2), row("mql", "long-run", -0.12, -0.08)},
 			"bch-tabular and mwl both estimate the long-run value, but their intervals do not overlap ([-0.25, -0.2] against [-0.1, -0.05]) (5 pairs of rows do not overlap; these two are furthest apart)"},
+		{"equal rows as one", 1, []estimateRow{row("bch-tabular", "long-run", -0.17, -0.12), row("mwl", "long-run", -0.11, -0.08),
+			row("mql", "long-run", -0.11, -0.08), row("dualdice", "long-run", -0.11, -0.08)},
+			"bch-tabular and mwl/mql/dualdice both estimate the long-run value, but their intervals do not overlap ([-0.17, -0.12] against [-0.11, -0.08]):"},
 		{"discounted, one value", 0.95, []estimateRow{row("bch-neural", "long-run", -0.2, 0), row("wis-stepwise", "horizon", -1.6, -1.1)},
-			"wis-stepwise and bch-neural both estimate one value (at gamma = 0.95 the horizon and long-run values agree here)"},
+			"wis-stepwise and bch-neural both estimate one value (at gamma = 0.95 the horizon and long-run values differ here by at most 7e-05"},
 		{"discounted, short episodes", 0.99, []estimateRow{row("bch-neural", "long-run", -0.2, 0), row("wis-stepwise", "horizon", -1.6, -1.1)}, ""},
 	} {
 		rep := &estimateReport{Estimates: c.rows}
-		rep.Data.Gamma, rep.Data.MinLength = c.gamma, 200
+		rep.Data.Gamma, rep.Data.MinLength, rep.Data.rewardRange = c.gamma, 200, 2
 		got := strings.Join(disagreementWarnings(rep), "\n")
 		if c.want == "" && got != "" || !strings.Contains(got, c.want) {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
@@ -499,7 +511,7 @@ func TestValueMisfitWarnings(t *testing.T) {
 	}{
 		{"misfit", []estimateRow{{Estimator: "fqe", Estimate: f(0.0475), Estimand: "horizon", Model: "linear"},
 			{Estimator: "dr", Estimate: f(-0.0004), SE: f(0.0053), Estimand: "horizon", Model: "kernel/linear"}},
-			"fqe: its estimate lies 0.0479 from dr's, 9 of dr's standard errors: dr's correction says that fqe's value model (linear) misfits"},
+			"fqe: its estimate lies 0.0479 above dr's, 9 of dr's standard errors: dr's correction says that their value model (linear) misfits"},
 		{"within 3 SE", []estimateRow{{Estimator: "fqe", Estimate: f(-0.129), Estimand: "horizon", Model: "tabular"},
 			{Estimator: "dr", Estimate: f(-0.1405), SE: f(0.01), Estimand: "horizon", Model: "marginal/tabular"}}, ""},
 		{"other value model", []estimateRow{{Estimator: "fqe", Estimate: f(0.0475), Estimand: "horizon", Model: "neural"},
