@@ -510,3 +510,44 @@ func TestStreamShuffledShard(t *testing.T) {
 		}
 	}
 }
+
+// Statistics merged into an empty accumulator, as a Beam combiner merges
+// its shards, give the estimates of the statistics added directly, for
+// the learners whose target comes from the logs' target_prob_k columns
+// (an audit found all five empty: the merged target table had lost its
+// number of actions).
+func TestStreamMergeIntoEmpty(t *testing.T) {
+	d := taxiLog(t, 6, 20, 50)
+	cfg := stream.Config{Estimators: []string{"model-based", "fqe", "mwl", "mql", "dualdice"}, Gamma: 1}
+	direct, err := stream.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc, _ := stream.New(cfg)
+	for _, half := range [][2]int{{0, 10}, {10, 20}} {
+		part, _ := stream.New(cfg)
+		if err := part.Add(d, half[0], half[1]); err != nil {
+			t.Fatal(err)
+		}
+		if err := direct.Add(d, half[0], half[1]); err != nil {
+			t.Fatal(err)
+		}
+		if err := acc.Merge(part); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := direct.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := acc.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, w := range want.Estimates {
+		g := got.Estimates[k]
+		if w.Err != nil || g.Err != nil || math.Abs(g.Result.Value-w.Result.Value) > 1e-12 {
+			t.Errorf("%s: merged %v (%v), added %v (%v)", w.Name, g.Result.Value, g.Err, w.Result.Value, w.Err)
+		}
+	}
+}

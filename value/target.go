@@ -114,6 +114,16 @@ func (t *TargetRows) set(s int, row []float64, at func() string) error {
 
 // Merge adds o's rows, checking those of the states both have seen.
 func (t *TargetRows) Merge(o *TargetRows) error {
+	// An empty t (a combiner's first accumulator) takes o's number of
+	// actions: without it the merged table said "no target" (an audit
+	// found five of ihope-beam's default estimators empty on logs with
+	// target_prob_k columns).
+	switch {
+	case t.NumActions == 0:
+		t.NumActions = o.NumActions
+	case o.NumActions != 0 && o.NumActions != t.NumActions:
+		return fmt.Errorf("value: target table: merging rows of %d actions into rows of %d", o.NumActions, t.NumActions)
+	}
 	for s, row := range o.Rows {
 		if row == nil {
 			continue
