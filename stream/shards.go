@@ -234,13 +234,20 @@ func join(a, d *dataset.Dataset) error {
 	return nil
 }
 
-// inShard names the shard path in a format error that has no file yet
-// (one the statistics found in the shard's episodes), and row, if
+// inShard names the shard path in an error of the statistics on its
+// episodes: a format error that has no file yet gets it, and row, if
 // positive, where it has none (a pending episode, carried over from the
-// shard where it begins, has lost its rows: row is its first).
+// shard where it begins, has lost its rows: row is its first); any other
+// error is prefixed with the path.
 func inShard(err error, path string, row int) error {
 	var fe *dataset.FormatError
-	if errors.As(err, &fe) && fe.File == "" {
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &fe):
+		if fe.File != "" {
+			return err
+		}
 		named := *fe
 		named.File = path
 		if named.Row == 0 && row > 0 {
@@ -248,5 +255,5 @@ func inShard(err error, path string, row int) error {
 		}
 		return &named
 	}
-	return err
+	return fmt.Errorf("%s: %w", path, err)
 }

@@ -138,6 +138,7 @@ type shape struct {
 	Set                 bool
 	StateDim, ActionDim int
 	Behavior            bool
+	TargetProbs         bool // the target's whole distribution (target_prob_k)
 }
 
 // New returns empty statistics.
@@ -320,7 +321,11 @@ func (s *Stats) Add(d *dataset.Dataset, lo, hi int) error {
 
 // check refuses a shard whose columns differ from the first one's.
 func (s *Stats) check(d *dataset.Dataset) error {
-	got := shape{Set: true, StateDim: d.StateDim, ActionDim: d.ActionDim, Behavior: d.HasBehavior()}
+	return s.checkShape(shape{Set: true, StateDim: d.StateDim, ActionDim: d.ActionDim, Behavior: d.HasBehavior(), TargetProbs: d.HasTargetProbs()})
+}
+
+// checkShape refuses columns got that differ from the first shard's.
+func (s *Stats) checkShape(got shape) error {
 	if !s.shape.Set {
 		s.shape = got
 		return nil
@@ -342,7 +347,11 @@ func (sh shape) String() string {
 	if !sh.Behavior {
 		b = "no " + b
 	}
-	return st + ", " + ac + ", " + b
+	tp := "the target's whole distribution (target_prob_k)"
+	if !sh.TargetProbs {
+		tp = "not " + tp
+	}
+	return st + ", " + ac + ", " + b + ", " + tp
 }
 
 // Merge adds o's statistics to s, as if o's episodes were added after
@@ -353,7 +362,7 @@ func (s *Stats) Merge(o *Stats) error {
 		return errors.New("stream: cannot merge statistics of different configurations")
 	}
 	if o.shape.Set {
-		if err := s.check(&dataset.Dataset{StateDim: o.shape.StateDim, ActionDim: o.shape.ActionDim, LogBehavior: behaviorMark(o.shape.Behavior)}); err != nil {
+		if err := s.checkShape(o.shape); err != nil {
 			return err
 		}
 	}
@@ -370,13 +379,6 @@ func (s *Stats) Merge(o *Stats) error {
 		}
 	}
 	s.sum.Merge(&o.sum)
-	return nil
-}
-
-func behaviorMark(b bool) []float64 {
-	if b {
-		return []float64{}
-	}
 	return nil
 }
 

@@ -551,3 +551,25 @@ func TestStreamMergeIntoEmpty(t *testing.T) {
 		}
 	}
 }
+
+// A shard whose columns differ from the first one's, here without the
+// target's whole distribution that the first gives, is refused, naming
+// it (an audit's shard without target_prob_k columns was read, and the
+// tabular learners then said the logs had none).
+func TestStreamShardColumnsDiffer(t *testing.T) {
+	dir := t.TempDir()
+	with := "episode,t,state,action,reward,behavior_prob,target_prob,target_prob_0,target_prob_1\na,0,1,0,1,0.5,0.5,0.5,0.5\n"
+	without := "episode,t,state,action,reward,behavior_prob,target_prob\nb,0,1,0,1,0.5,0.5\n"
+	files := []string{filepath.Join(dir, "0.csv"), filepath.Join(dir, "1.csv")}
+	for i, body := range []string{with, without} {
+		if err := os.WriteFile(files[i], []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stats, _ := stream.New(stream.Config{Estimators: []string{"naive"}, Gamma: 1})
+	r := stream.Reader{Files: files}
+	want := files[1] + ": the shards disagree on their columns: discrete states, discrete actions, behavior probabilities, not the target's whole distribution (target_prob_k), where the first shards have"
+	if err := r.Each(stats.Add); err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("%v, want %q", err, want)
+	}
+}
