@@ -156,12 +156,12 @@ func printDemo(out io.Writer, r *demoReport) {
 }
 
 func fmtDuration(sec float64) string {
+	// Three significant figures (27.2s, 2.48s, 222ms, 5.25ms, 230µs): the
+	// rounding unit is a thousandth of d's leading power of ten.
 	d := time.Duration(sec * float64(time.Second))
-	switch {
-	case d >= 10*time.Second:
-		return d.Round(100 * time.Millisecond).String() // 27.2s, 1m3.3s
-	case d >= time.Second:
-		return d.Round(10 * time.Millisecond).String() // 2.48s
+	unit := time.Duration(1)
+	for p := time.Duration(1000); p <= d; p *= 10 {
+		unit *= 10
 	}
-	return d.Round(10 * time.Microsecond).String() // 221.94ms, 230µs
+	return d.Round(unit).String()
 }
