@@ -171,7 +171,13 @@ func (p absorbingDiscrete) Sample(rng *rand.Rand, s int) int {
 
 // absorbingContinuous is a policy over real actions read on states that
 // carry the absorbing indicator (the last component), which it drops; in
-// z (whose value is 0 under every action) it acts as in the zero state.
+// z it takes the zero action, the action the padding logs there (as
+// absorbingDiscrete takes action 0). The value of z is 0, but a fitted
+// value model shares its action terms with the real states, so the
+// action drawn at z matters: sampling the target at the zero state
+// instead, an audit's episodic linear-Gaussian log gave fqe -0.121 or
+// -2.151 (truth -0.766) as a draws file's first row (Draws' fallback at
+// a state it lacks) held action 0 or 5.
 type absorbingContinuous struct {
 	policy.Continuous
 	dim int
@@ -182,5 +188,8 @@ func (p absorbingContinuous) LogProb(obs, action []float64) float64 {
 }
 
 func (p absorbingContinuous) Sample(rng *rand.Rand, obs []float64) []float64 {
+	if len(obs) > p.dim && obs[p.dim] != 0 { // z
+		return make([]float64, p.Continuous.ActionDim())
+	}
 	return p.Continuous.Sample(rng, obs[:p.dim])
 }

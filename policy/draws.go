@@ -31,7 +31,6 @@ import (
 type Draws struct {
 	stateDim, actionDim int
 	at                  map[string][]float64 // state bits -> draws, actionDim each
-	first               []float64
 	max                 int
 }
 
@@ -62,7 +61,6 @@ func NewDraws(states, actions [][]float64) (*Draws, error) {
 		p.at[k] = append(p.at[k], a...)
 		p.max = max(p.max, len(p.at[k])/p.actionDim)
 	}
-	p.first = append([]float64(nil), actions[0]...)
 	return p, nil
 }
 
@@ -85,14 +83,17 @@ func (p *Draws) Has(obs []float64) bool {
 func (p *Draws) LogProb(obs, action []float64) float64 { return math.NaN() }
 
 // Sample returns a draw given at obs (one chosen by rng if several), newly
-// allocated. At a state without draws it returns the file's first draw:
-// callers check the states they need with Has (the absorbing state of a
-// padded episodic log, whose value is 0 under every action, is the one
-// state they do not).
+// allocated. At a state without draws it returns NaNs, so that whatever
+// needed one is NaN rather than silently wrong: callers check the states
+// they need with Has (ihope estimate names the first one missing).
 func (p *Draws) Sample(rng *rand.Rand, obs []float64) []float64 {
 	d, ok := p.at[bitsKey(obs)]
 	if !ok {
-		return append([]float64(nil), p.first...)
+		nan := make([]float64, p.actionDim)
+		for k := range nan {
+			nan[k] = math.NaN()
+		}
+		return nan
 	}
 	k := len(d) / p.actionDim
 	i := 0
@@ -116,8 +117,9 @@ func bitsKey(v []float64) string {
 
 // ReadDrawsCSV reads draws from CSV (or TSV if name ends in .tsv or
 // .tsv.gz; gzip-compressed if it ends in .gz): a header of state_0 …
-// state_{d-1} and action_0 … action_{m-1} in any order, then one row per
-// draw. name is used in messages, which give the row and column.
+// state_{d-1} and action_0 … action_{m-1} in any order (episode and t
+// columns, if any, are ignored), then one row per draw. name is used in
+// messages, which give the row and column.
 func ReadDrawsCSV(r io.Reader, name string) (*Draws, error) {
 	lower := strings.ToLower(name)
 	if strings.HasSuffix(lower, ".gz") {
@@ -143,6 +145,9 @@ func ReadDrawsCSV(r io.Reader, name string) (*Draws, error) {
 	}
 	stateCol, actionCol := map[int]int{}, map[int]int{}
 	for j, h := range header {
+		if h == "episode" || h == "t" {
+			continue // where the draw was made, as a log's export has it: not needed
+		}
 		var cols map[int]int
 		rest, ok := strings.CutPrefix(h, "state_")
 		if ok {

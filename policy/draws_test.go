@@ -20,10 +20,11 @@ func TestReadDrawsCSV(t *testing.T) {
 	zw.Write([]byte(csvText))
 	zw.Close()
 	tsv := strings.ReplaceAll(csvText, ",", "\t")
+	withIDs := "episode,t,action_0,state_1,state_0\na,0,0.5,2,1\na,1,-1,4,3\nb,0,0.25,2,1\nb,1,7,0,-0\n"
 	for _, c := range []struct {
 		name string
 		data []byte
-	}{{"d.csv", []byte(csvText)}, {"d.csv.gz", gz.Bytes()}, {"d.tsv", []byte(tsv)}, {"d.CSV", []byte("\ufeff" + csvText)}} {
+	}{{"d.csv", []byte(csvText)}, {"d.csv.gz", gz.Bytes()}, {"d.tsv", []byte(tsv)}, {"d.CSV", []byte("\ufeff" + csvText)}, {"ids.csv", []byte(withIDs)}} {
 		p, err := ReadDrawsCSV(bytes.NewReader(c.data), c.name)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
@@ -47,6 +48,9 @@ func TestReadDrawsCSV(t *testing.T) {
 		}
 		if p.Has([]float64{1, 2.0000000000000004}) {
 			t.Errorf("%s: a state one bit away matched", c.name)
+		}
+		if a := p.Sample(rng, []float64{5, 5}); len(a) != 1 || !math.IsNaN(a[0]) {
+			t.Errorf("%s: draw at a state without draws %v, want NaN", c.name, a)
 		}
 	}
 	for _, c := range []struct{ in, want string }{

@@ -145,7 +145,7 @@ func valueMisfitWarnings(rep *estimateReport) []string {
 				if gap < 0 {
 					side = "below"
 				}
-				out = append(out, fmt.Sprintf("fqe: its estimate lies %.3g %s dr's, %.0f of dr's standard errors: dr's correction says that their value model (%s) misfits these logs, a bias fqe's interval does not count; prefer dr, or try a richer value model (--value-model)",
+				out = append(out, fmt.Sprintf("fqe: its estimate lies %.3g %s dr's, %.0f of dr's standard errors: dr's correction says that their value model (%s) misfits these logs, a bias fqe's interval does not count; dr rests on its ratio model instead (trust it as far as the ratio's own warnings allow), or try a richer value model (--value-model)",
 					math.Abs(gap), side, z, f.Model))
 			}
 		}

@@ -77,6 +77,15 @@ func TestEstimateTargetDraws(t *testing.T) {
 		t.Errorf("exit %d: %s, want %q", code, errOut, want)
 	}
 
+	// Draws at no logged state: the states were rounded, say.
+	none := filepath.Join(dir, "none.csv")
+	if err := os.WriteFile(none, []byte("state_0,state_1,state_2,action_0\n0.5,0.5,0.5,1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := run(t, "estimate", "--data", logs, "--target-draws", none, "--estimators", "fqe"); code != ExitError || !strings.Contains(errOut, "none of the log's 732 states has a target draw: were the states rounded or reformatted?") {
+		t.Errorf("exit %d: %s", code, errOut)
+	}
+
 	// The same draws as TSV, plain and compressed, read the same; other
 	// names are refused by both commands.
 	for _, name := range []string{"draws.tsv", "draws.TSV.gz"} {

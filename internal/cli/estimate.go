@@ -1040,6 +1040,15 @@ func checkDraws(p *policy.Draws, d *dataset.Dataset, file string) error {
 		}
 	}
 	if missing > 0 {
+		all := d.NumSteps()
+		for e := range d.NumEpisodes() {
+			if d.HasFinal[e] && !d.IsTerminal(e) {
+				all++
+			}
+		}
+		if missing == all {
+			return fmt.Errorf("%s: none of the log's %d states has a target draw: were the states rounded or reformatted? They must be written as in the log, bit for bit (the shortest exact form, as ihope writes them, or 17 significant digits)", file, all)
+		}
 		return fmt.Errorf("%s: no target draw at %s (%s of the log without one; the states must be written as in the log, bit for bit)", file, first, plural(missing, "state"))
 	}
 	return nil
