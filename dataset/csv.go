@@ -241,6 +241,29 @@ func label(l *labeler, f []byte) (int32, string) {
 	return l.id(f), ""
 }
 
+// ParseNumber parses a number field as the log reader does: Go's literal
+// syntax that strconv.ParseFloat also reads (1_000, 0x1p-2) is refused,
+// and so are NaN and infinities. Other readers of ihope's text files (a
+// policy table, target draws) use it so that one rule holds for all.
+func ParseNumber(f string) (float64, error) {
+	v, msg := parseReal([]byte(f))
+	if msg == "" {
+		msg = checkReal(v)
+	}
+	if msg != "" {
+		return 0, errors.New(msg)
+	}
+	return v, nil
+}
+
+// SkipBOM skips a UTF-8 byte-order mark at the start of r (Excel's "CSV
+// UTF-8" writes one), as the log reader does.
+func SkipBOM(r *bufio.Reader) {
+	if b, err := r.Peek(3); err == nil && string(b) == "\xef\xbb\xbf" {
+		r.Discard(3)
+	}
+}
+
 // parseReal parses a float field. NaN and infinities parse (the callers
 // refuse them with a clearer message).
 func parseReal(f []byte) (float64, string) {

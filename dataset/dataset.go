@@ -208,6 +208,26 @@ func (d *Dataset) EpisodeFolds(K int) []int {
 	return fold
 }
 
+// TargetStates calls f with every real state at which a value model
+// reads the target's actions: each logged state (episode e, step t) and,
+// where the log gives it, the state after an episode's last step (final
+// true, t its last step), except after a terminal step, whose absorbing
+// state has its action fixed by the padding (Absorbing). It stops when f
+// returns false. It needs real states (StateDim > 0).
+func (d *Dataset) TargetStates(f func(obs []float64, e, t int, final bool) bool) {
+	for e := range d.NumEpisodes() {
+		lo, hi := d.Span(e)
+		for j := lo; j < hi; j++ {
+			if !f(d.ObsAt(j), e, j-lo, false) {
+				return
+			}
+		}
+		if d.HasFinal[e] && !d.IsTerminal(e) && !f(d.FinalObs[e*d.StateDim:(e+1)*d.StateDim], e, hi-1-lo, true) {
+			return
+		}
+	}
+}
+
 // IsTerminal reports whether episode e ended in a terminal state.
 func (d *Dataset) IsTerminal(e int) bool { return d.Terminal != nil && d.Terminal[e] }
 

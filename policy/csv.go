@@ -7,7 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
+
+	"github.com/ihope-ope/ihope/dataset"
 )
 
 // ReadCSV reads a tabular policy in the authors' format: a header
@@ -18,9 +19,7 @@ import (
 // contract: Go's literal syntax (1_000, 0x1p-2) is refused.
 func ReadCSV(r io.Reader) (*Tabular, error) {
 	br := bufio.NewReader(r)
-	if b, err := br.Peek(3); err == nil && string(b) == "\ufeff" {
-		br.Discard(3)
-	}
+	dataset.SkipBOM(br)
 	cr := csv.NewReader(br)
 	header, err := cr.Read()
 	if err != nil {
@@ -54,10 +53,9 @@ func ReadCSV(r io.Reader) (*Tabular, error) {
 		}
 		row := make([]float64, len(rec)-1)
 		for a := range row {
-			f := rec[a+1]
-			v, err := strconv.ParseFloat(f, 64)
-			if err != nil || strings.ContainsAny(f, "_xX") {
-				return nil, fmt.Errorf("policy csv: row %d column %s: %q is not a number", line, header[a+1], f)
+			v, err := dataset.ParseNumber(rec[a+1])
+			if err != nil {
+				return nil, fmt.Errorf("policy csv: row %d column %s: %v", line, header[a+1], err)
 			}
 			row[a] = v
 		}

@@ -12,6 +12,8 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+
+	"github.com/ihope-ope/ihope/dataset"
 )
 
 // Draws is a policy over real actions known only by actions drawn from it
@@ -31,7 +33,7 @@ import (
 type Draws struct {
 	stateDim, actionDim int
 	at                  map[string][]float64 // state bits -> draws, actionDim each
-	max                 int
+	maxPerState         int
 }
 
 var _ Continuous = (*Draws)(nil)
@@ -59,7 +61,7 @@ func NewDraws(states, actions [][]float64) (*Draws, error) {
 		}
 		k := bitsKey(s)
 		p.at[k] = append(p.at[k], a...)
-		p.max = max(p.max, len(p.at[k])/p.actionDim)
+		p.maxPerState = max(p.maxPerState, len(p.at[k])/p.actionDim)
 	}
 	return p, nil
 }
@@ -71,7 +73,7 @@ func (p *Draws) ActionDim() int { return p.actionDim }
 func (p *Draws) StateDim() int { return p.stateDim }
 
 // MaxPerState is the largest number of draws given at one state.
-func (p *Draws) MaxPerState() int { return p.max }
+func (p *Draws) MaxPerState() int { return p.maxPerState }
 
 // Has reports whether a draw was given at obs.
 func (p *Draws) Has(obs []float64) bool {
@@ -84,8 +86,8 @@ func (p *Draws) LogProb(obs, action []float64) float64 { return math.NaN() }
 
 // Sample returns a draw given at obs (one chosen by rng if several), newly
 // allocated. At a state without draws it returns NaNs, so that whatever
-// needed one is NaN rather than silently wrong: callers check the states
-// they need with Has (ihope estimate names the first one missing).
+// needed one is NaN rather than silently wrong: Check says first whether
+// the draws cover a log.
 func (p *Draws) Sample(rng *rand.Rand, obs []float64) []float64 {
 	d, ok := p.at[bitsKey(obs)]
 	if !ok {
@@ -115,30 +117,129 @@ func bitsKey(v []float64) string {
 	return string(b)
 }
 
-// ReadDrawsCSV reads draws from CSV (or TSV if name ends in .tsv or
-// .tsv.gz; gzip-compressed if it ends in .gz): a header of state_0 …
-// state_{d-1} and action_0 … action_{m-1} in any order (episode and t
-// columns, if any, are ignored), then one row per draw. name is used in
-// messages, which give the row and column.
-func ReadDrawsCSV(r io.Reader, name string) (*Draws, error) {
-	lower := strings.ToLower(name)
-	if strings.HasSuffix(lower, ".gz") {
+// Check reports whether p covers the logs d: the same state and action
+// dimensions, and a draw at every state where a value model reads the
+// target's actions (dataset.Dataset.TargetStates). The error names the
+// first state without one by episode and t, or says that none matched
+// (states rounded or reformatted).
+func (p *Draws) Check(d *dataset.Dataset) error {
+	if p.stateDim != d.StateDim || p.actionDim != d.ActionDim {
+		return fmt.Errorf("draws of %d-dimensional states and %d-dimensional actions, but the log's are %d and %d", p.stateDim, p.actionDim, d.StateDim, d.ActionDim)
+	}
+	missing, all, first := 0, 0, ""
+	d.TargetStates(func(obs []float64, e, t int, final bool) bool {
+		all++
+		if !p.Has(obs) {
+			if missing++; first == "" {
+				first = fmt.Sprintf("the state of episode %q, t = %d", d.IDs[e], t)
+				if final {
+					first = fmt.Sprintf("the next state after the last step of episode %q", d.IDs[e])
+				}
+			}
+		}
+		return true
+	})
+	switch {
+	case missing == 0:
+		return nil
+	case missing == all:
+		return fmt.Errorf("none of the log's %d states has a target draw: were the states rounded or reformatted? They must be written as in the log, bit for bit (the shortest exact form, as ihope writes them, or 17 significant digits)", all)
+	}
+	plural := "s"
+	if missing == 1 {
+		plural = ""
+	}
+	return fmt.Errorf("no target draw at %s (%d state%s of the log without one; the states must be written as in the log, bit for bit)", first, missing, plural)
+}
+
+// WriteDraws writes, in the text format f (CSV or TSV, gzip-compressed or
+// not), one action drawn from pi at every state of d where a value model
+// reads the target's actions (dataset.Dataset.TargetStates), in the form
+// ReadDraws reads: numbers in their shortest exact form, so that the
+// states match the log's bit for bit.
+func WriteDraws(w io.Writer, f dataset.Format, d *dataset.Dataset, pi Continuous, rng *rand.Rand) error {
+	sep, zipped, err := drawsFormat(f)
+	if err != nil {
+		return err
+	}
+	var zw *gzip.Writer
+	if zipped {
+		zw = gzip.NewWriter(w)
+		w = zw
+	}
+	bw := bufio.NewWriter(w)
+	for k := range d.StateDim {
+		fmt.Fprintf(bw, "state_%d%c", k, sep)
+	}
+	for k := range d.ActionDim {
+		if k > 0 {
+			bw.WriteByte(sep)
+		}
+		fmt.Fprintf(bw, "action_%d", k)
+	}
+	bw.WriteByte('\n')
+	d.TargetStates(func(obs []float64, _, _ int, _ bool) bool {
+		for _, v := range obs {
+			bw.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
+			bw.WriteByte(sep)
+		}
+		for k, v := range pi.Sample(rng, obs) {
+			if k > 0 {
+				bw.WriteByte(sep)
+			}
+			bw.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
+		}
+		bw.WriteByte('\n')
+		return true
+	})
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	if zw != nil {
+		return zw.Close()
+	}
+	return nil
+}
+
+// drawsFormat returns the separator of a draws file's format and whether
+// it is gzip-compressed; Parquet is refused.
+func drawsFormat(f dataset.Format) (sep byte, zipped bool, err error) {
+	switch f {
+	case dataset.CSV:
+		return ',', false, nil
+	case dataset.TSV:
+		return '\t', false, nil
+	case dataset.CSVGzip:
+		return ',', true, nil
+	case dataset.TSVGzip:
+		return '\t', true, nil
+	}
+	return 0, false, fmt.Errorf("policy: draws are CSV or TSV, plain or gzip-compressed, not %q", f)
+}
+
+// ReadDraws reads draws in the text format f (CSV or TSV, gzip-compressed
+// or not): a header of state_0 … state_{d-1} and action_0 …
+// action_{m-1} in any order (episode and t columns, if any, are ignored),
+// then one row per draw. Numbers follow the log contract
+// (dataset.ParseNumber). name is used in messages, which give the row and
+// column.
+func ReadDraws(r io.Reader, f dataset.Format, name string) (*Draws, error) {
+	sep, zipped, err := drawsFormat(f)
+	if err != nil {
+		return nil, err
+	}
+	if zipped {
 		zr, err := gzip.NewReader(r)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		defer zr.Close()
 		r = zr
-		lower = strings.TrimSuffix(lower, ".gz")
 	}
 	br := bufio.NewReader(r)
-	if b, err := br.Peek(3); err == nil && string(b) == "\ufeff" {
-		br.Discard(3)
-	}
+	dataset.SkipBOM(br)
 	cr := csv.NewReader(br)
-	if strings.HasSuffix(lower, ".tsv") {
-		cr.Comma = '\t'
-	}
+	cr.Comma = rune(sep)
 	header, err := cr.Read()
 	if err != nil {
 		return nil, fmt.Errorf("%s: header: %w", name, err)
@@ -148,17 +249,14 @@ func ReadDrawsCSV(r io.Reader, name string) (*Draws, error) {
 		if h == "episode" || h == "t" {
 			continue // where the draw was made, as a log's export has it: not needed
 		}
-		var cols map[int]int
+		cols := stateCol
 		rest, ok := strings.CutPrefix(h, "state_")
-		if ok {
-			cols = stateCol
-		} else if rest, ok = strings.CutPrefix(h, "action_"); ok {
+		if !ok {
 			cols = actionCol
-		} else {
-			return nil, fmt.Errorf("%s: row 1, column %q: unknown column; want state_0, state_1, ... and action_0, action_1, ...", name, h)
+			rest, ok = strings.CutPrefix(h, "action_")
 		}
 		k, err := strconv.Atoi(rest)
-		if err != nil || k < 0 || strconv.Itoa(k) != rest {
+		if !ok || err != nil || k < 0 || strconv.Itoa(k) != rest {
 			return nil, fmt.Errorf("%s: row 1, column %q: unknown column; want state_0, state_1, ... and action_0, action_1, ...", name, h)
 		}
 		if _, dup := cols[k]; dup {
@@ -191,10 +289,9 @@ func ReadDrawsCSV(r io.Reader, name string) (*Draws, error) {
 		read := func(cols map[int]int, prefix string) ([]float64, error) {
 			v := make([]float64, len(cols))
 			for k := range v {
-				f := rec[cols[k]]
-				x, err := strconv.ParseFloat(f, 64)
-				if err != nil || strings.ContainsAny(f, "_xX") || math.IsNaN(x) || math.IsInf(x, 0) {
-					return nil, fmt.Errorf("%s: row %d, column %q: %q is not a finite number", name, row, prefix+strconv.Itoa(k), f)
+				x, err := dataset.ParseNumber(rec[cols[k]])
+				if err != nil {
+					return nil, fmt.Errorf("%s: row %d, column %q: %v", name, row, prefix+strconv.Itoa(k), err)
 				}
 				v[k] = x
 			}

@@ -702,16 +702,10 @@ func TestLinearLoggedDraws(t *testing.T) {
 		linearGaussConvergence(t, gamma, 20, func(d *dataset.Dataset, r int) Target {
 			var states, actions [][]float64
 			draw := rand.New(rand.NewPCG(uint64(r), 99))
-			for e := range d.NumEpisodes() {
-				lo, hi := d.Span(e)
-				for j := lo; j < hi; j++ {
-					states, actions = append(states, d.ObsAt(j)), append(actions, p.Target.Sample(draw, d.ObsAt(j)))
-				}
-				if d.HasFinal[e] {
-					s := d.FinalObs[e*d.StateDim : (e+1)*d.StateDim]
-					states, actions = append(states, s), append(actions, p.Target.Sample(draw, s))
-				}
-			}
+			d.TargetStates(func(obs []float64, _, _ int, _ bool) bool {
+				states, actions = append(states, obs), append(actions, p.Target.Sample(draw, obs))
+				return true
+			})
 			draws, err := policy.NewDraws(states, actions)
 			if err != nil {
 				t.Fatal(err)

@@ -32,7 +32,7 @@ func TestEstimateTargetDraws(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	draws, err := policy.ReadDrawsCSV(f, drawsFile)
+	draws, err := policy.ReadDraws(f, dataset.CSVGzip, drawsFile)
 	f.Close()
 	if err != nil {
 		t.Fatal(err)

@@ -232,9 +232,6 @@ func (c *estimateCmd) Run(e *runEnv) error {
 		return err
 	}
 	if c.TargetDraws != "" {
-		if !drawsName(c.TargetDraws) {
-			return usagef("--target-draws %q: want a file name ending in .csv, .tsv, .csv.gz or .tsv.gz", c.TargetDraws)
-		}
 		if c.draws, err = readDraws(c.TargetDraws); err != nil {
 			return err
 		}
@@ -355,8 +352,8 @@ func (c *estimateCmd) options(d *dataset.Dataset, target *targetPolicy) (ope.Opt
 		if d.ActionDim == 0 {
 			return o, nil, usagef("--target-draws is for logs of real-valued actions (action_0, action_1, ...); these logs have discrete actions: give target_prob_k columns or --target-policy")
 		}
-		if err := checkDraws(c.draws, d, c.TargetDraws); err != nil {
-			return o, nil, err
+		if err := c.draws.Check(d); err != nil {
+			return o, nil, fmt.Errorf("%s: %w", c.TargetDraws, err)
 		}
 		o.TargetContinuous = c.draws
 		if c.draws.MaxPerState() == 1 {
@@ -1004,52 +1001,26 @@ func printRows(out io.Writer, rows []estimateRow) {
 	tw.Flush()
 }
 
-// readDraws reads a --target-draws file.
+// readDraws reads a --target-draws file, whose format its name gives.
 func readDraws(path string) (*policy.Draws, error) {
+	format, err := drawsFormat(path)
+	if err != nil {
+		return nil, err
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return policy.ReadDrawsCSV(f, path)
+	return policy.ReadDraws(f, format, path)
 }
 
-// checkDraws checks that the draws p (read from file) cover d: the same
-// state and action dimensions, and a draw at every logged state and at
-// every next state given after an episode's last step (a terminal one's
-// excepted: its value is 0). The error names the first state without
-// one by episode and t.
-func checkDraws(p *policy.Draws, d *dataset.Dataset, file string) error {
-	if p.StateDim() != d.StateDim || p.ActionDim() != d.ActionDim {
-		return fmt.Errorf("%s: draws of %d-dimensional states and %d-dimensional actions, but the log's are %d and %d", file, p.StateDim(), p.ActionDim(), d.StateDim, d.ActionDim)
+// drawsFormat is the format a --target-draws name gives: CSV or TSV,
+// plain or gzip-compressed (a usage error otherwise).
+func drawsFormat(path string) (dataset.Format, error) {
+	f, err := dataset.FormatOf(path)
+	if err != nil || f == dataset.Parquet {
+		return "", usagef("--target-draws %q: want a file name ending in .csv, .tsv, .csv.gz or .tsv.gz", path)
 	}
-	missing, first := 0, ""
-	for e := range d.NumEpisodes() {
-		lo, hi := d.Span(e)
-		for j := lo; j < hi; j++ {
-			if !p.Has(d.ObsAt(j)) {
-				if missing++; first == "" {
-					first = fmt.Sprintf("the state of episode %q, t = %d", d.IDs[e], j-lo)
-				}
-			}
-		}
-		if d.HasFinal[e] && !d.IsTerminal(e) && !p.Has(d.FinalObs[e*d.StateDim:(e+1)*d.StateDim]) {
-			if missing++; first == "" {
-				first = fmt.Sprintf("the next state after the last step of episode %q", d.IDs[e])
-			}
-		}
-	}
-	if missing > 0 {
-		all := d.NumSteps()
-		for e := range d.NumEpisodes() {
-			if d.HasFinal[e] && !d.IsTerminal(e) {
-				all++
-			}
-		}
-		if missing == all {
-			return fmt.Errorf("%s: none of the log's %d states has a target draw: were the states rounded or reformatted? They must be written as in the log, bit for bit (the shortest exact form, as ihope writes them, or 17 significant digits)", file, all)
-		}
-		return fmt.Errorf("%s: no target draw at %s (%s of the log without one; the states must be written as in the log, bit for bit)", file, first, plural(missing, "state"))
-	}
-	return nil
+	return f, nil
 }

@@ -1,15 +1,10 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
-	"compress/gzip"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
-	"strconv"
-	"strings"
 
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/env/pendulum"
@@ -36,8 +31,10 @@ func (c *sampleCmd) Run(e *runEnv) error {
 	if c.TargetDraws != "" && c.Env != "pendulum" {
 		return usagef("--target-draws is for worlds of real actions (pendulum); for discrete actions use --target-probs")
 	}
-	if c.TargetDraws != "" && !drawsName(c.TargetDraws) {
-		return usagef("--target-draws %q: want a file name ending in .csv, .tsv, .csv.gz or .tsv.gz", c.TargetDraws)
+	if c.TargetDraws != "" {
+		if _, err := drawsFormat(c.TargetDraws); err != nil {
+			return err
+		}
 	}
 	if c.Env == "pendulum" {
 		if c.TargetProbs {
@@ -105,77 +102,15 @@ func (c *sampleCmd) samplePendulum(e *runEnv) error {
 	if c.TargetDraws != "" {
 		// A stream of its own (1), so that the logs are those of the same
 		// seed without the flag.
-		if err := writeDraws(c.TargetDraws, d, pendulum.DefaultTarget(), rand.New(rand.NewPCG(c.Seed, 1))); err != nil {
+		format, _ := drawsFormat(c.TargetDraws) // checked above
+		var buf bytes.Buffer
+		if err := policy.WriteDraws(&buf, format, d, pendulum.DefaultTarget(), rand.New(rand.NewPCG(c.Seed, 1))); err != nil {
+			return err
+		}
+		if err := os.WriteFile(c.TargetDraws, buf.Bytes(), 0o644); err != nil {
 			return err
 		}
 	}
 	fmt.Fprintf(e.stderr, "wrote %s x %s of pendulum, target pi*, behavior (1-mix)*pi* + mix*pi+ with mix = %g, to %s\n", plural(c.N, "episode"), plural(c.T, "step"), mix, displayName(c.Out, "standard output"))
 	return nil
-}
-
-// writeDraws writes to path one action drawn from pi at every logged state
-// of d and at every given next state after an episode's last step, in the
-// form policy.ReadDrawsCSV reads (numbers in their shortest exact form, so
-// that the states match the log's bit for bit).
-func writeDraws(path string, d *dataset.Dataset, pi policy.Continuous, rng *rand.Rand) error {
-	var buf bytes.Buffer
-	var w io.Writer = &buf
-	var zw *gzip.Writer
-	if strings.HasSuffix(strings.ToLower(path), ".gz") {
-		zw = gzip.NewWriter(&buf)
-		w = zw
-	}
-	sep := byte(',')
-	if strings.HasSuffix(strings.TrimSuffix(strings.ToLower(path), ".gz"), ".tsv") {
-		sep = '\t' // as policy.ReadDrawsCSV reads a .tsv name
-	}
-	bw := bufio.NewWriter(w)
-	for k := range d.StateDim {
-		fmt.Fprintf(bw, "state_%d%c", k, sep)
-	}
-	for k := range d.ActionDim {
-		if k > 0 {
-			bw.WriteByte(sep)
-		}
-		fmt.Fprintf(bw, "action_%d", k)
-	}
-	bw.WriteByte('\n')
-	row := func(obs []float64) {
-		for _, v := range obs {
-			bw.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
-			bw.WriteByte(sep)
-		}
-		for k, v := range pi.Sample(rng, obs) {
-			if k > 0 {
-				bw.WriteByte(sep)
-			}
-			bw.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
-		}
-		bw.WriteByte('\n')
-	}
-	for e := range d.NumEpisodes() {
-		lo, hi := d.Span(e)
-		for j := lo; j < hi; j++ {
-			row(d.ObsAt(j))
-		}
-		if d.HasFinal[e] {
-			row(d.FinalObs[e*d.StateDim : (e+1)*d.StateDim])
-		}
-	}
-	if err := bw.Flush(); err != nil {
-		return err
-	}
-	if zw != nil {
-		if err := zw.Close(); err != nil {
-			return err
-		}
-	}
-	return os.WriteFile(path, buf.Bytes(), 0o644)
-}
-
-// drawsName reports whether path names a draws file: .csv, .tsv, .csv.gz
-// or .tsv.gz, in any case.
-func drawsName(path string) bool {
-	lower := strings.TrimSuffix(strings.ToLower(path), ".gz")
-	return strings.HasSuffix(lower, ".csv") || strings.HasSuffix(lower, ".tsv")
 }
