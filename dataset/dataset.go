@@ -228,6 +228,17 @@ func (d *Dataset) TargetStates(f func(obs []float64, e, t int, final bool) bool)
 	}
 }
 
+// MinLen returns the length of the shortest episode (0 for no episodes).
+func (d *Dataset) MinLen() int {
+	m := 0
+	for e := range d.IDs {
+		if l := d.Len(e); e == 0 || l < m {
+			m = l
+		}
+	}
+	return m
+}
+
 // IsTerminal reports whether episode e ended in a terminal state.
 func (d *Dataset) IsTerminal(e int) bool { return d.Terminal != nil && d.Terminal[e] }
 

@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"reflect"
-	"slices"
 	"sync"
 	"testing"
 
@@ -327,25 +326,5 @@ func TestEpisodeOrderInvariance(t *testing.T) {
 		if !close(points[0][k], points[1][k]) || !close(a.Low, b.Low) || !close(a.High, b.High) {
 			t.Errorf("%s: %v [%v, %v] in order, %v [%v, %v] shuffled", est.Name(), points[0][k], a.Low, a.High, points[1][k], b.Low, b.High)
 		}
-	}
-}
-
-// Cross-fitting folds go by the ids' natural order, and the copies of an
-// episode in a resample share one.
-func TestEpisodeFolds(t *testing.T) {
-	d := taxiData(t, 4, 5, 3)
-	for e := range d.IDs {
-		d.IDs[e] = []string{"ep10", "ep2", "ep1", "b", "a"}[e]
-	}
-	// Natural order: a, b, ep1, ep2, ep10.
-	if got, want := d.EpisodeFolds(2), []int{0, 1, 0, 1, 0}; !slices.Equal(got, want) {
-		t.Errorf("folds %v, want %v", got, want)
-	}
-	r := d.Subset([]int{0, 4, 0, 2, 4}) // ep10, a, ep10, ep1, a: distinct a, ep1, ep10
-	if got, want := r.EpisodeFolds(2), []int{0, 0, 0, 1, 0}; !slices.Equal(got, want) {
-		t.Errorf("resample folds %v, want %v", got, want)
-	}
-	if r.NumIDs() != 3 {
-		t.Errorf("NumIDs %d, want 3", r.NumIDs())
 	}
 }

@@ -544,9 +544,12 @@ func TestStreamMergeIntoEmpty(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(want.Estimates) != 5 || len(got.Estimates) != 5 {
+		t.Fatalf("%d and %d estimates, want 5", len(got.Estimates), len(want.Estimates))
+	}
 	for k, w := range want.Estimates {
 		g := got.Estimates[k]
-		if w.Err != nil || g.Err != nil || math.Abs(g.Result.Value-w.Result.Value) > 1e-12 {
+		if w.Err != nil || g.Err != nil || !(math.Abs(g.Result.Value-w.Result.Value) <= 1e-12) {
 			t.Errorf("%s: merged %v (%v), added %v (%v)", w.Name, g.Result.Value, g.Err, w.Result.Value, w.Err)
 		}
 	}

@@ -175,14 +175,14 @@ func TestPipelineEqualsEstimate(t *testing.T) {
 		if want.Data.Episodes != 40 {
 			t.Fatalf("%d episodes, want 40", want.Data.Episodes)
 		}
-		rows := 0
-		for _, r := range want.Estimates {
-			if r.Estimate != nil {
-				rows++
+		if flags != nil {
+			for _, name := range []string{"model-based", "fqe", "mwl", "mql", "dualdice"} {
+				for _, r := range got.Estimates {
+					if r.Estimator == name && r.Estimate == nil {
+						t.Errorf("%s: no estimate from the pipeline (%s)", name, r.Error)
+					}
+				}
 			}
-		}
-		if flags != nil && rows < 9 {
-			t.Fatalf("%v: %d estimates, want the tabular learners too", flags, rows)
 		}
 		sameReports(t, got, want)
 	}

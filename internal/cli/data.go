@@ -63,10 +63,7 @@ func (f *dataFlags) options(path string) (dataset.ReadOptions, error) {
 	if err != nil {
 		return o, usageError{err}
 	}
-	o.Columns, o.Ignore, o.Categorical = cols, f.Ignore, f.Categorical
-	if f.target != nil {
-		o.Target = f.target
-	}
+	o.Columns, o.Ignore, o.Categorical, o.Target = cols, f.Ignore, f.Categorical, f.target
 	if err := o.Check(); err != nil {
 		return o, usageError{err}
 	}

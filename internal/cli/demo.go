@@ -157,7 +157,7 @@ func printDemo(out io.Writer, r *demoReport) {
 
 func fmtDuration(sec float64) string {
 	// Three significant figures (27.2s, 2.48s, 222ms, 5.25ms, 230µs): the
-	// rounding unit is a thousandth of d's leading power of ten.
+	// rounding unit is a hundredth of d's leading power of ten.
 	d := time.Duration(sec * float64(time.Second))
 	unit := time.Duration(1)
 	for p := time.Duration(1000); p <= d; p *= 10 {

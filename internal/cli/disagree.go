@@ -75,8 +75,8 @@ func disagreementWarnings(rep *estimateReport) []string {
 		}
 	}
 	gap := math.Inf(1) // bound on |horizon - long-run|
-	if g := rep.Data.Gamma; g < 1 && rep.Data.MinLength > 0 && rep.Data.rewardRange >= 0 {
-		gap = math.Pow(g, float64(rep.Data.MinLength)) * rep.Data.rewardRange
+	if t := discountTail(rep.Data.Gamma, rep.Data.MinLength); t < 1 && rep.Data.rewardRange >= 0 {
+		gap = t * rep.Data.rewardRange
 	}
 	var pairs int
 	var best [2]*rowInterval

@@ -94,9 +94,12 @@ func TestEstimateTargetDraws(t *testing.T) {
 			t.Fatal(errOut)
 		}
 		again := estimateJSON(t, "--data", logs, "--target-draws", path, "--gamma", "0.95", "--bootstrap", "0", "--estimators", "fqe,dr")
+		if len(again.Estimates) != 2 {
+			t.Fatalf("%s: %d rows, want fqe and dr", name, len(again.Estimates))
+		}
 		for i, row := range again.Estimates {
-			if *row.Estimate != *rep.Estimates[i].Estimate {
-				t.Errorf("%s: %s %v, from the CSV %v", name, row.Estimator, *row.Estimate, *rep.Estimates[i].Estimate)
+			if row.Estimate == nil || rep.Estimates[i].Estimate == nil || *row.Estimate != *rep.Estimates[i].Estimate {
+				t.Errorf("%s: %s %v, from the CSV %v", name, row.Estimator, row.Estimate, rep.Estimates[i].Estimate)
 			}
 		}
 	}

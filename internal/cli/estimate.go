@@ -149,7 +149,7 @@ type dataSummary struct {
 	BehaviorFit *behaviorFitInfo `json:"behavior_fit,omitempty"`
 	// rewardRange is the largest logged reward minus the smallest (not in
 	// the JSON): at gamma < 1 it bounds the gap between the T-step and
-	// long-run values with gamma^T (estimandGap).
+	// long-run values with gamma^T (discountTail).
 	rewardRange float64
 }
 
@@ -584,7 +584,7 @@ func (c *estimateCmd) runOne(en ope.Entry, d *dataset.Dataset, opts ope.Options,
 	row.Estimand = string(res.Estimand)
 	row.Model = res.Learner
 	var notes []string
-	if note, warn := estimandNote(res.Estimand, opts.Estimand, c.Gamma, minLen(d)); note != "" {
+	if note, warn := estimandNote(res.Estimand, opts.Estimand, c.Gamma, d.MinLen()); note != "" {
 		row.Note = note
 		if warn {
 			notes = append(notes, en.Name+": "+row.Note)
@@ -742,7 +742,7 @@ func applyInterval(rep *estimateReport, row *estimateRow, iv ope.Interval, B int
 // law: -3.32 against the 50-step -3.32 and the long-run -4.04).
 func transientWarnings(rep *estimateReport) []string {
 	T, gamma := rep.Data.MaxLength, rep.Data.Gamma
-	if gamma < 1 && math.Pow(gamma, float64(rep.Data.MinLength)) < transientDiscountFloor { // the shortest episode's gap is the largest
+	if discountTail(gamma, rep.Data.MinLength) < transientDiscountFloor { // the shortest episode's gap is the largest
 		// The T-step and long-run discounted values agree to within
 		// gamma^T of the rewards' range: there is no transient to speak
 		// of, and a discounted ratio weighs early steps differently by
@@ -778,6 +778,17 @@ func transientWarnings(rep *estimateReport) []string {
 // silent at gamma < 1.
 const transientDiscountFloor = 0.01
 
+// discountTail is gamma^T for episodes of at least T = minLen steps (1 at
+// gamma = 1 or without episodes): at gamma < 1 the normalised T-step and
+// long-run values differ by at most that times the range of the rewards,
+// which the notes and warnings that compare the two estimands weigh.
+func discountTail(gamma float64, minLen int) float64 {
+	if gamma >= 1 || minLen <= 0 {
+		return 1
+	}
+	return math.Pow(gamma, float64(minLen))
+}
+
 // estimandNoteFloor is the gamma^T below which a row's other estimand is
 // a note, not a warning (estimandNote): the two values then differ by at
 // most 0.1% of the rewards' range. (0.01 was tried first; a review found
@@ -785,8 +796,8 @@ const transientDiscountFloor = 0.01
 // a bound of 0.12, beyond the intervals' half-widths of 0.07.)
 const estimandNoteFloor = 1e-3
 
-// estimandNote is the note of a row whose estimator targets got where
-// asked was asked for (none if they agree), and whether it is a warning.
+// estimandNote is the note for a row whose estimator targets got when
+// asked was requested (none if they agree), and whether it is a warning.
 // At gamma < 1 on episodes of at least minLen steps the normalised T-step
 // and long-run values differ by at most gamma^T times the range of the
 // expected rewards; below estimandNoteFloor the note says so and warns no
@@ -797,22 +808,12 @@ func estimandNote(got, asked ope.Estimand, gamma float64, minLen int) (note stri
 		return "", false
 	}
 	note = fmt.Sprintf("targets the %s value, not the %s value asked for", got, asked)
-	if g := math.Pow(gamma, float64(minLen)); gamma < 1 && minLen > 0 && g < estimandNoteFloor {
+	if g := discountTail(gamma, minLen); g < estimandNoteFloor {
 		return fmt.Sprintf("%s; at gamma = %g over episodes of %d steps or more the two differ by at most %.2g times the rewards' range", note, gamma, minLen, g), false
 	}
 	return note, true
 }
 
-// minLen is the length of d's shortest episode.
-func minLen(d *dataset.Dataset) int {
-	m := 0
-	for e := range d.IDs {
-		if l := d.Len(e); e == 0 || l < m {
-			m = l
-		}
-	}
-	return m
-}
 
 // transientAdvice says where the two values the transient separates can
 // be read in rep: the long-run rows of fqe, dr and mwl that gave an

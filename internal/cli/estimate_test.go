@@ -454,7 +454,8 @@ func TestEstimandNote(t *testing.T) {
 
 // Rows of one estimand whose intervals do not overlap are named, the pair
 // furthest apart; naive and rows of the other estimand are not compared,
-// except at gamma < 1 with gamma^T < 0.01, where the two values agree.
+// except at gamma < 1 where gamma^T times the rewards' range is below a
+// tenth of both half-widths (the two values then agree that closely).
 func TestDisagreementWarnings(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
 	row := func(name, estimand string, lo, hi float64) estimateRow {

@@ -241,8 +241,11 @@ func TestEstimateTargetPolicyWithoutColumn(t *testing.T) {
 	streamArgs := []string{"--target-policy", files[0], "--bootstrap", "0", "--estimators", "wis-stepwise,bch-tabular,fqe"}
 	want := estimateJSON(t, append([]string{"--data", logs}, streamArgs...)...)
 	got := estimateJSON(t, append([]string{"--data", filepath.Join(shards, "*.csv")}, streamArgs...)...)
+	if len(want.Estimates) != 3 || len(got.Estimates) != 3 {
+		t.Fatalf("%d and %d rows, want 3", len(got.Estimates), len(want.Estimates))
+	}
 	for i, w := range want.Estimates {
-		if g := got.Estimates[i]; g.Estimate == nil || math.Abs(*g.Estimate-*w.Estimate) > 1e-12 {
+		if g := got.Estimates[i]; g.Estimate == nil || w.Estimate == nil || !(math.Abs(*g.Estimate-*w.Estimate) <= 1e-12) {
 			t.Errorf("%s streamed without the column: %v, want %v", w.Estimator, g.Estimate, w.Estimate)
 		}
 	}
