@@ -218,6 +218,11 @@ type Entry struct {
 	// density ratios and the minimax learners), "" for those that follow
 	// Options.Estimand (model-based, fqe, dr). Use Estimand.
 	Targets Estimand
+	// Reads says what kind of number it gives, for the comparisons of
+	// rows (compare.go): the target's value weighed from the logs (the
+	// zero value), the behavior's own value (naive), a value model's
+	// (fqe), or a value model's corrected by a ratio (dr).
+	Reads Reading
 	// New builds the estimator from options.
 	New func(o Options) Estimator
 }
@@ -240,7 +245,7 @@ func (e Entry) SlowOn(d *dataset.Dataset) bool {
 
 // registry lists every estimator in the order of ihope's tables.
 var registry = []Entry{
-	{Name: "naive", Targets: Horizon, Label: "naive (mean logged reward)",
+	{Name: "naive", Targets: Horizon, Label: "naive (mean logged reward)", Reads: ReadsBehavior,
 		New: func(Options) Estimator { return &Naive{} }},
 	{Name: "is-trajectory", Targets: Horizon, Label: "trajectory-wise IS", Needs: NeedsBehavior, Unit: UnitEpisode,
 		New: func(Options) Estimator { return &TrajectoryIS{} }},
@@ -252,7 +257,7 @@ var registry = []Entry{
 		New: func(Options) Estimator { return &StepwiseWIS{} }},
 	{Name: "model-based", Label: "model-based (fitted MDP)", Needs: NeedsDiscreteStates | NeedsTargetPolicy,
 		New: func(o Options) Estimator { return &ModelBased{Target: o.Target, Estimand: o.Estimand} }},
-	{Name: "fqe", Label: "fitted Q evaluation", Needs: NeedsTargetDist,
+	{Name: "fqe", Label: "fitted Q evaluation", Needs: NeedsTargetDist, Reads: ReadsValueModel,
 		New: func(o Options) Estimator {
 			return FQE{Value: o.valueLearner(), Target: o.valueTarget(), Estimand: o.Estimand, Reservoir: o.Reservoir, SampleSeed: o.Seed}
 		}},
@@ -266,7 +271,7 @@ var registry = []Entry{
 		New: func(o Options) Estimator {
 			return DensityRatio{Learner: o.neuralRatio(), Reservoir: o.Reservoir, SampleSeed: o.Seed}
 		}},
-	{Name: "dr", Label: "doubly robust (ratio + value model)", SlowOnRealStates: true, Needs: NeedsTargetDist | NeedsBehavior,
+	{Name: "dr", Label: "doubly robust (ratio + value model)", SlowOnRealStates: true, Needs: NeedsTargetDist | NeedsBehavior, Reads: ReadsCorrectedModel,
 		New: func(o Options) Estimator {
 			return DR{Ratio: o.ratioLearner(), Kernel: o.Kernel, Value: o.valueLearner(), Target: o.valueTarget(),
 				Estimand: o.Estimand, Folds: o.Folds}

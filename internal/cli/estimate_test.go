@@ -452,79 +452,28 @@ func TestEstimandNote(t *testing.T) {
 	}
 }
 
-// Rows of one estimand whose intervals do not overlap are named, the pair
-// furthest apart; naive and rows of the other estimand are not compared,
-// except at gamma < 1 where gamma^T times the rewards' range is below a
-// tenth of both half-widths (the two values then agree that closely).
-func TestDisagreementWarnings(t *testing.T) {
+// rowWarnings reads each row's interval (the bootstrap's, else the Wald
+// one) and bounds the gap between the estimands by gamma^T times the
+// rewards' range: at gamma = 0.95 over 200 steps the two estimands' rows
+// are compared, at 0.99 not (ope.DisagreementWarning has the rules).
+func TestRowWarningsAdapter(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
-	row := func(name, estimand string, lo, hi float64) estimateRow {
-		return estimateRow{Estimator: name, Estimand: estimand, Estimate: f((lo + hi) / 2), CILow: f(lo), CIHigh: f(hi)}
-	}
-	wald := func(name, estimand, model string, lo, hi float64) estimateRow {
-		return estimateRow{Estimator: name, Estimand: estimand, Model: model, Estimate: f((lo + hi) / 2), WaldLow: f(lo), WaldHigh: f(hi), SE: f((hi - lo) / 4)}
+	rows := []estimateRow{
+		{Estimator: "bch-neural", Estimand: "long-run", Estimate: f(-0.1), CILow: f(-0.2), CIHigh: f(0)},
+		{Estimator: "wis-stepwise", Estimand: "horizon", Estimate: f(-1.3), WaldLow: f(-1.6), WaldHigh: f(-1.1)},
 	}
 	for _, c := range []struct {
-		name  string
 		gamma float64
-		rows  []estimateRow
-		want  string // "" for no warning
+		want  string
 	}{
-		{"overlap", 1, []estimateRow{row("wis-stepwise", "horizon", -0.3, -0.1), row("dr", "horizon", -0.15, -0.12)}, ""},
-		{"naive left out", 1, []estimateRow{row("naive", "horizon", -0.3, -0.25), row("dr", "horizon", -0.15, -0.12)}, ""},
-		{"estimands apart", 1, []estimateRow{row("bch-tabular", "long-run", -0.13, -0.11), row("dr", "horizon", -0.15, -0.14)}, ""},
-		{"no interval", 1, []estimateRow{{Estimator: "fqe", Estimand: "horizon", Estimate: f(-0.5)}, row("dr", "horizon", -0.15, -0.12)}, ""},
-		{"one pair", 1, []estimateRow{row("wis-stepwise", "horizon", -0.3, -0.2), row("dr", "horizon", -0.15, -0.12)},
-			"wis-stepwise and dr both estimate the horizon value, but their intervals do not overlap ([-0.3, -0.2] against [-0.15, -0.12]): at least one"},
-		{"a Wald interval", 1, []estimateRow{row("wis-stepwise", "horizon", -0.3, -0.2), wald("dr", "horizon", "marginal/tabular", -0.15, -0.12)},
-			"wis-stepwise and dr both estimate the horizon value"},
-		{"fqe and dr of one value model", 1, []estimateRow{wald("fqe", "horizon", "linear", -0.3, -0.2), wald("dr", "horizon", "kernel/linear", -0.15, -0.12)}, ""},
-		{"fqe and dr of two value models", 1, []estimateRow{wald("fqe", "horizon", "neural", -0.3, -0.2), wald("dr", "horizon", "kernel/linear", -0.15, -0.12)},
-			"fqe and dr both estimate the horizon value"},
-		{"furthest pair of three", 1, []estimateRow{row("fqe", "long-run", -0.19, -0.16), row("mwl", "long-run", -0.1, -0.05),
-			row("bch-tabular", "long-run", -0.25, -0.2), row("mql", "long-run", -0.12, -0.08)},
-			"bch-tabular and mwl both estimate the long-run value, but their intervals do not overlap ([-0.25, -0.2] against [-0.1, -0.05]) (5 pairs of rows do not overlap; these two are furthest apart)"},
-		{"equal rows as one", 1, []estimateRow{row("bch-tabular", "long-run", -0.17, -0.12), row("mwl", "long-run", -0.11, -0.08),
-			row("mql", "long-run", -0.11, -0.08), row("dualdice", "long-run", -0.11, -0.08)},
-			"bch-tabular and mwl/mql/dualdice both estimate the long-run value, but their intervals do not overlap ([-0.17, -0.12] against [-0.11, -0.08]):"},
-		{"discounted, one value", 0.95, []estimateRow{row("bch-neural", "long-run", -0.2, 0), row("wis-stepwise", "horizon", -1.6, -1.1)},
-			"wis-stepwise and bch-neural both estimate one value (at gamma = 0.95 the horizon and long-run values differ here by at most 7e-05"},
-		{"discounted, short episodes", 0.99, []estimateRow{row("bch-neural", "long-run", -0.2, 0), row("wis-stepwise", "horizon", -1.6, -1.1)}, ""},
+		{0.95, "wis-stepwise and bch-neural both estimate one value (at gamma = 0.95 the horizon and long-run values differ here by at most 7e-05"},
+		{0.99, ""},
 	} {
-		rep := &estimateReport{Estimates: c.rows}
+		rep := &estimateReport{Estimates: rows}
 		rep.Data.Gamma, rep.Data.MinLength, rep.Data.rewardRange = c.gamma, 200, 2
-		got := strings.Join(disagreementWarnings(rep), "\n")
+		got := strings.Join(rowWarnings(rep), "\n")
 		if c.want == "" && got != "" || !strings.Contains(got, c.want) {
-			t.Errorf("%s: %q, want %q", c.name, got, c.want)
-		}
-	}
-}
-
-// fqe's row says what dr's correction says of their shared value model:
-// beyond 3 of dr's standard errors apart, with the same value model and
-// estimand, and only then.
-func TestValueMisfitWarnings(t *testing.T) {
-	f := func(v float64) *float64 { return &v }
-	for _, c := range []struct {
-		name string
-		rows []estimateRow
-		want string
-	}{
-		{"misfit", []estimateRow{{Estimator: "fqe", Estimate: f(0.0475), Estimand: "horizon", Model: "linear"},
-			{Estimator: "dr", Estimate: f(-0.0004), SE: f(0.0053), Estimand: "horizon", Model: "kernel/linear"}},
-			"fqe: its estimate lies 0.0479 above dr's, 9 of dr's standard errors: dr's correction says that their value model (linear) misfits"},
-		{"within 3 SE", []estimateRow{{Estimator: "fqe", Estimate: f(-0.129), Estimand: "horizon", Model: "tabular"},
-			{Estimator: "dr", Estimate: f(-0.1405), SE: f(0.01), Estimand: "horizon", Model: "marginal/tabular"}}, ""},
-		{"other value model", []estimateRow{{Estimator: "fqe", Estimate: f(0.0475), Estimand: "horizon", Model: "neural"},
-			{Estimator: "dr", Estimate: f(-0.0004), SE: f(0.0053), Estimand: "horizon", Model: "kernel/linear"}}, ""},
-		{"other estimand", []estimateRow{{Estimator: "fqe", Estimate: f(0.0475), Estimand: "long-run", Model: "linear"},
-			{Estimator: "dr", Estimate: f(-0.0004), SE: f(0.0053), Estimand: "horizon", Model: "kernel/linear"}}, ""},
-		{"dr failed", []estimateRow{{Estimator: "fqe", Estimate: f(0.0475), Estimand: "horizon", Model: "linear"},
-			{Estimator: "dr", Estimand: "horizon", Error: "refused"}}, ""},
-	} {
-		got := strings.Join(valueMisfitWarnings(&estimateReport{Estimates: c.rows}), "\n")
-		if c.want == "" && got != "" || !strings.Contains(got, c.want) {
-			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+			t.Errorf("gamma %g: %q, want %q", c.gamma, got, c.want)
 		}
 	}
 }
