@@ -526,7 +526,7 @@ func (b *builder) finish() (*Dataset, *Labels, error) {
 		if d.StateDim > 0 || d.ActionDim > 0 {
 			return nil, nil, &FormatError{File: b.file, Row: 1, Msg: "the file has no target columns (target_prob, target_logprob or target_prob_0, ...), and a target policy file gives the probabilities of discrete states and actions only"}
 		}
-		if err := d.setTarget(p, true, true); err != nil {
+		if err := d.setTarget(p, targetReplace); err != nil {
 			return nil, nil, fmt.Errorf("%s (no target columns; the target policy's probabilities): %w", b.file, err)
 		}
 	}

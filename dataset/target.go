@@ -26,12 +26,12 @@ import (
 // may be more exact than log p, and -Inf stays -Inf).
 //
 // On error d is left unchanged.
-func (d *Dataset) SetTargetPolicy(p TablePolicy) error { return d.setTarget(p, true, false) }
+func (d *Dataset) SetTargetPolicy(p TablePolicy) error { return d.setTarget(p, targetFill) }
 
 // CheckTargetPolicy makes SetTargetPolicy's checks of p against d and
 // changes nothing: what a stream of shards runs on each shard, whose
 // estimators take p itself.
-func (d *Dataset) CheckTargetPolicy(p TablePolicy) error { return d.setTarget(p, false, false) }
+func (d *Dataset) CheckTargetPolicy(p TablePolicy) error { return d.setTarget(p, targetCheck) }
 
 // TablePolicy is a policy over discrete states and actions, as
 // *policy.Tabular is.
@@ -41,11 +41,18 @@ type TablePolicy interface {
 	Prob(s, a int) float64
 }
 
-// setTarget is SetTargetPolicy, which with fill false only checks. With
-// replace (and fill) the log has no target probabilities of its own
-// (ReadOptions.Target): LogTarget is set to log p(a_t|s_t) instead of
-// being checked against it.
-func (d *Dataset) setTarget(p TablePolicy, fill, replace bool) error {
+// targetMode is what setTarget does with a target policy.
+type targetMode int
+
+const (
+	targetCheck   targetMode = iota // check p against the log (CheckTargetPolicy)
+	targetFill                      // and fill TargetProbs (SetTargetPolicy)
+	targetReplace                   // and set LogTarget from p: the log has no target columns (ReadOptions.Target)
+)
+
+// setTarget is SetTargetPolicy and CheckTargetPolicy, by mode.
+func (d *Dataset) setTarget(p TablePolicy, mode targetMode) error {
+	fill, replace := mode >= targetFill, mode == targetReplace
 	if d.StateDim > 0 || d.ActionDim > 0 {
 		return fmt.Errorf("dataset: SetTargetPolicy needs discrete states and actions (the log has StateDim %d, ActionDim %d)",
 			d.StateDim, d.ActionDim)
