@@ -411,6 +411,9 @@ func (c *estimateCmd) estimate(d *dataset.Dataset, target *targetPolicy, stderr 
 	if w := ope.UnloggedWarning(sum); w != "" {
 		rep.Warnings = append(rep.Warnings, w)
 	}
+	if w := ope.BalanceWarning(d, c.FitBehavior); w != "" {
+		rep.Warnings = append(rep.Warnings, w)
+	}
 	rep.Warnings = append(rep.Warnings, warnings...)
 	rep.Warnings = append(rep.Warnings, c.noBehaviorWarnings(d, opts)...)
 	entries, skipped := c.choose(d, opts)
