@@ -948,14 +948,22 @@ func printEstimate(out io.Writer, r *estimateReport) {
 	}
 }
 
+// policyTitle names a target policy and its file, if it has one (a
+// policy of the log's columns has none), or says none, when it is the
+// logs' own unnamed one.
+func policyTitle(p policyInfo, none string) string {
+	switch {
+	case p.Name == "":
+		return none
+	case p.File == "":
+		return "target policy " + p.Name + " (the log's columns)"
+	}
+	return fmt.Sprintf("target policy %s (%s)", p.Name, p.File)
+}
+
 // printPolicy names a target policy, its file and its reference value.
 func printPolicy(out io.Writer, p policyInfo) {
-	switch {
-	case p.Name != "":
-		fmt.Fprintf(out, "target policy %s (%s)", p.Name, p.File)
-	default:
-		fmt.Fprint(out, "target policy of the logs")
-	}
+	fmt.Fprint(out, policyTitle(p, "target policy of the logs"))
 	if p.Reference != nil {
 		fmt.Fprintf(out, ", reference value %s", fmtNum("%.6g", *p.Reference))
 	}

@@ -148,10 +148,7 @@ func interval(row estimateRow) (lo, hi *float64) {
 }
 
 func newPolicyView(rep *estimateReport, p policyInfo, lo, hi float64) (policyView, error) {
-	pv := policyView{Title: "the logs' target policy"}
-	if p.Name != "" {
-		pv.Title = fmt.Sprintf("target policy %s (%s)", p.Name, p.File)
-	}
+	pv := policyView{Title: policyTitle(p, "the logs' target policy")}
 	ref := math.NaN()
 	if p.Reference != nil {
 		ref = *p.Reference
