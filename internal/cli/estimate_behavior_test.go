@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -119,6 +120,30 @@ func TestEstimateFitBehaviorAgainstLogged(t *testing.T) {
 	out, errOut, code := run(t, "estimate", "--data", path, "--bootstrap", "0", "--fit-behavior")
 	if code != ExitOK || !strings.Contains(out, "behavior probabilities: fitted (counts, smoothing 0.5, cross-fitted over 5 folds, calibrated per state); against the logged ones: mean |log ratio|") {
 		t.Errorf("exit %d %s\n%s", code, errOut, out)
+	}
+	if strings.Contains(out, "less likely than the fitted ones") {
+		t.Errorf("the true logged probabilities were called less likely:\n%s", out)
+	}
+
+	// The same log with every behavior probability claimed 1/6 (Taxi's
+	// six actions; the behavior pi18 is far from uniform): less likely
+	// than the fitted ones, which says so.
+	d, err := dataset.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j := range d.LogBehavior {
+		d.LogBehavior[j] = math.Log(1.0 / 6)
+	}
+	uniform := filepath.Join(t.TempDir(), "uniform.parquet")
+	if err := dataset.WriteFile(uniform, d); err != nil {
+		t.Fatal(err)
+	}
+	rep := estimateJSON(t, "--data", uniform, "--bootstrap", "0", "--fit-behavior", "--estimators", "naive")
+	if kl := rep.Data.BehaviorFit.KL; kl == nil || !(*kl < -0.01) || !slices.ContainsFunc(rep.Warnings, func(w string) bool {
+		return strings.HasPrefix(w, "the logged behavior probabilities are less likely than the fitted ones")
+	}) {
+		t.Errorf("kl %v, warnings %q", kl, rep.Warnings)
 	}
 }
 
