@@ -817,7 +817,6 @@ func estimandNote(got, asked ope.Estimand, gamma float64, minLen int) (note stri
 	return note, true
 }
 
-
 // transientAdvice says where the two values the transient separates can
 // be read in rep: the long-run rows of fqe, dr and mwl that gave an
 // estimate, and the rows of the T-step value or the flag that asks for it.
