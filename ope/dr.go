@@ -169,9 +169,10 @@ func (e DR) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 		}
 		return nil
 	})
+	folds := d.EpisodeFolds(K) // once: it sorts the ids
 	for k := range K {
 		g.Go(func() error {
-			return e.fold(d, gamma, vl, K, k, q, v, next)
+			return e.fold(d, gamma, vl, folds, K, k, q, v, next)
 		})
 	}
 	if err := g.Wait(); err != nil {
@@ -272,10 +273,10 @@ func correctionCollapse(u []float64) string {
 }
 
 // fold fits the value model on the episodes outside fold k (all of them
-// for K = 1) and writes its values at the steps of fold k into q, v and
-// next.
-func (e DR) fold(d *dataset.Dataset, gamma float64, vl value.Learner, K, k int, q, v, next []float64) error {
-	train, eval := foldEpisodes(d.EpisodeFolds(K), K, k)
+// for K = 1; folds gives every episode's, Dataset.EpisodeFolds) and
+// writes its values at the steps of fold k into q, v and next.
+func (e DR) fold(d *dataset.Dataset, gamma float64, vl value.Learner, folds []int, K, k int, q, v, next []float64) error {
+	train, eval := foldEpisodes(folds, K, k)
 	fit, on := d, d
 	if K > 1 {
 		fit, on = d.Subset(train), d.Subset(eval)
