@@ -31,30 +31,7 @@ func BalanceWarning(d *dataset.Dataset, fitted bool) string {
 	if !d.HasBehavior() || d.NumEpisodes() < 10 { // too few for the standard error to mean anything
 		return ""
 	}
-	var sum float64
-	n := 0
-	sums := make([]float64, d.NumEpisodes())
-	counts := make([]int, d.NumEpisodes())
-	for e := range d.NumEpisodes() {
-		lo, hi := d.Span(e)
-		for j := lo; j < hi; j++ {
-			w := math.Exp(d.LogRatio(j))
-			sums[e] += w
-			counts[e]++
-			sum += w
-			n++
-		}
-	}
-	if n == 0 {
-		return ""
-	}
-	m := sum / float64(n)
-	var v float64
-	for e := range sums {
-		r := sums[e] - m*float64(counts[e])
-		v += r * r
-	}
-	se := math.Sqrt(v) / float64(n)
+	m, se := StepMean(d, func(j int) float64 { return math.Exp(d.LogRatio(j)) })
 	if dev := math.Abs(m - 1); !(dev > 4*se && dev > 0.01) {
 		return ""
 	}
@@ -68,4 +45,50 @@ func BalanceWarning(d *dataset.Dataset, fitted bool) string {
 	}
 	return fmt.Sprintf("the policy ratios pi/pi0 of the logged steps average %.3g (standard error %.2g, by episode), but under the behavior that logged the actions they average 1: %s, and every estimator that weighs by them is off with them",
 		m, se, why)
+}
+
+// LoggedBehaviorWarning says when the logged behavior probabilities are
+// less likely than fitted ones (logFitted, log pihat(a_j|s_j) per step)
+// for the actions the log holds: the mean of log pi0 - log pihat over the
+// logged steps estimates a mean KL divergence, never negative when the
+// actions were drawn from the logged pi0; it warns below -0.01 and 3
+// standard errors (clustered by episode) from 0. An audit's log whose
+// behavior_prob was replaced by 1/3 had -0.195, reported in the summary
+// and warned nowhere; a log with its true probabilities had 0.0001.
+func LoggedBehaviorWarning(d *dataset.Dataset, logFitted []float64) string {
+	if !d.HasBehavior() || d.NumEpisodes() < 2 || len(logFitted) != d.NumSteps() {
+		return ""
+	}
+	kl, se := StepMean(d, func(j int) float64 { return d.LogBehavior[j] - logFitted[j] })
+	if !(kl < -0.01 && kl < -3*se) {
+		return ""
+	}
+	return fmt.Sprintf("the logged behavior probabilities are less likely than the fitted ones for the actions the log holds (mean log pi0 - log pihat %.3g, standard error %.2g; it is never below 0 when the actions were drawn from the logged pi0): they are probably not the probabilities the actions were drawn from, so the estimates without --fit-behavior would be off", kl, se)
+}
+
+// StepMean returns the mean of x(j) over the logged steps j of d and its
+// standard error clustered by episode (the steps of one episode are
+// dependent): the ratio estimator's, sqrt(sum_e (S_e - m n_e)^2) / n with
+// S_e and n_e episode e's sum and number of steps.
+func StepMean(d *dataset.Dataset, x func(j int) float64) (mean, se float64) {
+	n := d.NumSteps()
+	if n == 0 {
+		return math.NaN(), math.NaN()
+	}
+	sums := make([]float64, d.NumEpisodes())
+	var total float64
+	for e := range sums {
+		lo, hi := d.Span(e)
+		for j := lo; j < hi; j++ {
+			sums[e] += x(j)
+		}
+		total += sums[e]
+	}
+	mean = total / float64(n)
+	var v float64
+	for e, s := range sums {
+		r := s - mean*float64(d.Len(e))
+		v += r * r
+	}
+	return mean, math.Sqrt(v) / float64(n)
 }

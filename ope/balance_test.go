@@ -50,3 +50,20 @@ func TestBalanceWarning(t *testing.T) {
 		}
 	}
 }
+
+// StepMean's standard error is clustered by episode: two episodes of
+// constant x (1 and 3, of 2 and 1 steps) have mean 5/3 and residual sums
+// 2 - 10/3 and 3 - 5/3, so SE sqrt((4/3)^2 + (4/3)^2)/3.
+func TestStepMean(t *testing.T) {
+	d, err := dataset.New(1, 1, []dataset.Episode{
+		{ID: "a", Steps: []dataset.Step{{Reward: 1, HasNext: true}, {Reward: 1}}},
+		{ID: "b", Steps: []dataset.Step{{Reward: 3}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, se := ope.StepMean(d, func(j int) float64 { return d.Reward[j] })
+	if want := math.Sqrt(2*16.0/9) / 3; math.Abs(m-5.0/3) > 1e-15 || math.Abs(se-want) > 1e-15 {
+		t.Errorf("mean %v, se %v; want 5/3, %v", m, se, want)
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"strings"
 
 	"github.com/ihope-ope/ihope/behavior"
@@ -93,7 +92,7 @@ func (c *estimateCmd) fitBehavior(d *dataset.Dataset) (*dataset.Dataset, *behavi
 	if d.HasBehavior() {
 		dist := behavior.Compare(d.LogBehavior, lp)
 		info.fit.MeanAbsLogRatio, info.fit.MaxAbsLogRatio, info.fit.KL = &dist.MeanAbsLogRatio, &dist.MaxAbsLogRatio, &dist.KL
-		if w := loggedBehaviorWarning(d, lp, dist.KL); w != "" {
+		if w := ope.LoggedBehaviorWarning(d, lp); w != "" {
 			info.warnings = append(info.warnings, w)
 		}
 	}
@@ -160,34 +159,4 @@ func printBehavior(out io.Writer, d dataSummary) {
 		fmt.Fprintf(out, "; against the logged ones: mean |log ratio| %.4g (largest %.4g), KL %.4g", *f.MeanAbsLogRatio, *f.MaxAbsLogRatio, *f.KL)
 	}
 	fmt.Fprintln(out)
-}
-
-// loggedBehaviorWarning says when the logged behavior probabilities are
-// less likely than the fitted ones lp for the actions the log holds: kl,
-// the mean of log pi0 - log pihat over the logged steps, estimates a mean
-// KL divergence, never negative when the actions were drawn from the
-// logged pi0; it warns below -0.01 and 3 standard errors (clustered by
-// episode) from 0. An audit's log whose behavior_prob was replaced by 1/3
-// had kl -0.195, reported in the summary and warned nowhere; a log with
-// its true probabilities had 0.0001.
-func loggedBehaviorWarning(d *dataset.Dataset, lp []float64, kl float64) string {
-	if !(kl < -0.01) || d.NumEpisodes() < 2 {
-		return ""
-	}
-	var v float64
-	n := 0
-	for e := range d.NumEpisodes() {
-		lo, hi := d.Span(e)
-		var r float64
-		for j := lo; j < hi; j++ {
-			r += d.LogBehavior[j] - lp[j] - kl
-		}
-		v += r * r
-		n += hi - lo
-	}
-	se := math.Sqrt(v) / float64(n)
-	if !(kl < -3*se) {
-		return ""
-	}
-	return fmt.Sprintf("the logged behavior probabilities are less likely than the fitted ones for the actions the log holds (mean log pi0 - log pihat %.3g, standard error %.2g; it is never below 0 when the actions were drawn from the logged pi0): they are probably not the probabilities the actions were drawn from, so the estimates without --fit-behavior would be off", kl, se)
 }
