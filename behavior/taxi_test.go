@@ -11,7 +11,7 @@ import (
 	"github.com/ihope-ope/ihope/behavior"
 	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/env/taxi"
-	"github.com/ihope-ope/ihope/exact"
+	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/rollout"
 )
@@ -34,7 +34,7 @@ func TestTaxiFittedBehavior(t *testing.T) {
 	target, _ := taxi.Policy("pi19")
 	beh, _ := taxi.Policy("pi18")
 	sim := env.NewSampler(m)
-	truth := exact.Value(m, target, nil, T, 1)
+	truth := mdp.Value(m, target, nil, T, 1)
 	names := []string{"bch-tabular"}
 	if seeds > 10 {
 		names = append(names, "wis-stepwise", "mis")

@@ -11,6 +11,7 @@ import (
 	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/experiment"
 	"github.com/ihope-ope/ihope/experiment/results"
+	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/ope"
 )
 
@@ -57,7 +58,7 @@ func TestWorlds(t *testing.T) {
 		if w.N != wt.n || w.T != wt.T || w.Gamma != wt.gamma || len(w.Targets) != wt.targets {
 			t.Errorf("case %d (%s): n %d, T %d, gamma %g, %d targets; want %+v", i, w.Name, w.N, w.T, w.Gamma, len(w.Targets), wt)
 		}
-		if err := env.Check(w.Table); err != nil {
+		if err := mdp.Check(w.Table); err != nil {
 			t.Errorf("case %d (%s): %v", i, w.Name, err)
 		}
 		if ep, ok := w.Table.(env.Episodic); ok {

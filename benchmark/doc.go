@@ -57,8 +57,8 @@
 //
 // Each record states the estimand of its value (ope.Result.Estimand) and
 // is scored against that estimand's exact truth (World.Truths): the
-// T-step value from the reset distribution (exact.Value) for the horizon
-// rows, the long-run value (exact.LongRun) for the rows that target it
+// T-step value from the reset distribution (mdp.Value) for the horizon
+// rows, the long-run value (mdp.LongRun) for the rows that target it
 // (the stationary estimators: bch-tabular, the paper's, and mwl, mql,
 // dualdice). In an episodic world the long-run value counts the
 // absorbing tail after the episode's end, which logs cut at the horizon

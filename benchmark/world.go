@@ -6,7 +6,7 @@ import (
 
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/env"
-	"github.com/ihope-ope/ihope/exact"
+	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/policy"
 	"github.com/ihope-ope/ihope/rollout"
@@ -16,7 +16,7 @@ import (
 // the exact truths come from one table (env.Table, taxi.MDP through
 // env.NewSampler).
 type Table interface {
-	env.Tabular
+	mdp.Tabular
 	env.Discrete
 }
 
@@ -62,20 +62,20 @@ type Target struct {
 }
 
 // Truths returns the exact truth of every estimand for target i: the
-// normalised T-step value from the reset distribution (exact.Value, the
+// normalised T-step value from the reset distribution (mdp.Value, the
 // Horizon estimand the benchmark asks for) and the long-run value
-// (exact.LongRun: the average reward for Gamma = 1, (1 - Gamma) E[V(s0)]
+// (mdp.LongRun: the average reward for Gamma = 1, (1 - Gamma) E[V(s0)]
 // below), which the estimators stating ope.LongRun are scored against.
 // In an episodic world at Gamma = 1 the long-run value is 0: the episode
 // has ended in its absorbing state.
 func (w *World) Truths(i int) (map[ope.Estimand]float64, error) {
 	pi := w.Targets[i].Policy
-	lr, err := exact.LongRun(w.Table, pi, w.Gamma)
+	lr, err := mdp.LongRun(w.Table, pi, w.Gamma)
 	if err != nil {
 		return nil, fmt.Errorf("%s, target %s: %w", w.Name, w.Targets[i].Name, err)
 	}
 	return map[ope.Estimand]float64{
-		ope.Horizon: exact.Value(w.Table, pi, nil, w.T, w.Gamma),
+		ope.Horizon: mdp.Value(w.Table, pi, nil, w.T, w.Gamma),
 		ope.LongRun: lr,
 	}, nil
 }

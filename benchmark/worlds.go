@@ -9,6 +9,7 @@ import (
 	"github.com/ihope-ope/ihope/env/gridwalk"
 	"github.com/ihope-ope/ihope/env/ring"
 	"github.com/ihope-ope/ihope/env/taxi"
+	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/policy"
 )
 
@@ -215,7 +216,7 @@ func ringWorld() (*World, error) {
 // sampled joins a table and its sampler (worlds that are not env.Tables).
 type sampled struct {
 	*env.Sampler
-	env.Tabular
+	mdp.Tabular
 }
 
 // NumStates and NumActions resolve the ambiguity of the embedded pair.

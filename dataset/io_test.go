@@ -13,6 +13,7 @@ import (
 
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/env"
+	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/policy"
 	"github.com/ihope-ope/ihope/rollout"
 )
@@ -29,13 +30,13 @@ func mustNew(t testing.TB, numStates, numActions int, episodes []dataset.Episode
 
 // tiny is a 4-state, 3-action MDP: action a moves s to (s+a) mod 4 with
 // probability 0.7 and to (s+1) mod 4 otherwise.
-type tiny struct{ out [4][3][]env.Outcome }
+type tiny struct{ out [4][3][]mdp.Outcome }
 
 func newTiny() *tiny {
 	m := &tiny{}
 	for s := range 4 {
 		for a := range 3 {
-			m.out[s][a] = []env.Outcome{
+			m.out[s][a] = []mdp.Outcome{
 				{Next: (s + a) % 4, Prob: 0.7, Reward: 0.5*float64(s) - 0.25*float64(a) + 0.1},
 				{Next: (s + 1) % 4, Prob: 0.3, Reward: -1.3},
 			}
@@ -47,7 +48,7 @@ func newTiny() *tiny {
 func (m *tiny) NumStates() int                  { return 4 }
 func (m *tiny) NumActions() int                 { return 3 }
 func (m *tiny) Initial() []float64              { return []float64{0.25, 0.25, 0.25, 0.25} }
-func (m *tiny) Outcomes(s, a int) []env.Outcome { return m.out[s][a] }
+func (m *tiny) Outcomes(s, a int) []mdp.Outcome { return m.out[s][a] }
 
 // tinyTarget is the target policy of sampled, one row per state of tiny.
 var tinyTarget = [][]float64{{0.5, 0.5, 0}, {0.1, 0.2, 0.7}, {0, 0, 1}, {0.4, 0.4, 0.2}}

@@ -7,9 +7,9 @@
 // termination: the paper's setting is the infinite-horizon one and
 // episodes are truncated by the caller.
 //
-// A Tabular environment also exposes its full transition table, like
+// An environment with a table (mdp.Tabular) also exposes its full transition table, like
 // Gymnasium's Taxi P[s][a], so that exact values, visitations and density
-// ratios can be computed (package exact). NewSampler turns any table into a
+// ratios can be computed (package mdp). NewSampler turns any table into a
 // Discrete simulator, so sampling and exact computation share one source of
 // truth; a Table is both at once.
 //

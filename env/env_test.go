@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/ihope-ope/ihope/mdp"
 )
 
 // chain is a 3-state table with a zero-probability outcome in the middle.
@@ -12,8 +14,8 @@ type chain struct{}
 func (chain) NumStates() int     { return 3 }
 func (chain) NumActions() int    { return 1 }
 func (chain) Initial() []float64 { return []float64{0.5, 0, 0.5} }
-func (chain) Outcomes(s, a int) []Outcome {
-	return []Outcome{{Next: 0, Prob: 0.25, Reward: 1}, {Next: 1, Prob: 0, Reward: 5}, {Next: 2, Prob: 0.75, Reward: -1}}
+func (chain) Outcomes(s, a int) []mdp.Outcome {
+	return []mdp.Outcome{{Next: 0, Prob: 0.25, Reward: 1}, {Next: 1, Prob: 0, Reward: 5}, {Next: 2, Prob: 0.75, Reward: -1}}
 }
 
 func TestSamplerFollowsTable(t *testing.T) {
@@ -40,7 +42,7 @@ func TestSamplerFollowsTable(t *testing.T) {
 			t.Errorf("%d: frequency %v, want %v", i, float64(c.got)/n, c.want)
 		}
 	}
-	if got := ExpectedReward(chain{}, 0, 0); got != 0.25-0.75 {
+	if got := mdp.ExpectedReward(chain{}, 0, 0); got != 0.25-0.75 {
 		t.Errorf("expected reward %v", got)
 	}
 }
@@ -59,13 +61,13 @@ func TestSearch(t *testing.T) {
 
 type broken struct{ chain }
 
-func (broken) Outcomes(s, a int) []Outcome { return []Outcome{{Next: 0, Prob: 0.5}} }
+func (broken) Outcomes(s, a int) []mdp.Outcome { return []mdp.Outcome{{Next: 0, Prob: 0.5}} }
 
 func TestCheck(t *testing.T) {
-	if err := Check(chain{}); err != nil {
+	if err := mdp.Check(chain{}); err != nil {
 		t.Error(err)
 	}
-	if err := Check(broken{}); err == nil {
+	if err := mdp.Check(broken{}); err == nil {
 		t.Error("probabilities summing to 0.5 accepted")
 	}
 }

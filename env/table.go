@@ -4,28 +4,30 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/ihope-ope/ihope/mdp"
 )
 
 // Table is a finite MDP stored as its transition table. It is both a
-// Tabular world (for exact values) and a Discrete simulator that draws
+// table (mdp.Tabular, for exact values) and a Discrete simulator that draws
 // from that same table, so that what is sampled and what is computed
 // cannot disagree. The worlds of env/cobs and env/gridwalk are Tables.
 type Table struct {
-	out     [][][]Outcome // out[s][a]
+	out     [][][]mdp.Outcome // out[s][a]
 	init    []float64
 	sampler *Sampler
 }
 
 var (
-	_ Tabular  = (*Table)(nil)
-	_ Discrete = (*Table)(nil)
+	_ mdp.Tabular = (*Table)(nil)
+	_ Discrete    = (*Table)(nil)
 )
 
 // NewTable returns the MDP with outcomes out[s][a] and reset distribution
 // init. Every state must have the same number (at least 1) of actions, and
 // the table must pass Check. The slices are kept, not copied: the caller
 // must not modify them afterwards.
-func NewTable(out [][][]Outcome, init []float64) (*Table, error) {
+func NewTable(out [][][]mdp.Outcome, init []float64) (*Table, error) {
 	if len(out) == 0 || len(out[0]) == 0 {
 		return nil, fmt.Errorf("env: empty table")
 	}
@@ -35,7 +37,7 @@ func NewTable(out [][][]Outcome, init []float64) (*Table, error) {
 		}
 	}
 	t := &Table{out: out, init: init}
-	if err := Check(t); err != nil {
+	if err := mdp.Check(t); err != nil {
 		return nil, err
 	}
 	t.sampler = NewSampler(t)
@@ -53,7 +55,7 @@ func (t *Table) Initial() []float64 { return t.init }
 
 // Outcomes returns the outcomes of action a in state s. The slice must not
 // be modified.
-func (t *Table) Outcomes(s, a int) []Outcome { return t.out[s][a] }
+func (t *Table) Outcomes(s, a int) []mdp.Outcome { return t.out[s][a] }
 
 // Reset draws a start state from the reset distribution.
 func (t *Table) Reset(rng *rand.Rand) int { return t.sampler.Reset(rng) }
@@ -63,7 +65,7 @@ func (t *Table) Step(rng *rand.Rand, s, a int) (int, float64) { return t.sampler
 
 // Episodic is implemented by tabular worlds whose episodes end. A terminal
 // state is modelled as an absorbing state of the table: every action loops
-// back to it with probability 1 and reward 0. Exact values (package exact)
+// back to it with probability 1 and reward 0. Exact values (package mdp)
 // then need no special case (after absorption every step adds 0), and a
 // log padded to a fixed horizon stays in the absorbing state, as COBS pads
 // its episodes. Absorbing says which states these are, so that a log can
@@ -74,7 +76,7 @@ type Episodic interface {
 
 // CheckAbsorbing verifies that every state s of m with absorbing(s) is
 // absorbing: each action's outcomes lead back to s only, with reward 0.
-func CheckAbsorbing(m Tabular, absorbing func(s int) bool) error {
+func CheckAbsorbing(m mdp.Tabular, absorbing func(s int) bool) error {
 	for s := 0; s < m.NumStates(); s++ {
 		if !absorbing(s) {
 			continue

@@ -3,21 +3,23 @@ package env
 import (
 	"math/rand/v2"
 	"testing"
+
+	"github.com/ihope-ope/ihope/mdp"
 )
 
 func TestNewTable(t *testing.T) {
-	loop := []Outcome{{Next: 0, Prob: 1}}
+	loop := []mdp.Outcome{{Next: 0, Prob: 1}}
 	bad := []struct {
 		name string
-		out  [][][]Outcome
+		out  [][][]mdp.Outcome
 		init []float64
 	}{
 		{"empty", nil, nil},
-		{"no actions", [][][]Outcome{{}}, []float64{1}},
-		{"ragged", [][][]Outcome{{loop, loop}, {loop}}, []float64{1, 0}},
-		{"probabilities sum to 0.5", [][][]Outcome{{{{Next: 0, Prob: 0.5}}}}, []float64{1}},
-		{"next out of range", [][][]Outcome{{{{Next: 1, Prob: 1}}}}, []float64{1}},
-		{"initial of the wrong length", [][][]Outcome{{loop}}, []float64{0.5, 0.5}},
+		{"no actions", [][][]mdp.Outcome{{}}, []float64{1}},
+		{"ragged", [][][]mdp.Outcome{{loop, loop}, {loop}}, []float64{1, 0}},
+		{"probabilities sum to 0.5", [][][]mdp.Outcome{{{{Next: 0, Prob: 0.5}}}}, []float64{1}},
+		{"next out of range", [][][]mdp.Outcome{{{{Next: 1, Prob: 1}}}}, []float64{1}},
+		{"initial of the wrong length", [][][]mdp.Outcome{{loop}}, []float64{0.5, 0.5}},
 	}
 	for i, c := range bad {
 		if _, err := NewTable(c.out, c.init); err == nil {
@@ -30,9 +32,9 @@ func TestNewTable(t *testing.T) {
 // draws, from the same random numbers.
 func TestTableSamples(t *testing.T) {
 	c := chain{}
-	out := make([][][]Outcome, c.NumStates())
+	out := make([][][]mdp.Outcome, c.NumStates())
 	for s := range out {
-		out[s] = [][]Outcome{c.Outcomes(s, 0)}
+		out[s] = [][]mdp.Outcome{c.Outcomes(s, 0)}
 	}
 	tab, err := NewTable(out, c.Initial())
 	if err != nil {
@@ -51,7 +53,7 @@ func TestTableSamples(t *testing.T) {
 }
 
 func TestCheckAbsorbing(t *testing.T) {
-	out := [][][]Outcome{
+	out := [][][]mdp.Outcome{
 		{{{Next: 1, Prob: 1, Reward: 1}}, {{Next: 0, Prob: 1}}},
 		{{{Next: 1, Prob: 1}}, {{Next: 1, Prob: 0.5}, {Next: 1, Prob: 0.5}, {Next: 0, Prob: 0, Reward: 3}}},
 	}

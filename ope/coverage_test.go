@@ -17,7 +17,7 @@ import (
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/env/lineargauss"
 	"github.com/ihope-ope/ihope/env/taxi"
-	"github.com/ihope-ope/ihope/exact"
+	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/ratio"
 	"github.com/ihope-ope/ihope/rollout"
@@ -40,7 +40,7 @@ func taxiCoverage(t testing.TB, n, T int) coverageWorld {
 	t.Helper()
 	m := taxi.New()
 	target, _ := taxi.Policy("pi19")
-	long, err := exact.LongRun(m, target, 1)
+	long, err := mdp.LongRun(m, target, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func taxiCoverage(t testing.TB, n, T int) coverageWorld {
 		name: "Taxi", n: n, T: T,
 		opts: ope.Options{Target: target},
 		truth: map[ope.Estimand]float64{
-			ope.Horizon: exact.Value(m, target, nil, T, 1),
+			ope.Horizon: mdp.Value(m, target, nil, T, 1),
 			ope.LongRun: long,
 		},
 		sample: func(t testing.TB, seed uint64) *dataset.Dataset { return taxiData(t, seed, n, T) },

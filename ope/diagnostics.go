@@ -6,9 +6,9 @@ import (
 	"slices"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/exact"
 	"github.com/ihope-ope/ihope/internal/minimax"
 	"github.com/ihope-ope/ihope/internal/quantile"
+	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/policy"
 	"github.com/ihope-ope/ihope/ratio"
 	"github.com/ihope-ope/ihope/value"
@@ -186,7 +186,7 @@ func UnloggedWarning(s dataset.Summary) string {
 // sends more than 1% of the target's steps to state-action pairs the log
 // never shows, "" otherwise (and for other models). The share is that of
 // the model's own normalised visitation over the logged horizon
-// (exact.VisitationT from the logged starts, T the longest episode's
+// (mdp.VisitationT from the logged starts, T the longest episode's
 // length, weights gamma^t), each state weighted by the target's
 // probability of its never-logged actions (a state never left counts
 // whole). Those pairs' moves and rewards are imputed (value.CountModel's
@@ -269,7 +269,7 @@ func imputedWarning(name string, m *value.CountModel, pi policy.Discrete, T int,
 			over = fmt.Sprintf("over %d steps, for the long run", T)
 		}
 	}
-	visit := exact.VisitationT(m, pi, nil, T, gamma)
+	visit := mdp.VisitationT(m, pi, nil, T, gamma)
 	share, states := 0.0, 0
 	for s, p := range visit {
 		if p == 0 {

@@ -7,8 +7,7 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/env"
-	"github.com/ihope-ope/ihope/exact"
+	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/policy"
 	"github.com/ihope-ope/ihope/ratio"
@@ -278,14 +277,14 @@ func TestDRDoublyRobustHorizon(t *testing.T) {
 	}
 }
 
-// tinyTable is tinyMDP as an env.Tabular with start distribution d0.
+// tinyTable is tinyMDP as an mdp.Tabular with start distribution d0.
 type tinyTable struct{ d0 [2]float64 }
 
 func (tinyTable) NumStates() int       { return 2 }
 func (tinyTable) NumActions() int      { return 2 }
 func (m tinyTable) Initial() []float64 { return m.d0[:] }
-func (tinyTable) Outcomes(s, a int) []env.Outcome {
-	return []env.Outcome{{Next: 0, Prob: tinyP(s, a, 0), Reward: tiny.reward(s, a)}, {Next: 1, Prob: tinyP(s, a, 1), Reward: tiny.reward(s, a)}}
+func (tinyTable) Outcomes(s, a int) []mdp.Outcome {
+	return []mdp.Outcome{{Next: 0, Prob: tinyP(s, a, 0), Reward: tiny.reward(s, a)}, {Next: 1, Prob: tinyP(s, a, 1), Reward: tiny.reward(s, a)}}
 }
 
 // Each estimand, learned from the population: on the expectation log the
@@ -299,7 +298,7 @@ func TestEstimandsFromThePopulation(t *testing.T) {
 	_, pi := tinyPolicies(t)
 	for _, gamma := range []float64{1, 0.5} {
 		horizon := truthT(d0, T, gamma)
-		longRun, err := exact.LongRun(tinyTable{d0}, pi, gamma)
+		longRun, err := mdp.LongRun(tinyTable{d0}, pi, gamma)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/env/taxi"
-	"github.com/ihope-ope/ihope/exact"
+	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/rollout"
 )
@@ -42,8 +42,8 @@ func TestTaxiEstimands(t *testing.T) {
 	behavior, _ := taxi.Policy("pi18")
 	sim := env.NewSampler(m)
 	for _, gamma := range []float64{1, 0.99} {
-		horizonTruth := exact.Value(m, target, nil, T, gamma)
-		longTruth, err := exact.LongRun(m, target, gamma)
+		horizonTruth := mdp.Value(m, target, nil, T, gamma)
+		longTruth, err := mdp.LongRun(m, target, gamma)
 		if err != nil {
 			t.Fatal(err)
 		}

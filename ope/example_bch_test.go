@@ -6,7 +6,7 @@ import (
 
 	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/env/taxi"
-	"github.com/ihope-ope/ihope/exact"
+	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/ratio"
 	"github.com/ihope-ope/ihope/rollout"
@@ -23,7 +23,7 @@ func ExampleDensityRatio_tabular() {
 	est := ope.DensityRatio{Learner: ratio.Tabular{}}
 	res, _ := est.Estimate(d, 1)
 	wis, _ := (&ope.StepwiseWIS{}).Estimate(d, 1)
-	fmt.Printf("exact        %.4f\n", exact.Value(m, target, nil, 400, 1))
+	fmt.Printf("exact        %.4f\n", mdp.Value(m, target, nil, 400, 1))
 	fmt.Printf("bch-tabular  %.4f\n", res.Value)
 	fmt.Printf("wis-stepwise %.4f\n", wis.Value)
 	// Output:

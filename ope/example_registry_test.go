@@ -6,7 +6,7 @@ import (
 
 	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/env/taxi"
-	"github.com/ihope-ope/ihope/exact"
+	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/rollout"
 )
@@ -21,7 +21,7 @@ func ExampleApplicable() {
 	behavior, _ := taxi.Policy("pi18")
 	d, _ := rollout.Sample(rand.New(rand.NewPCG(1, 0)), env.NewSampler(taxi.New()), behavior, target, 50, 200)
 
-	fmt.Printf("%-15s %.3f\n", "truth (exact)", exact.Value(taxi.New(), target, nil, 200, 1))
+	fmt.Printf("%-15s %.3f\n", "truth (exact)", mdp.Value(taxi.New(), target, nil, 200, 1))
 	opts := ope.Options{Seed: 1, Target: target} // the target's whole distribution: model-based, fqe, dr run too
 	names := ope.Applicable(d, opts)
 	ests, _ := ope.New(names, opts)

@@ -13,7 +13,7 @@ import (
 	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/env/ring"
 	"github.com/ihope-ope/ihope/env/taxi"
-	"github.com/ihope-ope/ihope/exact"
+	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/policy"
 	"github.com/ihope-ope/ihope/rollout"
 )
@@ -396,12 +396,12 @@ type chain3 struct{}
 func (chain3) NumStates() int     { return 3 }
 func (chain3) NumActions() int    { return 2 }
 func (chain3) Initial() []float64 { return []float64{0.5, 0.3, 0.2} }
-func (chain3) Outcomes(s, a int) []env.Outcome {
+func (chain3) Outcomes(s, a int) []mdp.Outcome {
 	r := float64(s) + 2*float64(a) // r(s, a)
 	if a == 0 {
-		return []env.Outcome{{Next: s, Prob: 0.6, Reward: r}, {Next: (s + 1) % 3, Prob: 0.4, Reward: r}}
+		return []mdp.Outcome{{Next: s, Prob: 0.6, Reward: r}, {Next: (s + 1) % 3, Prob: 0.4, Reward: r}}
 	}
-	return []env.Outcome{{Next: (s + 2) % 3, Prob: 0.9, Reward: r}, {Next: 0, Prob: 0.1, Reward: r}}
+	return []mdp.Outcome{{Next: (s + 2) % 3, Prob: 0.9, Reward: r}, {Next: 0, Prob: 0.1, Reward: r}}
 }
 
 func tabularPolicy(t testing.TB, rows [][]float64) *policy.Tabular {
@@ -426,8 +426,8 @@ func TestUnbiased(t *testing.T) {
 	)
 	sampler := env.NewSampler(chain3{})
 	for _, gamma := range []float64{1, 0.7} {
-		truth := exact.Value(chain3{}, target, nil, T, gamma)
-		naiveTruth := exact.Value(chain3{}, behavior, nil, T, gamma)
+		truth := mdp.Value(chain3{}, target, nil, T, gamma)
+		naiveTruth := mdp.Value(chain3{}, behavior, nil, T, gamma)
 		rng := rand.New(rand.NewPCG(3, 0))
 		ests := []Estimator{&TrajectoryIS{}, &StepwiseIS{}}
 		sum := make([]float64, len(ests))

@@ -7,9 +7,8 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/env/lineargauss"
-	"github.com/ihope-ope/ihope/exact"
+	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/policy"
 	"github.com/ihope-ope/ihope/ratio"
@@ -33,11 +32,11 @@ func TestPairRatiosFromThePopulation(t *testing.T) {
 		dD[d.State[j]][d.Action[j]] += 1 / float64(d.NumSteps())
 	}
 	for _, gamma := range []float64{1, 0.5} {
-		truth, err := exact.LongRun(tinyTable{d0}, pi, gamma)
+		truth, err := mdp.LongRun(tinyTable{d0}, pi, gamma)
 		if err != nil {
 			t.Fatal(err)
 		}
-		dPi, err := exact.Visitation(tinyTable{d0}, pi, gamma)
+		dPi, err := mdp.Visitation(tinyTable{d0}, pi, gamma)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -120,7 +119,7 @@ func smallLog(t *testing.T, neverLeft bool) (*dataset.Dataset, *policy.Tabular) 
 // the pooled target's outcomes of the logged states).
 type pooledMDP struct {
 	*value.CountModel
-	mix []env.Outcome
+	mix []mdp.Outcome
 }
 
 func newPooledMDP(t *testing.T, d *dataset.Dataset, pi policy.Discrete) *pooledMDP {
@@ -143,14 +142,14 @@ func newPooledMDP(t *testing.T, d *dataset.Dataset, pi policy.Discrete) *pooledM
 		}
 		for a := range cm.NumActions() {
 			for _, o := range cm.Outcomes(s, a) {
-				m.mix = append(m.mix, env.Outcome{Next: o.Next, Prob: cs * pi.Prob(s, a) * o.Prob, Reward: o.Reward})
+				m.mix = append(m.mix, mdp.Outcome{Next: o.Next, Prob: cs * pi.Prob(s, a) * o.Prob, Reward: o.Reward})
 			}
 		}
 	}
 	return m
 }
 
-func (m *pooledMDP) Outcomes(s, a int) []env.Outcome {
+func (m *pooledMDP) Outcomes(s, a int) []mdp.Outcome {
 	for b := range m.NumActions() {
 		if m.Visits(s, b) > 0 {
 			return m.CountModel.Outcomes(s, a)
@@ -185,7 +184,7 @@ func TestPairRatiosTabularCoincide(t *testing.T) {
 				}
 				got[name] = res.Value
 			}
-			pooled, err := exact.LongRun(newPooledMDP(t, d, pi), pi, gamma)
+			pooled, err := mdp.LongRun(newPooledMDP(t, d, pi), pi, gamma)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,7 +5,7 @@ import (
 	"math"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/exact"
+	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/policy"
 	"github.com/ihope-ope/ihope/value"
 )
@@ -21,7 +21,7 @@ import (
 //	R = sum_{t<T} gamma^t E[r(s_t,a_t)] / sum_{t<T} gamma^t,
 //	s_0 ~ the empirical distribution of the logged first states, a_t ~ pi, s_{t+1} ~ P,
 //
-// with exact.Value, pushing the state distribution through the model for
+// with mdp.Value, pushing the state distribution through the model for
 // the full horizon T (the authors' code stops moving the distribution
 // after 50 steps; this does not). Pairs (s,a) absent from the logs follow
 // the rules documented on value.CountModel.
@@ -109,7 +109,7 @@ func (e *ModelBased) Estimate(d *dataset.Dataset, gamma float64) (Result, error)
 			}
 			T = d.MaxLen()
 		}
-		v = exact.Value(m, target, m.Initial(), T, gamma)
+		v = mdp.Value(m, target, m.Initial(), T, gamma)
 	case LongRun:
 		// The exact long-run value of the count model, solved as tabular
 		// FQE does (value.Tabular, which for gamma = 1 keeps the one

@@ -8,7 +8,7 @@ import (
 
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/env"
-	"github.com/ihope-ope/ihope/exact"
+	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/policy"
 	"github.com/ihope-ope/ihope/rollout"
 	"github.com/ihope-ope/ihope/value"
@@ -48,7 +48,7 @@ func TestCountModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := env.Check(m); err != nil {
+	if err := mdp.Check(m); err != nil {
 		t.Fatalf("fitted model is not a valid table: %v", err)
 	}
 	// Start states: a and b start in 0, c in 1.
@@ -62,22 +62,22 @@ func TestCountModel(t *testing.T) {
 	cases := []struct {
 		s, a   int
 		visits int
-		want   []env.Outcome
+		want   []mdp.Outcome
 	}{
 		// Seen: next states 1 and 0 once each, rewards 1 and 3.
-		{0, 0, 2, []env.Outcome{{Next: 0, Prob: 0.5, Reward: 2}, {Next: 1, Prob: 0.5, Reward: 2}}},
-		{0, 1, 1, []env.Outcome{{Next: 1, Prob: 1, Reward: 2}}},
+		{0, 0, 2, []mdp.Outcome{{Next: 0, Prob: 0.5, Reward: 2}, {Next: 1, Prob: 0.5, Reward: 2}}},
+		{0, 1, 1, []mdp.Outcome{{Next: 1, Prob: 1, Reward: 2}}},
 		// Unseen action 2 in state 0: pooled next states {1, 0, 1}, state
 		// mean reward (1+3+2)/3.
-		{0, 2, 0, []env.Outcome{{Next: 0, Prob: 1. / 3, Reward: 2}, {Next: 1, Prob: 2. / 3, Reward: 2}}},
-		{1, 0, 2, []env.Outcome{{Next: 0, Prob: 0.5, Reward: 1}, {Next: 2, Prob: 0.5, Reward: 1}}},
+		{0, 2, 0, []mdp.Outcome{{Next: 0, Prob: 1. / 3, Reward: 2}, {Next: 1, Prob: 2. / 3, Reward: 2}}},
+		{1, 0, 2, []mdp.Outcome{{Next: 0, Prob: 0.5, Reward: 1}, {Next: 2, Prob: 0.5, Reward: 1}}},
 		// Reward seen (5) but no transition: pooled next states of state 1.
-		{1, 1, 0, []env.Outcome{{Next: 0, Prob: 0.5, Reward: 5}, {Next: 2, Prob: 0.5, Reward: 5}}},
+		{1, 1, 0, []mdp.Outcome{{Next: 0, Prob: 0.5, Reward: 5}, {Next: 2, Prob: 0.5, Reward: 5}}},
 		// Nothing seen: pooled next states, state-1 mean reward (0+2+5)/3.
-		{1, 2, 0, []env.Outcome{{Next: 0, Prob: 0.5, Reward: 7. / 3}, {Next: 2, Prob: 0.5, Reward: 7. / 3}}},
+		{1, 2, 0, []mdp.Outcome{{Next: 0, Prob: 0.5, Reward: 7. / 3}, {Next: 2, Prob: 0.5, Reward: 7. / 3}}},
 		// State 2 is never left: self-loop with the data mean.
-		{2, 0, 0, []env.Outcome{{Next: 2, Prob: 1, Reward: global}}},
-		{2, 2, 0, []env.Outcome{{Next: 2, Prob: 1, Reward: global}}},
+		{2, 0, 0, []mdp.Outcome{{Next: 2, Prob: 1, Reward: global}}},
+		{2, 2, 0, []mdp.Outcome{{Next: 2, Prob: 1, Reward: global}}},
 	}
 	for _, c := range cases {
 		if v := m.Visits(c.s, c.a); v != c.visits {
@@ -125,9 +125,9 @@ func TestModelBasedHand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := (exact.Value(m, target, []float64{1, 0, 0}, 3, 0.9) +
-		exact.Value(m, target, []float64{1, 0, 0}, 2, 0.9) +
-		exact.Value(m, target, []float64{0, 1, 0}, 1, 0.9)) / 3
+	want := (mdp.Value(m, target, []float64{1, 0, 0}, 3, 0.9) +
+		mdp.Value(m, target, []float64{1, 0, 0}, 2, 0.9) +
+		mdp.Value(m, target, []float64{0, 1, 0}, 1, 0.9)) / 3
 	def, err1 := (&ModelBased{Target: target}).Estimate(d, 0.9)
 	three, err2 := (&ModelBased{Target: target, Horizon: 3}).Estimate(d, 0.9)
 	if err1 != nil || err2 != nil {
@@ -144,9 +144,9 @@ type detMDP struct{}
 func (detMDP) NumStates() int     { return 3 }
 func (detMDP) NumActions() int    { return 2 }
 func (detMDP) Initial() []float64 { return []float64{0.5, 0.25, 0.25} }
-func (detMDP) Outcomes(s, a int) []env.Outcome {
+func (detMDP) Outcomes(s, a int) []mdp.Outcome {
 	next := []int{(s + 1) % 3, (s * 2) % 3}[a]
-	return []env.Outcome{{Next: next, Prob: 1, Reward: float64(2*s - a)}}
+	return []mdp.Outcome{{Next: next, Prob: 1, Reward: float64(2*s - a)}}
 }
 
 // TestModelBasedKnownModel: with deterministic dynamics and every pair
@@ -184,7 +184,7 @@ func TestModelBasedKnownModel(t *testing.T) {
 			if h == 0 {
 				h = 15
 			}
-			want := exact.Value(detMDP{}, target, d0, h, gamma)
+			want := mdp.Value(detMDP{}, target, d0, h, gamma)
 			if math.Abs(res.Value-want) > 1e-12 {
 				t.Errorf("gamma %v, T %d: %.17g, exact %.17g", gamma, T, res.Value, want)
 			}
@@ -221,7 +221,7 @@ func TestModelBasedUnequalLengths(t *testing.T) {
 			lo, hi := d.Span(e)
 			d0 := make([]float64, 3)
 			d0[d.State[lo]] = 1
-			want += exact.Value(detMDP{}, target, d0, hi-lo, gamma) / float64(d.NumEpisodes())
+			want += mdp.Value(detMDP{}, target, d0, hi-lo, gamma) / float64(d.NumEpisodes())
 		}
 		mb, err := (&ModelBased{Target: target}).Estimate(d, gamma)
 		if err != nil {
@@ -231,7 +231,7 @@ func TestModelBasedUnequalLengths(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		longest := exact.Value(detMDP{}, target, startLaw(d), 15, gamma)
+		longest := mdp.Value(detMDP{}, target, startLaw(d), 15, gamma)
 		t.Logf("gamma %v: model-based %.12f, fqe %.12f, exact %.12f, all pushed 15 steps %.12f", gamma, mb.Value, fqe.Value, want, longest)
 		if math.Abs(mb.Value-want) > 1e-12 || math.Abs(fqe.Value-want) > 1e-12 {
 			t.Errorf("gamma %v: model-based %.15g, fqe %.15g, want the exact %.15g", gamma, mb.Value, fqe.Value, want)

@@ -9,7 +9,7 @@ import (
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/env/taxi"
-	"github.com/ihope-ope/ihope/exact"
+	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/ratio"
 	"github.com/ihope-ope/ihope/rollout"
@@ -31,7 +31,7 @@ func TestOneEpisode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	truth := exact.Value(world, pi, nil, T, 1)
+	truth := mdp.Value(world, pi, nil, T, 1)
 	for _, name := range []string{"is-trajectory", "wis-trajectory", "is-stepwise", "wis-stepwise", "mis"} {
 		est, err := ope.New([]string{name}, ope.Options{Target: pi, Estimand: ope.Horizon})
 		if err != nil {

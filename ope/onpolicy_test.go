@@ -7,7 +7,7 @@ import (
 
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/env"
-	"github.com/ihope-ope/ihope/exact"
+	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/policy"
 )
 
@@ -19,12 +19,12 @@ type firstStep struct{}
 func (firstStep) NumStates() int     { return 5 }
 func (firstStep) NumActions() int    { return 1 }
 func (firstStep) Initial() []float64 { return []float64{1, 0, 0, 0, 0} }
-func (firstStep) Outcomes(s, a int) []env.Outcome {
+func (firstStep) Outcomes(s, a int) []mdp.Outcome {
 	r := 0.0
 	if s == 0 {
 		r = 1
 	}
-	return []env.Outcome{{Next: min(s+1, 4), Prob: 1, Reward: r}}
+	return []mdp.Outcome{{Next: min(s+1, 4), Prob: 1, Reward: r}}
 }
 
 func TestOnPolicyShape(t *testing.T) {
@@ -88,7 +88,7 @@ func TestOnPolicyValue(t *testing.T) {
 		// Rewards lie in [0, 4], so a rollout's normalised value has
 		// standard deviation at most 2 and the mean of n at most
 		// 2/sqrt(n) ~ 0.014.
-		want := exact.Value(chain3{}, target, nil, T, gamma)
+		want := mdp.Value(chain3{}, target, nil, T, gamma)
 		if tol := 4 * 2 / math.Sqrt(n); math.Abs(a.Value-want) > tol {
 			t.Errorf("gamma %v: %v, exact %v (tolerance %v)", gamma, a.Value, want, tol)
 		}

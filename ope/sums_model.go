@@ -5,7 +5,7 @@ import (
 	"math"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/exact"
+	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/value"
 )
 
@@ -15,7 +15,7 @@ var _ Summer = (*ModelBased)(nil)
 // sufficient statistics (TabularCounts) and the estimand. Finish builds
 // the count model with value.NewCountModel and, under the horizon
 // estimand, pushes the logged starts through it for T steps with
-// exact.Value (T = Horizon, or the copy's one episode length when Horizon
+// mdp.Value (T = Horizon, or the copy's one episode length when Horizon
 // is 0; with lengths that differ, each start is read with its own length
 // from the finite-horizon solve, as ModelBased.Estimate); under the
 // long-run estimand it solves the model's stationary value
@@ -93,7 +93,7 @@ func (s *ModelBasedSums) Finish(c int) (Result, WeightSummary, error) {
 		if T == 0 {
 			T = s.MaxLen[c]
 		}
-		v = exact.Value(m, target, m.Initial(), T, s.Gamma)
+		v = mdp.Value(m, target, m.Initial(), T, s.Gamma)
 	} else { // each episode's own length, as ModelBased.Estimate
 		tm, err := value.Tabular{Finite: true}.FitCounts(m, target, s.Gamma, s.stateSteps(c), s.MaxLen[c])
 		if err != nil {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/env"
-	"github.com/ihope-ope/ihope/exact"
+	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/policy"
 )
@@ -112,18 +112,18 @@ func quitLog(t *testing.T, terminal, probs bool, pad int) *dataset.Dataset {
 // takes action 0 there.
 func quitTable(t *testing.T) (*env.Table, *policy.Tabular) {
 	t.Helper()
-	out := make([][][]env.Outcome, 3)
+	out := make([][][]mdp.Outcome, 3)
 	for s := range 2 {
-		out[s] = make([][]env.Outcome, 2)
+		out[s] = make([][]mdp.Outcome, 2)
 		for a := range 2 {
 			next := quitMDP.next[s][a]
 			if next < 0 {
 				next = 2
 			}
-			out[s][a] = []env.Outcome{{Next: next, Prob: 1, Reward: quitMDP.reward[s][a]}}
+			out[s][a] = []mdp.Outcome{{Next: next, Prob: 1, Reward: quitMDP.reward[s][a]}}
 		}
 	}
-	out[2] = [][]env.Outcome{{{Next: 2, Prob: 1}}, {{Next: 2, Prob: 1}}}
+	out[2] = [][]mdp.Outcome{{{Next: 2, Prob: 1}}, {{Next: 2, Prob: 1}}}
 	m, err := env.NewTable(out, []float64{1, 0, 0})
 	if err != nil {
 		t.Fatal(err)
@@ -172,9 +172,9 @@ func TestTerminalByHand(t *testing.T) {
 	}
 	exactOf := func(est ope.Estimand, gamma float64) float64 {
 		if est == ope.Horizon {
-			return exact.Value(m, piZ, m.Initial(), 3, gamma)
+			return mdp.Value(m, piZ, m.Initial(), 3, gamma)
 		}
-		v, err := exact.LongRun(m, piZ, gamma)
+		v, err := mdp.LongRun(m, piZ, gamma)
 		if err != nil {
 			t.Fatal(err)
 		}

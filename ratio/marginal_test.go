@@ -7,9 +7,8 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/env/taxi"
-	"github.com/ihope-ope/ihope/exact"
+	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/policy"
 )
 
@@ -25,11 +24,11 @@ var tinyP = [2][2][2]float64{{{0.5, 0.5}, {0.25, 0.75}}, {{1, 0}, {0.5, 0.5}}}
 func (tiny) NumStates() int     { return 2 }
 func (tiny) NumActions() int    { return 2 }
 func (tiny) Initial() []float64 { return []float64{0.5, 0.5} }
-func (tiny) Outcomes(s, a int) []env.Outcome {
-	var out []env.Outcome
+func (tiny) Outcomes(s, a int) []mdp.Outcome {
+	var out []mdp.Outcome
 	for n, p := range tinyP[s][a] {
 		if p > 0 {
-			out = append(out, env.Outcome{Next: n, Prob: p, Reward: float64(s + 2*a)})
+			out = append(out, mdp.Outcome{Next: n, Prob: p, Reward: float64(s + 2*a)})
 		}
 	}
 	return out
@@ -154,13 +153,13 @@ func TestMarginalExpectation(t *testing.T) {
 				}
 			}
 			if len(c.lengths) > 1 {
-				continue // the value of a mixture of horizons is not one exact.Value
+				continue // the value of a mixture of horizons is not one mdp.Value
 			}
 			w, err := m.StepRatios(d)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, exactV := misEstimate(d, gamma, w), exact.Value(tiny{}, tabular(t, tinyPi), nil, c.lengths[0], gamma)
+			got, exactV := misEstimate(d, gamma, w), mdp.Value(tiny{}, tabular(t, tinyPi), nil, c.lengths[0], gamma)
 			if math.Abs(got-exactV) > 1e-12 {
 				t.Errorf("case %d, gamma %v: MIS estimate %.17g, exact %.17g", i, gamma, got, exactV)
 			}
@@ -178,7 +177,7 @@ func tabular(t testing.TB, rows [][]float64) *policy.Tabular {
 }
 
 // TestMarginalTaxi: on sampled Taxi data (pi18 logs, pi19 target,
-// T = 400, gamma = 1), the MIS estimate approaches exact.Value as n grows;
+// T = 400, gamma = 1), the MIS estimate approaches mdp.Value as n grows;
 // its root-mean-squared error over 8 seeds falls about as 1/sqrt(n).
 func TestMarginalTaxi(t *testing.T) {
 	if testing.Short() {
@@ -187,7 +186,7 @@ func TestMarginalTaxi(t *testing.T) {
 	m := taxi.New()
 	target, behavior := taxiPolicies(t)
 	const T, gamma, seeds = 400, 1.0, 8
-	truth := exact.Value(m, target, nil, T, gamma)
+	truth := mdp.Value(m, target, nil, T, gamma)
 	ns := []int{50, 200, 800}
 	rmse := make([]float64, len(ns))
 	for k, n := range ns {

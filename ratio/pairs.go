@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/internal/minimax"
+	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/policy"
 	"github.com/ihope-ope/ihope/value"
 )
@@ -200,7 +200,7 @@ func newPairTabularModel(pp *minimax.Pairs, ch *minimax.Chain, f *minimax.Flow) 
 // and initial distribution, and the target pi. With every pair the target
 // visits in the support of dD it is d_pi(s, a) / d_D(s, a) exactly, the
 // common limit of MWL and DualDICE on ever larger logs drawn from dD.
-func SolvePairs(m env.Tabular, dD []float64, pi policy.Discrete, gamma float64) (*PairTabularModel, error) {
+func SolvePairs(m mdp.Tabular, dD []float64, pi policy.Discrete, gamma float64) (*PairTabularModel, error) {
 	pp, err := minimax.FromModel(m, dD, pi)
 	if err != nil {
 		return nil, fmt.Errorf("ratio: %w", err)

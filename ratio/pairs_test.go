@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/env/taxi"
-	"github.com/ihope-ope/ihope/exact"
+	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/ratio"
 )
 
@@ -26,7 +26,7 @@ func TestSolvePairsTaxiPopulation(t *testing.T) {
 	pi0, _ := taxi.Policy("pi18")
 	nS, nA := m.NumStates(), m.NumActions()
 	for _, gamma := range gammas {
-		d0, err := exact.Visitation(m, pi0, gamma)
+		d0, err := mdp.Visitation(m, pi0, gamma)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,11 +40,11 @@ func TestSolvePairsTaxiPopulation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		dPi, err := exact.Visitation(m, pi, gamma)
+		dPi, err := mdp.Visitation(m, pi, gamma)
 		if err != nil {
 			t.Fatal(err)
 		}
-		truth, err := exact.LongRun(m, pi, gamma)
+		truth, err := mdp.LongRun(m, pi, gamma)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -71,7 +71,7 @@ func ExampleSolvePairs() {
 	m := taxi.New()
 	pi, _ := taxi.Policy("pi19")
 	pi0, _ := taxi.Policy("pi18")
-	d, _ := exact.Visitation(m, pi0, 1)
+	d, _ := mdp.Visitation(m, pi0, 1)
 	dD := make([]float64, m.NumStates()*m.NumActions())
 	for s, ds := range d {
 		for a := range m.NumActions() {
@@ -79,7 +79,7 @@ func ExampleSolvePairs() {
 		}
 	}
 	w, _ := ratio.SolvePairs(m, dD, pi, 1)
-	truth, _ := exact.LongRun(m, pi, 1)
+	truth, _ := mdp.LongRun(m, pi, 1)
 	fmt.Printf("E_D[w] = %.6f, E_D[w r] = %.6f, long-run truth %.6f\n", w.MeanRatio(), w.Value, truth)
 	// Output:
 	// E_D[w] = 1.000000, E_D[w r] = -0.121727, long-run truth -0.121727

@@ -15,7 +15,7 @@ import (
 	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/env/ring"
 	"github.com/ihope-ope/ihope/env/taxi"
-	"github.com/ihope-ope/ihope/exact"
+	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/policy"
 	"github.com/ihope-ope/ihope/rollout"
 )
@@ -25,9 +25,9 @@ import (
 // gamma if gamma < 1), the dummy transitions (1-gamma) d_0, and the
 // normalisation is d_pi0. With them the loss vanishes exactly at the true
 // ratio (Theorems 1 and 3), so the solver must return it.
-func population(t *testing.T, m env.Tabular, pi, pi0 policy.Discrete, gamma float64) *Counts {
+func population(t *testing.T, m mdp.Tabular, pi, pi0 policy.Discrete, gamma float64) *Counts {
 	t.Helper()
-	d0, err := exact.Visitation(m, pi0, gamma)
+	d0, err := mdp.Visitation(m, pi0, gamma)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func taxiPolicies(t testing.TB) (target, behavior *policy.Tabular) {
 	return pi, pi0
 }
 
-func sample(t testing.TB, seed uint64, m env.Tabular, behavior, target policy.Discrete, n, T int) *dataset.Dataset {
+func sample(t testing.TB, seed uint64, m mdp.Tabular, behavior, target policy.Discrete, n, T int) *dataset.Dataset {
 	t.Helper()
 	d, err := rollout.Sample(rand.New(rand.NewPCG(seed, 0)), env.NewSampler(m), behavior, target, n, T)
 	if err != nil {
@@ -300,7 +300,7 @@ func TestPopulationRing(t *testing.T) {
 	}
 }
 
-// taxiVisitation returns exact.Visitation of pi (target) and pi0
+// taxiVisitation returns mdp.Visitation of pi (target) and pi0
 // (behavior) on Taxi, cached: each is a dense LU of the 2000 states.
 func taxiVisitation(t *testing.T, gamma float64) (dPi, dPi0 []float64) {
 	t.Helper()
@@ -311,11 +311,11 @@ func taxiVisitation(t *testing.T, gamma float64) (dPi, dPi0 []float64) {
 	}
 	m := taxi.New()
 	pi, pi0 := taxiPolicies(t)
-	dPi, err := exact.Visitation(m, pi, gamma)
+	dPi, err := mdp.Visitation(m, pi, gamma)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dPi0, err = exact.Visitation(m, pi0, gamma)
+	dPi0, err = mdp.Visitation(m, pi0, gamma)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,14 +329,14 @@ var (
 )
 
 // TestPopulationTaxi: with population weights the solver returns the true
-// ratio d_pi/d_pi0 on Taxi (pi19 target, pi18 behavior), as exact.Ratio
+// ratio d_pi/d_pi0 on Taxi (pi19 target, pi18 behavior), as mdp.Ratio
 // defines it.
 func TestPopulationTaxi(t *testing.T) {
 	m := taxi.New()
 	pi, pi0 := taxiPolicies(t)
 	for _, gamma := range []float64{1, 0.99} {
 		dPi, dPi0 := taxiVisitation(t, gamma)
-		want := make([]float64, len(dPi)) // exact.Ratio, from the cached visitations
+		want := make([]float64, len(dPi)) // mdp.Ratio, from the cached visitations
 		for s := range want {
 			if dPi0[s] > 0 {
 				want[s] = dPi[s] / dPi0[s]
@@ -351,7 +351,7 @@ func TestPopulationTaxi(t *testing.T) {
 		t.Logf("gamma %v: %d unknowns, %d iterations, max |w - w*| = %.2g, max w* = %.3g, loss %.2g",
 			gamma, mod.Unknowns, mod.Iterations, diff, maxOf(want), mod.Loss)
 		if diff > 1e-9 {
-			t.Errorf("gamma %v: max |w - exact.Ratio| = %v, want <= 1e-9", gamma, diff)
+			t.Errorf("gamma %v: max |w - mdp.Ratio| = %v, want <= 1e-9", gamma, diff)
 		}
 		if mod.Negative != 0 || mod.Loss > 1e-24 {
 			t.Errorf("gamma %v: %d negative entries, loss %v", gamma, mod.Negative, mod.Loss)

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/env/taxi"
-	"github.com/ihope-ope/ihope/exact"
+	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/stream"
 )
@@ -36,11 +36,11 @@ func TestPoissonCoverageTaxi(t *testing.T) {
 	}
 	m := taxi.New()
 	target, _ := taxi.Policy("pi19")
-	long, err := exact.LongRun(m, target, 1)
+	long, err := mdp.LongRun(m, target, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	horizon := exact.Value(m, target, nil, T, 1)
+	horizon := mdp.Value(m, target, nil, T, 1)
 	truth := map[string]float64{"wis-stepwise": horizon, "is-stepwise": horizon, "wis-trajectory": horizon, "bch-tabular": long}
 	names := []string{"wis-stepwise", "is-stepwise", "wis-trajectory", "bch-tabular"}
 	isLong := os.Getenv("IHOPE_LONG") != ""

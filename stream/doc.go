@@ -14,7 +14,7 @@
 // reward sums per (s, a), the first-state counts and the (first state,
 // length) pairs, filled once and shared by all of them (ope.CountSums).
 // Finish builds the count model with value.NewCountModel (model-based,
-// fqe: exact.Value under the horizon estimand for model-based, else
+// fqe: mdp.Value under the horizon estimand for model-based, else
 // value.Tabular.FitCounts) or the state-action problem with
 // minimax.FromCounts (mwl, dualdice: ratio.MWL.FitCounts,
 // ratio.DualDICE.FitCounts; mql: value.MQL.FitCounts): the in-memory

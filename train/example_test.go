@@ -6,7 +6,7 @@ import (
 
 	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/env/taxi"
-	"github.com/ihope-ope/ihope/exact"
+	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/train"
 )
 
@@ -23,7 +23,7 @@ func ExampleQLearning_Run() {
 		return
 	}
 	for i, pi := range pis {
-		fmt.Printf("iteration %d: average reward %.3f\n", snapshots[i], exact.Value(m, pi, nil, 400, 1))
+		fmt.Printf("iteration %d: average reward %.3f\n", snapshots[i], mdp.Value(m, pi, nil, 400, 1))
 	}
 	// Output:
 	// iteration 950: average reward -0.256

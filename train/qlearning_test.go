@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/env"
+	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/policy"
 )
 
@@ -19,7 +20,7 @@ type switchMDP struct{ cost float64 }
 func (m switchMDP) NumStates() int     { return 2 }
 func (m switchMDP) NumActions() int    { return 2 }
 func (m switchMDP) Initial() []float64 { return []float64{1, 0} }
-func (m switchMDP) Outcomes(s, a int) []env.Outcome {
+func (m switchMDP) Outcomes(s, a int) []mdp.Outcome {
 	r := 0.0
 	if s == 1 {
 		r = 1
@@ -27,7 +28,7 @@ func (m switchMDP) Outcomes(s, a int) []env.Outcome {
 	if a != s {
 		r -= m.cost
 	}
-	return []env.Outcome{{Next: a, Prob: 1, Reward: r}}
+	return []mdp.Outcome{{Next: a, Prob: 1, Reward: r}}
 }
 
 // TestQLearningFixedPoint checks that on a deterministic MDP Q-learning

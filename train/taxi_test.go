@@ -7,7 +7,7 @@ import (
 
 	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/env/taxi"
-	"github.com/ihope-ope/ihope/exact"
+	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/policy"
 )
 
@@ -28,9 +28,9 @@ func TestQLearningTaxi(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	uniform := exact.Value(m, policy.Uniform(taxi.NumStates, taxi.NumActions), nil, T, 1)
-	plus := exact.Value(m, pis[0], nil, T, 1)
-	star := exact.Value(m, pis[1], nil, T, 1)
+	uniform := mdp.Value(m, policy.Uniform(taxi.NumStates, taxi.NumActions), nil, T, 1)
+	plus := mdp.Value(m, pis[0], nil, T, 1)
+	star := mdp.Value(m, pis[1], nil, T, 1)
 	t.Logf("exact average reward: uniform %.6f, iteration 950 %.6f, iteration 1000 %.6f", uniform, plus, star)
 	if !(uniform < plus && plus < star) {
 		t.Errorf("values uniform %v, iteration 950 %v, iteration 1000 %v: want increasing", uniform, plus, star)
@@ -54,7 +54,7 @@ func TestQLearningTaxi(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ref := exact.Value(m, pi, nil, T, 1); math.Abs(c.got-ref) > 0.05 {
+		if ref := mdp.Value(m, pi, nil, T, 1); math.Abs(c.got-ref) > 0.05 {
 			t.Errorf("case %d: %s: value %.6f, authors' %s %.6f: differ by more than 0.05", i, c.name, c.got, c.authors, ref)
 		}
 	}

@@ -5,11 +5,11 @@ import (
 	"slices"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/env"
+	"github.com/ihope-ope/ihope/mdp"
 )
 
 // CountModel is the maximum-likelihood tabular model of a dataset's
-// transitions, an env.Tabular:
+// transitions, an mdp.Tabular:
 //
 //	P(s'|s,a) = N(s,a,s') / N(s,a),   r(s,a) = mean of the rewards logged at (s,a),
 //	Initial   = the empirical distribution of the episodes' first states,
@@ -45,11 +45,11 @@ import (
 type CountModel struct {
 	nS, nA int
 	init   []float64
-	out    [][]env.Outcome // out[s*nA+a]
+	out    [][]mdp.Outcome // out[s*nA+a]
 	visits []int           // N(s,a)
 }
 
-var _ env.Tabular = (*CountModel)(nil)
+var _ mdp.Tabular = (*CountModel)(nil)
 
 // FitCountModel fits the count model to d, which must have discrete states
 // and actions (NumStates > 0, NumActions > 0) with every id in range.
@@ -63,7 +63,7 @@ func FitCountModel(d *dataset.Dataset) (*CountModel, error) {
 	}
 	nS, nA := d.NumStates, d.NumActions
 	nSA := nS * nA
-	m := &CountModel{nS: nS, nA: nA, init: make([]float64, nS), out: make([][]env.Outcome, nSA), visits: make([]int, nSA)}
+	m := &CountModel{nS: nS, nA: nA, init: make([]float64, nS), out: make([][]mdp.Outcome, nSA), visits: make([]int, nSA)}
 	rSum := make([]float64, nSA)
 	rCnt := make([]int, nSA)
 	// Pass 1: validate and count.
@@ -142,7 +142,7 @@ func NewCountModel(nS, nA int, init []float64, episodes int, rSum []float64, rCn
 	if nS <= 0 || nA <= 0 || len(init) != nS || len(rSum) != nS*nA || len(rCnt) != nS*nA || episodes <= 0 {
 		return nil, fmt.Errorf("count model: %d states, %d actions, %d episodes: counts of the wrong sizes", nS, nA, episodes)
 	}
-	m := &CountModel{nS: nS, nA: nA, init: slices.Clone(init), out: make([][]env.Outcome, nS*nA), visits: make([]int, nS*nA)}
+	m := &CountModel{nS: nS, nA: nA, init: slices.Clone(init), out: make([][]mdp.Outcome, nS*nA), visits: make([]int, nS*nA)}
 	for sa := range m.visits {
 		for _, r := range runs(sa) {
 			m.visits[sa] += r.Count
@@ -171,7 +171,7 @@ func (m *CountModel) finish(episodes int, rSum []float64, rCnt []int, runs func(
 	// end.
 	type span struct{ lo, hi int }
 	spans := make([]span, nSA)
-	backing := make([]env.Outcome, 0, nSA+nS)
+	backing := make([]mdp.Outcome, 0, nSA+nS)
 	var pooled []Run // a state's runs pooled over its actions
 	for s := range nS {
 		stateSum, stateCnt, stateVisits := 0.0, 0, 0
@@ -207,7 +207,7 @@ func (m *CountModel) finish(episodes int, rSum []float64, rCnt []int, runs func(
 				}
 				backing = appendRuns(backing, pooled, r)
 			default:
-				backing = append(backing, env.Outcome{Next: s, Prob: 1, Reward: r})
+				backing = append(backing, mdp.Outcome{Next: s, Prob: 1, Reward: r})
 			}
 			spans[sa] = span{lo, len(backing)}
 		}
@@ -233,13 +233,13 @@ func poolRuns(runs []Run) []Run {
 
 // appendRuns appends one outcome per run, with probability its share of
 // the runs' transitions and reward r.
-func appendRuns(dst []env.Outcome, runs []Run, r float64) []env.Outcome {
+func appendRuns(dst []mdp.Outcome, runs []Run, r float64) []mdp.Outcome {
 	n := 0
 	for _, x := range runs {
 		n += x.Count
 	}
 	for _, x := range runs {
-		dst = append(dst, env.Outcome{Next: x.Next, Prob: float64(x.Count) / float64(n), Reward: r})
+		dst = append(dst, mdp.Outcome{Next: x.Next, Prob: float64(x.Count) / float64(n), Reward: r})
 	}
 	return dst
 }
@@ -256,7 +256,7 @@ func (m *CountModel) Initial() []float64 { return m.init }
 
 // Outcomes returns the fitted outcomes of action a in state s, sorted by
 // next state. They must not be modified.
-func (m *CountModel) Outcomes(s, a int) []env.Outcome { return m.out[s*m.nA+a] }
+func (m *CountModel) Outcomes(s, a int) []mdp.Outcome { return m.out[s*m.nA+a] }
 
 // Visits returns N(s,a), the number of logged transitions from s with
 // action a; 0 means the outcomes of (s,a) come from the fallback rules.

@@ -6,7 +6,7 @@ import (
 	"math"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/env"
+	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/policy"
 )
 
@@ -80,7 +80,7 @@ import (
 // (right Jacobi preconditioner, the near-constant mode deflated) to a
 // relative residual of 1e-13, with dense LU as the fallback up to 3000
 // states. (A dense LU of a whole Taxi system takes about 0.7 s, see
-// exact.DenseLimit; these solves take 5 to 10 ms.) (3) by H sparse matrix-vector products.
+// mdp.DenseLimit; these solves take 5 to 10 ms.) (3) by H sparse matrix-vector products.
 //
 // The target's action distribution comes from Target.Policy (a
 // policy.Discrete with the data's numbers of actions and, if it reports
@@ -222,12 +222,12 @@ func (l Tabular) solveCounts(m *CountModel, pi policy.Discrete, gamma float64, s
 //
 //	(1 - gamma) sum_s d0(s) v(s) = sum_s d_pi(s) r_pi(s)      (gamma < 1, d_pi the normalised discounted visitation),
 //	rho = sum_s d_pi(s) r_pi(s)                               (gamma = 1, d_pi the stationary distribution),
-//	sum_s d0(s) v^H(s) / sum_{t<H} gamma^t = exact.Value(m, pi, d0, H, gamma).
+//	sum_s d0(s) v^H(s) / sum_{t<H} gamma^t = mdp.Value(m, pi, d0, H, gamma).
 //
 // For gamma = 1 the chain of pi must have one closed class (else rho is
 // not unique and SolveTabular returns an error). pi must have m's number
 // of actions and give a distribution for every state of m.
-func SolveTabular(m env.Tabular, pi policy.Discrete, gamma float64, horizon int, norm []float64) (*TabularModel, error) {
+func SolveTabular(m mdp.Tabular, pi policy.Discrete, gamma float64, horizon int, norm []float64) (*TabularModel, error) {
 	const name = "value: solve"
 	if !(gamma > 0 && gamma <= 1) {
 		return nil, fmt.Errorf("%s: discount %v outside (0, 1]", name, gamma)
@@ -277,7 +277,7 @@ func SolveTabular(m env.Tabular, pi policy.Discrete, gamma float64, horizon int,
 // model the normalisation c (a distribution on all states, 0 outside the
 // active ones) and whether minor closed classes restart from c.
 type problem struct {
-	m       env.Tabular
+	m       mdp.Tabular
 	pi      policy.Discrete
 	gamma   float64
 	horizon int
@@ -387,7 +387,7 @@ type TabularModel struct {
 	gamma   float64
 	horizon int // 0: stationary
 	rho     float64
-	mdp     env.Tabular
+	mdp     mdp.Tabular
 	pi      policy.Discrete
 	states  []int   // the states solved for
 	idx     []int32 // state -> index in states, or -1
@@ -411,7 +411,7 @@ func (m *TabularModel) Horizon() int { return m.horizon }
 
 // MDP returns the model the values were solved in: the *CountModel of
 // the log for Tabular.Fit.
-func (m *TabularModel) MDP() env.Tabular { return m.mdp }
+func (m *TabularModel) MDP() mdp.Tabular { return m.mdp }
 
 // Policy returns the target policy the values were solved for.
 func (m *TabularModel) Policy() policy.Discrete { return m.pi }

@@ -8,9 +8,9 @@ import (
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/internal/minimax"
 	"github.com/ihope-ope/ihope/internal/scc"
+	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/policy"
 )
 
@@ -32,7 +32,7 @@ type chain struct {
 // all actions that lead to the same next state. A state with restart[i]
 // set takes the row restartRow instead of its outcomes (its reward stays
 // r_pi). It returns an error if an outcome leaves the set.
-func newChain(m env.Tabular, pi policy.Discrete, states []int, idx []int32, restart []bool, restartRow []float64) (*chain, error) {
+func newChain(m mdp.Tabular, pi policy.Discrete, states []int, idx []int32, restart []bool, restartRow []float64) (*chain, error) {
 	n, nA := len(states), m.NumActions()
 	c := &chain{n: n, start: make([]int32, n+1), r: make([]float64, n), self: make([]float64, n)}
 	acc := make([]float64, n) // scratch row, zero between states
@@ -385,7 +385,7 @@ func (c *chain) solveGMRES(x, b []float64, gamma float64, u []float64) (int, err
 
 // solveDense solves (I - gamma P + 1 u^T) x = r (u may be nil) by LU
 // with partial pivoting and one step of iterative refinement, as
-// exact.Visitation does. It returns an error if the matrix is
+// mdp.Visitation does. It returns an error if the matrix is
 // numerically singular (condition number above 1e13).
 func (c *chain) solveDense(x []float64, gamma float64, u []float64) error {
 	n := c.n

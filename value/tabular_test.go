@@ -11,7 +11,7 @@ import (
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/env/taxi"
-	"github.com/ihope-ope/ihope/exact"
+	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/policy"
 	"github.com/ihope-ope/ihope/rollout"
 )
@@ -275,19 +275,19 @@ func taxiPolicy(t testing.TB, name string) *policy.Tabular {
 }
 
 // rPi returns r_pi(s) = sum_a pi(a|s) r(s,a).
-func rPi(m env.Tabular, pi policy.Discrete) []float64 {
+func rPi(m mdp.Tabular, pi policy.Discrete) []float64 {
 	r := make([]float64, m.NumStates())
 	for s := range r {
 		for a := range m.NumActions() {
-			r[s] += pi.Prob(s, a) * env.ExpectedReward(m, s, a)
+			r[s] += pi.Prob(s, a) * mdp.ExpectedReward(m, s, a)
 		}
 	}
 	return r
 }
 
 // TestSolveTabularTaxi solves the true Taxi model: the stationary
-// solutions give the exact long-run values of package exact, the finite
-// one exact.Value, and q satisfies its Bellman equation.
+// solutions give the exact long-run values of package mdp, the finite
+// one mdp.Value, and q satisfies its Bellman equation.
 func TestSolveTabularTaxi(t *testing.T) {
 	m := taxi.New()
 	d0 := m.Initial()
@@ -299,7 +299,7 @@ func TestSolveTabularTaxi(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s, gamma %v: %v", name, gamma, err)
 			}
-			visit, err := exact.Visitation(m, pi, gamma)
+			visit, err := mdp.Visitation(m, pi, gamma)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -357,9 +357,9 @@ func TestSolveTabularTaxi(t *testing.T) {
 			for s := range v {
 				v[s] = sol.V(H, s)
 			}
-			got, want := dot(d0, v)/z, exact.Value(m, pi, nil, H, gamma)
+			got, want := dot(d0, v)/z, mdp.Value(m, pi, nil, H, gamma)
 			if math.Abs(got-want) > 1e-9 {
-				t.Errorf("%s, finite H = %d, gamma %v: %.15f, exact.Value %.15f", name, H, gamma, got, want)
+				t.Errorf("%s, finite H = %d, gamma %v: %.15f, mdp.Value %.15f", name, H, gamma, got, want)
 			}
 			if name == "pi19" && gamma == 1 && math.Abs(got-(-0.141180)) > 5e-7 {
 				t.Errorf("pi19, H = 400, gamma = 1: %.8f, want -0.141180", got)
@@ -455,35 +455,35 @@ func TestSolveDense(t *testing.T) {
 // randomMDP returns a sparse random MDP; with traps, its states 0 and 1
 // are absorbing under every action.
 func randomMDP(rng *rand.Rand, nS, nA int, traps bool) *table {
-	m := &table{init: make([]float64, nS), out: make([][][]env.Outcome, nS)}
+	m := &table{init: make([]float64, nS), out: make([][][]mdp.Outcome, nS)}
 	for s := range nS {
 		m.init[s] = 1 / float64(nS)
-		m.out[s] = make([][]env.Outcome, nA)
+		m.out[s] = make([][]mdp.Outcome, nA)
 		for a := range nA {
 			if traps && s < 2 {
-				m.out[s][a] = []env.Outcome{{Next: s, Prob: 1, Reward: float64(s)}}
+				m.out[s][a] = []mdp.Outcome{{Next: s, Prob: 1, Reward: float64(s)}}
 				continue
 			}
 			k := 1 + rng.IntN(3)
 			r := rng.NormFloat64()
 			for range k {
-				m.out[s][a] = append(m.out[s][a], env.Outcome{Next: rng.IntN(nS), Prob: 1 / float64(k), Reward: r})
+				m.out[s][a] = append(m.out[s][a], mdp.Outcome{Next: rng.IntN(nS), Prob: 1 / float64(k), Reward: r})
 			}
 		}
 	}
 	return m
 }
 
-// table is a small env.Tabular given by its outcome lists.
+// table is a small mdp.Tabular given by its outcome lists.
 type table struct {
 	init []float64
-	out  [][][]env.Outcome // out[s][a]
+	out  [][][]mdp.Outcome // out[s][a]
 }
 
 func (m *table) NumStates() int                  { return len(m.out) }
 func (m *table) NumActions() int                 { return len(m.out[0]) }
 func (m *table) Initial() []float64              { return m.init }
-func (m *table) Outcomes(s, a int) []env.Outcome { return m.out[s][a] }
+func (m *table) Outcomes(s, a int) []mdp.Outcome { return m.out[s][a] }
 
 // TestTabularCrossUse reads a model on logs other than the one it was
 // fitted on: states never seen in fitting get q = v = 0, seen states the
@@ -594,7 +594,7 @@ func TestTabularErrors(t *testing.T) {
 		t.Errorf("Values on 3 states: error %v", err)
 	}
 	// A true model with two closed classes under the target.
-	split := &table{init: []float64{1, 0, 0}, out: [][][]env.Outcome{
+	split := &table{init: []float64{1, 0, 0}, out: [][][]mdp.Outcome{
 		{{{Next: 1, Prob: 0.5}, {Next: 2, Prob: 0.5}}},
 		{{{Next: 1, Prob: 1}}},
 		{{{Next: 2, Prob: 1, Reward: 1}}},
@@ -693,11 +693,11 @@ func TestTabularTaxiSample(t *testing.T) {
 			z += math.Pow(gamma, float64(k))
 		}
 		// The model-based estimate: the same count model pushed forward.
-		got, want := dot(d0, v)/z, exact.Value(cm, target, d0, 400, gamma)
+		got, want := dot(d0, v)/z, mdp.Value(cm, target, d0, 400, gamma)
 		if math.Abs(got-want) > 1e-9 {
 			t.Errorf("gamma %v: finite fqe %.12f, model-based %.12f", gamma, got, want)
 		}
-		t.Logf("gamma %v: finite fqe %.6f (truth %.6f)", gamma, got, exact.Value(m, target, nil, 400, gamma))
+		t.Logf("gamma %v: finite fqe %.6f (truth %.6f)", gamma, got, mdp.Value(m, target, nil, 400, gamma))
 	}
 	model, err := Tabular{}.Fit(d, 1, Target{Policy: target})
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/env/cobs"
-	"github.com/ihope-ope/ihope/exact"
+	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/policy"
 	"github.com/ihope-ope/ihope/rollout"
 )
@@ -18,13 +18,13 @@ import (
 type world struct {
 	name string
 	m    interface {
-		env.Tabular
+		mdp.Tabular
 		env.Discrete
 	}
 	target, behavior *policy.Tabular
 	T                int
 	gamma            float64
-	truth            float64 // exact.Return of the target, pinned
+	truth            float64 // mdp.Return of the target, pinned
 }
 
 func worlds() []world {
@@ -51,7 +51,7 @@ func discountSum(T int, gamma float64) float64 {
 // policies' rows.
 func TestTables(t *testing.T) {
 	for i, w := range worlds() {
-		if err := env.Check(w.m); err != nil {
+		if err := mdp.Check(w.m); err != nil {
 			t.Errorf("case %d (%s): %v", i, w.name, err)
 		}
 		abs, episodic := w.m.(env.Episodic)
@@ -224,7 +224,7 @@ func TestHandValues(t *testing.T) {
 	z16 := discountSum(16, 0.98)
 	cases := []struct {
 		name  string
-		m     env.Tabular
+		m     mdp.Tabular
 		pi    policy.Discrete
 		T     int
 		gamma float64
@@ -242,7 +242,7 @@ func TestHandValues(t *testing.T) {
 		{"modelwin behavior", mw, mw.Behavior(), 20, 1, 10 * (0.2 - 0.4*0.8)},
 	}
 	for i, c := range cases {
-		got := exact.Return(c.m, c.pi, nil, c.T, c.gamma)
+		got := mdp.Return(c.m, c.pi, nil, c.T, c.gamma)
 		if !scalar.EqualWithinAbsOrRel(got, c.want, 1e-12, 1e-12) {
 			t.Errorf("case %d (%s): exact %.15g, by hand %.15g", i, c.name, got, c.want)
 		}
@@ -251,22 +251,22 @@ func TestHandValues(t *testing.T) {
 
 // TestTruths pins the exact truths the README lists, and checks that the
 // long-run value of the Graph (discounted, gamma = 0.98) is its 16-step
-// return: every episode is absorbed after 16 steps, so exact.LongRun,
+// return: every episode is absorbed after 16 steps, so mdp.LongRun,
 // which knows nothing of episodes, gives the same truth through the
 // absorbing state.
 func TestTruths(t *testing.T) {
 	for i, w := range worlds() {
-		got := exact.Return(w.m, w.target, nil, w.T, w.gamma)
+		got := mdp.Return(w.m, w.target, nil, w.T, w.gamma)
 		if math.Abs(got-w.truth) > 5e-11 {
 			t.Errorf("case %d (%s): truth %.10f, pinned %.10f", i, w.name, got, w.truth)
 		}
 	}
 	g := cobs.NewDefaultGraph()
-	lr, err := exact.LongRun(g, g.Target(), cobs.GraphGamma)
+	lr, err := mdp.LongRun(g, g.Target(), cobs.GraphGamma)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ret := exact.Return(g, g.Target(), nil, cobs.GraphLength, cobs.GraphGamma)
+	ret := mdp.Return(g, g.Target(), nil, cobs.GraphLength, cobs.GraphGamma)
 	if got := lr / (1 - cobs.GraphGamma); math.Abs(got-ret) > 1e-12 {
 		t.Errorf("graph: long-run value / (1 - gamma) = %.15g, 16-step return %.15g", got, ret)
 	}
@@ -294,7 +294,7 @@ func TestMonteCarlo(t *testing.T) {
 			name string
 			p    *policy.Tabular
 		}{{"target", w.target}, {"behavior", w.behavior}} {
-			want := exact.Return(w.m, pi.p, nil, w.T, w.gamma)
+			want := mdp.Return(w.m, pi.p, nil, w.T, w.gamma)
 			mean, m2 := 0.0, 0.0
 			for j := range n {
 				v := rollout.Return(rng, w.m, pi.p, w.T, 1, w.gamma)

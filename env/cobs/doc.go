@@ -2,15 +2,15 @@
 // Benchmarking Suite, with their policies and exact truths: the Graph
 // (and its partially observed ModelFail), the toy mountain car ToyMC and
 // ModelWin. Each world is an env.Table (a full transition table, so
-// package exact computes its truths, and a sampler drawn from that same
+// package mdp computes its truths, and a sampler drawn from that same
 // table); the episodic ones end in an explicit absorbing state
 // (env.Episodic).
 //
 // The truths are COBS's: the expected discounted return of the target
-// over the horizon, E[sum_{t<T} gamma^t r_t] (exact.Return; COBS reports
+// over the horizon, E[sum_{t<T} gamma^t r_t] (mdp.Return; COBS reports
 // the mean of on-policy rollouts, paper.py's value_of_data(gamma, False)).
 // ihope's normalised horizon value is that over sum_{t<T} gamma^t
-// (exact.Value). Target = level 1, behavior = level 4 (Level):
+// (mdp.Value). Target = level 1, behavior = level 4 (Level):
 //
 //	world      T    gamma  states  target return  normalised
 //	Graph      16   0.98   32      -4.1430341911  -0.3
@@ -29,8 +29,8 @@
 //     COBS's last step sets done and returns state 0; its rollout then pads
 //     the episode with the absorbing state 2L-1 (reward 0, equal
 //     propensities). Here the last step leads to 2L-1 directly, the state
-//     COBS's logs show from then on, so the table is Markov and exact.Value
-//     and exact.LongRun need no notion of episodes. The last step pays the
+//     COBS's logs show from then on, so the table is Markov and mdp.Value
+//     and mdp.LongRun need no notion of episodes. The last step pays the
 //     sign of the last layer a second time, as COBS's step() does: an
 //     episode has L paying steps. stochastic_rewards (Gaussian noise) is
 //     left out: it changes no expectation.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ihope-ope/ihope/env/cobs"
-	"github.com/ihope-ope/ihope/exact"
+	"github.com/ihope-ope/ihope/mdp"
 )
 
 // The exact truths of COBS's Graph: the expected discounted return of
@@ -14,9 +14,9 @@ func ExampleGraph() {
 	g := cobs.NewDefaultGraph()
 	for k := range cobs.NumLevels {
 		pi := g.Policy(cobs.Level(k))
-		fmt.Printf("P(A0) = %.3f: return %+.6f\n", cobs.Level(k), exact.Return(g, pi, nil, cobs.GraphLength, cobs.GraphGamma))
+		fmt.Printf("P(A0) = %.3f: return %+.6f\n", cobs.Level(k), mdp.Return(g, pi, nil, cobs.GraphLength, cobs.GraphGamma))
 	}
-	fmt.Printf("target, normalised: %.6f\n", exact.Value(g, g.Target(), nil, cobs.GraphLength, cobs.GraphGamma))
+	fmt.Printf("target, normalised: %.6f\n", mdp.Value(g, g.Target(), nil, cobs.GraphLength, cobs.GraphGamma))
 	// Output:
 	// P(A0) = 0.001: return -6.891247
 	// P(A0) = 0.200: return -4.143034
@@ -29,10 +29,10 @@ func ExampleGraph() {
 // The truths of the four worlds for their targets.
 func Example() {
 	g, mc, mf, mw := cobs.NewDefaultGraph(), cobs.NewToyMC(), cobs.NewModelFail(), cobs.NewModelWin()
-	fmt.Printf("Graph     %.6f\n", exact.Return(g, g.Target(), nil, cobs.GraphLength, cobs.GraphGamma))
-	fmt.Printf("ToyMC     %.6f\n", exact.Return(mc, mc.Target(), nil, cobs.ToyMCHorizon, cobs.ToyMCGamma))
-	fmt.Printf("ModelFail %.6f\n", exact.Return(mf, mf.Target(), nil, cobs.ModelFailHorizon, cobs.ModelGamma))
-	fmt.Printf("ModelWin  %.6f\n", exact.Return(mw, mw.Target(), nil, cobs.ModelWinHorizon, cobs.ModelGamma))
+	fmt.Printf("Graph     %.6f\n", mdp.Return(g, g.Target(), nil, cobs.GraphLength, cobs.GraphGamma))
+	fmt.Printf("ToyMC     %.6f\n", mdp.Return(mc, mc.Target(), nil, cobs.ToyMCHorizon, cobs.ToyMCGamma))
+	fmt.Printf("ModelFail %.6f\n", mdp.Return(mf, mf.Target(), nil, cobs.ModelFailHorizon, cobs.ModelGamma))
+	fmt.Printf("ModelWin  %.6f\n", mdp.Return(mw, mw.Target(), nil, cobs.ModelWinHorizon, cobs.ModelGamma))
 	// Output:
 	// Graph     -4.143034
 	// ToyMC     -91.894130

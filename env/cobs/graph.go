@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ihope-ope/ihope/env"
+	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/policy"
 )
 
@@ -44,7 +45,7 @@ type Graph struct {
 }
 
 var (
-	_ env.Tabular  = (*Graph)(nil)
+	_ mdp.Tabular  = (*Graph)(nil)
 	_ env.Discrete = (*Graph)(nil)
 	_ env.Episodic = (*Graph)(nil)
 )
@@ -63,13 +64,13 @@ func NewGraph(c GraphConfig) (*Graph, error) {
 	}
 	n := 2 * L
 	absorbing := n - 1
-	out := make([][][]env.Outcome, n)
+	out := make([][][]mdp.Outcome, n)
 	for s := range out {
-		out[s] = make([][]env.Outcome, 2)
+		out[s] = make([][]mdp.Outcome, 2)
 		switch {
 		case s == absorbing:
 			for a := range out[s] {
-				out[s][a] = []env.Outcome{{Next: s, Prob: 1}}
+				out[s][a] = []mdp.Outcome{{Next: s, Prob: 1}}
 			}
 		case s >= 2*L-3: // the last layer: 2L-3 (odd) and 2L-2 (even)
 			r := 1.0
@@ -77,7 +78,7 @@ func NewGraph(c GraphConfig) (*Graph, error) {
 				r = -1
 			}
 			for a := range out[s] {
-				out[s][a] = []env.Outcome{{Next: absorbing, Prob: 1, Reward: r}}
+				out[s][a] = []mdp.Outcome{{Next: absorbing, Prob: 1, Reward: r}}
 			}
 		default:
 			j := (s + 1) / 2 // layer of s: 0 for the start, j for 2j-1 and 2j
@@ -86,8 +87,8 @@ func NewGraph(c GraphConfig) (*Graph, error) {
 			if c.Sparse {
 				rOdd, rEven = 0, 0
 			}
-			up := env.Outcome{Next: odd, Reward: rOdd}
-			down := env.Outcome{Next: even, Reward: rEven}
+			up := mdp.Outcome{Next: odd, Reward: rOdd}
+			down := mdp.Outcome{Next: even, Reward: rEven}
 			out[s][A0] = split(up, down, c.Slip)
 			out[s][A1] = split(down, up, c.Slip)
 		}
@@ -103,15 +104,15 @@ func NewGraph(c GraphConfig) (*Graph, error) {
 
 // split returns the outcomes "intended with probability 1 - slip, other
 // with probability slip", leaving out an outcome of probability 0.
-func split(intended, other env.Outcome, slip float64) []env.Outcome {
+func split(intended, other mdp.Outcome, slip float64) []mdp.Outcome {
 	intended.Prob, other.Prob = 1-slip, slip
 	switch slip {
 	case 0:
-		return []env.Outcome{intended}
+		return []mdp.Outcome{intended}
 	case 1:
-		return []env.Outcome{other}
+		return []mdp.Outcome{other}
 	}
-	return []env.Outcome{intended, other}
+	return []mdp.Outcome{intended, other}
 }
 
 // observations returns COBS's state_to_pomdp_state for k observations:

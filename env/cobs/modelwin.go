@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ihope-ope/ihope/env"
+	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/policy"
 )
 
@@ -22,15 +23,15 @@ type ModelWin struct {
 }
 
 var (
-	_ env.Tabular  = (*ModelWin)(nil)
+	_ mdp.Tabular  = (*ModelWin)(nil)
 	_ env.Discrete = (*ModelWin)(nil)
 )
 
 // NewModelWin returns the Model Win world.
 func NewModelWin() *ModelWin {
-	win, lose := env.Outcome{Next: 1, Reward: 1}, env.Outcome{Next: 2, Reward: -1}
-	back := []env.Outcome{{Next: 0, Prob: 1}}
-	out := [][][]env.Outcome{
+	win, lose := mdp.Outcome{Next: 1, Reward: 1}, mdp.Outcome{Next: 2, Reward: -1}
+	back := []mdp.Outcome{{Next: 0, Prob: 1}}
+	out := [][][]mdp.Outcome{
 		{
 			A0: {{Next: win.Next, Prob: 0.4, Reward: win.Reward}, {Next: lose.Next, Prob: 0.6, Reward: lose.Reward}},
 			A1: {{Next: win.Next, Prob: 0.6, Reward: win.Reward}, {Next: lose.Next, Prob: 0.4, Reward: lose.Reward}},

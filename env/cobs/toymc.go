@@ -2,6 +2,7 @@ package cobs
 
 import (
 	"github.com/ihope-ope/ihope/env"
+	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/policy"
 )
 
@@ -28,7 +29,7 @@ type ToyMC struct {
 }
 
 var (
-	_ env.Tabular  = (*ToyMC)(nil)
+	_ mdp.Tabular  = (*ToyMC)(nil)
 	_ env.Discrete = (*ToyMC)(nil)
 	_ env.Episodic = (*ToyMC)(nil)
 )
@@ -37,13 +38,13 @@ var (
 func NewToyMC() *ToyMC {
 	n := ToyMCLeft + ToyMCRight + 2
 	terminal := n - 1
-	out := make([][][]env.Outcome, n)
+	out := make([][][]mdp.Outcome, n)
 	for s := range out {
 		if s == terminal {
-			out[s] = [][]env.Outcome{{{Next: s, Prob: 1}}, {{Next: s, Prob: 1}}}
+			out[s] = [][]mdp.Outcome{{{Next: s, Prob: 1}}, {{Next: s, Prob: 1}}}
 			continue
 		}
-		out[s] = [][]env.Outcome{
+		out[s] = [][]mdp.Outcome{
 			Left:  {{Next: max(s-1, 0), Prob: 1, Reward: -1}},
 			Right: {{Next: s + 1, Prob: 1, Reward: -1}},
 		}

@@ -15,10 +15,10 @@
 // exact):
 //
 //	dice_rl's on-policy value: normalised discounted reward of 100-step
-//	trajectories, gamma = 0.99  (exact.Value)              0.90921958
+//	trajectories, gamma = 0.99  (mdp.Value)              0.90921958
 //	normalised discounted value (1 - gamma) E[V(s0)],
-//	gamma = 0.99, the DICE estimators' estimand (exact.LongRun) 0.93870063
-//	long-run average reward, gamma = 1 (exact.LongRun)      0.98976178
+//	gamma = 0.99, the DICE estimators' estimand (mdp.LongRun) 0.93870063
+//	long-run average reward, gamma = 1 (mdp.LongRun)      0.98976178
 //
 // and of the behavior (alpha = 0): 0.59335591, 0.65607895, 0.76535946.
 //
@@ -57,9 +57,9 @@
 //     default is 0.995). dice_rl's on-policy value is the normalised
 //     discounted reward of the on-policy trajectories
 //     (estimators/estimator.py, get_fullbatch_average: sum gamma^t r_t /
-//     sum gamma^t over 100-step trajectories), which is exact.Value with
+//     sum gamma^t over 100-step trajectories), which is mdp.Value with
 //     T = 100; the DICE estimators target the infinite-horizon
-//     (1 - gamma) E[V(s0)], which is exact.LongRun.
+//     (1 - gamma) E[V(s0)], which is mdp.LongRun.
 //
 // References:
 //

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ihope-ope/ihope/env/gridwalk"
-	"github.com/ihope-ope/ihope/exact"
+	"github.com/ihope-ope/ihope/mdp"
 )
 
 // The exact truths of the GridWalk target family: dice_rl's on-policy
@@ -16,7 +16,7 @@ func Example() {
 		panic(err)
 	}
 	for _, alpha := range append(gridwalk.TargetAlphas, gridwalk.BehaviorAlpha) {
-		v := exact.Value(g, g.Policy(alpha), nil, gridwalk.Horizon, gridwalk.Gamma)
+		v := mdp.Value(g, g.Policy(alpha), nil, gridwalk.Horizon, gridwalk.Gamma)
 		fmt.Printf("alpha %.2f (epsilon %.2f): %.6f\n", alpha, gridwalk.Epsilon(alpha), v)
 	}
 	// Output:

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/ihope-ope/ihope/env"
+	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/policy"
 )
 
@@ -53,7 +54,7 @@ type GridWalk struct {
 }
 
 var (
-	_ env.Tabular  = (*GridWalk)(nil)
+	_ mdp.Tabular  = (*GridWalk)(nil)
 	_ env.Discrete = (*GridWalk)(nil)
 )
 
@@ -63,14 +64,14 @@ func New(n int) (*GridWalk, error) {
 		return nil, fmt.Errorf("gridwalk: side %d, want >= 2", n)
 	}
 	g := &GridWalk{n: n}
-	out := make([][][]env.Outcome, n*n)
+	out := make([][][]mdp.Outcome, n*n)
 	init := make([]float64, n*n)
 	for s := range out {
 		x, y := g.Decode(s)
-		out[s] = make([][]env.Outcome, NumActions)
+		out[s] = make([][]mdp.Outcome, NumActions)
 		for a := range out[s] {
 			nx, ny := g.move(x, y, a)
-			out[s][a] = []env.Outcome{{Next: g.Encode(nx, ny), Prob: 1, Reward: g.Reward(nx, ny)}}
+			out[s][a] = []mdp.Outcome{{Next: g.Encode(nx, ny), Prob: 1, Reward: g.Reward(nx, ny)}}
 		}
 		init[s] = 1 / float64(n*n)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/env/gridwalk"
-	"github.com/ihope-ope/ihope/exact"
+	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/policy"
 	"github.com/ihope-ope/ihope/rollout"
 )
@@ -25,7 +25,7 @@ func newGrid(t testing.TB) *gridwalk.GridWalk {
 
 func TestTable(t *testing.T) {
 	g := newGrid(t)
-	if err := env.Check(g); err != nil {
+	if err := mdp.Check(g); err != nil {
 		t.Fatal(err)
 	}
 	if g.NumStates() != 100 || g.NumActions() != 4 {
@@ -50,7 +50,7 @@ func TestTable(t *testing.T) {
 	for i, c := range cases {
 		out := g.Outcomes(g.Encode(c.x, c.y), c.a)
 		d := (9 - c.nx) + (9 - c.ny)
-		want := env.Outcome{Next: g.Encode(c.nx, c.ny), Prob: 1, Reward: math.Exp(-2 * float64(d) / 10)}
+		want := mdp.Outcome{Next: g.Encode(c.nx, c.ny), Prob: 1, Reward: math.Exp(-2 * float64(d) / 10)}
 		if len(out) != 1 || out[0] != want {
 			t.Errorf("case %d: (%d, %d) action %d: %+v, want %+v", i, c.x, c.y, c.a, out, want)
 		}
@@ -173,12 +173,12 @@ func TestHandValues(t *testing.T) {
 	}
 }
 
-func value(m env.Tabular, T int, gamma float64) func(policy.Discrete) (float64, error) {
-	return func(pi policy.Discrete) (float64, error) { return exact.Value(m, pi, nil, T, gamma), nil }
+func value(m mdp.Tabular, T int, gamma float64) func(policy.Discrete) (float64, error) {
+	return func(pi policy.Discrete) (float64, error) { return mdp.Value(m, pi, nil, T, gamma), nil }
 }
 
-func longRun(m env.Tabular, gamma float64) func(policy.Discrete) (float64, error) {
-	return func(pi policy.Discrete) (float64, error) { return exact.LongRun(m, pi, gamma) }
+func longRun(m mdp.Tabular, gamma float64) func(policy.Discrete) (float64, error) {
+	return func(pi policy.Discrete) (float64, error) { return mdp.LongRun(m, pi, gamma) }
 }
 
 // TestTruths pins the truths of the package documentation and checks that
@@ -194,12 +194,12 @@ func TestTruths(t *testing.T) {
 	}
 	for i, c := range cases {
 		pi := g.Policy(c.alpha)
-		h := exact.Value(g, pi, nil, gridwalk.Horizon, gridwalk.Gamma)
-		d, err := exact.LongRun(g, pi, gridwalk.Gamma)
+		h := mdp.Value(g, pi, nil, gridwalk.Horizon, gridwalk.Gamma)
+		d, err := mdp.LongRun(g, pi, gridwalk.Gamma)
 		if err != nil {
 			t.Fatal(err)
 		}
-		a, err := exact.LongRun(g, pi, 1)
+		a, err := mdp.LongRun(g, pi, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -211,7 +211,7 @@ func TestTruths(t *testing.T) {
 	}
 	prev := math.Inf(1)
 	for _, alpha := range gridwalk.TargetAlphas {
-		v := exact.Value(g, g.Policy(alpha), nil, gridwalk.Horizon, gridwalk.Gamma)
+		v := mdp.Value(g, g.Policy(alpha), nil, gridwalk.Horizon, gridwalk.Gamma)
 		if !(v < prev) {
 			t.Errorf("alpha %v: value %v not below the previous %v", alpha, v, prev)
 		}
@@ -241,15 +241,15 @@ func TestMonteCarlo(t *testing.T) {
 			z += disc
 			disc *= gridwalk.Gamma
 		}
-		discounted, _ := exact.LongRun(g, pi, gridwalk.Gamma)
-		average, _ := exact.LongRun(g, pi, 1)
+		discounted, _ := mdp.LongRun(g, pi, gridwalk.Gamma)
+		average, _ := mdp.LongRun(g, pi, 1)
 		cases := []struct {
 			name string
 			want float64
 			n    int
 			draw func() float64
 		}{
-			{"100-step value", exact.Value(g, pi, nil, gridwalk.Horizon, gridwalk.Gamma), 20000,
+			{"100-step value", mdp.Value(g, pi, nil, gridwalk.Horizon, gridwalk.Gamma), 20000,
 				func() float64 { return rollout.Return(rng, g, pi, gridwalk.Horizon, 1/z, gridwalk.Gamma) }},
 			{"long-run discounted", discounted, 1000,
 				func() float64 { return rollout.Return(rng, g, pi, 2000, 1-gridwalk.Gamma, gridwalk.Gamma) }},

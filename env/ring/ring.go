@@ -3,7 +3,7 @@ package ring
 import (
 	"fmt"
 
-	"github.com/ihope-ope/ihope/env"
+	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/policy"
 )
 
@@ -24,11 +24,11 @@ const (
 // distribution is stationary from its first step.
 type MDP struct {
 	n    int
-	out  [][2][1]env.Outcome // out[s][a] is the single outcome
+	out  [][2][1]mdp.Outcome // out[s][a] is the single outcome
 	init []float64
 }
 
-var _ env.Tabular = (*MDP)(nil)
+var _ mdp.Tabular = (*MDP)(nil)
 
 // New returns the ring with n states. The paper requires n odd (so that the
 // chain of every policy with 0 < P(R) < 1 is aperiodic and ergodic) and
@@ -37,10 +37,10 @@ func New(n int) (*MDP, error) {
 	if n < 3 || n%2 == 0 {
 		return nil, fmt.Errorf("ring: %d states, want an odd number >= 3", n)
 	}
-	m := &MDP{n: n, out: make([][2][1]env.Outcome, n), init: make([]float64, n)}
+	m := &MDP{n: n, out: make([][2][1]mdp.Outcome, n), init: make([]float64, n)}
 	for s := 0; s < n; s++ {
-		m.out[s][L][0] = env.Outcome{Next: (s - 1 + n) % n, Prob: 1, Reward: 0}
-		m.out[s][R][0] = env.Outcome{Next: (s + 1) % n, Prob: 1, Reward: 1}
+		m.out[s][L][0] = mdp.Outcome{Next: (s - 1 + n) % n, Prob: 1, Reward: 0}
+		m.out[s][R][0] = mdp.Outcome{Next: (s + 1) % n, Prob: 1, Reward: 1}
 		m.init[s] = 1 / float64(n)
 	}
 	return m, nil
@@ -57,7 +57,7 @@ func (m *MDP) NumActions() int { return 2 }
 func (m *MDP) Initial() []float64 { return m.init }
 
 // Outcomes returns the single deterministic outcome of action a in state s.
-func (m *MDP) Outcomes(s, a int) []env.Outcome { return m.out[s][a][:] }
+func (m *MDP) Outcomes(s, a int) []mdp.Outcome { return m.out[s][a][:] }
 
 // Policy returns the policy on the n-state ring that picks R with
 // probability pR and L with probability 1 - pR in every state. The paper's

@@ -9,7 +9,7 @@ import (
 
 	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/env/ring"
-	"github.com/ihope-ope/ihope/exact"
+	"github.com/ihope-ope/ihope/mdp"
 )
 
 func TestNew(t *testing.T) {
@@ -22,7 +22,7 @@ func TestNew(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := env.Check(m); err != nil {
+	if err := mdp.Check(m); err != nil {
 		t.Fatal(err)
 	}
 	moves := []struct{ s, a, next int }{{0, ring.L, 4}, {0, ring.R, 1}, {4, ring.R, 0}, {2, ring.L, 1}}
@@ -235,7 +235,7 @@ func TestExact(t *testing.T) {
 		for _, rho := range []float64{0.1, 0.3, 0.5} {
 			target, behavior := ring.Policy(n, 1-rho), ring.Policy(n, rho)
 			for _, gamma := range []float64{1, 0.9, 0.5} {
-				d, err := exact.Visitation(m, behavior, gamma)
+				d, err := mdp.Visitation(m, behavior, gamma)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -244,7 +244,7 @@ func TestExact(t *testing.T) {
 						t.Errorf("n %d rho %v gamma %v: d(%d) = %.17g, want 1/%d", n, rho, gamma, s, v, n)
 					}
 				}
-				w, err := exact.Ratio(m, target, behavior, gamma)
+				w, err := mdp.Ratio(m, target, behavior, gamma)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -254,7 +254,7 @@ func TestExact(t *testing.T) {
 					}
 				}
 				// The target's average reward is 1 - rho at every horizon.
-				if v := exact.Value(m, target, nil, 50, gamma); math.Abs(v-(1-rho)) > 1e-12 {
+				if v := mdp.Value(m, target, nil, 50, gamma); math.Abs(v-(1-rho)) > 1e-12 {
 					t.Errorf("n %d rho %v gamma %v: value %.17g, want %v", n, rho, gamma, v, 1-rho)
 				}
 			}

@@ -3,11 +3,12 @@ package sumo
 import (
 	"context"
 	"fmt"
-	"github.com/ihope-ope/ihope/policy"
 	"math"
 	"math/rand/v2"
 	"runtime"
 	"sync"
+
+	"github.com/ihope-ope/ihope/policy"
 
 	"github.com/ihope-ope/ihope/dataset"
 )

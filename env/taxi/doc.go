@@ -33,7 +33,7 @@
 //
 // The embedded policies are the authors' CSV files (state,p0..p5, one row per
 // state). With gamma = 1 and 400 steps from the reset distribution, pi19
-// (DefaultTarget) has normalised value -0.141180 (package exact).
+// (DefaultTarget) has normalised value -0.141180 (package mdp).
 //
 // References:
 //

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/ihope-ope/ihope/env"
+	"github.com/ihope-ope/ihope/mdp"
 )
 
 // Size of the world.
@@ -73,11 +73,11 @@ func Decode(s int) (x, y, mask, status int) {
 
 // MDP is the Taxi world with its full transition table.
 type MDP struct {
-	out  [NumStates][NumActions][]env.Outcome
+	out  [NumStates][NumActions][]mdp.Outcome
 	init []float64
 }
 
-var _ env.Tabular = (*MDP)(nil)
+var _ mdp.Tabular = (*MDP)(nil)
 
 var build = sync.OnceValue(newMDP)
 
@@ -97,7 +97,7 @@ func (m *MDP) Initial() []float64 { return m.init }
 
 // Outcomes returns the outcomes of action a in state s, one per distinct
 // next state. The slice must not be modified.
-func (m *MDP) Outcomes(s, a int) []env.Outcome { return m.out[s][a] }
+func (m *MDP) Outcomes(s, a int) []mdp.Outcome { return m.out[s][a] }
 
 // maskLaw returns the distribution of the next mask given the mask after
 // the action's effect: each corner flips independently (pDisappear,
@@ -186,7 +186,7 @@ func newMDP() *MDP {
 			m.init[s] = 1.0 / (GridSize * GridSize * NumMasks)
 		}
 		for a := 0; a < NumActions; a++ {
-			var out []env.Outcome
+			var out []mdp.Outcome
 			index := map[int]int{} // next state -> position in out
 			for _, e := range effects(x, y, mask, status, a) {
 				for next, p := range laws[e.mask] {
@@ -199,7 +199,7 @@ func newMDP() *MDP {
 						continue
 					}
 					index[ns] = len(out)
-					out = append(out, env.Outcome{Next: ns, Prob: e.prob * p, Reward: e.reward})
+					out = append(out, mdp.Outcome{Next: ns, Prob: e.prob * p, Reward: e.reward})
 				}
 			}
 			m.out[s][a] = out

@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/ihope-ope/ihope/env"
+	"github.com/ihope-ope/ihope/mdp"
 )
 
 func TestEncodeDecode(t *testing.T) {
@@ -40,7 +40,7 @@ func TestEncodeDecode(t *testing.T) {
 
 func TestTable(t *testing.T) {
 	m := New()
-	if err := env.Check(m); err != nil {
+	if err := mdp.Check(m); err != nil {
 		t.Fatal(err)
 	}
 	if New() != m {
@@ -123,7 +123,7 @@ func TestTransitions(t *testing.T) {
 		{Encode(0, 0, 0, 0), XPlus, -1},
 	}
 	for i, c := range rewards {
-		if got := env.ExpectedReward(m, c.s, c.a); math.Abs(got-c.want) > 1e-13 {
+		if got := mdp.ExpectedReward(m, c.s, c.a); math.Abs(got-c.want) > 1e-13 {
 			t.Errorf("case %d: expected reward %v, want %v", i, got, c.want)
 		}
 	}

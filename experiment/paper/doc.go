@@ -32,7 +32,7 @@
 // paper's curve along training iterations becomes a curve along n).
 // Estimators: the on-policy oracle, naive, trajectory-wise and step-wise
 // WIS, model-based and the tabular density ratio (bch-tabular). The truth
-// is exact (exact.Value from the reset distribution, T steps) everywhere.
+// is exact (mdp.Value from the reset distribution, T steps) everywhere.
 //
 // pendulum-average (Figure 3(a, b), gamma = 1) and pendulum-discounted
 // (Figure 3(c, d), gamma = PendulumGamma = 0.99): Pendulum with target

@@ -7,9 +7,9 @@ import (
 
 	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/env/ring"
-	"github.com/ihope-ope/ihope/exact"
 	"github.com/ihope-ope/ihope/experiment"
 	"github.com/ihope-ope/ihope/experiment/results"
+	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/policy"
 	"github.com/ihope-ope/ihope/rollout"
 )
@@ -88,7 +88,7 @@ func ringPanels(quick bool) ([]experiment.Panel, error) {
 			ID: fmt.Sprintf("T=%d", T), X: float64(T),
 			Run: func(ctx context.Context, c *experiment.Cell) (*experiment.Outcome, error) {
 				v, err := c.Memo(fmt.Sprintf("ring/truth/T=%d", T), func() (any, error) {
-					return exact.Value(m, target, nil, T, 1), nil
+					return mdp.Value(m, target, nil, T, 1), nil
 				})
 				if err != nil {
 					return nil, err

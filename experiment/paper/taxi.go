@@ -9,9 +9,9 @@ import (
 
 	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/env/taxi"
-	"github.com/ihope-ope/ihope/exact"
 	"github.com/ihope-ope/ihope/experiment"
 	"github.com/ihope-ope/ihope/experiment/results"
+	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/policy"
 	"github.com/ihope-ope/ihope/ratio"
 	"github.com/ihope-ope/ihope/rollout"
@@ -128,13 +128,13 @@ func (p taxiParams) key() string {
 // rollouts are shared the same way.
 func (w *taxiWorld) run(ctx context.Context, c *experiment.Cell, p taxiParams) (*experiment.Outcome, error) {
 	truth, err := c.Memo(fmt.Sprintf("taxi/truth/T=%d/g=%g", p.T, p.gamma), func() (any, error) {
-		return exact.Value(w.m, w.target, nil, p.T, p.gamma), nil
+		return mdp.Value(w.m, w.target, nil, p.T, p.gamma), nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	dTrue, err := c.Memo(fmt.Sprintf("taxi/visitation/g=%g", p.gamma), func() (any, error) {
-		return exact.Visitation(w.m, w.target, p.gamma)
+		return mdp.Visitation(w.m, w.target, p.gamma)
 	})
 	if err != nil {
 		return nil, err

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/exact"
+	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/ope"
 )
 
@@ -89,11 +89,11 @@ func runDemo(w *world, n, T int, gamma float64, seed uint64, estimand ope.Estima
 	}
 	rep := &demoReport{World: w.desc, Episodes: n, Steps: T, Gamma: gamma, Seed: seed, Estimand: string(estimand)}
 	if estimand == ope.LongRun {
-		if rep.Truth, err = exact.LongRun(w.table, w.target, gamma); err != nil {
+		if rep.Truth, err = mdp.LongRun(w.table, w.target, gamma); err != nil {
 			return nil, err
 		}
 	} else {
-		rep.Truth = exact.Value(w.table, w.target, nil, T, gamma)
+		rep.Truth = mdp.Value(w.table, w.target, nil, T, gamma)
 	}
 	for _, est := range demoEstimators(w, d, seed+1, estimand) {
 		t0 := time.Now()

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/env/taxi"
-	"github.com/ihope-ope/ihope/exact"
+	"github.com/ihope-ope/ihope/mdp"
 )
 
 // writePolicies writes the named Taxi policies as policy files in dir and
@@ -47,7 +47,7 @@ func TestEstimateTwoPoliciesTaxi(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		truth[n] = exact.Value(m, p, nil, 400, 1)
+		truth[n] = mdp.Value(m, p, nil, 400, 1)
 	}
 	if !(truth["pi19"] > truth["pi18"]) {
 		t.Fatalf("exact values %v: pi19 is not the better policy", truth)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/env/taxi"
-	"github.com/ihope-ope/ihope/exact"
+	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/train"
 )
 
@@ -65,7 +65,7 @@ func (c *trainTaxiCmd) Run(e *runEnv) error {
 			return err
 		}
 		fmt.Fprintf(e.stdout, "%s\titeration %d\texact average reward over T = 400 from reset: %.6f\n",
-			path, c.Iterations[i], exact.Value(m, p, nil, 400, 1))
+			path, c.Iterations[i], mdp.Value(m, p, nil, 400, 1))
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/env/ring"
 	"github.com/ihope-ope/ihope/env/taxi"
+	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/policy"
 )
 
@@ -48,7 +49,7 @@ func (f *worldFlags) mix(stderr io.Writer) (float64, error) {
 // world is a tabular environment with a target and a behavior policy.
 type world struct {
 	name     string
-	table    env.Tabular
+	table    mdp.Tabular
 	sim      env.Discrete
 	target   *policy.Tabular
 	behavior *policy.Tabular

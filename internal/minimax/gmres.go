@@ -17,7 +17,7 @@ import (
 //
 // The chains solved with it are sparse (Taxi: 2000 states, about 30,000
 // entries from a log of 80,000 steps), where a dense LU factorisation
-// (exact.Visitation's method) costs O(n^3), about 0.7 s; GMRES needs a
+// (mdp.Visitation's method) costs O(n^3), about 0.7 s; GMRES needs a
 // few dozen matrix-vector products.
 func GMRES(apply func(dst, x []float64), diag, b, x []float64, tol float64, restart, maxIter int) (iters int, res float64, err error) {
 	n := len(b)

@@ -1,5 +1,5 @@
 // Package scc labels the strongly connected components of a sparse
-// directed graph, the one routine the exact solvers (package exact) and
+// directed graph, the one routine the exact solvers (package mdp) and
 // the tabular value models (package value) both need to find a chain's
 // closed classes.
 package scc

@@ -1,9 +1,8 @@
-package exact
+package mdp
 
 import (
 	"fmt"
 
-	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/policy"
 )
 
@@ -21,10 +20,10 @@ type chain struct {
 // newChain builds P_pi and r_pi, merging the outcomes of all actions that
 // lead to the same next state. It panics if pi and m disagree on the number
 // of actions (a programmer's mistake).
-func newChain(m env.Tabular, pi policy.Discrete) *chain {
+func newChain(m Tabular, pi policy.Discrete) *chain {
 	n, nA := m.NumStates(), m.NumActions()
 	if pi.NumActions() != nA {
-		panic(fmt.Sprintf("exact: policy has %d actions, MDP %d", pi.NumActions(), nA))
+		panic(fmt.Sprintf("mdp: policy has %d actions, MDP %d", pi.NumActions(), nA))
 	}
 	c := &chain{n: n, start: make([]int32, n+1), r: make([]float64, n)}
 	acc := make([]float64, n) // scratch row, zero between states

@@ -1,6 +1,6 @@
 // Package exact computes exact values, state visitations and stationary
 // density ratios of a policy in a finite MDP that exposes its table
-// (env.Tabular), the ground truth against which the estimators of package
+// (Tabular), the ground truth against which the estimators of package
 // ope are measured.
 //
 // Every function first builds the policy's Markov chain once, as a sparse
@@ -29,4 +29,4 @@
 //	Eq. (dpi) (the visitation d_pi), Eq. (eq:rrr) (R_pi = E_{d_pi}[r]),
 //	Lemma lem:fixdpidisc (d_pi = (1-gamma) d_0 + gamma d_pi P_pi),
 //	Section 3 (w_{pi/pi0}). Labels are those of the LaTeX source.
-package exact
+package mdp

@@ -1,4 +1,4 @@
-package exact
+package mdp
 
 import "github.com/ihope-ope/ihope/internal/scc"
 

@@ -1,4 +1,4 @@
-package exact
+package mdp
 
 import (
 	"errors"
@@ -7,7 +7,6 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/policy"
 )
 
@@ -45,17 +44,17 @@ const maxIter = 1_000_000
 // or if the result's residual ||d - (1-gamma) d_0 - gamma d P_pi||_1
 // exceeds 1e-10. Negative rounding noise is set to 0 and d is rescaled to
 // sum to 1.
-func Visitation(m env.Tabular, pi policy.Discrete, gamma float64) ([]float64, error) {
+func Visitation(m Tabular, pi policy.Discrete, gamma float64) ([]float64, error) {
 	if !(gamma > 0 && gamma <= 1) {
-		return nil, fmt.Errorf("exact: discount %v outside (0, 1]", gamma)
+		return nil, fmt.Errorf("mdp: discount %v outside (0, 1]", gamma)
 	}
 	if pi.NumActions() != m.NumActions() {
-		return nil, fmt.Errorf("exact: policy has %d actions, MDP %d", pi.NumActions(), m.NumActions())
+		return nil, fmt.Errorf("mdp: policy has %d actions, MDP %d", pi.NumActions(), m.NumActions())
 	}
 	c := newChain(m, pi)
 	d0 := m.Initial()
 	if len(d0) != c.n {
-		return nil, fmt.Errorf("exact: initial distribution of length %d, MDP has %d states", len(d0), c.n)
+		return nil, fmt.Errorf("mdp: initial distribution of length %d, MDP has %d states", len(d0), c.n)
 	}
 	return c.visitation(d0, gamma, c.n <= DenseLimit)
 }
@@ -67,7 +66,7 @@ func (c *chain) visitation(d0 []float64, gamma float64, dense bool) ([]float64, 
 	if gamma == 1 {
 		closed := c.closedClasses()
 		if len(closed) != 1 {
-			return nil, fmt.Errorf("exact: stationary distribution not unique: the chain has %d closed classes (states %d and %d are in different ones)",
+			return nil, fmt.Errorf("mdp: stationary distribution not unique: the chain has %d closed classes (states %d and %d are in different ones)",
 				len(closed), closed[0][0], closed[1][0])
 		}
 		support = closed[0]
@@ -94,7 +93,7 @@ func (c *chain) visitation(d0 []float64, gamma float64, dense bool) ([]float64, 
 		d[s] = x[i]
 	}
 	if r := c.residual(d, d0, gamma); !(r <= 1e-10) {
-		return nil, fmt.Errorf("exact: visitation residual %.3g too large (ill-conditioned chain?)", r)
+		return nil, fmt.Errorf("mdp: visitation residual %.3g too large (ill-conditioned chain?)", r)
 	}
 	return d, nil
 }
@@ -130,7 +129,7 @@ func (c *chain) restrict(states []int) *chain {
 		for k := c.start[s]; k < c.start[s+1]; k++ {
 			j := index[c.next[k]]
 			if j < 0 {
-				panic("exact: restriction to a set that is not closed")
+				panic("mdp: restriction to a set that is not closed")
 			}
 			sub.next = append(sub.next, j)
 			sub.prob = append(sub.prob, c.prob[k])
@@ -169,11 +168,11 @@ func (c *chain) solveDense(b []float64, gamma float64) ([]float64, error) {
 	var lu mat.LU
 	lu.Factorize(a)
 	if cond := lu.Cond(); cond > 1e13 || math.IsNaN(cond) {
-		return nil, fmt.Errorf("exact: visitation system is numerically singular (condition number %.3g)", cond)
+		return nil, fmt.Errorf("mdp: visitation system is numerically singular (condition number %.3g)", cond)
 	}
 	x := mat.NewVecDense(n, nil)
 	if err := lu.SolveVecTo(x, false, mat.NewVecDense(n, rhs)); err != nil && !errors.As(err, new(mat.Condition)) {
-		return nil, fmt.Errorf("exact: visitation solve: %w", err)
+		return nil, fmt.Errorf("mdp: visitation solve: %w", err)
 	}
 	d := x.RawVector().Data
 	// One step of iterative refinement: r = rhs - A d with A applied
@@ -247,7 +246,7 @@ func (c *chain) solveIter(b []float64, gamma float64) ([]float64, error) {
 			return normalize(d), nil
 		}
 	}
-	return nil, fmt.Errorf("exact: visitation did not converge in %d iterations", maxIter)
+	return nil, fmt.Errorf("mdp: visitation did not converge in %d iterations", maxIter)
 }
 
 // normalize sets negative rounding noise to 0 and rescales d to sum to 1.
@@ -275,14 +274,14 @@ func normalize(d []float64) []float64 {
 // states, pi is not absolutely continuous w.r.t. pi0's visitation and no
 // ratio-based estimator can be consistent (the mass d_pi puts there is
 // 1 - sum_s d_pi0(s) w(s)).
-func Ratio(m env.Tabular, pi, pi0 policy.Discrete, gamma float64) ([]float64, error) {
+func Ratio(m Tabular, pi, pi0 policy.Discrete, gamma float64) ([]float64, error) {
 	d, err := Visitation(m, pi, gamma)
 	if err != nil {
-		return nil, fmt.Errorf("exact: ratio: target: %w", err)
+		return nil, fmt.Errorf("mdp: ratio: target: %w", err)
 	}
 	d0, err := Visitation(m, pi0, gamma)
 	if err != nil {
-		return nil, fmt.Errorf("exact: ratio: behavior: %w", err)
+		return nil, fmt.Errorf("mdp: ratio: behavior: %w", err)
 	}
 	w := make([]float64, len(d))
 	for s := range w {

@@ -1,10 +1,9 @@
-package exact
+package mdp
 
 import (
 	"fmt"
 	"math"
 
-	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/policy"
 )
 
@@ -22,11 +21,11 @@ import (
 // d_{t+1}; since P_pi does not expand the L1 norm, this changes the value
 // by at most 1e-14 * max_s |r_pi(s)|.
 //
-// m must be a valid table (env.Check); Value does not re-check it.
+// m must be a valid table (Check); Value does not re-check it.
 // Value panics if T < 1, gamma is outside (0, 1], len(d0) differs from
 // m.NumStates() or pi and m differ in the number of actions: these are
 // programmer's mistakes, to be validated before calling.
-func Value(m env.Tabular, pi policy.Discrete, d0 []float64, T int, gamma float64) float64 {
+func Value(m Tabular, pi policy.Discrete, d0 []float64, T int, gamma float64) float64 {
 	c, d0 := prepare(m, pi, d0, T, gamma)
 	return c.run(d0, T, gamma, nil)
 }
@@ -41,7 +40,7 @@ func Value(m env.Tabular, pi policy.Discrete, d0 []float64, T int, gamma float64
 // an absorbing state of reward 0 (env.Episodic), it is the value of the
 // episode ended by absorption or by the horizon T, whichever comes first.
 // It panics on the same mistakes as Value.
-func Return(m env.Tabular, pi policy.Discrete, d0 []float64, T int, gamma float64) float64 {
+func Return(m Tabular, pi policy.Discrete, d0 []float64, T int, gamma float64) float64 {
 	return Value(m, pi, d0, T, gamma) * discountSum(T, gamma)
 }
 
@@ -61,25 +60,25 @@ func discountSum(T int, gamma float64) float64 {
 // weights gamma_t (for gamma = 1, the state of a uniformly drawn step).
 // d0 nil means m.Initial(). It uses the same early stop as Value, with an
 // L1 error of at most 1e-14, and panics on the same mistakes.
-func VisitationT(m env.Tabular, pi policy.Discrete, d0 []float64, T int, gamma float64) []float64 {
+func VisitationT(m Tabular, pi policy.Discrete, d0 []float64, T int, gamma float64) []float64 {
 	c, d0 := prepare(m, pi, d0, T, gamma)
 	visit := make([]float64, c.n)
 	c.run(d0, T, gamma, visit)
 	return visit
 }
 
-func prepare(m env.Tabular, pi policy.Discrete, d0 []float64, T int, gamma float64) (*chain, []float64) {
+func prepare(m Tabular, pi policy.Discrete, d0 []float64, T int, gamma float64) (*chain, []float64) {
 	if T < 1 {
-		panic(fmt.Sprintf("exact: horizon %d, want >= 1", T))
+		panic(fmt.Sprintf("mdp: horizon %d, want >= 1", T))
 	}
 	if !(gamma > 0 && gamma <= 1) {
-		panic(fmt.Sprintf("exact: discount %v outside (0, 1]", gamma))
+		panic(fmt.Sprintf("mdp: discount %v outside (0, 1]", gamma))
 	}
 	if d0 == nil {
 		d0 = m.Initial()
 	}
 	if len(d0) != m.NumStates() {
-		panic(fmt.Sprintf("exact: start distribution of length %d, MDP has %d states", len(d0), m.NumStates()))
+		panic(fmt.Sprintf("mdp: start distribution of length %d, MDP has %d states", len(d0), m.NumStates()))
 	}
 	return newChain(m, pi), d0
 }
@@ -147,7 +146,7 @@ func l1dist(x, y []float64) float64 {
 // gamma < 1 the normalised discounted value (1-gamma) E_{d0}[V(s0)] =
 // sum_s d_pi(s) r_pi(s) under the normalised discounted visitation from
 // m.Initial() (Visitation). It is the limit of Value as T grows.
-func LongRun(m env.Tabular, pi policy.Discrete, gamma float64) (float64, error) {
+func LongRun(m Tabular, pi policy.Discrete, gamma float64) (float64, error) {
 	d, err := Visitation(m, pi, gamma)
 	if err != nil {
 		return 0, err

@@ -1,10 +1,10 @@
-package exact_test
+package mdp_test
 
 import (
 	"fmt"
 
 	"github.com/ihope-ope/ihope/env/taxi"
-	"github.com/ihope-ope/ihope/exact"
+	"github.com/ihope-ope/ihope/mdp"
 )
 
 // The true average reward per step of the paper's Taxi target policy over
@@ -14,7 +14,7 @@ func ExampleValue() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Printf("%.5f\n", exact.Value(taxi.New(), pi, nil, 400, 1))
+	fmt.Printf("%.5f\n", mdp.Value(taxi.New(), pi, nil, 400, 1))
 	// Output: -0.14118
 }
 
@@ -23,11 +23,11 @@ func ExampleRatio() {
 	m := taxi.New()
 	target, _ := taxi.Policy(taxi.DefaultTarget)
 	behavior, _ := taxi.Policy(taxi.DefaultBehavior)
-	w, err := exact.Ratio(m, target, behavior, 1)
+	w, err := mdp.Ratio(m, target, behavior, 1)
 	if err != nil {
 		panic(err)
 	}
-	d0, _ := exact.Visitation(m, behavior, 1)
+	d0, _ := mdp.Visitation(m, behavior, 1)
 	mean := 0.0 // E_{d_pi0}[w] = 1
 	for s := range w {
 		mean += d0[s] * w[s]
