@@ -5,14 +5,15 @@ import (
 
 	"github.com/ihope-ope/ihope/env/lineargauss"
 	"github.com/ihope-ope/ihope/ope"
+	"github.com/ihope-ope/ihope/rollout"
 )
 
 // The on-policy oracle of a continuous world rolls the target out; on the
 // linear-Gaussian system its average agrees with the exact T-step value.
-func ExampleOnPolicyContinuous() {
+func ExampleOnPolicy_continuous() {
 	p := lineargauss.Problem1D()
 	exact, _ := p.System.Value(p.Target, 1, 50)
-	oracle := &ope.OnPolicyContinuous{Env: p.System, Target: p.Target, Seed: 1, Episodes: 2000, Horizon: 50}
+	oracle := &ope.OnPolicy{Sim: rollout.SimulatorContinuous{Env: p.System, Target: p.Target}, Seed: 1, Episodes: 2000, Horizon: 50}
 	res, err := oracle.Estimate(nil, 1) // no logged data needed with Episodes and Horizon set
 	if err != nil {
 		fmt.Println(err)

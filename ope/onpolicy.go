@@ -6,9 +6,6 @@ import (
 	"math/rand/v2"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/env"
-	"github.com/ihope-ope/ihope/policy"
-	"github.com/ihope-ope/ihope/rollout"
 )
 
 // onPolicyStream is the second word of the PCG state of OnPolicy's
@@ -17,9 +14,22 @@ import (
 // the logged data without correlating the two.
 const onPolicyStream = 0x6f6e2d706f6c6963
 
+// A Simulator rolls the target policy out in a world, for the on-policy
+// oracle. Package ope imports no world: the worlds' side supplies it
+// (rollout.Simulator for a discrete world, rollout.SimulatorContinuous for
+// a real one).
+type Simulator interface {
+	// Check says why the target cannot be rolled out in the world (nil if
+	// it can), e.g. they differ in their number of actions.
+	Check() error
+	// Return rolls the target out for T steps from a reset and returns
+	// sum_{t<T} g0 gamma^t r_t, drawing from rng.
+	Return(rng *rand.Rand, T int, g0, gamma float64) float64
+}
+
 // OnPolicy is the on-policy oracle, "on-policy": it ignores the logged
-// data except for its shape and rolls out the target policy in the
-// environment instead,
+// data except for its shape and rolls out the target policy in a world
+// instead,
 //
 //	R = (1/n) sum_i sum_{t<T_i} gamma^i_t r^i_t,   trajectories drawn under pi,
 //
@@ -40,10 +50,8 @@ const onPolicyStream = 0x6f6e2d706f6c6963
 //
 // Result.Weights is nil.
 type OnPolicy struct {
-	// Env is the environment the target is rolled out in.
-	Env env.Discrete
-	// Target is the policy being evaluated.
-	Target policy.Discrete
+	// Sim rolls the target out in the world.
+	Sim Simulator
 	// Seed seeds the rollouts.
 	Seed uint64
 	// Episodes is the number of rollouts; 0 means one per logged episode.
@@ -64,20 +72,19 @@ func (e *OnPolicy) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	if err := checkGamma(gamma); err != nil {
 		return Result{}, fmt.Errorf("%s: %w", name, err)
 	}
-	if e.Env == nil || e.Target == nil {
-		return Result{}, fmt.Errorf("%s: needs an environment and a target policy", name)
+	if e.Sim == nil {
+		return Result{}, fmt.Errorf("%s: needs a simulator of the world and the target policy", name)
 	}
-	if e.Target.NumActions() != e.Env.NumActions() {
-		return Result{}, fmt.Errorf("%s: target policy has %d actions, environment %d",
-			name, e.Target.NumActions(), e.Env.NumActions())
+	if err := e.Sim.Check(); err != nil {
+		return Result{}, fmt.Errorf("%s: %w", name, err)
 	}
 	return onPolicyMean(d, gamma, e.Episodes, e.Horizon, e.Seed, func(rng *rand.Rand, T int, g0 float64) float64 {
-		return rollout.Return(rng, e.Env, e.Target, T, g0, gamma)
+		return e.Sim.Return(rng, T, g0, gamma)
 	})
 }
 
 // onPolicyMean averages rollout's normalised values over the rollouts
-// that OnPolicy and OnPolicyContinuous document: episodes of them (0: one
+// that OnPolicy documents: episodes of them (0: one
 // per logged episode), each horizon steps long (0: as long as the
 // corresponding logged episode). rollout receives the rollout's length T
 // and gamma_0 = 1/sum_{t<T} gamma^t.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/env/lineargauss"
+	"github.com/ihope-ope/ihope/rollout"
 )
 
 // counter is a deterministic continuous world: the state is a counter
@@ -59,7 +60,7 @@ func TestOnPolicyContinuousShape(t *testing.T) {
 		{"both", 0, 7, 3, 1, 1.01},
 	}
 	for _, c := range cases {
-		e := &OnPolicyContinuous{Env: counter{}, Target: obsAction{c.c}, Episodes: c.episodes, Horizon: c.horizon}
+		e := &OnPolicy{Sim: rollout.SimulatorContinuous{Env: counter{}, Target: obsAction{c.c}}, Episodes: c.episodes, Horizon: c.horizon}
 		res, err := e.Estimate(d, c.gamma)
 		if err != nil {
 			t.Errorf("%s: %v", c.name, err)
@@ -70,12 +71,12 @@ func TestOnPolicyContinuousShape(t *testing.T) {
 		}
 	}
 	// With both Episodes and Horizon set, no data is needed.
-	res, err := (&OnPolicyContinuous{Env: counter{}, Target: obsAction{}, Episodes: 2, Horizon: 5}).Estimate(nil, 1)
+	res, err := (&OnPolicy{Sim: rollout.SimulatorContinuous{Env: counter{}, Target: obsAction{}}, Episodes: 2, Horizon: 5}).Estimate(nil, 1)
 	if err != nil || math.Abs(res.Value-2.02) > 1e-14 {
 		t.Errorf("no data: %v, %v; want 2.02", res.Value, err)
 	}
-	if (&OnPolicyContinuous{}).Name() != "on-policy" {
-		t.Errorf("name %q", (&OnPolicyContinuous{}).Name())
+	if (&OnPolicy{}).Name() != "on-policy" {
+		t.Errorf("name %q", (&OnPolicy{}).Name())
 	}
 }
 
@@ -87,17 +88,17 @@ func (twoActions) ActionDim() int { return 2 }
 func TestOnPolicyContinuousErrors(t *testing.T) {
 	d := loggedData([]dataset.Step{loggedStep(0.5, 0.5, 1)})
 	for k, c := range []struct {
-		e     *OnPolicyContinuous
+		e     *OnPolicy
 		d     *dataset.Dataset
 		gamma float64
 		want  string
 	}{
-		{&OnPolicyContinuous{Env: counter{}, Target: obsAction{}}, d, 0, "discount"},
-		{&OnPolicyContinuous{Target: obsAction{}}, d, 1, "needs an environment"},
-		{&OnPolicyContinuous{Env: counter{}, Target: twoActions{}}, d, 1, "action components"},
-		{&OnPolicyContinuous{Env: counter{}, Target: obsAction{}, Episodes: -1}, d, 1, "episodes"},
-		{&OnPolicyContinuous{Env: counter{}, Target: obsAction{}}, &dataset.Dataset{}, 1, "no episodes"},
-		{&OnPolicyContinuous{Env: counter{}, Target: obsAction{math.NaN()}}, d, 1, "non-finite"},
+		{&OnPolicy{Sim: rollout.SimulatorContinuous{Env: counter{}, Target: obsAction{}}}, d, 0, "discount"},
+		{&OnPolicy{Sim: rollout.SimulatorContinuous{Target: obsAction{}}}, d, 1, "needs an environment"},
+		{&OnPolicy{Sim: rollout.SimulatorContinuous{Env: counter{}, Target: twoActions{}}}, d, 1, "action components"},
+		{&OnPolicy{Sim: rollout.SimulatorContinuous{Env: counter{}, Target: obsAction{}}, Episodes: -1}, d, 1, "episodes"},
+		{&OnPolicy{Sim: rollout.SimulatorContinuous{Env: counter{}, Target: obsAction{}}}, &dataset.Dataset{}, 1, "no episodes"},
+		{&OnPolicy{Sim: rollout.SimulatorContinuous{Env: counter{}, Target: obsAction{math.NaN()}}}, d, 1, "non-finite"},
 	} {
 		_, err := c.e.Estimate(c.d, c.gamma)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -117,7 +118,7 @@ func TestOnPolicyContinuousLinearGaussian(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e := &OnPolicyContinuous{Env: p.System, Target: p.Target, Seed: 7, Episodes: n, Horizon: T}
+		e := &OnPolicy{Sim: rollout.SimulatorContinuous{Env: p.System, Target: p.Target}, Seed: 7, Episodes: n, Horizon: T}
 		a, err := e.Estimate(nil, gamma)
 		if err != nil {
 			t.Fatal(err)

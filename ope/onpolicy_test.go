@@ -9,6 +9,7 @@ import (
 	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/policy"
+	"github.com/ihope-ope/ihope/rollout"
 )
 
 // firstStep is a 5-state chain 0 -> 1 -> ... -> 4 -> 4 with one action
@@ -51,7 +52,7 @@ func TestOnPolicyShape(t *testing.T) {
 		{"both", 7, 3, 1, 1. / 3},
 	}
 	for _, c := range cases {
-		res, err := (&OnPolicy{Env: e, Target: pi, Episodes: c.episodes, Horizon: c.horizon}).Estimate(d, c.gamma)
+		res, err := (&OnPolicy{Sim: rollout.Simulator{Env: e, Target: pi}, Episodes: c.episodes, Horizon: c.horizon}).Estimate(d, c.gamma)
 		if err != nil {
 			t.Errorf("%s: %v", c.name, err)
 			continue
@@ -61,7 +62,7 @@ func TestOnPolicyShape(t *testing.T) {
 		}
 	}
 	// With both overrides the dataset may be nil.
-	if res, err := (&OnPolicy{Env: e, Target: pi, Episodes: 2, Horizon: 4}).Estimate(nil, 1); err != nil || res.Value != 0.25 {
+	if res, err := (&OnPolicy{Sim: rollout.Simulator{Env: e, Target: pi}, Episodes: 2, Horizon: 4}).Estimate(nil, 1); err != nil || res.Value != 0.25 {
 		t.Errorf("nil dataset: %v, %v; want 0.25", res.Value, err)
 	}
 }
@@ -71,7 +72,7 @@ func TestOnPolicyValue(t *testing.T) {
 	e := env.NewSampler(chain3{})
 	const n, T = 20000, 6
 	for _, gamma := range []float64{1, 0.8} {
-		est := &OnPolicy{Env: e, Target: target, Seed: 9, Episodes: n, Horizon: T}
+		est := &OnPolicy{Sim: rollout.Simulator{Env: e, Target: target}, Seed: 9, Episodes: n, Horizon: T}
 		a, err := est.Estimate(nil, gamma)
 		if err != nil {
 			t.Fatal(err)
@@ -103,10 +104,10 @@ func TestOnPolicyErrors(t *testing.T) {
 		d    *dataset.Dataset
 		text string
 	}{
-		{"no env", &OnPolicy{Target: policy.Uniform(3, 2)}, handEqual, "environment"},
-		{"actions", &OnPolicy{Env: e, Target: policy.Uniform(3, 3)}, handEqual, "3 actions"},
-		{"no data", &OnPolicy{Env: e, Target: policy.Uniform(3, 2), Episodes: 4}, nil, "no episodes"},
-		{"negative", &OnPolicy{Env: e, Target: policy.Uniform(3, 2), Horizon: -1}, handEqual, "horizon -1"},
+		{"no env", &OnPolicy{Sim: rollout.Simulator{Target: policy.Uniform(3, 2)}}, handEqual, "environment"},
+		{"actions", &OnPolicy{Sim: rollout.Simulator{Env: e, Target: policy.Uniform(3, 3)}}, handEqual, "3 actions"},
+		{"no data", &OnPolicy{Sim: rollout.Simulator{Env: e, Target: policy.Uniform(3, 2)}, Episodes: 4}, nil, "no episodes"},
+		{"negative", &OnPolicy{Sim: rollout.Simulator{Env: e, Target: policy.Uniform(3, 2)}, Horizon: -1}, handEqual, "horizon -1"},
 	}
 	for _, c := range cases {
 		_, err := c.est.Estimate(c.d, 1)

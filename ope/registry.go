@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/policy"
 	"github.com/ihope-ope/ihope/ratio"
 	"github.com/ihope-ope/ihope/value"
@@ -27,7 +26,7 @@ const (
 	// action.
 	NeedsTargetPolicy
 	// NeedsSimulator: a simulator to roll the target out in
-	// (Options.Sim or Options.SimContinuous), as the on-policy oracle does.
+	// (Options.Sim), as the on-policy oracle does.
 	NeedsSimulator
 	// NeedsTargetDist: the target's whole action distribution at the
 	// logged and next states, from Options.Target, the logs'
@@ -77,13 +76,12 @@ type Options struct {
 	Kernel  ratio.Kernel
 	Neural  ratio.Neural
 
-	// Target is the tabular target policy (model-based and the discrete
-	// on-policy oracle need it).
+	// Target is the tabular target policy (model-based needs it).
 	Target *policy.Tabular
-	// Sim, with Target, lets the on-policy oracle roll out in a discrete
-	// world; SimContinuous with TargetContinuous in a real one.
-	Sim              env.Discrete
-	SimContinuous    env.Continuous
+	// Sim rolls the target out in its world, for the on-policy oracle
+	// (rollout.Simulator, rollout.SimulatorContinuous).
+	Sim Simulator
+	// TargetContinuous is the target policy on real actions.
 	TargetContinuous policy.Continuous
 	// OracleSeed seeds the oracle's rollouts.
 	OracleSeed uint64
@@ -293,14 +291,7 @@ var registry = []Entry{
 		}},
 	{Name: "on-policy", Targets: Horizon, Label: "on-policy oracle (target rollouts)", Needs: NeedsSimulator,
 		New: func(o Options) Estimator {
-			if o.SimContinuous != nil {
-				return &OnPolicyContinuous{Env: o.SimContinuous, Target: o.TargetContinuous, Seed: o.OracleSeed}
-			}
-			var target policy.Discrete
-			if o.Target != nil { // no typed nil in the interface
-				target = o.Target
-			}
-			return &OnPolicy{Env: o.Sim, Target: target, Seed: o.OracleSeed}
+			return &OnPolicy{Sim: o.Sim, Seed: o.OracleSeed}
 		}},
 }
 
@@ -351,7 +342,7 @@ func (e Entry) Applies(d *dataset.Dataset, o Options) error {
 		return fmt.Errorf("%s needs real-valued state columns state_0, state_1, ...", e.Name)
 	case e.Needs&NeedsTargetPolicy != 0 && o.Target == nil:
 		return fmt.Errorf("%s needs the target's whole action distribution (a tabular target policy)", e.Name)
-	case e.Needs&NeedsSimulator != 0 && !(o.Sim != nil && o.Target != nil || o.SimContinuous != nil && o.TargetContinuous != nil):
+	case e.Needs&NeedsSimulator != 0 && (o.Sim == nil || o.Sim.Check() != nil):
 		return fmt.Errorf("%s needs a simulator of the world and the target policy", e.Name)
 	case e.Needs&NeedsTargetDist != 0 && d.ActionDim > 0 && o.TargetContinuous == nil:
 		return fmt.Errorf("%s needs the target's action distribution at every next state, which logs of real-valued actions do not carry: give actions drawn from the target at the logged states (ihope estimate --target-draws; Options.TargetContinuous)", e.Name)

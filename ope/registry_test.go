@@ -33,7 +33,7 @@ func ringWorld(t testing.TB) (*dataset.Dataset, ope.Options) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return d, ope.Options{Target: target, Sim: sim, OracleSeed: 3}
+	return d, ope.Options{Target: target, Sim: rollout.Simulator{Env: sim, Target: target}, OracleSeed: 3}
 }
 
 // gaussWorld returns 4 episodes of 30 steps of the 1-D linear-Gaussian
@@ -46,7 +46,7 @@ func gaussWorld(t testing.TB) (*dataset.Dataset, ope.Options) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return d, ope.Options{SimContinuous: p.System, TargetContinuous: p.Target, OracleSeed: 3,
+	return d, ope.Options{Sim: rollout.SimulatorContinuous{Env: p.System, Target: p.Target}, TargetContinuous: p.Target, OracleSeed: 3,
 		Seed: 5, Neural: ratio.Neural{MaxIter: 20}}
 }
 
@@ -143,7 +143,7 @@ func TestRegistryApplies(t *testing.T) {
 	dd, full := ringWorld(t)
 	rd, fullReal := gaussWorld(t)
 	target := ope.Options{Target: full.Target}
-	simOnly := ope.Options{Sim: full.Sim}
+	simOnly := ope.Options{Sim: rollout.Simulator{Env: full.Sim.(rollout.Simulator).Env}} // no target
 	cases := []struct {
 		name string
 		d    *dataset.Dataset
@@ -162,7 +162,7 @@ func TestRegistryApplies(t *testing.T) {
 		{"on-policy", dd, ope.Options{}, "on-policy needs a simulator"},
 		{"on-policy", dd, target, "on-policy needs a simulator"},
 		{"on-policy", dd, simOnly, "on-policy needs a simulator"},
-		{"on-policy", rd, ope.Options{SimContinuous: fullReal.SimContinuous}, "on-policy needs a simulator"},
+		{"on-policy", rd, ope.Options{Sim: rollout.SimulatorContinuous{Env: fullReal.Sim.(rollout.SimulatorContinuous).Env}}, "on-policy needs a simulator"},
 		{"naive", rd, ope.Options{}, ""},
 		{"mwl", dd, target, ""},
 		{"mwl", dd, ope.Options{}, "mwl needs the target's whole action distribution"},

@@ -40,7 +40,7 @@
 // panels "alpha" (0, 0.25, 0.5, 0.75, 1) and "T" (200, 500, 1000, 2000;
 // average) or "gamma" (0.95, 0.97, 0.99, 0.995; discounted). Fixed values:
 // n = 150, T = 1000, alpha = 1. Estimators: the on-policy oracle
-// (ope.OnPolicyContinuous), naive, trajectory-wise and step-wise WIS and
+// (ope.OnPolicy over rollout.SimulatorContinuous), naive, trajectory-wise and step-wise WIS and
 // the neural density ratio (bch-neural, with the settings of
 // PendulumLearner); there is no model-based estimator for real-valued
 // states. The truth is a Monte Carlo estimate from target rollouts whose

@@ -6,6 +6,7 @@ import (
 	"github.com/ihope-ope/ihope/experiment/results"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/policy"
+	"github.com/ihope-ope/ihope/rollout"
 )
 
 // tabularEstimators returns the estimators of a tabular world's figures,
@@ -26,7 +27,7 @@ func tabularEstimators(sim env.Discrete, target *policy.Tabular, oracleSeed uint
 		names = append(names, "is-stepwise")
 	}
 	names = append(names, "wis-stepwise", "model-based", "fqe", "mis", "bch-tabular", "dr")
-	return estimators(ope.Options{Sim: sim, Target: target, OracleSeed: oracleSeed, Estimand: ope.Horizon}, names...)
+	return estimators(ope.Options{Sim: rollout.Simulator{Env: sim, Target: target}, Target: target, OracleSeed: oracleSeed, Estimand: ope.Horizon}, names...)
 }
 
 // estimators builds the named estimators from the registry. The names are

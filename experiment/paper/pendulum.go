@@ -360,7 +360,7 @@ func (w *pendulumWorld) run(ctx context.Context, c *experiment.Cell, p pendulumP
 		return nil, err
 	}
 	ests := estimators(ope.Options{
-		SimContinuous: w.env, TargetContinuous: w.target, OracleSeed: c.Rand("oracle/" + stream).Uint64(),
+		Sim: rollout.SimulatorContinuous{Env: w.env, Target: w.target}, TargetContinuous: w.target, OracleSeed: c.Rand("oracle/" + stream).Uint64(),
 		Neural: PendulumLearner(quick), Seed: c.Rand(fmt.Sprintf("bch/%s/g=%g", stream, p.gamma)).Uint64(),
 		Estimand: ope.Horizon,
 	}, "on-policy", "naive", "wis-trajectory", "wis-stepwise", "fqe", "bch-kernel", "bch-neural", "dr")

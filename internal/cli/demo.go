@@ -11,6 +11,7 @@ import (
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/ope"
+	"github.com/ihope-ope/ihope/rollout"
 )
 
 type demoCmd struct {
@@ -77,7 +78,7 @@ func (c *demoCmd) Run(e *runEnv) error {
 // tabular world whose target policy and simulator are known, in registry
 // order (the order of the table). The oracle's rollouts use oracleSeed.
 func demoEstimators(w *world, d *dataset.Dataset, oracleSeed uint64, est ope.Estimand) []ope.Estimator {
-	opts := ope.Options{Target: w.target, Sim: w.sim, OracleSeed: oracleSeed, Estimand: est}
+	opts := ope.Options{Target: w.target, Sim: rollout.Simulator{Env: w.sim, Target: w.target}, OracleSeed: oracleSeed, Estimand: est}
 	ests, _ := ope.New(ope.Applicable(d, opts), opts) // names from the registry
 	return ests
 }
