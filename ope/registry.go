@@ -60,6 +60,11 @@ const (
 
 // Options are what the registry's constructors build estimators from.
 // The zero value builds every estimator that needs nothing but the logs.
+//
+// Options travel whole to the workers of a stream (package stream encodes
+// them as JSON, and a test round-trips every field); the fields tagged
+// json:"-" are the ones that cannot travel, the target policies and the
+// simulator, which the estimators that stream do not read.
 type Options struct {
 	// Seed seeds the estimators that train (bch-neural, whose networks
 	// get seeds derived from it, and mwl, dualdice and mql in their
@@ -77,12 +82,12 @@ type Options struct {
 	Neural  ratio.Neural
 
 	// Target is the tabular target policy (model-based needs it).
-	Target *policy.Tabular
+	Target *policy.Tabular `json:"-"`
 	// Sim rolls the target out in its world, for the on-policy oracle
 	// (rollout.Simulator, rollout.SimulatorContinuous).
-	Sim Simulator
+	Sim Simulator `json:"-"`
 	// TargetContinuous is the target policy on real actions.
-	TargetContinuous policy.Continuous
+	TargetContinuous policy.Continuous `json:"-"`
 	// OracleSeed seeds the oracle's rollouts.
 	OracleSeed uint64
 

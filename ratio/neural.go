@@ -279,8 +279,9 @@ type Neural struct {
 	// Progress, if not nil, is called after every evaluation with the
 	// iteration, the mean training minibatch loss since the previous call
 	// and the held-out loss (NaN when nothing is held out). The library
-	// never prints.
-	Progress func(iter int, loss, heldOut float64)
+	// never prints. It stays in the process that set it (not encoded with
+	// the settings).
+	Progress func(iter int, loss, heldOut float64) `json:"-"`
 }
 
 // DefaultBatchSize is Neural's sample size m when BatchSize is 0, and

@@ -16,7 +16,6 @@ import (
 
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/ope"
-	"github.com/ihope-ope/ihope/ratio"
 )
 
 // Config says what a Stats accumulates.
@@ -464,27 +463,11 @@ func (s *Stats) Finish() (*Results, error) {
 
 // wire is the encoded form of Stats.
 type wire struct {
-	Config  wireConfig
+	Config  json.RawMessage // Config as JSON, whole: every option travels (TestOptionsTravel)
 	Shape   shape
 	Errs    []string
 	Sums    []json.RawMessage // JSON form only
 	Summary wireSummary
-}
-
-type wireConfig struct {
-	Estimators []string
-	Notes      []string `json:",omitempty"`
-	Gamma      float64
-	Resamples  int
-	Seed       uint64
-	Alpha      float64
-	Estimand   ope.Estimand
-	Tabular    json.RawMessage
-	Kernel     ratio.Kernel
-	// The learners' choice (fqe's linear value learner streams), and the
-	// form of the minimax learners.
-	ValueModel, RatioModel string
-	RealStates             bool
 }
 
 // wireSummary is dataset.Summarizer with its floats in a form JSON
@@ -504,32 +487,44 @@ type wireSummary struct {
 }
 
 func (s *Stats) wire() (wire, error) {
-	tab, err := json.Marshal(s.cfg.Options.Tabular)
-	if err != nil {
-		return wire{}, err
-	}
 	z := s.sum
 	sum := wireSummary{S: z.S, MeanReward: ope.Float(z.S.MeanReward), MaxLogRatio: ope.Float(z.S.MaxLogRatio),
 		FirstLargeRatio: ope.Float(z.S.FirstLarge.Ratio), States: z.States, Actions: z.Actions,
 		MeanR: ope.Float(z.MeanR), MaxLR: ope.Float(z.MaxLR), MinR: ope.Float(z.MinR), MaxR: ope.Float(z.MaxR),
 		TargetMass: z.TargetMass, Logged: z.Logged, TargetSteps: z.TargetSteps, Started: z.Started}
 	sum.S.MeanReward, sum.S.MaxLogRatio, sum.S.FirstLarge.Ratio = 0, 0, 0
-	c := s.cfg
-	return wire{Config: wireConfig{Estimators: c.Estimators, Notes: c.Notes, Gamma: c.Gamma, Resamples: c.Resamples, Seed: c.Seed,
-		Alpha: c.Alpha, Estimand: c.Options.Estimand, Tabular: tab, Kernel: c.Options.Kernel,
-		ValueModel: c.Options.ValueModel, RatioModel: c.Options.RatioModel, RealStates: c.Options.RealStates}, Shape: s.shape, Errs: s.errs, Summary: sum}, nil
+	cfg, err := encodeConfig(s.cfg)
+	if err != nil {
+		return wire{}, err
+	}
+	return wire{Config: cfg, Shape: s.shape, Errs: s.errs, Summary: sum}, nil
+}
+
+// encodeConfig encodes the configuration whole, as JSON: every option
+// travels to the workers without a field copied by hand (ope.Options
+// tags what cannot travel json:"-"; TestOptionsTravel checks the rest).
+func encodeConfig(c Config) (json.RawMessage, error) {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return nil, fmt.Errorf("stream: options: %w", err)
+	}
+	return b, nil
+}
+
+// decodeConfig decodes what encodeConfig encoded.
+func decodeConfig(b json.RawMessage) (Config, error) {
+	var c Config
+	if err := json.Unmarshal(b, &c); err != nil {
+		return Config{}, fmt.Errorf("stream: options: %w", err)
+	}
+	return c, nil
 }
 
 // fromWire rebuilds empty statistics of w's configuration, with its
 // summary and errors.
 func fromWire(w wire) (*Stats, error) {
-	cfg := Config{Estimators: w.Config.Estimators, Notes: w.Config.Notes, Gamma: w.Config.Gamma, Resamples: w.Config.Resamples,
-		Seed: w.Config.Seed, Alpha: w.Config.Alpha}
-	cfg.Options.Estimand = w.Config.Estimand
-	cfg.Options.Kernel = w.Config.Kernel
-	cfg.Options.ValueModel, cfg.Options.RatioModel = w.Config.ValueModel, w.Config.RatioModel
-	cfg.Options.RealStates = w.Config.RealStates
-	if err := json.Unmarshal(w.Config.Tabular, &cfg.Options.Tabular); err != nil {
+	cfg, err := decodeConfig(w.Config)
+	if err != nil {
 		return nil, err
 	}
 	s, err := New(cfg)

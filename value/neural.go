@@ -167,8 +167,9 @@ type Neural struct {
 	// Progress, if not nil, is called after every evaluation with the
 	// iteration, the mean training loss since the previous call (in the
 	// network's units, (q - target)^2/Scale^2) and the held-out Bellman
-	// error (NaN when nothing is held out). The library never prints.
-	Progress func(iter int, loss, heldOut float64)
+	// error (NaN when nothing is held out). The library never prints. It
+	// stays in the process that set it (not encoded with the settings).
+	Progress func(iter int, loss, heldOut float64) `json:"-"`
 
 	// debug, if not nil, is called after every evaluation with the model
 	// holding the current network (tests).
