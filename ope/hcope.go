@@ -1,7 +1,6 @@
 package ope
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -63,35 +62,22 @@ type HCOPE struct {
 	Seed uint64
 }
 
-// Bound is a confidence bound on a value: Low and High hold it together
-// with probability at least Level; either is NaN when the method gives no
-// bound on that side.
-type Bound struct {
-	Low, High float64
-	Level     float64
-	// Method names the bound ("hcope", "kernel-bellman").
-	Method string
-	// Assumes says, in plain words, what the guarantee rests on.
-	Assumes string
-}
-
 // hcopeStream is the PCG stream of HCOPE's held-out split ("hcope-sp").
 const hcopeStream = 0x68636f70652d7370
 
-// ErrNoRange is returned by the bounds that need the rewards' range when
-// it is not given.
-var ErrNoRange = errors.New("a bound needs the range every reward lies in, stated by you (ihope estimate --reward-range LO,HI), not read off the sample")
+// Name returns "hcope".
+func (HCOPE) Name() string { return "hcope" }
+
+// Estimand returns Horizon: HCOPE bounds the T-step value.
+func (HCOPE) Estimand() Estimand { return Horizon }
 
 // Bounds returns the lower and upper bounds on the horizon value of the
 // target on d at discount gamma.
 func (h HCOPE) Bounds(d *dataset.Dataset, gamma float64) (Bound, error) {
 	const name = "hcope"
 	lo, hi := h.RewardLow, h.RewardHigh
-	if !(lo < hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
-		if lo == 0 && hi == 0 {
-			return Bound{}, fmt.Errorf("%s: %w", name, ErrNoRange)
-		}
-		return Bound{}, fmt.Errorf("%s: reward range [%v, %v]: want finite LO < HI", name, lo, hi)
+	if err := boundRange(name, lo, hi); err != nil {
+		return Bound{}, err
 	}
 	alpha := h.Alpha
 	if alpha == 0 {
@@ -180,7 +166,7 @@ func (h HCOPE) Bounds(d *dataset.Dataset, gamma float64) (Bound, error) {
 	high := hi - (hi-lo)*side(upper)
 	// A bound outside what the rewards allow says nothing beyond the range.
 	low, high = max(low, lo), min(high, hi)
-	return Bound{Low: low, High: high, Level: 1 - alpha, Method: name,
+	return Bound{Low: low, High: high, Level: 1 - alpha, Method: name, Guaranteed: true,
 		Assumes: "independent episodes, the logged behavior probabilities, every reward within the stated range"}, nil
 }
 

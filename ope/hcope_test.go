@@ -120,3 +120,22 @@ func TestHCOPERefuses(t *testing.T) {
 		t.Errorf("rewards beyond the range: %v", err)
 	}
 }
+
+func TestCompare(t *testing.T) {
+	for _, c := range []struct {
+		t, base ope.Bound
+		want    string
+		level   float64
+	}{
+		{ope.Bound{Low: 0.6, High: 0.8, Level: 0.95}, ope.Bound{Low: 0.5, High: 0.5, Level: 1}, ope.Better, 0.95},
+		{ope.Bound{Low: 0.6, High: 0.8, Level: 0.95}, ope.Bound{Low: 0.9, High: 0.9, Level: 1}, ope.Worse, 0.95},
+		{ope.Bound{Low: 0.6, High: 0.8, Level: 0.95}, ope.Bound{Low: 0.7, High: 0.7, Level: 1}, ope.NotShown, 0.95},
+		{ope.Bound{Low: 0.6, High: 0.8, Level: 0.95}, ope.Bound{Low: 0.3, High: 0.59, Level: 0.9}, ope.Better, 0.85},
+		{ope.Bound{Low: 0.6, High: 0.8, Level: 0.95}, ope.Bound{Low: 0.3, High: 0.61, Level: 0.9}, ope.NotShown, 0.85},
+	} {
+		v, l := ope.Compare(c.t, c.base)
+		if v != c.want || math.Abs(l-c.level) > 1e-12 {
+			t.Errorf("Compare(%+v, %+v) = %s at %v, want %s at %v", c.t, c.base, v, l, c.want, c.level)
+		}
+	}
+}

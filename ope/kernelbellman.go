@@ -121,16 +121,19 @@ type kbStep struct {
 	next []pairWeight // the target's next pairs, weights pi(a|s')
 }
 
+// Name returns "kernel-bellman".
+func (KernelBellman) Name() string { return "kernel-bellman" }
+
+// Estimand returns LongRun: the interval is on (1 - gamma) E_d0[V(s0)].
+func (KernelBellman) Estimand() Estimand { return LongRun }
+
 // Bounds returns the interval on the long-run (discounted, normalised)
 // value of the target on d at discount gamma < 1.
 func (k KernelBellman) Bounds(d *dataset.Dataset, gamma float64) (Bound, error) {
 	const name = "kernel-bellman"
 	lo, hi := k.RewardLow, k.RewardHigh
-	if !(lo < hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
-		if lo == 0 && hi == 0 {
-			return Bound{}, fmt.Errorf("%s: %w", name, ErrNoRange)
-		}
-		return Bound{}, fmt.Errorf("%s: reward range [%v, %v]: want finite LO < HI", name, lo, hi)
+	if err := boundRange(name, lo, hi); err != nil {
+		return Bound{}, err
 	}
 	if !(gamma > 0 && gamma < 1) {
 		return Bound{}, fmt.Errorf("%s: discount %v: the tabular kernel Bellman interval needs gamma < 1 (at gamma = 1 the average reward's bias function has no range to state, and pairs the log never shows leave the value unbounded)", name, gamma)
@@ -173,6 +176,7 @@ func (k KernelBellman) Bounds(d *dataset.Dataset, gamma float64) (Bound, error) 
 		l := (hi - lo) / (1 - gamma)
 		lambda = 2 * l * l * math.Log(2/delta) / float64(pr.n)
 		d0 = (hi - lo) * math.Sqrt(math.Log(2/delta)/(2*m))
+		b.Calibration, b.Guaranteed = FiniteSample, true
 		b.Assumes = "rewards within the stated range, the Markov property (the class holds q: tabular), episodes independent of one another; a finite-sample guarantee"
 	case SignFlip:
 		flips := k.Flips
@@ -185,6 +189,7 @@ func (k KernelBellman) Bounds(d *dataset.Dataset, gamma float64) (Bound, error) 
 		}
 		lambda = pr.flipQuantile(qhat, flips, k.Seed, 1-delta)
 		d0 = distuv.UnitNormal.Quantile(1-delta/2) * pr.startSD(qhat) / math.Sqrt(m)
+		b.Calibration = SignFlip
 		b.Assumes = "the Markov property (the class holds q: tabular), independent episodes; asymptotic (sign flips of whole episodes), no finite-sample guarantee"
 	default:
 		return Bound{}, fmt.Errorf("%s: calibration %q: want %q or %q", name, k.Calibration, FiniteSample, SignFlip)

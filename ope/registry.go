@@ -228,6 +228,22 @@ type Entry struct {
 	Reads Reading
 	// New builds the estimator from options.
 	New func(o Options) Estimator
+	// Bound, if not nil, builds the confidence bound that goes with the
+	// estimator's rows (ihope estimate --bounds), on the estimand its
+	// Bounder states: HCOPE with the trajectory-wise IS rows (both weigh
+	// whole episodes), the kernel Bellman interval with the tabular value
+	// models' (model-based, fqe).
+	Bound func(o Options, s BoundSettings) Bounder
+}
+
+// hcopeBound and kernelBellmanBound are the registry's Entry.Bound.
+func hcopeBound(_ Options, s BoundSettings) Bounder {
+	return HCOPE{RewardLow: s.RewardLow, RewardHigh: s.RewardHigh, Alpha: s.Alpha, Seed: s.Seed}
+}
+
+func kernelBellmanBound(o Options, s BoundSettings) Bounder {
+	return KernelBellman{RewardLow: s.RewardLow, RewardHigh: s.RewardHigh, Alpha: s.Alpha, Calibration: s.Calibration,
+		Seed: s.Seed, Target: o.Target}
 }
 
 // Estimand returns the estimand e's estimates target under o: its fixed
@@ -251,19 +267,19 @@ var registry = []Entry{
 	{Name: "naive", Targets: Horizon, Label: "naive (mean logged reward)", Reads: ReadsBehavior,
 		New: func(Options) Estimator { return &Naive{} }},
 	{Name: "is-trajectory", Targets: Horizon, Label: "trajectory-wise IS", Needs: NeedsBehavior, Unit: UnitEpisode,
-		New: func(Options) Estimator { return &TrajectoryIS{} }},
+		New: func(Options) Estimator { return &TrajectoryIS{} }, Bound: hcopeBound},
 	{Name: "wis-trajectory", Targets: Horizon, Label: "trajectory-wise WIS", Needs: NeedsBehavior, Unit: UnitEpisode,
-		New: func(Options) Estimator { return &TrajectoryWIS{} }},
+		New: func(Options) Estimator { return &TrajectoryWIS{} }, Bound: hcopeBound},
 	{Name: "is-stepwise", Targets: Horizon, Label: "step-wise IS", Needs: NeedsBehavior, Unit: UnitStep,
 		New: func(Options) Estimator { return &StepwiseIS{} }},
 	{Name: "wis-stepwise", Targets: Horizon, Label: "step-wise WIS", Needs: NeedsBehavior, Unit: UnitStep,
 		New: func(Options) Estimator { return &StepwiseWIS{} }},
 	{Name: "model-based", Label: "model-based (fitted MDP)", Needs: NeedsDiscreteStates | NeedsTargetPolicy,
-		New: func(o Options) Estimator { return &ModelBased{Target: o.Target, Estimand: o.Estimand} }},
+		New: func(o Options) Estimator { return &ModelBased{Target: o.Target, Estimand: o.Estimand} }, Bound: kernelBellmanBound},
 	{Name: "fqe", Label: "fitted Q evaluation", Needs: NeedsTargetDist, Reads: ReadsValueModel,
 		New: func(o Options) Estimator {
 			return FQE{Value: o.valueLearner(), Target: o.valueTarget(), Estimand: o.Estimand, Reservoir: o.Reservoir, SampleSeed: o.Seed}
-		}},
+		}, Bound: kernelBellmanBound},
 	{Name: "mis", Targets: Horizon, Label: "marginalized IS (time-indexed ratios)", Needs: NeedsDiscreteStates | NeedsBehavior, Unit: UnitStep,
 		New: func(o Options) Estimator { return MIS{} }},
 	{Name: "bch-tabular", Targets: LongRun, Label: "density ratio, tabular (paper)", Needs: NeedsDiscreteStates | NeedsBehavior, Unit: UnitStep,

@@ -26,30 +26,34 @@ import (
 )
 
 type estimateCmd struct {
-	Data            string   `required:"" placeholder:"FILE" help:"Logs in the log contract (.csv, .tsv, .csv.gz, .tsv.gz or .parquet; - for standard input, with --format); or shards too large for memory together, as a quoted glob ('logs/*.parquet') or a directory, read one at a time in lexical order by the estimators whose statistics stream (see the README)."`
-	Gamma           float64  `default:"1" help:"Discount: 1 for the average reward per step, below 1 for the normalised discounted reward."`
-	Estimators      []string `sep:"," placeholder:"LIST" help:"Comma-separated estimators to run (default: every one that applies but is-trajectory and is-stepwise, which ihope benchmark shows worse than their weighted twins everywhere): ${estimators}."`
-	Bootstrap       int      `default:"200" help:"Bootstrap resamples for the intervals; 0 turns intervals off."`
-	BootstrapNeural int      `default:"20" help:"Bootstrap resamples for the estimators whose refit costs seconds (bch-kernel, bch-neural), which refit on every resample (at most --bootstrap)."`
-	NeuralBatch     int      `default:"${neuralbatch}" help:"Transitions in the sample whose kernel loss each of bch-neural's networks minimises for ${sampleiters} iterations before drawing the next (the kernel costs batch^2 per iteration)."`
-	Restarts        int      `default:"${restarts}" help:"Networks bch-neural averages, each trained with its own seed derived from --train-seed; the notes give the spread of their estimates (restart_sd in --json)."`
-	Reservoir       int      `default:"200000" help:"With --data shards: bch-neural trains on a sample of whole episodes of about this many steps, drawn in a first pass over the shards by a hash of --train-seed and the episode ids, and its networks are evaluated on every step in a second pass."`
-	Alpha           float64  `default:"0.05" help:"Intervals have coverage 1-alpha."`
-	Seed            uint64   `default:"1" help:"Seed of the bootstrap."`
-	TrainSeed       uint64   `default:"1" help:"Seed of every training: bch-neural's networks, a neural value model (separate from the bootstrap's --seed; bootstrap refits draw fresh training seeds from --seed)."`
-	Estimand        string   `enum:",horizon,long-run" default:"" help:"What to estimate: horizon (the normalised T-step value from the logged start states, T each episode's length) or long-run (the long-run average reward, or (1-gamma) E[V(s0)] for gamma < 1). Default: horizon for several episodes, long-run for one."`
-	TargetPolicy    []string `sep:"none" placeholder:"[NAME=]FILE" help:"The target policy as a CSV (state,p0,p1,...): its whole action distribution, which model-based, fqe and dr need (or give target_prob_0, target_prob_1, ... columns). Give it several times to evaluate several policies on the same logs and rank them (NAME defaults to the file's base name)."`
-	Reference       []string `sep:"none" placeholder:"NAME=VALUE" help:"A known value of target policy NAME (say from an experiment); with several policies, the ranking says how well each estimator's order matches the references (Spearman's rho, regret@1)."`
-	Report          string   `placeholder:"FILE.html" help:"Also write a self-contained HTML report: the data, a forest plot of the estimates and intervals, each estimator's weights and ESS, the warnings and the command line."`
-	ValueModel      string   `enum:",tabular,linear,neural" default:"" help:"Value model of fqe and dr: tabular, linear or neural (default: tabular for discrete states, linear for real ones; neural is stationary: gamma < 1 with --estimand long-run); neural also trains mql's network form on real states (default: its kernel form)."`
-	RatioModel      string   `enum:",tabular,kernel,neural,marginal" default:"" help:"Ratio model of dr: tabular, kernel, neural or marginal (default: marginal under horizon, tabular or kernel under long-run); neural also trains the network forms of mwl and dualdice on real states (default: their kernel forms)."`
-	Folds           int      `default:"2" help:"Cross-fitting folds of dr (1 turns cross-fitting off)."`
-	BlockLength     int      `help:"Block length of the block bootstrap used for a single long episode (default: cube root of its length)."`
-	Workers         int      `help:"Goroutines for the estimators and the bootstrap (default: the number of CPUs)."`
-	JSON            bool     `name:"json" help:"Print exactly one JSON object on stdout."`
-	Timings         bool     `help:"Also give each estimator's time in --json (seconds) and in the --report. Without it they hold only what the data, the flags and the seeds fix, so two runs write the same bytes (the table on the terminal always shows the times)."`
-	TargetDraws     string   `name:"target-draws" placeholder:"FILE" help:"For logs of real-valued actions: actions drawn from the target policy at the logged states, a CSV (state_0,...,action_0,...; .tsv and .gz too) with a draw at every logged state and at every given next state, which lets fqe and dr (and their linear or neural value models) run where the target cannot be run by ihope."`
-	FitBehavior     bool     `name:"fit-behavior" help:"Fit the behavior policy from the logged (state, action) pairs and weigh by it: counts for discrete states, logistic regression for real ones, cross-fitted over episodes (for logs without behavior probabilities; with them, the output says how far the fitted ones are)."`
+	Data             string   `required:"" placeholder:"FILE" help:"Logs in the log contract (.csv, .tsv, .csv.gz, .tsv.gz or .parquet; - for standard input, with --format); or shards too large for memory together, as a quoted glob ('logs/*.parquet') or a directory, read one at a time in lexical order by the estimators whose statistics stream (see the README)."`
+	Gamma            float64  `default:"1" help:"Discount: 1 for the average reward per step, below 1 for the normalised discounted reward."`
+	Estimators       []string `sep:"," placeholder:"LIST" help:"Comma-separated estimators to run (default: every one that applies but is-trajectory and is-stepwise, which ihope benchmark shows worse than their weighted twins everywhere): ${estimators}."`
+	Bootstrap        int      `default:"200" help:"Bootstrap resamples for the intervals; 0 turns intervals off."`
+	BootstrapNeural  int      `default:"20" help:"Bootstrap resamples for the estimators whose refit costs seconds (bch-kernel, bch-neural), which refit on every resample (at most --bootstrap)."`
+	NeuralBatch      int      `default:"${neuralbatch}" help:"Transitions in the sample whose kernel loss each of bch-neural's networks minimises for ${sampleiters} iterations before drawing the next (the kernel costs batch^2 per iteration)."`
+	Restarts         int      `default:"${restarts}" help:"Networks bch-neural averages, each trained with its own seed derived from --train-seed; the notes give the spread of their estimates (restart_sd in --json)."`
+	Reservoir        int      `default:"200000" help:"With --data shards: bch-neural trains on a sample of whole episodes of about this many steps, drawn in a first pass over the shards by a hash of --train-seed and the episode ids, and its networks are evaluated on every step in a second pass."`
+	Alpha            float64  `default:"0.05" help:"Intervals have coverage 1-alpha."`
+	Seed             uint64   `default:"1" help:"Seed of the bootstrap."`
+	TrainSeed        uint64   `default:"1" help:"Seed of every training: bch-neural's networks, a neural value model (separate from the bootstrap's --seed; bootstrap refits draw fresh training seeds from --seed)."`
+	Estimand         string   `enum:",horizon,long-run" default:"" help:"What to estimate: horizon (the normalised T-step value from the logged start states, T each episode's length) or long-run (the long-run average reward, or (1-gamma) E[V(s0)] for gamma < 1). Default: horizon for several episodes, long-run for one."`
+	TargetPolicy     []string `sep:"none" placeholder:"[NAME=]FILE" help:"The target policy as a CSV (state,p0,p1,...): its whole action distribution, which model-based, fqe and dr need (or give target_prob_0, target_prob_1, ... columns). Give it several times to evaluate several policies on the same logs and rank them (NAME defaults to the file's base name)."`
+	Reference        []string `sep:"none" placeholder:"NAME=VALUE" help:"A known value of target policy NAME (say from an experiment); with several policies, the ranking says how well each estimator's order matches the references (Spearman's rho, regret@1)."`
+	Report           string   `placeholder:"FILE.html" help:"Also write a self-contained HTML report: the data, a forest plot of the estimates and intervals, each estimator's weights and ESS, the warnings and the command line."`
+	ValueModel       string   `enum:",tabular,linear,neural" default:"" help:"Value model of fqe and dr: tabular, linear or neural (default: tabular for discrete states, linear for real ones; neural is stationary: gamma < 1 with --estimand long-run); neural also trains mql's network form on real states (default: its kernel form)."`
+	RatioModel       string   `enum:",tabular,kernel,neural,marginal" default:"" help:"Ratio model of dr: tabular, kernel, neural or marginal (default: marginal under horizon, tabular or kernel under long-run); neural also trains the network forms of mwl and dualdice on real states (default: their kernel forms)."`
+	Folds            int      `default:"2" help:"Cross-fitting folds of dr (1 turns cross-fitting off)."`
+	BlockLength      int      `help:"Block length of the block bootstrap used for a single long episode (default: cube root of its length)."`
+	Workers          int      `help:"Goroutines for the estimators and the bootstrap (default: the number of CPUs)."`
+	JSON             bool     `name:"json" help:"Print exactly one JSON object on stdout."`
+	Timings          bool     `help:"Also give each estimator's time in --json (seconds) and in the --report. Without it they hold only what the data, the flags and the seeds fix, so two runs write the same bytes (the table on the terminal always shows the times)."`
+	TargetDraws      string   `name:"target-draws" placeholder:"FILE" help:"For logs of real-valued actions: actions drawn from the target policy at the logged states, a CSV (state_0,...,action_0,...; .tsv and .gz too) with a draw at every logged state and at every given next state, which lets fqe and dr (and their linear or neural value models) run where the target cannot be run by ihope."`
+	Bounds           bool     `help:"Also give each row that has one a confidence bound on its estimand at level 1-alpha (bound_low, bound_high, bound_method in --json): HCOPE on the horizon value beside the trajectory-wise IS rows, the kernel Bellman interval on the long-run value beside model-based and fqe (discrete states, gamma < 1). Needs --reward-range."`
+	RewardRange      string   `name:"reward-range" placeholder:"LO,HI" help:"With --bounds: the range every reward lies in, as you know it (not the sample's minimum and maximum: the bounds' guarantee rests on a range known before the data). With a negative LO write --reward-range=LO,HI."`
+	Baseline         string   `placeholder:"VALUE|NAME|behavior" help:"With --bounds: a verdict per target policy against a value, another target policy (--target-policy NAME=FILE) or the behavior's own value: better or worse with the bounds' confidence, or not shown."`
+	BoundCalibration string   `name:"bound-calibration" enum:"finite-sample,sign-flip" default:"finite-sample" help:"With --bounds: the kernel Bellman interval's threshold: finite-sample (a guarantee at every sample size, wide) or sign-flip (sign flips of whole episodes: asymptotic, much narrower)."`
+	FitBehavior      bool     `name:"fit-behavior" help:"Fit the behavior policy from the logged (state, action) pairs and weigh by it: counts for discrete states, logistic regression for real ones, cross-fitted over episodes (for logs without behavior probabilities; with them, the output says how far the fitted ones are)."`
 
 	policyLabel string // the target policy being estimated, for the progress bars (several policies)
 	// recalibrate, set by --fit-behavior on discrete states, calibrates
@@ -120,6 +124,8 @@ type estimateRow struct {
 	// --timings (so that two runs with the same seeds print the same
 	// bytes).
 	Seconds float64 `json:"seconds,omitempty"`
+
+	*rowBound // --bounds (bounds.go)
 
 	weights []float64 // Result.Weights, kept for --report only
 }
@@ -197,6 +203,9 @@ type estimateReport struct {
 	// Several target policies (policies.go, rank.go).
 	Policies []policyInfo   `json:"policies,omitempty"`
 	Ranking  *rankingReport `json:"ranking,omitempty"`
+
+	// Verdicts against --baseline, one per target policy (bounds.go).
+	Verdicts []verdictInfo `json:"verdicts,omitempty"`
 }
 
 func (c *estimateCmd) Run(e *runEnv) error {
@@ -224,6 +233,11 @@ func (c *estimateCmd) Run(e *runEnv) error {
 		}
 	}
 	c.Estimators = uniq(c.Estimators) // naive,naive runs once
+	if _, on, err := c.boundSettings(); err != nil {
+		return err
+	} else if on && c.Data != "-" && stream.IsPattern(c.Data) {
+		return usagef("--bounds reads the log in memory: give one file, not shards")
+	}
 	if c.Data != "-" && stream.IsPattern(c.Data) {
 		return c.runStream(e)
 	}
@@ -257,6 +271,9 @@ func (c *estimateCmd) Run(e *runEnv) error {
 	}
 	rep, err := c.estimateTargets(d, targets, refs, e.stderr)
 	if err != nil {
+		return err
+	}
+	if err := c.verdicts(rep, d); err != nil {
 		return err
 	}
 	info.apply(rep)
@@ -453,6 +470,7 @@ func (c *estimateCmd) estimate(d *dataset.Dataset, target *targetPolicy, stderr 
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: not run: they would estimate the long-run value, and %d of %s end in a terminal state, so the long-run average reward (gamma = 1) is 0 for every policy; discount (gamma < 1) to run them%s",
 			strings.Join(absorbed, ", "), d.NumTerminal(), plural(d.NumEpisodes(), "episode"), also))
 	}
+	c.addBounds(rep, d, opts)
 	if c.Bootstrap == 0 {
 		rep.Warnings = append(rep.Warnings, rowWarnings(rep)...)
 		return rep, nil
@@ -936,6 +954,7 @@ func printEstimate(out io.Writer, r *estimateReport) {
 				row.Estimator, row.Restarts, kept, fmtNum("%.4g", lo), fmtNum("%.4g", hi), fmtNum("%.3g", *row.RestartSD))
 		}
 	}
+	printBounds(out, r)
 	if r.Ranking != nil {
 		printRanking(out, r.Ranking)
 	}

@@ -45,6 +45,7 @@ type reportView struct {
 	Timed                  bool // the rows carry times (--timings)
 	Ranking                *rankingView
 	Warnings               []string
+	Bounds                 bool // some row has a bound (--bounds)
 }
 
 // fact is one line of the data summary.
@@ -52,6 +53,7 @@ type fact struct{ Name, Value string }
 
 type policyView struct {
 	Title     string
+	Verdict   string // against --baseline
 	Reference string
 	Notes     []string
 	Rows      []rowView
@@ -60,7 +62,7 @@ type policyView struct {
 }
 
 type rowView struct {
-	Estimator, Label, Estimate, Interval, ESS, Share, Targets, Model, Time, Error string
+	Estimator, Label, Estimate, Interval, Bound, ESS, Share, Targets, Model, Time, Error string
 }
 
 type weightView struct {
@@ -99,6 +101,7 @@ func newReportView(rep *estimateReport, args []string) (*reportView, error) {
 		Data: dataFacts(rep.Data), Warnings: rep.Warnings, Multi: len(rep.Policies) > 1}
 	for _, row := range rep.Estimates {
 		v.Timed = v.Timed || row.Seconds > 0
+		v.Bounds = v.Bounds || row.rowBound != nil
 	}
 	v.Level = "95%"
 	if b := rep.Bootstrap; b != nil {
@@ -147,8 +150,28 @@ func interval(row estimateRow) (lo, hi *float64) {
 	return row.WaldLow, row.WaldHigh
 }
 
+// boundText is a row's bound as the report shows it ("" for none).
+func boundText(row estimateRow) string {
+	if row.rowBound == nil {
+		return ""
+	}
+	if row.BoundLow == nil && row.BoundHigh == nil {
+		return row.BoundNote
+	}
+	g := "asymptotic"
+	if row.BoundGuaranteed {
+		g = "guaranteed"
+	}
+	return fmt.Sprintf("[%s, %s] %s, %s", fmtBound(row.BoundLow), fmtBound(row.BoundHigh), row.BoundMethod, g)
+}
+
 func newPolicyView(rep *estimateReport, p policyInfo, lo, hi float64) (policyView, error) {
 	pv := policyView{Title: policyTitle(p, "the logs' target policy")}
+	for _, v := range rep.Verdicts {
+		if v.Policy == p.Name {
+			pv.Verdict = fmt.Sprintf("Against %s: %s (%s).", v.Baseline, v.Verdict, v.Why)
+		}
+	}
 	ref := math.NaN()
 	if p.Reference != nil {
 		ref = *p.Reference
@@ -164,6 +187,7 @@ func newPolicyView(rep *estimateReport, p policyInfo, lo, hi float64) (policyVie
 		if en, ok := ope.Lookup(row.Estimator); ok {
 			rv.Label = en.Label
 		}
+		rv.Bound = boundText(row)
 		if row.Note != "" {
 			rv.Targets += " *"
 			if !slices.Contains(pv.Notes, targetsNote) {

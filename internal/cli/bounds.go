@@ -1,0 +1,296 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/ope"
+)
+
+// rowBound is a row's confidence bound (--bounds), embedded in
+// estimateRow by pointer: the rows without a bound carry none of its
+// fields. The JSON names are a contract.
+type rowBound struct {
+	// BoundLow and BoundHigh hold the row's estimand together with
+	// probability BoundLevel; either is null on a side the method does
+	// not bound, both when the bound could not be formed (BoundNote says
+	// why).
+	BoundLow    *float64 `json:"bound_low"`
+	BoundHigh   *float64 `json:"bound_high"`
+	BoundMethod string   `json:"bound_method"`
+	// BoundCalibration is how a threshold was set ("finite-sample",
+	// "sign-flip"), BoundGuaranteed whether the level holds at every
+	// sample size, BoundAssumes what the guarantee rests on.
+	BoundCalibration string  `json:"bound_calibration,omitempty"`
+	BoundLevel       float64 `json:"bound_level"`
+	BoundGuaranteed  bool    `json:"bound_guaranteed"`
+	BoundAssumes     string  `json:"bound_assumes,omitempty"`
+	BoundNote        string  `json:"bound_note,omitempty"`
+}
+
+// verdictInfo is the deploy verdict of one target policy against the
+// baseline (--baseline). The JSON names are a contract.
+type verdictInfo struct {
+	Policy   string `json:"policy"`
+	Baseline string `json:"baseline"`
+	// Verdict is "better", "worse" or "not shown".
+	Verdict string `json:"verdict"`
+	// Method is the bound that decided (empty when not shown), Level
+	// the confidence of the verdict (both bounds together where the
+	// baseline's value is bounded too).
+	Method string  `json:"bound_method,omitempty"`
+	Level  float64 `json:"level"`
+	Why    string  `json:"why"`
+}
+
+// parseRewardRange reads --reward-range LO,HI.
+func parseRewardRange(s string) (lo, hi float64, err error) {
+	a, b, ok := strings.Cut(s, ",")
+	if ok {
+		lo, err = strconv.ParseFloat(strings.TrimSpace(a), 64)
+		if err == nil {
+			hi, err = strconv.ParseFloat(strings.TrimSpace(b), 64)
+		}
+	}
+	if !ok || err != nil || !(lo < hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
+		return 0, 0, usagef("--reward-range %q: want LO,HI with finite LO < HI (say --reward-range=-1,20: with the = sign when LO is negative)", s)
+	}
+	return lo, hi, nil
+}
+
+// boundSettings returns the settings of --bounds, and whether bounds are
+// asked for.
+func (c *estimateCmd) boundSettings() (ope.BoundSettings, bool, error) {
+	if !c.Bounds {
+		if c.RewardRange != "" || c.Baseline != "" {
+			return ope.BoundSettings{}, false, usagef("--reward-range and --baseline go with --bounds")
+		}
+		return ope.BoundSettings{}, false, nil
+	}
+	s := ope.BoundSettings{Alpha: c.Alpha, Calibration: c.BoundCalibration, Seed: c.Seed}
+	if c.RewardRange != "" {
+		var err error
+		if s.RewardLow, s.RewardHigh, err = parseRewardRange(c.RewardRange); err != nil {
+			return s, true, err
+		}
+	}
+	return s, true, nil
+}
+
+// addBounds gives every row whose estimator has a bound (ope.Entry.Bound)
+// and whose estimand is the bound's its bound on d.
+func (c *estimateCmd) addBounds(rep *estimateReport, d *dataset.Dataset, opts ope.Options) {
+	s, on, err := c.boundSettings()
+	if !on || err != nil {
+		return
+	}
+	done := map[string]*rowBound{} // rows of one method and estimand share one bound
+	for i := range rep.Estimates {
+		row := &rep.Estimates[i]
+		en, ok := ope.Lookup(row.Estimator)
+		if !ok || en.Bound == nil || row.Estimate == nil {
+			continue
+		}
+		b := en.Bound(opts, s)
+		if string(b.Estimand()) != row.Estimand {
+			continue
+		}
+		key := b.Name()
+		if rb, ok := done[key]; ok {
+			row.rowBound = rb
+			continue
+		}
+		rb := &rowBound{BoundLevel: 1 - c.Alpha}
+		res, err := b.Bounds(d, c.Gamma)
+		switch {
+		case errors.Is(err, ope.ErrNoRange):
+			rb.BoundNote = "no bound: " + ope.ErrNoRange.Error()
+		case err != nil:
+			rb.BoundNote = "no bound: " + err.Error()
+		default:
+			rb.BoundLow, rb.BoundHigh = finitePtr(res.Low), finitePtr(res.High)
+			rb.BoundMethod, rb.BoundCalibration = res.Method, res.Calibration
+			rb.BoundLevel, rb.BoundGuaranteed, rb.BoundAssumes = res.Level, res.Guaranteed, res.Assumes
+		}
+		if rb.BoundMethod == "" {
+			rb.BoundMethod = b.Name()
+		}
+		done[key] = rb
+		row.rowBound = rb
+	}
+}
+
+// finitePtr is &v, or nil for a value that is not finite.
+func finitePtr(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
+
+// verdicts compares every target policy of rep with --baseline: a value,
+// another target policy's name, or "behavior" (the logged returns' own
+// value, bounded as a target equal to the behavior would be).
+func (c *estimateCmd) verdicts(rep *estimateReport, d *dataset.Dataset) error {
+	s, on, err := c.boundSettings()
+	if err != nil || !on || c.Baseline == "" {
+		return err
+	}
+	// The baseline as bounds per estimand: a known value, or the
+	// baseline policy's bounds.
+	type base struct {
+		b    ope.Bound
+		name string
+	}
+	baseOf := map[string][]base{} // estimand -> bounds
+	label := c.Baseline
+	if v, err := strconv.ParseFloat(c.Baseline, 64); err == nil && !math.IsNaN(v) && !math.IsInf(v, 0) {
+		label = strconv.FormatFloat(v, 'g', -1, 64)
+		for _, e := range []ope.Estimand{ope.Horizon, ope.LongRun} {
+			baseOf[string(e)] = []base{{ope.Bound{Low: v, High: v, Level: 1}, "the value " + label}}
+		}
+	} else if c.Baseline == "behavior" {
+		label = "the behavior's own value"
+		if !d.HasBehavior() {
+			return usagef("--baseline behavior needs behavior probabilities")
+		}
+		own := *d
+		own.LogTarget = d.LogBehavior // the target equal to the behavior: every weight 1
+		b, err := ope.HCOPE{RewardLow: s.RewardLow, RewardHigh: s.RewardHigh, Alpha: s.Alpha, Seed: s.Seed}.Bounds(&own, c.Gamma)
+		if err != nil {
+			return fmt.Errorf("--baseline behavior: %w", err)
+		}
+		baseOf[string(ope.Horizon)] = []base{{b, "the behavior's own value"}}
+	} else {
+		found := false
+		for _, row := range rep.Estimates {
+			if row.Policy == c.Baseline && row.rowBound != nil && row.BoundLow != nil && row.BoundHigh != nil {
+				found = true
+				baseOf[row.Estimand] = append(baseOf[row.Estimand], base{ope.Bound{Low: *row.BoundLow, High: *row.BoundHigh, Level: row.BoundLevel, Method: row.BoundMethod}, "policy " + c.Baseline})
+			}
+		}
+		known := false
+		for _, p := range rep.Policies {
+			known = known || p.Name == c.Baseline
+		}
+		if !known {
+			return usagef("--baseline %q: not a number, \"behavior\", or the name of a target policy (--target-policy NAME=FILE)", c.Baseline)
+		}
+		if !found {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("--baseline %s: no bound on that policy's value (see its rows' bound_note), so no verdict", c.Baseline))
+		}
+	}
+	for _, name := range policyNames(rep) {
+		if name == c.Baseline {
+			continue
+		}
+		v := verdictInfo{Policy: name, Baseline: label, Verdict: ope.NotShown, Level: 1 - c.Alpha}
+		who := "the target's"
+		if name != "" {
+			who = name + "'s"
+		}
+		seen := map[string]bool{}
+		var better, worse []string
+		for _, row := range rep.Estimates {
+			if row.Policy != name || row.rowBound == nil || row.BoundLow == nil || row.BoundHigh == nil || seen[row.BoundMethod+row.Estimand] {
+				continue
+			}
+			seen[row.BoundMethod+row.Estimand] = true
+			t := ope.Bound{Low: *row.BoundLow, High: *row.BoundHigh, Level: row.BoundLevel}
+			for _, b := range baseOf[row.Estimand] {
+				verdict, level := ope.Compare(t, b.b)
+				what := fmt.Sprintf("%s on the %s value (%.0f%%)", row.BoundMethod, row.Estimand, 100*level)
+				switch verdict {
+				case ope.Better:
+					better = append(better, what)
+					v.Method, v.Level = row.BoundMethod, level
+				case ope.Worse:
+					worse = append(worse, what)
+					v.Method, v.Level = row.BoundMethod, level
+				}
+			}
+		}
+		switch {
+		case len(better) > 0 && len(worse) > 0:
+			v.Method = ""
+			v.Why = fmt.Sprintf("the bounds disagree: %s say better, %s worse; an assumption of one of them fails on this log", strings.Join(better, ", "), strings.Join(worse, ", "))
+		case len(better) > 0:
+			v.Verdict = ope.Better
+			v.Why = fmt.Sprintf("better than %s: shown by %s", label, strings.Join(better, ", "))
+		case len(worse) > 0:
+			v.Verdict = ope.Worse
+			v.Why = fmt.Sprintf("worse than %s: shown by %s", label, strings.Join(worse, ", "))
+		default:
+			v.Why = fmt.Sprintf("not shown: every bound on %s value overlaps %s (more data, a narrower bound, or a policy further from the baseline)", who, label)
+		}
+		rep.Verdicts = append(rep.Verdicts, v)
+	}
+	return nil
+}
+
+// policyNames returns the target policies of rep in order: its named
+// policies, or "" for the log's own target.
+func policyNames(rep *estimateReport) []string {
+	if len(rep.Policies) == 0 {
+		return []string{""}
+	}
+	out := make([]string, len(rep.Policies))
+	for i, p := range rep.Policies {
+		out[i] = p.Name
+	}
+	return out
+}
+
+// printBounds prints the rows' bounds and the verdicts after the table.
+func printBounds(out io.Writer, r *estimateReport) {
+	var lines []string
+	for _, row := range r.Estimates {
+		if row.rowBound == nil {
+			continue
+		}
+		who := row.Estimator
+		if row.Policy != "" {
+			who = row.Policy + " " + who
+		}
+		if row.BoundLow == nil && row.BoundHigh == nil {
+			lines = append(lines, fmt.Sprintf("  %s: %s", who, row.BoundNote))
+			continue
+		}
+		g := "asymptotic"
+		if row.BoundGuaranteed {
+			g = "guaranteed"
+		}
+		cal := ""
+		if row.BoundCalibration != "" {
+			cal = " " + row.BoundCalibration
+		}
+		lines = append(lines, fmt.Sprintf("  %s: [%s, %s] %s%s, %.0f%% %s, on the %s value", who, fmtBound(row.BoundLow), fmtBound(row.BoundHigh),
+			row.BoundMethod, cal, 100*row.BoundLevel, g, row.Estimand))
+	}
+	if len(lines) > 0 {
+		fmt.Fprintf(out, "\nbounds:\n%s\n", strings.Join(lines, "\n"))
+	}
+	for _, v := range r.Verdicts {
+		who := v.Policy
+		if who == "" {
+			who = "the target"
+		}
+		if v.Verdict == ope.NotShown {
+			fmt.Fprintf(out, "verdict: %s against %s: %s\n", who, v.Baseline, v.Why)
+			continue
+		}
+		fmt.Fprintf(out, "verdict: %s is %s (%.0f%%): %s\n", who, v.Verdict, 100*v.Level, v.Why)
+	}
+}
+
+func fmtBound(p *float64) string {
+	if p == nil {
+		return "-"
+	}
+	return fmtNum("%.6g", *p)
+}
