@@ -107,4 +107,3 @@ func TestBoundsCoverage(t *testing.T) {
 	}
 	t.Logf("coverage of the exact truths (rewards' range as stated):\n%s", table.String())
 }
-
