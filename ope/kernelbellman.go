@@ -7,10 +7,12 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/policy"
+	"github.com/ihope-ope/ihope/value"
 )
 
 // KernelBellman is the kernel Bellman confidence interval of Feng, Ren,
@@ -81,6 +83,14 @@ type KernelBellman struct {
 	// Target is the target policy; nil reads the log's target
 	// distribution (TargetProbs).
 	Target *policy.Tabular
+	// Linear and ValueTarget give the class on real states: q linear in
+	// Linear's features, the kernel k(x, y) = phi(x)^T phi(y), the
+	// target's distribution as the value learners take it. There the
+	// threshold is always the sign-flip one (the features are unbounded:
+	// no finite-sample constant), and the interval holds only if the
+	// class holds q.
+	Linear      value.Linear
+	ValueTarget value.Target
 }
 
 // The calibrations of KernelBellman.
@@ -148,8 +158,11 @@ func (k KernelBellman) Bounds(d *dataset.Dataset, gamma float64) (Bound, error) 
 	if err := checkEpisodes(name, d); err != nil {
 		return Bound{}, err
 	}
-	if !d.Discrete() || d.NumActions == 0 {
-		return Bound{}, fmt.Errorf("%s: the tabular class needs discrete states and actions", name)
+	if !d.Discrete() {
+		return k.linearBounds(d, gamma, alpha)
+	}
+	if d.NumActions == 0 {
+		return Bound{}, fmt.Errorf("%s: the tabular class needs discrete actions", name)
 	}
 	for e := range d.NumEpisodes() {
 		first, end := d.Span(e)
@@ -519,4 +532,75 @@ func (pr *kbProblem) startSD(q []float64) float64 {
 	}
 	m := float64(len(pr.start))
 	return math.Sqrt(max(0, (sumSq-sum*sum/m)/(m-1)))
+}
+
+// linearBounds is the interval of the linear class on real states: the
+// loss ||b - A theta||^2 (value.BellmanStats) is 0 at theta* = A^-1 b, so
+// the range of c^T theta over L(theta) <= lambda is
+// c^T theta* -+ sqrt(lambda) ||A^-T c||, lambda the (1 - alpha/2)
+// quantile of ||sum_e eps_e zeta_e||^2 over sign flips of whole
+// episodes, and d0's term a normal quantile of the episodes' start
+// values.
+func (k KernelBellman) linearBounds(d *dataset.Dataset, gamma, alpha float64) (Bound, error) {
+	const name = "kernel-bellman"
+	if d.ActionDim > 0 && k.ValueTarget.Continuous == nil {
+		return Bound{}, fmt.Errorf("%s: on real actions the linear class needs actions drawn from the target at the logged states (--target-draws)", name)
+	}
+	m, err := k.Linear.FitLinear(d, gamma, k.ValueTarget)
+	if err != nil {
+		return Bound{}, fmt.Errorf("%s: %w", name, err)
+	}
+	st, err := m.BellmanStats(d)
+	if err != nil {
+		return Bound{}, fmt.Errorf("%s: %w", name, err)
+	}
+	p := len(st.C)
+	var u mat.VecDense
+	if err := u.SolveVec(st.A.T(), mat.NewVecDense(p, append([]float64(nil), st.C...))); err != nil {
+		return Bound{}, fmt.Errorf("%s: the loss's matrix is singular: %w", name, err)
+	}
+	centre := 0.0
+	for i, c := range st.C {
+		centre += c * st.Theta[i]
+	}
+	delta := alpha / 2
+	flips := k.Flips
+	if flips == 0 {
+		flips = 2000
+	}
+	rng := rand.New(rand.NewPCG(k.Seed, kernelFlipStream))
+	vals := make([]float64, flips)
+	sum := make([]float64, p)
+	for f := range vals {
+		clear(sum)
+		for _, z := range st.Zeta {
+			sign := 1.0
+			if rng.Uint64()&1 == 0 {
+				sign = -1
+			}
+			for i, v := range z {
+				sum[i] += sign * v
+			}
+		}
+		for _, v := range sum {
+			vals[f] += v * v
+		}
+	}
+	slices.Sort(vals)
+	lambda := vals[max(0, min(int(math.Ceil((1-delta)*float64(flips)))-1, flips-1))]
+	r := math.Sqrt(lambda) * mat.Norm(&u, 2)
+	var s, s2 float64
+	for _, v := range st.Start {
+		s += v
+		s2 += v * v
+	}
+	nm := float64(len(st.Start))
+	sd := 0.0
+	if nm > 1 {
+		sd = math.Sqrt(max(0, (s2-s*s/nm)/(nm-1)))
+	}
+	d0 := distuv.UnitNormal.Quantile(1-delta/2) * sd / math.Sqrt(nm)
+	lo, hi := k.RewardLow, k.RewardHigh
+	return Bound{Low: max(lo, centre-r-d0), High: min(hi, centre+r+d0), Level: 1 - alpha, Method: name, Calibration: SignFlip,
+		Assumes: fmt.Sprintf("no guarantee unless the class holds q (linear in %d polynomial features); independent episodes; asymptotic (sign flips of whole episodes)", p)}, nil
 }

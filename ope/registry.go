@@ -242,8 +242,10 @@ func hcopeBound(_ Options, s BoundSettings) Bounder {
 }
 
 func kernelBellmanBound(o Options, s BoundSettings) Bounder {
+	lin, _ := o.valueLearner().(value.Linear)
+	lin.Finite = false // the interval is on the long-run value
 	return KernelBellman{RewardLow: s.RewardLow, RewardHigh: s.RewardHigh, Alpha: s.Alpha, Calibration: s.Calibration,
-		Seed: s.Seed, Target: o.Target}
+		Seed: s.Seed, Target: o.Target, Linear: lin, ValueTarget: o.valueTarget()}
 }
 
 // Estimand returns the estimand e's estimates target under o: its fixed
