@@ -192,6 +192,9 @@ func (k KernelBellman) Bounds(d *dataset.Dataset, gamma float64) (Bound, error) 
 		b.Calibration, b.Guaranteed = FiniteSample, true
 		b.Assumes = "rewards within the stated range, the Markov property (the class holds q: tabular), episodes independent of one another; a finite-sample guarantee"
 	case SignFlip:
+		if m < 10 {
+			return Bound{}, fmt.Errorf("%s: %d episodes: the sign-flip calibration needs independent episodes, at least 10 (the finite-sample one holds for one long episode too)", name, d.NumEpisodes())
+		}
 		flips := k.Flips
 		if flips == 0 {
 			flips = 2000
