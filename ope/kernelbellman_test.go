@@ -9,6 +9,7 @@ import (
 
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/env"
+	"github.com/ihope-ope/ihope/env/taxi"
 	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/policy"
 	"github.com/ihope-ope/ihope/rollout"
@@ -261,5 +262,49 @@ func TestKernelBellmanCoverage(t *testing.T) {
 	}
 	if !(widths[SignFlip] < widths[FiniteSample]) {
 		t.Errorf("mean widths %v: the sign-flip interval should be the narrower", widths)
+	}
+}
+
+// Benchmarks of the bounds on the README's Taxi log (200 episodes of 400
+// steps, pi19 against pi18), gamma = 0.95.
+func taxiLogForBounds(b *testing.B) (*dataset.Dataset, *policy.Tabular) {
+	b.Helper()
+	m := taxi.New()
+	target, err := taxi.Policy("pi19")
+	if err != nil {
+		b.Fatal(err)
+	}
+	behavior, err := taxi.Policy("pi18")
+	if err != nil {
+		b.Fatal(err)
+	}
+	d, err := rollout.Sample(rand.New(rand.NewPCG(1, 2)), env.NewSampler(m), behavior, target, 200, 400)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return d, target
+}
+
+func BenchmarkKernelBellmanTaxi(b *testing.B) {
+	d, target := taxiLogForBounds(b)
+	for _, cal := range []string{FiniteSample, SignFlip} {
+		b.Run(cal, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := (KernelBellman{RewardLow: -1, RewardHigh: 20, Calibration: cal, Target: target}).Bounds(d, 0.95); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkHCOPETaxi(b *testing.B) {
+	d, _ := taxiLogForBounds(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := (HCOPE{RewardLow: -1, RewardHigh: 20}).Bounds(d, 1); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
