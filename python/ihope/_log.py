@@ -120,10 +120,13 @@ def last_rows_with_next_state(frame, roles):
     for c in (ep, t):
         if c not in frame.columns:
             raise ValueError("the log has no %r column" % c)
-    pos = pd.Series(np.arange(len(frame)), index=frame.index)
-    order = frame[t].to_numpy()
-    last = pos.groupby(frame[ep].to_numpy()).apply(lambda p: p.iloc[np.argmax(order[p.to_numpy()])]).to_numpy()
-    last = np.sort(last)
+    # Rows sorted by episode, then t: an episode's last row is the one
+    # before the next episode's first.
+    codes, _ = pd.factorize(frame[ep])
+    order = np.lexsort((frame[t].to_numpy(), codes))
+    sorted_codes = codes[order]
+    is_last = np.r_[sorted_codes[1:] != sorted_codes[:-1], True]
+    last = np.sort(order[is_last])
     if roles.name("next_state") in frame.columns:
         given = frame[roles.name("next_state")].notna().to_numpy()
     else:
