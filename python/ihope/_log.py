@@ -13,10 +13,11 @@ import os
 import numpy as np
 import pandas as pd
 
-# The contract's columns that hold integers (ids, steps, flags): a pandas
-# column of floats that are all integers (an int column with a missing
-# value, say next_state, which only an episode's last row gives) is
-# written without ".0", which ihope would refuse as an id.
+# The contract's columns that hold integers (ids, steps, flags). pandas
+# turns an int column with a missing value (next_state, which only an
+# episode's last row gives) into floats and reads 0/1 flags as ints or
+# bools; these columns are kept (and written) as integers, 2 rather than
+# 2.0, as the user's own file would hold them.
 _INTEGER_ROLES = ("t", "state", "action", "next_state", "terminal")
 
 
@@ -60,7 +61,7 @@ def read(path, roles=None):
 
 def integer_columns(frame, roles):
     """frame with the integer roles' columns of whole floats as Int64 and
-    bools as 0/1 (which ihope reads; pandas writes True/False)."""
+    bools as 0/1."""
     out = None
     for role in _INTEGER_ROLES:
         name = roles.name(role)

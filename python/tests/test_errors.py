@@ -81,3 +81,14 @@ def test_probabilities_that_do_not_sum_to_one():
     with pytest.raises(ihope.DataError) as e:
         ihope.estimate(frame, target=probs, bootstrap=0, report=False)
     assert e.value.row == 6 and e.value.index == "e" and e.value.column.startswith("target_prob_")
+
+
+def test_bool_and_nullable_integer_columns():
+    # A bool terminal column and a next_state column that pandas holds as
+    # floats (NaN but on the last row) reach ihope as the episode's flags
+    # and next state.
+    frame = _log()
+    frame["terminal"] = [False, False, True, False, False, False]
+    frame["next_state"] = [np.nan, np.nan, np.nan, np.nan, np.nan, 0.0]
+    r = ihope.estimate(frame, bootstrap=0, estimators=["wis-stepwise"], report=False)
+    assert (r.data["terminal_episodes"], r.data["episodes_without_next_state"]) == (1, 0)
