@@ -1,0 +1,258 @@
+package dataset
+
+import (
+	"fmt"
+	"strings"
+)
+
+// hints chooses the flag that reads each unknown column of a header so
+// that following every flag printed reads the header: a contract column
+// is proposed for at most one of the file's columns, never for one the
+// file already has (by its own name or through --column), nor beside
+// its alternative (state beside state_0, behavior_prob beside
+// behavior_logprob), and a column a proposal cannot serve is dropped
+// with --ignore, which is always accepted. Other tools' names (aliases,
+// prefixAliases, a named policy's pi_NAME_k) come first, in column
+// order, then near misses of contract names, closest first.
+type hints struct {
+	names   []string
+	count   map[string]int     // how often each name is in the header
+	present func(r role) bool  // the layout has a column of role r (or of its alternative)
+	named   bool               // the header names its target policies (target_prob@NAME, ...)
+	plain   bool               // the header has an unnamed target column
+	taken   map[string]string  // contract column or prefix -> the file's name (or prefix) proposed for it
+	out     map[int]suggestion // by position in the header
+}
+
+// alternative is the role that excludes r (state_k for state, ...), or r.
+func alternative(r role) role {
+	for _, p := range [...][2]role{
+		{roleState, roleStateK}, {roleAction, roleActionK},
+		{roleBehavior, roleBehaviorLn}, {roleTarget, roleTargetLn},
+		{roleNext, roleNextK},
+	} {
+		if r == p[0] {
+			return p[1]
+		}
+		if r == p[1] {
+			return p[0]
+		}
+	}
+	return r
+}
+
+// free reports whether the contract column or prefix role may be
+// proposed, and if not, what already holds it (for the message).
+func (h *hints) free(target string) (bool, string) {
+	if by, ok := h.taken[target]; ok {
+		return false, fmt.Sprintf("%q is proposed for it already", by)
+	}
+	base, policy, named := cutPolicy(target)
+	r, k, ok := classify(base)
+	if !ok {
+		for _, v := range vectorPrefixes {
+			if v.prefix == base {
+				r, k, ok = v.role, 0, true
+			}
+		}
+	}
+	if !ok {
+		return false, "not a contract column"
+	}
+	target4 := r == roleTarget || r == roleTargetLn || r == roleTargetK || r == roleNextTarget
+	switch {
+	case named && h.plain:
+		return false, "the file has an unnamed target column"
+	case named && policy != "" && h.namedPolicy(policy):
+		return false, fmt.Sprintf("the file names policy %q's columns already", policy)
+	case !named && target4 && h.named:
+		return false, "the file names its target policies' columns (target_prob@NAME, ...)"
+	case named:
+		return true, ""
+	case h.present(r) || h.present(alternative(r)):
+		return false, "the file has it already"
+	}
+	// A scalar beside a proposed vector (state beside state_), and the
+	// other way round.
+	alt := alternative(r)
+	for t := range h.taken {
+		if tr, _, ok := classify(t); ok && (tr == alt || tr == r && k >= 0) {
+			return false, fmt.Sprintf("%q is proposed for %s", h.taken[t], t)
+		}
+		for _, v := range vectorPrefixes {
+			if v.prefix == t && (v.role == alt || v.role == r) {
+				return false, fmt.Sprintf("%q is proposed for %s", h.taken[t], t)
+			}
+		}
+	}
+	return true, ""
+}
+
+// namedPolicy reports whether the header names policy p's columns.
+func (h *hints) namedPolicy(p string) bool {
+	for _, n := range h.names {
+		if _, q, ok := cutPolicy(n); ok && q == p {
+			return true
+		}
+	}
+	return false
+}
+
+// plan proposes a flag for each unknown column (positions in the
+// header) and returns the proposals by position.
+func (h *hints) plan(unknown []int) map[int]suggestion {
+	h.taken, h.out = map[string]string{}, map[int]suggestion{}
+	var near []int
+	for _, j := range unknown {
+		name := h.names[j]
+		if h.count[name] > 1 {
+			h.out[j] = ignoreSuggestion(name, fmt.Sprintf("unknown column, given %d times: drop every copy with --ignore %s, or rename them", h.count[name], shellWord(name)))
+			continue
+		}
+		if s, ok := h.other(name); ok {
+			h.out[j] = s
+			continue
+		}
+		near = append(near, j)
+	}
+	// Near misses, closest first (a stable order: by distance, then by
+	// position).
+	type cand struct {
+		j, d int
+		s    string
+	}
+	var cs []cand
+	for _, j := range near {
+		s, d := suggestDist(h.names[j])
+		cs = append(cs, cand{j, d, s})
+	}
+	for d := 0; d <= 3; d++ {
+		for _, c := range cs {
+			if c.d != d || c.s == "" {
+				continue
+			}
+			name := h.names[c.j]
+			if ok, why := h.free(c.s); ok {
+				h.taken[c.s] = name
+				flag := "--column " + shellWord(c.s+"="+name)
+				h.out[c.j] = suggestion{role: c.s, flag: flag,
+					msg: fmt.Sprintf("unknown column (did you mean %q?): rename it, or read it with %s", c.s, flag)}
+			} else {
+				h.out[c.j] = ignoreSuggestion(name, fmt.Sprintf("unknown column: drop it with --ignore %s (it looks like %s, but %s)", shellWord(name), c.s, why))
+			}
+		}
+	}
+	for _, j := range near {
+		if _, ok := h.out[j]; !ok {
+			h.out[j] = dropSuggestion(h.names[j])
+		}
+	}
+	return h.out
+}
+
+// ignoreSuggestion drops a column with --ignore.
+func ignoreSuggestion(name, msg string) suggestion {
+	return suggestion{flag: "--ignore " + shellWord(name), msg: msg}
+}
+
+// other proposes the flag for another tool's name of a contract column:
+// an alias, a prefix of vector columns, or a named policy's action
+// distribution (SCOPE-RL's pi_NAME_0, pi_NAME_1, ...). ok is false for
+// a name that is none of these.
+func (h *hints) other(name string) (suggestion, bool) {
+	canon := canonical(name)
+	if a, ok := aliases[canon]; ok {
+		role := a.role
+		if role == "terminal" && (h.present(roleTruncated) || h.taken["truncated"] != "") {
+			a.note = "" // done with a truncated column: a cut-off row reads as cut off
+		}
+		if free, why := h.free(role); !free {
+			return ignoreSuggestion(name, fmt.Sprintf("unknown column; other OPE tools' name for %s, but %s: drop it with --ignore %s", role, why, shellWord(name))), true
+		}
+		h.taken[role] = name
+		flag := "--column " + shellWord(role+"="+name)
+		msg := fmt.Sprintf("unknown column; other OPE tools' name for %s: read it with %s", role, flag)
+		if a.note != "" {
+			msg += " (" + fmt.Sprintf(a.note, shellWord(name)) + ")"
+		}
+		return suggestion{role: role, flag: flag, msg: msg}, true
+	}
+	p, k, ok := splitIndex(canon)
+	filePrefix, _, fok := splitIndex(name)
+	if !ok || !fok || len(filePrefix) != len(p) {
+		return suggestion{}, false
+	}
+	role, known := prefixAliases[p]
+	policy := ""
+	if !known {
+		if _, kk, ok := classify(canon); ok && kk >= 0 {
+			role, known = p, true // a contract vector name in other case or spelling
+		} else if pol, next, ok := policyPrefix(filePrefix); ok {
+			role, policy, known = "target_prob_", pol, true
+			if next {
+				role = "next_target_prob_"
+			}
+		}
+	}
+	if !known {
+		return suggestion{}, false
+	}
+	// The prefix mapping reads the columns whose index is written as the
+	// contract writes it (0, 1, ..., 10; not 01).
+	if _, kk, ok := classify(role + strings.TrimPrefix(name, filePrefix)); !ok || kk != k {
+		return ignoreSuggestion(name, fmt.Sprintf("unknown column: drop it with --ignore %s (its index is not written 0, 1, 2, ..., so --column %s%s=%s does not read it)",
+			shellWord(name), role, atPolicy(policy), shellWord(filePrefix))), true
+	}
+	key := role + atPolicy(policy)
+	if by, ok := h.taken[key]; ok && by == filePrefix {
+		return suggestion{role: role, flag: "--column " + shellWord(key+"="+filePrefix), msg: h.prefixMsg(filePrefix, role, policy)}, true
+	}
+	if free, why := h.free(key); !free {
+		return ignoreSuggestion(name, fmt.Sprintf("unknown column; %s0, %s1, ... look like the vector columns %s0, %s1, ..., but %s: drop it with --ignore %s",
+			filePrefix, filePrefix, role, role, why, shellWord(name))), true
+	}
+	h.taken[key] = filePrefix
+	return suggestion{role: role, flag: "--column " + shellWord(key+"="+filePrefix), msg: h.prefixMsg(filePrefix, role, policy)}, true
+}
+
+// prefixMsg is the message of a prefix proposal.
+func (h *hints) prefixMsg(filePrefix, role, policy string) string {
+	flag := "--column " + shellWord(role+atPolicy(policy)+"="+filePrefix)
+	if policy != "" {
+		return fmt.Sprintf("unknown column; %s0, %s1, ... look like target policy %q's action distribution (%s0@%s, ...): read them with %s",
+			filePrefix, filePrefix, policy, role, policy, flag)
+	}
+	return fmt.Sprintf("unknown column; %s0, %s1, ... look like the vector columns %s0, %s1, ...: read them with %s",
+		filePrefix, filePrefix, role, role, flag)
+}
+
+// atPolicy is "@NAME" for a named policy, "" otherwise.
+func atPolicy(p string) string {
+	if p == "" {
+		return ""
+	}
+	return "@" + p
+}
+
+// policyPrefix reads SCOPE-RL's names of several candidate policies'
+// action distributions, pi_NAME_k (and next_pi_NAME_k at the next
+// state): it returns NAME. pi_b_ (the behavior's) and pi_e_ (an
+// unnamed target's, an alias) are not policies' names.
+func policyPrefix(filePrefix string) (policy string, next bool, ok bool) {
+	rest, found := strings.CutPrefix(filePrefix, "pi_")
+	if !found {
+		if rest, found = strings.CutPrefix(filePrefix, "next_pi_"); !found {
+			return "", false, false
+		}
+		next = true
+	}
+	policy = strings.TrimSuffix(rest, "_")
+	switch policy { // pi_B_ names policy B; pi_b_ is the behavior's
+	case "", "b", "e", "0", "behavior", "behaviour":
+		return "", false, false
+	}
+	if strings.ContainsAny(policy, "@= '\"\\") {
+		return "", false, false
+	}
+	return policy, next, true
+}
