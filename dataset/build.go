@@ -31,8 +31,8 @@ type rec struct {
 	// 0 otherwise; truncated is the truncated column's value, which
 	// addRow folds into terminal.
 	terminal, truncated int8
-	ep       int32 // episode index, in order of first appearance
-	row      int32 // row number for error messages
+	ep                  int32 // episode index, in order of first appearance
+	row                 int32 // row number for error messages
 }
 
 // builder collects validated rows from a reader and assembles a Dataset.

@@ -177,6 +177,16 @@ func (l *layout) discreteActions() bool { return l.actionDim == 0 }
 // which has none). Every problem of the header is reported, in one
 // error (headerError).
 func newLayout(file string, names []string, row int, o *ReadOptions) (*layout, error) {
+	l, ps := layoutProblems(names, o)
+	if err := headerError(file, row, ps); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// layoutProblems checks a header as newLayout does and returns its
+// problems, each with the flag that fixes it, if any.
+func layoutProblems(names []string, o *ReadOptions) (*layout, []problem) {
 	var ps []problem
 	fail := func(col, format string, args ...any) {
 		ps = append(ps, problem{col: col, msg: fmt.Sprintf(format, args...)})
@@ -274,7 +284,7 @@ func newLayout(file string, names []string, row int, o *ReadOptions) (*layout, e
 		}
 	}
 	if len(unknown) > 0 {
-		h := &hints{names: names, count: map[string]int{}, named: len(l.policies) > 0, plain: plainTarget != "",
+		h := &hints{names: names, count: map[string]int{}, named: len(l.policies) > 0, plain: plainTarget != "", user: rn.user(),
 			present: func(r role) bool { _, ok := first[r]; return ok }}
 		for _, n := range names {
 			h.count[n]++
@@ -462,10 +472,7 @@ func newLayout(file string, names []string, row int, o *ReadOptions) (*layout, e
 			}
 		}
 	}
-	if err := headerError(file, row, ps); err != nil {
-		return nil, err
-	}
-	return l, nil
+	return l, ps
 }
 
 // deriveMode is where a layout's episodes come from (layout.derive).

@@ -20,6 +20,7 @@ type hints struct {
 	present func(r role) bool  // the layout has a column of role r (or of its alternative)
 	named   bool               // the header names its target policies (target_prob@NAME, ...)
 	plain   bool               // the header has an unnamed target column
+	user    map[string]string  // the --column flags given (ReadOptions.Columns)
 	taken   map[string]string  // contract column or prefix -> the file's name (or prefix) proposed for it
 	out     map[int]suggestion // by position in the header
 }
@@ -44,6 +45,9 @@ func alternative(r role) role {
 // free reports whether the contract column or prefix role may be
 // proposed, and if not, what already holds it (for the message).
 func (h *hints) free(target string) (bool, string) {
+	if by, ok := h.user[target]; ok {
+		return false, fmt.Sprintf("--column %s=%s is given", target, by)
+	}
 	if by, ok := h.taken[target]; ok {
 		return false, fmt.Sprintf("%q is proposed for it already", by)
 	}
@@ -61,16 +65,31 @@ func (h *hints) free(target string) (bool, string) {
 	}
 	target4 := r == roleTarget || r == roleTargetLn || r == roleTargetK || r == roleNextTarget
 	switch {
+	case named && h.plainTaken():
+		return false, "an unnamed target column is proposed"
+	case !named && target4 && h.namedTaken():
+		return false, "a named policy's columns are proposed"
 	case named && h.plain:
 		return false, "the file has an unnamed target column"
 	case named && policy != "" && h.namedPolicy(policy):
 		return false, fmt.Sprintf("the file names policy %q's columns already", policy)
 	case !named && target4 && h.named:
 		return false, "the file names its target policies' columns (target_prob@NAME, ...)"
-	case named:
-		return true, ""
-	case h.present(r) || h.present(alternative(r)):
+	case !named && (h.present(r) || h.present(alternative(r))):
 		return false, "the file has it already"
+	case r == roleNext && h.has(roleStateK):
+		return false, "the states are vectors (state_0, ...)"
+	case r == roleNextK && !h.has(roleStateK):
+		return false, "the states are not vectors (state_0, ...)"
+	case (r == roleTargetK || r == roleNextTarget) && h.has(roleActionK):
+		return false, "the actions are vectors (action_0, ...)"
+	case r == roleNextTarget && !h.has(roleTargetK):
+		return false, "the file gives no target_prob_k columns"
+	case r == roleNextTarget && !h.has(roleNext) && !h.has(roleNextK):
+		return false, "the file gives no next state"
+	}
+	if named {
+		return true, ""
 	}
 	// A scalar beside a proposed vector (state beside state_), and the
 	// other way round.
@@ -86,6 +105,40 @@ func (h *hints) free(target string) (bool, string) {
 		}
 	}
 	return true, ""
+}
+
+// has reports whether the header has a column of role r, or one is
+// proposed for it.
+func (h *hints) has(r role) bool { return h.present(r) || h.takenRole(r) }
+
+// namedTaken reports whether a named policy's columns are proposed.
+func (h *hints) namedTaken() bool {
+	for t := range h.taken {
+		if strings.Contains(t, "@") {
+			return true
+		}
+	}
+	return false
+}
+
+// plainTaken reports whether an unnamed target column is proposed.
+func (h *hints) plainTaken() bool {
+	return h.takenRole(roleTarget) || h.takenRole(roleTargetLn) || h.takenRole(roleTargetK) || h.takenRole(roleNextTarget)
+}
+
+// takenRole reports whether a column of role r (unnamed) is proposed.
+func (h *hints) takenRole(r role) bool {
+	for t := range h.taken {
+		if tr, _, ok := classify(t); ok && tr == r {
+			return true
+		}
+		for _, v := range vectorPrefixes {
+			if v.prefix == t && v.role == r {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // namedPolicy reports whether the header names policy p's columns.
@@ -107,13 +160,26 @@ func (h *hints) plan(unknown []int) map[int]suggestion {
 		name := h.names[j]
 		if h.count[name] > 1 {
 			h.out[j] = ignoreSuggestion(name, fmt.Sprintf("unknown column, given %d times: drop every copy with --ignore %s, or rename them", h.count[name], shellWord(name)))
-			continue
 		}
-		if s, ok := h.other(name); ok {
-			h.out[j] = s
-			continue
+	}
+	// Other tools' names in three passes, so that what a column may be
+	// depends on the columns it needs, not on their order: first the
+	// state and the action (ids or vectors), then the others, then
+	// next_target_prob_k (which need target_prob_k and a next state).
+	for pass := range 3 {
+		for _, j := range unknown {
+			if _, done := h.out[j]; done {
+				continue
+			}
+			if s, ok := h.other(h.names[j], pass); ok {
+				h.out[j] = s
+			}
 		}
-		near = append(near, j)
+	}
+	for _, j := range unknown {
+		if _, done := h.out[j]; !done {
+			near = append(near, j)
+		}
 	}
 	// Near misses, closest first (a stable order: by distance, then by
 	// position).
@@ -150,6 +216,18 @@ func (h *hints) plan(unknown []int) map[int]suggestion {
 	return h.out
 }
 
+// passOf is the pass of plan in which a proposal for the contract column
+// or prefix role is made.
+func passOf(role string) int {
+	switch role {
+	case "state", "state_", "action", "action_":
+		return 0
+	case "next_target_prob_":
+		return 2
+	}
+	return 1
+}
+
 // ignoreSuggestion drops a column with --ignore.
 func ignoreSuggestion(name, msg string) suggestion {
 	return suggestion{flag: "--ignore " + shellWord(name), msg: msg}
@@ -159,10 +237,13 @@ func ignoreSuggestion(name, msg string) suggestion {
 // an alias, a prefix of vector columns, or a named policy's action
 // distribution (SCOPE-RL's pi_NAME_0, pi_NAME_1, ...). ok is false for
 // a name that is none of these.
-func (h *hints) other(name string) (suggestion, bool) {
+func (h *hints) other(name string, pass int) (suggestion, bool) {
 	canon := canonical(name)
 	if a, ok := aliases[canon]; ok {
 		role := a.role
+		if passOf(role) != pass {
+			return suggestion{}, false
+		}
 		if role == "terminal" && (h.present(roleTruncated) || h.taken["truncated"] != "") {
 			a.note = "" // done with a truncated column: a cut-off row reads as cut off
 		}
@@ -194,7 +275,7 @@ func (h *hints) other(name string) (suggestion, bool) {
 			}
 		}
 	}
-	if !known {
+	if !known || passOf(role) != pass {
 		return suggestion{}, false
 	}
 	// The prefix mapping reads the columns whose index is written as the

@@ -215,6 +215,14 @@ func newRenamer(o *ReadOptions) *renamer {
 	return r
 }
 
+// user returns the --column flags given, by role (nil without options).
+func (r *renamer) user() map[string]string {
+	if r.o == nil {
+		return nil
+	}
+	return r.o.Columns
+}
+
 // isVectorName reports whether s is a vector column name such as state_0
 // (as opposed to a prefix such as state_).
 func isVectorName(s string) bool {
