@@ -247,6 +247,11 @@ func (h *hints) other(name string, pass int) (suggestion, bool) {
 		if role == "terminal" && (h.present(roleTruncated) || h.taken["truncated"] != "") {
 			a.note = "" // done with a truncated column: a cut-off row reads as cut off
 		}
+		if free, _ := h.free(role); !free && a.alt != "" {
+			if free, _ := h.free(a.alt); free {
+				role, a.note = a.alt, "" // RLlib's action_prob beside the target's: the logging policy's
+			}
+		}
 		if free, why := h.free(role); !free {
 			return ignoreSuggestion(name, fmt.Sprintf("unknown column; other OPE tools' name for %s, but %s: drop it with --ignore %s", role, why, shellWord(name))), true
 		}

@@ -344,6 +344,7 @@ func headerError(file string, row int, ps []problem) error {
 type alias struct {
 	role string // the contract column, or a prefix for vector columns
 	note string // said after the suggestion, when the name is ambiguous
+	alt  string // the contract column proposed when the file has role already, or ""
 }
 
 // aliases are other OPE and offline-RL tools' names for the contract's
@@ -377,12 +378,12 @@ var aliases = map[string]alias{
 	"behavior_logp": {role: "behavior_logprob"}, "log_propensity": {role: "behavior_logprob"},
 	"behaviour_logprob": {role: "behavior_logprob"},
 
-	"action_prob":            {role: "target_prob", note: "RLlib's action_prob is the logging policy's: then read it with --column behavior_prob=%s"},
+	"action_prob":            {role: "target_prob", alt: "behavior_prob", note: "RLlib's action_prob is the logging policy's: then read it with --column behavior_prob=%s"},
 	"evaluation_policy_prob": {role: "target_prob"}, "evaluation_policy_action_prob": {role: "target_prob"},
 	"eval_policy_prob": {role: "target_prob"}, "evaluation_prob": {role: "target_prob"},
 	"eval_prob": {role: "target_prob"}, "target_policy_prob": {role: "target_prob"}, "pi_e": {role: "target_prob"},
 
-	"action_logp":     {role: "target_logprob", note: "RLlib's action_logp is the logging policy's: then read it with --column behavior_logprob=%s"},
+	"action_logp":     {role: "target_logprob", alt: "behavior_logprob", note: "RLlib's action_logp is the logging policy's: then read it with --column behavior_logprob=%s"},
 	"target_log_prob": {role: "target_logprob"}, "target_logp": {role: "target_logprob"},
 	"evaluation_policy_logprob": {role: "target_logprob"},
 
