@@ -111,6 +111,14 @@ func (h *hints) free(target string) (bool, string) {
 // proposed for it.
 func (h *hints) has(r role) bool { return h.present(r) || h.takenRole(r) }
 
+// ownTerminal reports whether the header's terminal column is the one
+// named terminal, read by its own name (not through --column).
+func (h *hints) ownTerminal() bool {
+	_, mapped := h.user["terminal"]
+	_, remapped := h.user["truncated"]
+	return h.count["terminal"] == 1 && !mapped && !remapped && h.present(roleTerminal)
+}
+
 // namedTaken reports whether a named policy's columns are proposed.
 func (h *hints) namedTaken() bool {
 	for t := range h.taken {
@@ -250,6 +258,18 @@ func (h *hints) other(name string, pass int) (suggestion, bool) {
 		if free, _ := h.free(role); !free && a.alt != "" {
 			if free, _ := h.free(a.alt); free {
 				role, a.note = a.alt, "" // RLlib's action_prob beside the target's: the logging policy's
+			}
+		}
+		if free, _ := h.free(role); !free && role == "terminal" && h.ownTerminal() {
+			if free, _ := h.free("truncated"); free {
+				// SCOPE-RL's done (any end) beside its terminal (the
+				// time limit): done is the terminal column, terminal
+				// the truncated one.
+				h.taken["terminal"], h.taken["truncated"] = name, "terminal"
+				flag := "--column " + shellWord("terminal="+name) + " --column truncated=terminal"
+				return suggestion{role: "terminal", flag: flag, msg: fmt.Sprintf("unknown column; SCOPE-RL writes done (an episode ends) beside terminal "+
+					"(it reached the maximum steps, a cut-off): read them with %s; if the file's terminal marks terminal states instead, drop %s with --ignore %s",
+					flag, shellWord(name), shellWord(name))}, true
 			}
 		}
 		if free, why := h.free(role); !free {

@@ -35,7 +35,16 @@ func follow(o ReadOptions, flags []string) (ReadOptions, error) {
 		cols = append(cols, role+"="+name)
 	}
 	o.Ignore = slices.Clone(o.Ignore)
+	var split []string // one proposal may hold several flags
 	for _, f := range flags {
+		for i, g := range strings.Split(f, " --") {
+			if i > 0 {
+				g = "--" + g
+			}
+			split = append(split, g)
+		}
+	}
+	for _, f := range split {
 		kind, word, ok := strings.Cut(f, " ")
 		if !ok {
 			return o, fmt.Errorf("flag %q has no value", f)
@@ -117,6 +126,8 @@ func TestHeaderHintFollowed(t *testing.T) {
 		{"SCOPE-RL candidate policies", "episode,t,state,action,reward,pscore,pi_A_0,pi_A_1,pi_A_2,pi_B_0,pi_B_1,pi_B_2", ReadOptions{},
 			[]string{"--column behavior_prob=pscore", "--column target_prob_@A=pi_A_", "--column target_prob_@B=pi_B_"}},
 		{"done beside terminal", "episode,t,state,action,reward,target_prob,terminal,done", ReadOptions{},
+			[]string{"--column terminal=done --column truncated=terminal"}},
+		{"done beside terminal and truncated", "episode,t,state,action,reward,target_prob,terminal,done,truncated", ReadOptions{},
 			[]string{"--ignore done"}},
 		{"two near misses of t", "episode,note,lst,st,state,action,reward,target_prob", ReadOptions{},
 			[]string{"--ignore note", "--ignore lst", "--column t=st"}},

@@ -39,7 +39,9 @@ func TestOtherToolsShapes(t *testing.T) {
 		{"d3rlpy.csv", false, []string{"0", "1", "2"}, []int{0, 3, 5, 7}, []bool{true, false, false}, nil, 0.5},
 		// One step each, ended in a terminal state.
 		{"obp.csv", true, []string{"0", "1", "2", "3"}, []int{0, 1, 2, 3, 4}, []bool{true, true, true, true}, nil, 0.2},
-		{"scope_rl.csv", false, []string{"0", "1"}, []int{0, 2, 4}, []bool{true, false}, []string{"A", "B"}, 0.5},
+		// done ends an episode, SCOPE-RL's terminal marks its maximum
+		// steps: the second episode is cut off.
+		{"scope_rl.csv", false, []string{"0", "1"}, []int{0, 2, 5}, []bool{true, false}, []string{"A", "B"}, 0.5},
 		// terminateds and truncateds beside eps_id and t; action_prob
 		// beside a target column is the logging policy's.
 		{"rllib.csv", false, []string{"a1", "b2"}, []int{0, 2, 4}, []bool{true, false}, nil, 0.6},

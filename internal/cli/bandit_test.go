@@ -176,8 +176,8 @@ func TestEstimateShapes(t *testing.T) {
 	}{
 		{"d3rlpy.csv", d3rlpyFlags},
 		{"obp.csv", []string{"--bandit", "--column", "state_=x_", "--column", "behavior_prob=pscore"}},
-		{"scope_rl.csv", []string{"--column", "behavior_prob=pscore", "--column", "target_prob_@A=pi_A_",
-			"--column", "target_prob_@B=pi_B_", "--column", "terminal=done"}},
+		{"scope_rl.csv", []string{"--column", "terminal=done", "--column", "truncated=terminal", "--column", "behavior_prob=pscore",
+			"--column", "target_prob_@A=pi_A_", "--column", "target_prob_@B=pi_B_"}},
 		{"rllib.csv", []string{"--column", "episode=eps_id", "--column", "state_=obs_", "--column", "action=actions",
 			"--column", "reward=rewards", "--column", "terminal=terminateds", "--column", "truncated=truncateds",
 			"--column", "behavior_prob=action_prob"}},
