@@ -357,8 +357,10 @@ func policyPrefix(filePrefix string) (policy string, next bool, ok bool) {
 	case "", "b", "e", "0", "behavior", "behaviour":
 		return "", false, false
 	}
-	if strings.ContainsAny(policy, "@= '\"\\") {
-		return "", false, false
+	for _, c := range policy { // a name that reads back the same from --column
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return "", false, false
+		}
 	}
 	return policy, next, true
 }
