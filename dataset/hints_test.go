@@ -95,10 +95,13 @@ func hintAccepted(names []string, o ReadOptions) ([]string, error) {
 		}
 	}
 	for _, p := range after {
+		if slices.ContainsFunc(before, func(q problem) bool { return q.col == p.col && q.msg == p.msg }) {
+			continue // the header's own, which no flag made
+		}
 		switch {
 		case p.flag != "":
 			return flags, fmt.Errorf("following %q proposes %q for column %q: %s", flags, p.flag, p.col, p.msg)
-		case strings.HasPrefix(p.msg, "--") && !slices.ContainsFunc(before, func(q problem) bool { return q.msg == p.msg }):
+		case strings.HasPrefix(p.msg, "--"):
 			return flags, fmt.Errorf("following %q: %s", flags, p.msg)
 		case mapped[p.col]:
 			return flags, fmt.Errorf("following %q: column %q, which a flag read: %s", flags, p.col, p.msg)
