@@ -19,12 +19,41 @@ func hintFlags(ps []problem) []string {
 	return out
 }
 
-// shellUnquote undoes shellWord: what a POSIX shell passes for the word.
-func shellUnquote(w string) string {
-	if !strings.HasPrefix(w, "'") {
-		return w
+// shellWords splits a command line as a POSIX shell does for the words
+// shellWord writes: spaces separate words, '...' quotes, and a backslash
+// outside quotes escapes the next byte.
+func shellWords(s string) []string {
+	var words []string
+	var w strings.Builder
+	in, quoted := false, false // inside a word; inside '...'
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quoted && c == '\'':
+			quoted = false
+		case quoted:
+			w.WriteByte(c)
+		case c == '\'':
+			quoted, in = true, true
+		case c == '\\' && i+1 < len(s):
+			i++
+			w.WriteByte(s[i])
+			in = true
+		case c == ' ':
+			if in {
+				words = append(words, w.String())
+				w.Reset()
+				in = false
+			}
+		default:
+			w.WriteByte(c)
+			in = true
+		}
 	}
-	return strings.ReplaceAll(strings.TrimSuffix(strings.TrimPrefix(w, "'"), "'"), `'\''`, `'`)
+	if in {
+		words = append(words, w.String())
+	}
+	return words
 }
 
 // follow adds the flags to o as the command line reads them when a user
@@ -35,27 +64,20 @@ func follow(o ReadOptions, flags []string) (ReadOptions, error) {
 		cols = append(cols, role+"="+name)
 	}
 	o.Ignore = slices.Clone(o.Ignore)
-	var split []string // one proposal may hold several flags
-	for _, f := range flags {
-		for i, g := range strings.Split(f, " --") {
-			if i > 0 {
-				g = "--" + g
+	for _, f := range flags { // one proposal may hold several flags
+		words := shellWords(f)
+		if len(words)%2 != 0 {
+			return o, fmt.Errorf("flags %q: %d words", f, len(words))
+		}
+		for i := 0; i < len(words); i += 2 {
+			switch v := words[i+1]; words[i] {
+			case "--column":
+				cols = append(cols, v)
+			case "--ignore":
+				o.Ignore = append(o.Ignore, v)
+			default:
+				return o, fmt.Errorf("flag %q is neither --column nor --ignore", words[i])
 			}
-			split = append(split, g)
-		}
-	}
-	for _, f := range split {
-		kind, word, ok := strings.Cut(f, " ")
-		if !ok {
-			return o, fmt.Errorf("flag %q has no value", f)
-		}
-		switch v := shellUnquote(word); kind {
-		case "--column":
-			cols = append(cols, v)
-		case "--ignore":
-			o.Ignore = append(o.Ignore, v)
-		default:
-			return o, fmt.Errorf("flag %q is neither --column nor --ignore", f)
 		}
 	}
 	m, err := ParseColumns(cols)
