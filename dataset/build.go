@@ -26,10 +26,13 @@ type rec struct {
 	// if not.
 	ntp int32
 	// terminal is 1 if the row's terminal column is 1 (the step ends in
-	// the absorbing state), 0 otherwise.
-	terminal int8
-	ep       int32 // episode index, in order of first appearance
-	row      int32 // row number for error messages
+	// the absorbing state), 2 if its truncated column is 1 (the episode
+	// was cut off here: terminal 0 for the Dataset, but its last row),
+	// 0 otherwise; truncated is the truncated column's value, which
+	// addRow folds into terminal.
+	terminal, truncated int8
+	ep                  int32 // episode index, in order of first appearance
+	row                 int32 // row number for error messages
 }
 
 // builder collects validated rows from a reader and assembles a Dataset.
@@ -82,6 +85,17 @@ type builder struct {
 	maxRow    int32 // where it is
 	maxCol    string
 	maxAction int32
+
+	// Episodes read from the row order (layout.derive): the t of the
+	// next row, whether the last row ended its episode, and the id being
+	// formatted.
+	deriveT     int32
+	deriveEnded bool
+	deriveID    []byte
+	// cut holds, for the episodes closed in order, whether a truncated
+	// flag ended them, so that leaving the order keeps the check that
+	// such a row is its episode's last.
+	cut []bool
 
 	// Out of order: one rowMeta per row in file order, the next-state
 	// vectors given (StateDim each, indexed by rowMeta.next) and the
@@ -352,6 +366,9 @@ func (b *builder) linkError(row, ep int32, hasNTP bool, terminal int8, next int3
 		return b.fail(row, "next_target_prob_0", "given on a row that is not the last of episode %q (t = %d follows on row %d); "+
 			"next_target_prob_k give the target's action distribution at the state after an episode's last row, and are empty elsewhere",
 			b.ids[ep], nxT, nxRow)
+	case terminal == 2:
+		return b.fail(row, "truncated", "is 1 on a row that is not the last of episode %q (t = %d follows on row %d); "+
+			"a truncated step is where the episode was cut off, so it is the episode's last row", b.ids[ep], nxT, nxRow)
 	case terminal != 0:
 		return b.fail(row, "terminal", "is 1 on a row that is not the last of episode %q (t = %d follows on row %d); "+
 			"a terminal step ends its episode in the absorbing state, so it is the episode's last row", b.ids[ep], nxT, nxRow)
@@ -386,7 +403,8 @@ func (b *builder) closeEpisode() {
 	d.IDs = append(d.IDs, b.ids[p.ep])
 	d.Start = append(d.Start, b.n)
 	if b.lay.terminal {
-		d.Terminal = append(d.Terminal, p.terminal != 0)
+		d.Terminal = append(d.Terminal, p.terminal == 1)
+		b.cut = append(b.cut, p.terminal == 2)
 	}
 	if K := b.lay.targetK; K > 0 {
 		d.HasFinalTarget = append(d.HasFinalTarget, p.hasNTP)
@@ -452,6 +470,9 @@ func (b *builder) leaveOrder() {
 		if d.Terminal != nil && d.Terminal[e] {
 			m.terminal = 1
 		}
+		if e < len(b.cut) && b.cut[e] {
+			m.terminal = 2
+		}
 		if d.HasFinal[e] {
 			if sd == 0 {
 				m.next = d.FinalState[e]
@@ -480,6 +501,7 @@ func (b *builder) leaveOrder() {
 	}
 	d.IDs, d.Start, d.HasFinal, d.FinalState, d.FinalObs = nil, []int{0}, nil, nil, nil
 	d.Terminal, d.HasFinalTarget, d.FinalTargetProbs, d.Origin = nil, nil, nil, nil
+	b.cut = nil
 }
 
 // fail returns a FormatError at a row and a contract column, named as
@@ -737,7 +759,7 @@ func (b *builder) sorted() (*Dataset, error) {
 			}
 		}
 		if last && d.Terminal != nil {
-			d.Terminal = append(d.Terminal, r.terminal != 0)
+			d.Terminal = append(d.Terminal, r.terminal == 1)
 		}
 		if last && K > 0 {
 			d.HasFinalTarget = append(d.HasFinalTarget, r.ntp >= 0)
@@ -953,6 +975,33 @@ func miss(first *int, k int) {
 	}
 }
 
+// deriveEpisode gives a row of a file without episode and t columns its
+// episode and t (layout.derive): a new episode, with the next id 0, 1,
+// 2, ..., after a row whose terminal or truncated flag is 1 (and after
+// every row for one-step episodes, which end in a terminal state unless
+// a flag says otherwise), else the next step of the row before's. A last
+// episode without a flag is cut off, as the log contract reads an
+// episode whose last terminal is 0.
+func (b *builder) deriveEpisode(r *rec) {
+	if b.n == 0 || b.deriveEnded {
+		b.deriveID = strconv.AppendInt(b.deriveID[:0], int64(len(b.ids)), 10)
+		b.deriveT = 0
+		r.ep = b.episode(b.deriveID)
+	} else {
+		r.ep = b.lastEp
+	}
+	r.t = b.deriveT
+	b.deriveT++
+	if b.lay.derive == deriveOneStep {
+		if b.lay.at[roleTerminal] < 0 && b.lay.at[roleTruncated] < 0 {
+			r.terminal = 1
+		}
+		b.deriveEnded = true
+		return
+	}
+	b.deriveEnded = r.terminal != 0
+}
+
 // addRow adds a parsed row whose fields have been checked one by one and
 // checks the rules within the row: a next-state vector or
 // next_target_prob_k given whole or not at all (the first missing
@@ -964,6 +1013,15 @@ func miss(first *int, k int) {
 // gives LogTarget when they are absent.
 func (b *builder) addRow(r rec, x *rowExtra, missing string) error {
 	lay := b.lay
+	if r.truncated != 0 {
+		// Cut off, not terminal, even where terminal is 1 too: old gym's
+		// done is 1 where a time limit cut an episode off, with
+		// TimeLimit.truncated 1 beside it.
+		r.terminal = 2
+	}
+	if lay.derive != deriveNone {
+		b.deriveEpisode(&r)
+	}
 	if x.nextGiven > 0 {
 		if x.nextGiven < lay.stateDim {
 			return b.fail(r.row, fmt.Sprintf("next_state_%d", x.nextMissing),

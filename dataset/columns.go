@@ -27,6 +27,7 @@ const (
 	roleTargetK    // target_prob_k
 	roleNextTarget // next_target_prob_k
 	roleTerminal   // terminal (0/1)
+	roleTruncated  // truncated (0/1): the episode was cut off here (a time limit)
 	roleIgnore     // a column the reader skips (ReadOptions.Ignore)
 	// Labelled state, action and next_state (ReadOptions.Categorical).
 	roleStateLabel
@@ -49,6 +50,7 @@ var scalarNames = [numRoles]string{
 	roleTargetLn:   "target_logprob",
 	roleNext:       "next_state",
 	roleTerminal:   "terminal",
+	roleTruncated:  "truncated",
 }
 
 // vectorPrefixes maps the vector roles to their name prefixes.
@@ -139,8 +141,14 @@ type layout struct {
 	target string
 	// targetK is the number K of target_prob_k columns (0 if none).
 	targetK int
-	// terminal reports whether the optional terminal column is present.
+	// terminal reports whether the Dataset has a Terminal column: the
+	// optional terminal or truncated column is present, or every row is
+	// a one-step episode (derive).
 	terminal bool
+	// derive says where episodes come from when the file has no episode
+	// and no t column: the terminal and truncated flags, or one row each
+	// (ReadOptions.OneStep); deriveNone reads the episode and t columns.
+	derive deriveMode
 	// labelState, labelAction report that the state (and next_state)
 	// and action columns hold labels (ReadOptions.Categorical).
 	labelState, labelAction bool
@@ -169,6 +177,16 @@ func (l *layout) discreteActions() bool { return l.actionDim == 0 }
 // which has none). Every problem of the header is reported, in one
 // error (headerError).
 func newLayout(file string, names []string, row int, o *ReadOptions) (*layout, error) {
+	l, ps := layoutProblems(names, o)
+	if err := headerError(file, row, ps); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// layoutProblems checks a header as newLayout does and returns its
+// problems, each with the flag that fixes it, if any.
+func layoutProblems(names []string, o *ReadOptions) (*layout, []problem) {
 	var ps []problem
 	fail := func(col, format string, args ...any) {
 		ps = append(ps, problem{col: col, msg: fmt.Sprintf(format, args...)})
@@ -202,6 +220,8 @@ func newLayout(file string, names []string, row int, o *ReadOptions) (*layout, e
 	vec := map[role]map[int]int{roleStateK: {}, roleActionK: {}, roleNextK: {}, roleTargetK: {}, roleNextTarget: {}}
 	first := map[role]int{}        // first position of each role
 	suggested := map[string]bool{} // contract columns and prefixes that suggestions provide
+	var unknown []int              // positions of the columns no contract name or flag reads
+	unknownAt := map[int]int{}     // their problems' places in ps
 	for j, name := range names {
 		l.cols[j] = column{name: name, role: roleIgnore, k: -1}
 		if name == "" {
@@ -242,11 +262,9 @@ func newLayout(file string, names []string, row int, o *ReadOptions) (*layout, e
 		}
 		r, k, ok := classify(contract)
 		if !ok {
-			s := suggestFor(name)
-			ps = append(ps, problem{col: name, msg: s.msg, flag: s.flag, short: s.short})
-			if s.role != "" {
-				suggested[s.role] = true
-			}
+			unknownAt[j] = len(ps) // its problem, filled once the whole header is known
+			unknown = append(unknown, j)
+			ps = append(ps, problem{col: name})
 			continue
 		}
 		if contract != name {
@@ -263,6 +281,19 @@ func newLayout(file string, names []string, row int, o *ReadOptions) (*layout, e
 		}
 		if _, ok := first[r]; !ok {
 			first[r] = j
+		}
+	}
+	if len(unknown) > 0 {
+		h := &hints{names: names, count: map[string]int{}, named: len(l.policies) > 0, plain: plainTarget != "", user: rn.user(),
+			present: func(r role) bool { _, ok := first[r]; return ok }}
+		for _, n := range names {
+			h.count[n]++
+		}
+		for j, s := range h.plan(unknown) {
+			ps[unknownAt[j]] = problem{col: names[j], msg: s.msg, flag: s.flag, short: s.short}
+			if s.role != "" {
+				suggested[s.role] = true
+			}
 		}
 	}
 	ps = append(rn.unused(names), ps...)
@@ -292,13 +323,37 @@ func newLayout(file string, names []string, row int, o *ReadOptions) (*layout, e
 		}
 	}
 
+	// Episodes without an episode column: one row each (--bandit), or
+	// delimited by the terminal and truncated flags when there is no t
+	// column either (d3rlpy's and Minari's flat dumps, Gymnasium's
+	// terminated and truncated); a suggestion that provides a flag
+	// counts, so that following it reads the file.
+	_, hasEp := first[roleEpisode]
+	_, hasT := first[roleT]
+	_, hasTerm := first[roleTerminal]
+	_, hasTrunc := first[roleTruncated]
+	switch {
+	case o != nil && o.OneStep:
+		for _, r := range [...]role{roleEpisode, roleT} {
+			if p, ok := first[r]; ok {
+				fail(names[p], "is the %s column, but --bandit reads every row as an episode of one step; drop --bandit to read the file's episodes", scalarNames[r])
+			}
+		}
+		l.derive = deriveOneStep
+	case !hasEp && !hasT && (hasTerm || hasTrunc || provided(roleTerminal) || provided(roleTruncated)):
+		l.derive = deriveFlags
+	}
+	if l.derive != deriveNone && l.shard {
+		fail("", "episodes read from the row order (no episode column) cannot be split across shards; give an episode column, or read the log as one file")
+	}
+
 	// Required columns, in the order of the contract; one that a
 	// suggestion above provides is not named again.
 	for _, req := range [...]struct {
 		r, alt role
 		msg    string
 	}{
-		{roleEpisode, roleEpisode, ""},
+		{roleEpisode, roleEpisode, episodeMissing},
 		{roleT, roleT, ""},
 		{roleState, roleStateK, ` (give "state" for a state id or "state_0", "state_1", ... for a state vector)`},
 		{roleAction, roleActionK, ` (give "action" for an action id or "action_0", "action_1", ... for an action vector)`},
@@ -308,7 +363,7 @@ func newLayout(file string, names []string, row int, o *ReadOptions) (*layout, e
 		_, ok1 := first[req.r]
 		_, ok2 := first[req.alt]
 		_, ok3 := first[roleTargetK]
-		covered := provided(req.r) || provided(req.alt) ||
+		covered := provided(req.r) || provided(req.alt) || l.derive != deriveNone && (req.r == roleEpisode || req.r == roleT) ||
 			req.r == roleTarget && (ok3 || provided(roleTargetK) || suggested["target_logprob"] || o != nil && o.Target != nil)
 		if !ok1 && !ok2 && (req.r != roleTarget || !ok3) && !covered {
 			fail(scalarNames[req.r], "required column is missing%s", req.msg)
@@ -360,7 +415,7 @@ func newLayout(file string, names []string, row int, o *ReadOptions) (*layout, e
 	_, hasB := first[roleBehavior]
 	l.behavior = hasB || l.behaviorLn
 	_, l.targetLn = first[roleTargetLn]
-	_, l.terminal = first[roleTerminal]
+	l.terminal = hasTerm || hasTrunc || l.derive == deriveOneStep
 	if _, ok := first[roleTarget]; ok {
 		l.target = scalarNames[roleTarget]
 	} else if _, ok := first[roleTargetLn]; ok {
@@ -417,11 +472,22 @@ func newLayout(file string, names []string, row int, o *ReadOptions) (*layout, e
 			}
 		}
 	}
-	if err := headerError(file, row, ps); err != nil {
-		return nil, err
-	}
-	return l, nil
+	return l, ps
 }
+
+// deriveMode is where a layout's episodes come from (layout.derive).
+type deriveMode uint8
+
+const (
+	deriveNone    deriveMode = iota // the episode and t columns
+	deriveFlags                     // the rows in file order, an episode ending where terminal or truncated is 1
+	deriveOneStep                   // every row an episode of one step, ended in a terminal state (ReadOptions.OneStep)
+)
+
+// episodeMissing is what the message of a missing episode column adds:
+// the two other ways episodes are read.
+const episodeMissing = ` (without episode and t columns, episodes are read in row order, each ending where a terminal or truncated column is 1; ` +
+	`--bandit reads every row as an episode of one step)`
 
 // relabel gives the columns of role from the role to, so that readers
 // tell labels from ids by role alone.
@@ -445,7 +511,7 @@ func (l *layout) name(contract string) string {
 
 const contractColumns = "episode, t, state (or state_0, state_1, ...), action (or action_0, ...), reward, " +
 	"target_prob or target_logprob, and optionally behavior_prob or behavior_logprob, next_state (or next_state_0, ...), " +
-	"target_prob_0, target_prob_1, ..., next_target_prob_0, next_target_prob_1, ... and terminal"
+	"target_prob_0, target_prob_1, ..., next_target_prob_0, next_target_prob_1, ..., terminal and truncated"
 
 // span names the vector columns name_0 ... name_{d-1}.
 func span(name string, d int) string {
@@ -458,10 +524,17 @@ func span(name string, d int) string {
 // suggest returns the column name that a mistyped name probably meant, or
 // "".
 func suggest(name string) string {
-	canon := strings.ToLower(strings.TrimSpace(name))
-	canon = strings.NewReplacer("-", "_", " ", "_", ".", "_").Replace(canon)
+	s, _ := suggestDist(name)
+	return s
+}
+
+// suggestDist is suggest with the edit distance of the name (in its
+// canonical form) from the suggestion: 0 for a contract name in other
+// case or spelling.
+func suggestDist(name string) (string, int) {
+	canon := canonical(name)
 	if _, _, ok := classify(canon); ok {
-		return canon
+		return canon, 0
 	}
 	best, bestD := "", 3
 	for _, s := range scalarNames {
@@ -472,7 +545,7 @@ func suggest(name string) string {
 			best, bestD = s, d
 		}
 	}
-	return best
+	return best, bestD
 }
 
 // editDistance is the Levenshtein distance between a and b (bytes), capped

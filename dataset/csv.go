@@ -197,6 +197,8 @@ func (p *csvRowParser) parse(fields [][]byte, row int32) error {
 			}
 		case roleTerminal:
 			r.terminal, msg = parseTerminal(f)
+		case roleTruncated:
+			r.truncated, msg = parseTerminal(f)
 		case roleTargetK:
 			tp[c.k], msg = parseReal(f)
 			if msg == "" {

@@ -40,6 +40,16 @@
 //	next_target_prob_0 ... next_target_prob_{K-1}
 //	                                 optional: pi(k|s') at the state after an episode's last step
 //	terminal                         optional: 1 on an episode's last row if it ended in a terminal state, else 0
+//	truncated                        optional: 1 on an episode's last row if it was cut off there (a time limit), else 0
+//
+// Without episode and t columns, a log whose rows are its episodes' steps
+// in order (d3rlpy's and Minari's flat dumps, Gymnasium's terminated and
+// truncated) is read in row order: an episode ends after each row whose
+// terminal or truncated is 1, a last episode without either is cut off,
+// and the episodes get the ids 0, 1, 2, .... ReadOptions.OneStep (the
+// command line's --bandit) reads a log without them as episodes of one
+// step each, ended in a terminal state: a contextual bandit's log.
+// Neither can be split into shards.
 //
 // The behavior probabilities are optional (medical records, human
 // operators and legacy systems rarely log them). Without them LogBehavior
@@ -115,7 +125,11 @@
 // case are read too; in Parquet an integer or a float column), is 1 on at
 // most an episode's last row (a 1 elsewhere is refused at that row and
 // column), and is stored per episode in Dataset.Terminal (nil without the
-// column). A terminal row's next_state, if given, is kept but not used:
+// column). The truncated column (d3rlpy's timeouts, Gymnasium's and
+// RLlib's truncated) follows the same rules; a row whose truncated is 1
+// was cut off, even where terminal is 1 too (old gym's done is 1 at a
+// time limit, beside TimeLimit.truncated), so its episode has Terminal
+// false. A terminal row's next_state, if given, is kept but not used:
 // the estimators read the log through Dataset.Absorbing, which makes the
 // absorbing state explicit.
 //

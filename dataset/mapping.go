@@ -67,6 +67,13 @@ type ReadOptions struct {
 	// target columns is read as without Target. Discrete states and
 	// actions only.
 	Target TablePolicy
+
+	// OneStep reads every row as an episode of one step that ends in a
+	// terminal state: a contextual bandit's log (Open Bandit Pipeline's
+	// context, action, reward and pscore), which has no episode and no t
+	// column (a file with either is refused). The episodes' ids are 0, 1,
+	// 2, ... in row order. The command line's --bandit.
+	OneStep bool
 }
 
 // ParseColumns parses column mappings written ROLE=NAME, as --column
@@ -110,7 +117,9 @@ func (o *ReadOptions) Check() error {
 			return err
 		}
 	}
-	byName := map[string]string{}
+	// A prefix (state_=obs_) maps the columns obs_0, obs_1, ..., not a
+	// column obs_: it is checked against the other prefixes only.
+	byName, byPrefix := map[string]string{}, map[string]string{}
 	for _, role := range slices.Sorted(maps.Keys(o.Columns)) {
 		name := o.Columns[role]
 		if !validRole(role) {
@@ -120,10 +129,14 @@ func (o *ReadOptions) Check() error {
 		if name == "" {
 			return fmt.Errorf("--column %s=: no column name", role)
 		}
-		if prev, dup := byName[name]; dup {
+		seen := byName
+		if isPrefixRole(role) {
+			seen = byPrefix
+		}
+		if prev, dup := seen[name]; dup {
 			return fmt.Errorf("--column %s=%s and --column %s=%s: one column cannot be two contract columns", prev, name, role, name)
 		}
-		byName[name] = role
+		seen[name] = role
 	}
 	for _, name := range o.Ignore {
 		if role, both := byName[name]; both {
@@ -136,6 +149,15 @@ func (o *ReadOptions) Check() error {
 		}
 	}
 	return nil
+}
+
+// isPrefixRole reports whether a --column role is a vector prefix
+// (state_, target_prob_@A), as newRenamer reads it.
+func isPrefixRole(role string) bool {
+	if base, _, named := cutPolicy(role); named {
+		role = base
+	}
+	return strings.HasSuffix(role, "_") && !isVectorName(role)
 }
 
 // validRole reports whether role names a contract column (state_0
@@ -156,7 +178,7 @@ func validRole(role string) bool {
 }
 
 // roleList lists the roles --column accepts, for messages.
-const roleList = "episode, t, state, action, reward, behavior_prob, behavior_logprob, target_prob, target_logprob, next_state, " +
+const roleList = "episode, t, state, action, reward, behavior_prob, behavior_logprob, target_prob, target_logprob, next_state, terminal, truncated, " +
 	"a vector column such as state_0, or a prefix: state_, action_, next_state_, target_prob_, next_target_prob_; " +
 	"a named policy's target column adds @NAME (target_prob@NAME, target_prob_0@NAME)"
 
@@ -191,6 +213,14 @@ func newRenamer(o *ReadOptions) *renamer {
 		r.ignore[name] = true
 	}
 	return r
+}
+
+// user returns the --column flags given, by role (nil without options).
+func (r *renamer) user() map[string]string {
+	if r.o == nil {
+		return nil
+	}
+	return r.o.Columns
 }
 
 // isVectorName reports whether s is a vector column name such as state_0
@@ -314,6 +344,7 @@ func headerError(file string, row int, ps []problem) error {
 type alias struct {
 	role string // the contract column, or a prefix for vector columns
 	note string // said after the suggestion, when the name is ambiguous
+	alt  string // the contract column proposed when the file has role already, or ""
 }
 
 // aliases are other OPE and offline-RL tools' names for the contract's
@@ -347,12 +378,12 @@ var aliases = map[string]alias{
 	"behavior_logp": {role: "behavior_logprob"}, "log_propensity": {role: "behavior_logprob"},
 	"behaviour_logprob": {role: "behavior_logprob"},
 
-	"action_prob":            {role: "target_prob", note: "RLlib's action_prob is the logging policy's: then read it with --column behavior_prob=%s"},
+	"action_prob":            {role: "target_prob", alt: "behavior_prob", note: "RLlib's action_prob is the logging policy's: then read it with --column behavior_prob=%s"},
 	"evaluation_policy_prob": {role: "target_prob"}, "evaluation_policy_action_prob": {role: "target_prob"},
 	"eval_policy_prob": {role: "target_prob"}, "evaluation_prob": {role: "target_prob"},
 	"eval_prob": {role: "target_prob"}, "target_policy_prob": {role: "target_prob"}, "pi_e": {role: "target_prob"},
 
-	"action_logp":     {role: "target_logprob", note: "RLlib's action_logp is the logging policy's: then read it with --column behavior_logprob=%s"},
+	"action_logp":     {role: "target_logprob", alt: "behavior_logprob", note: "RLlib's action_logp is the logging policy's: then read it with --column behavior_logprob=%s"},
 	"target_log_prob": {role: "target_logprob"}, "target_logp": {role: "target_logprob"},
 	"evaluation_policy_logprob": {role: "target_logprob"},
 
@@ -362,19 +393,27 @@ var aliases = map[string]alias{
 
 	"terminals": {role: "terminal"}, "is_terminal": {role: "terminal"}, "terminated": {role: "terminal"},
 	"terminations": {role: "terminal"}, "is_terminals": {role: "terminal"},
-	"done":  {role: "terminal", note: doneNote},
-	"dones": {role: "terminal", note: doneNote},
+	"terminateds": {role: "terminal"},
+	"done":        {role: "terminal", note: doneNote},
+	"dones":       {role: "terminal", note: doneNote},
+
+	// d3rlpy's and D4RL's timeouts, Minari's truncations, RLlib's
+	// truncateds, Gymnasium's truncated.
+	"timeouts": {role: "truncated"}, "timeout": {role: "truncated"}, "timeouts_": {role: "truncated"},
+	"truncations": {role: "truncated"}, "truncateds": {role: "truncated"}, "truncation": {role: "truncated"},
+	"is_truncated": {role: "truncated"}, "timelimit_truncated": {role: "truncated"}, "time_limit_truncated": {role: "truncated"},
 }
 
 // doneNote is said after the suggestion for a done flag: gym's done is
 // also set when a time limit cuts an episode off, which is not a terminal
 // state.
-const doneNote = "if %s is also set where a time limit cut an episode off, set terminal to 0 on those rows: a cut-off episode did not end in a terminal state"
+const doneNote = "if %s is also set where a time limit cut an episode off, give the time limit's flag as the truncated column (a row with truncated 1 reads as cut off, whatever terminal says): a cut-off episode did not end in a terminal state"
 
 // prefixAliases are other tools' prefixes of vector columns (obs_0,
 // obs_1, ...), by the contract prefix they stand for.
 var prefixAliases = map[string]string{
 	"obs_": "state_", "observation_": "state_", "observations_": "state_", "s_": "state_",
+	"x_": "state_", "context_": "state_", "contexts_": "state_", // Open Bandit Pipeline's contexts
 	"act_": "action_", "a_": "action_", "actions_": "action_",
 	"next_obs_": "next_state_", "next_observation_": "next_state_", "new_obs_": "next_state_", "obs_next_": "next_state_",
 	"action_dist_": "target_prob_", "evaluation_policy_action_dist_": "target_prob_", "pi_e_": "target_prob_",
@@ -440,6 +479,12 @@ func suggestFor(name string) suggestion {
 		return suggestion{role: s, flag: flag,
 			msg: fmt.Sprintf("unknown column (did you mean %q?): rename it, or read it with %s", s, flag)}
 	}
+	return dropSuggestion(name)
+}
+
+// dropSuggestion proposes --ignore for a column that is no contract
+// column by any name ihope knows.
+func dropSuggestion(name string) suggestion {
 	flag := "--ignore " + shellWord(name)
 	short := fmt.Sprintf("unknown column: drop it with %s, or read it as a contract column with --column ROLE=%s", flag, shellWord(name))
 	var pandas string

@@ -321,7 +321,7 @@ func newPQColumn(col *column, t parquet.Type) (*pqColumn, string) {
 			if c.kind == parquet.ByteArray && col.role != roleT {
 				want += labelHint(" is not a number", col.role)
 			}
-		case col.role == roleTerminal:
+		case col.role == roleTerminal || col.role == roleTruncated:
 			want = "0 or 1 as an integer (INT32 or INT64) or a FLOAT or DOUBLE (write a bool column as integers, e.g. pandas' astype(\"int8\"))"
 		}
 		return nil, fmt.Sprintf("has type %s, want %s", typeName(t), want)
@@ -515,6 +515,8 @@ func (p *pqRowParser) parse(cols []*pqColumn, i int, row int32) error {
 			r.lt, msg = logProb(c.real(i), col.role, discrete)
 		case roleTerminal:
 			r.terminal, msg = terminalFlag(c.real(i))
+		case roleTruncated:
+			r.truncated, msg = terminalFlag(c.real(i))
 		case roleTargetK:
 			tp[col.k] = c.real(i)
 			msg = checkProb(tp[col.k])

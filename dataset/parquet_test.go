@@ -246,3 +246,40 @@ func TestReadParquetTypes(t *testing.T) {
 		t.Errorf("got %d episodes (first %+v),\nwant %d (first %+v)", got.NumEpisodes(), got.Episode(0).Steps[:2], want.NumEpisodes(), want.Episode(0).Steps[:2])
 	}
 }
+
+// d3rlpyRow is a row of a d3rlpy-style flat dump written to Parquet: no
+// episode and no t column, episodes ended by terminals and timeouts.
+type d3rlpyRow struct {
+	Obs0      float32 `parquet:"observations_0"`
+	Actions   int64   `parquet:"actions"`
+	Rewards   float32 `parquet:"rewards"`
+	Terminals float32 `parquet:"terminals"`
+	Timeouts  int32   `parquet:"timeouts"`
+	Pscore    float64 `parquet:"pscore"`
+	Target    float64 `parquet:"target_prob"`
+}
+
+// The Parquet reader reads episodes from the terminal and truncated
+// flags as the CSV reader does: a terminal episode, a cut-off one, an
+// open last one; every row kept.
+func TestParquetEpisodesFromFlags(t *testing.T) {
+	row := func(term float32, trunc int32) d3rlpyRow {
+		return d3rlpyRow{Obs0: 0.5, Actions: 1, Rewards: 1, Terminals: term, Timeouts: trunc, Pscore: 0.5, Target: 0.25}
+	}
+	b := pq(t, row(0, 0), row(1, 0), row(0, 1), row(0, 0), row(0, 0))
+	o := dataset.ReadOptions{Format: dataset.Parquet, Columns: map[string]string{"state_": "observations_", "action": "actions",
+		"reward": "rewards", "terminal": "terminals", "truncated": "timeouts", "behavior_prob": "pscore"}}
+	d, _, err := dataset.Read(bytes.NewReader(b), "d3.parquet", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{0, 2, 3, 5}; !reflect.DeepEqual(d.Start, want) {
+		t.Errorf("start %v, want %v", d.Start, want)
+	}
+	if want := []bool{true, false, false}; !reflect.DeepEqual(d.Terminal, want) {
+		t.Errorf("terminal %v, want %v", d.Terminal, want)
+	}
+	if want := []string{"0", "1", "2"}; !reflect.DeepEqual(d.IDs, want) {
+		t.Errorf("ids %q, want %q", d.IDs, want)
+	}
+}

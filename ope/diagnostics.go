@@ -298,6 +298,10 @@ func imputedWarning(name string, m *value.CountModel, pi policy.Discrete, T int,
 // whose last step has no next state (the density-ratio estimators cannot
 // use it as a transition).
 func DataWarnings(s dataset.Summary) []string {
+	// The warning of episodes that end without a next state is given
+	// only where OpenEndingsMatter; elsewhere it is the normal shape of
+	// other tools' exports, and the summary of the data says it.
+
 	var out []string
 	if s.LargeRatio > 0 {
 		steps := fmt.Sprintf("%d logged steps have", s.LargeRatio)
@@ -307,7 +311,7 @@ func DataWarnings(s dataset.Summary) []string {
 		out = append(out, fmt.Sprintf("support: %s pi/pi0 > 1e6 (first: episode %q, t = %d, ratio %.3g): the behavior policy hardly ever takes actions the target favours there, so every importance-weighted estimate is fragile",
 			steps, s.FirstLarge.Episode, s.FirstLarge.T, s.FirstLarge.Ratio))
 	}
-	if s.OpenEndings > 0 {
+	if OpenEndingsMatter(s) {
 		what := fmt.Sprintf("%d episodes end without next_state: their last steps are", s.OpenEndings)
 		if s.OpenEndings == 1 {
 			what = "1 episode ends without next_state: its last step is"
@@ -315,6 +319,26 @@ func DataWarnings(s dataset.Summary) []string {
 		out = append(out, what+" used for rewards but not as a transition by the density-ratio estimators")
 	}
 	return out
+}
+
+// OpenEndingsMatter reports whether the episodes that end without a
+// next state (cut off, with no final next_state) are more than a tenth
+// of the steps. Every such episode's last step counts for the rewards
+// but gives no transition, so the estimators that learn from
+// transitions (the value and density-ratio models: fqe, dr, mwl, mql,
+// dualdice, bch-*) fit on fewer transitions than there are steps, and
+// on a state distribution tilted away from the episodes' ends. d3rlpy,
+// Open Bandit Pipeline and SCOPE-RL write no final next state, so on
+// their episodes of tens or hundreds of steps this drops a few percent
+// of the transitions at random ends: a loss of data, not a change the
+// user must act on, and a warning on every such log would be noise.
+// Above a tenth (episodes of fewer than 10 steps on average, one-step
+// episodes cut off, where those estimators have nothing to fit and fail)
+// it changes what they can estimate, and is warned about. The estimators
+// that weigh whole episodes or steps (naive, is-*, wis-*) use every
+// reward either way.
+func OpenEndingsMatter(s dataset.Summary) bool {
+	return s.OpenEndings > 0 && 10*s.OpenEndings > s.Steps
 }
 
 // ConflictWarnings says in plain words when a log gives one discrete

@@ -157,9 +157,24 @@ func (e DR) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	// The ratio and the K value models are independent fits: run them
 	// at once (each writes its own steps, so the result does not depend
 	// on the schedule).
+	ratioName := rl.Name()
 	var g errgroup.Group
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	g.Go(func() error {
+		if est == Horizon && d.MaxLen() == 1 {
+			// One-step episodes (a contextual bandit): every step is at
+			// t = 0, whose states both policies draw from the start
+			// distribution, so the state ratio is 1 and there is nothing
+			// to fit (the next states, all the absorbing one or none,
+			// would leave a kernel without a bandwidth). dr is then
+			// doubly robust IPW: v(s) + beta (r - q(s, a)).
+			w = make([]float64, n)
+			for j := range w {
+				w[j] = 1
+			}
+			ratioName = "none (one step)"
+			return nil
+		}
 		rm, err := rl.Fit(d, gamma)
 		if err == nil {
 			w, err = rm.StepRatios(d)
@@ -198,7 +213,7 @@ func (e DR) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	if math.IsNaN(val) || math.IsInf(val, 0) {
 		return Result{}, fmt.Errorf("%s: the estimate is %v", name, val)
 	}
-	res := Result{Value: val, SE: se, Estimand: est, Learner: rl.Name() + "/" + vl.Name()}
+	res := Result{Value: val, SE: se, Estimand: est, Learner: ratioName + "/" + vl.Name()}
 	if K == 1 && d.NumEpisodes() > 1 {
 		res.Warnings = append(res.Warnings, "dr: no cross-fitting (1 fold): the models are judged on the data they fitted")
 	}

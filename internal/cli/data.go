@@ -36,6 +36,7 @@ type dataFlags struct {
 	Categorical  []string `placeholder:"state|action" help:"The state and/or action columns hold labels (strings): they get ids 0, 1, ... in sorted order."`
 	WriteMapping string   `name:"write-mapping" placeholder:"FILE" help:"With --categorical: write the labels' ids to FILE (CSV: column,id,label)."`
 	Verbose      bool     `help:"Show the Parquet library's own log messages, hidden otherwise."`
+	Bandit       bool     `help:"Read every row as an episode of one step that ends in a terminal state: a contextual bandit's log (Open Bandit Pipeline's), which has no episode and no t column. estimate then runs is-trajectory (IPW), wis-trajectory (SNIPW), fqe (the direct method) and dr (DR) by default."`
 
 	stdinRead []byte // standard input as read (--data -), which readPolicies reads again
 	// target is the first --target-policy file's policy, if any: a log
@@ -64,6 +65,7 @@ func (f *dataFlags) options(path string) (dataset.ReadOptions, error) {
 		return o, usageError{err}
 	}
 	o.Columns, o.Ignore, o.Categorical, o.Target = cols, f.Ignore, f.Categorical, f.target
+	o.OneStep = f.Bandit
 	if err := o.Check(); err != nil {
 		return o, usageError{err}
 	}

@@ -364,6 +364,7 @@ func (c *estimateCmd) options(d *dataset.Dataset, target *targetPolicy) (ope.Opt
 	if c.Estimand != "" {
 		o.Estimand = ope.Estimand(c.Estimand)
 	}
+	o.Estimand = c.banditEstimand(o.Estimand)
 	var warnings []string
 	if c.draws != nil {
 		if d.ActionDim == 0 {
@@ -556,14 +557,15 @@ func settleAfter(d *dataset.Dataset) {
 // order: nil for those that run).
 func (c *estimateCmd) choose(d *dataset.Dataset, opts ope.Options) ([]ope.Entry, []error) {
 	names, explicit := c.Estimators, len(c.Estimators) > 0
+	registryDefault := false
 	if !explicit {
-		names = logEstimators
+		names, registryDefault = c.defaultEstimators()
 	}
 	var out []ope.Entry
 	var skipped []error
 	for _, name := range names {
 		en, _ := ope.Lookup(name)
-		if !explicit && !en.Default() {
+		if registryDefault && !en.Default() {
 			continue // dominated in every world of ihope benchmark: by name only
 		}
 		err := en.Applies(d, opts)
@@ -914,6 +916,7 @@ func printEstimate(out io.Writer, r *estimateReport) {
 	if d.Terminal > 0 {
 		fmt.Fprintf(out, "; %d of %s ended in a terminal state", d.Terminal, plural(d.Episodes, "episode"))
 	}
+	fmt.Fprint(out, openEndingsNote(d))
 	mean := "-"
 	if d.MeanReward != nil {
 		mean = fmtNum("%.6g", *d.MeanReward)
