@@ -26,7 +26,8 @@ const (
 
 // Row is what the comparisons of a report's rows read of one estimator's
 // result: its registry name, estimand, learner (Result.Learner), estimate,
-// interval (Low, High; NaN if none) and standard error (0 if none).
+// interval (Low, High; NaN if none) and standard error (0 if none), and
+// whether its weights collapse (WeightSummaryWarnings' thresholds).
 type Row struct {
 	Estimator string
 	Estimand  Estimand
@@ -34,6 +35,7 @@ type Row struct {
 	Estimate  float64
 	Low, High float64
 	SE        float64
+	Collapsed bool
 }
 
 // valueModel returns the value model a row reads (fqe's learner, dr's

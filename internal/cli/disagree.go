@@ -33,18 +33,23 @@ func compareRows(rep *estimateReport) []ope.Row {
 		if r.Estimate == nil {
 			continue
 		}
-		row := ope.Row{Estimator: r.Estimator, Estimand: ope.Estimand(r.Estimand), Learner: r.Model, Estimate: *r.Estimate,
-			Low: math.NaN(), High: math.NaN()}
-		switch {
-		case r.CILow != nil && r.CIHigh != nil:
-			row.Low, row.High = *r.CILow, *r.CIHigh
-		case r.WaldLow != nil && r.WaldHigh != nil:
-			row.Low, row.High = *r.WaldLow, *r.WaldHigh
-		}
-		if r.SE != nil {
-			row.SE = *r.SE
-		}
-		rows = append(rows, row)
+		rows = append(rows, compareRow(r))
 	}
 	return rows
+}
+
+// compareRow is one row with an estimate as the comparisons read it.
+func compareRow(r estimateRow) ope.Row {
+	row := ope.Row{Estimator: r.Estimator, Estimand: ope.Estimand(r.Estimand), Learner: r.Model, Estimate: *r.Estimate,
+		Low: math.NaN(), High: math.NaN()}
+	switch {
+	case r.CILow != nil && r.CIHigh != nil:
+		row.Low, row.High = *r.CILow, *r.CIHigh
+	case r.WaldLow != nil && r.WaldHigh != nil:
+		row.Low, row.High = *r.WaldLow, *r.WaldHigh
+	}
+	if r.SE != nil {
+		row.SE = *r.SE
+	}
+	return row
 }

@@ -153,6 +153,9 @@ type dataSummary struct {
 	// Where the behavior probabilities come from (estimate_behavior.go).
 	Behavior    string           `json:"behavior"`
 	BehaviorFit *behaviorFitInfo `json:"behavior_fit,omitempty"`
+	// rewardLow and rewardHigh are the least and greatest logged reward
+	// (not in the JSON), the range a normalised value cannot leave.
+	rewardLow, rewardHigh float64
 	// rewardRange is the largest logged reward minus the smallest (not in
 	// the JSON): at gamma < 1 it bounds the gap between the T-step and
 	// long-run values with gamma^T (discountTail).
@@ -206,6 +209,9 @@ type estimateReport struct {
 
 	// Verdicts against --baseline, one per target policy (bounds.go).
 	Verdicts []verdictInfo `json:"verdicts,omitempty"`
+	// Recommended is the estimate to use, one per target policy
+	// (recommend.go).
+	Recommended []recommendedInfo `json:"recommended"`
 }
 
 func (c *estimateCmd) Run(e *runEnv) error {
@@ -315,6 +321,7 @@ func noEstimate(named []string, asked string, rep *estimateReport) error {
 // write writes rep: the report if asked for, then the JSON or the table.
 // The report and the JSON carry the times only with --timings.
 func (c *estimateCmd) write(e *runEnv, rep *estimateReport) error {
+	recommend(rep)
 	out := rep
 	if !c.Timings {
 		out = untimed(rep)
@@ -884,7 +891,8 @@ func newDataSummary(d *dataset.Dataset, s dataset.Summary, gamma float64) dataSu
 func summaryOf(stateDim int, s dataset.Summary, gamma float64) dataSummary {
 	out := dataSummary{Episodes: s.Episodes, Steps: s.Steps, MinLength: s.MinLength, MaxLength: s.MaxLength,
 		ActionsSeen: s.ActionsSeen, targetSummary: targetSummary{ZeroTarget: s.ZeroTarget, LargeRatio: s.LargeRatio},
-		OpenEndings: s.OpenEndings, Terminal: s.Terminal, Gamma: gamma, rewardRange: s.MaxReward - s.MinReward}
+		OpenEndings: s.OpenEndings, Terminal: s.Terminal, Gamma: gamma, rewardRange: s.MaxReward - s.MinReward,
+		rewardLow: s.MinReward, rewardHigh: s.MaxReward}
 	if !math.IsNaN(s.MeanReward) {
 		v := s.MeanReward
 		out.MeanReward = &v
@@ -932,11 +940,13 @@ func printEstimate(out io.Writer, r *estimateReport) {
 		}
 		fmt.Fprintln(out)
 		printRows(out, r.Estimates)
+		printRecommended(out, r, policyNames(r)[0])
 	} else {
 		for _, p := range r.Policies {
 			fmt.Fprintln(out)
 			printPolicy(out, p)
 			printRows(out, rowsOf(r, p.Name))
+			printRecommended(out, r, p.Name)
 		}
 	}
 	for _, row := range r.Estimates {

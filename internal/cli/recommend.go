@@ -1,0 +1,75 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/ihope-ope/ihope/ope"
+)
+
+// recommendedInfo is the estimate to use for one target policy
+// (ope.Recommend). The JSON names are a contract; estimator and the
+// numbers are null when the rule cannot choose.
+type recommendedInfo struct {
+	Policy    string   `json:"policy"`
+	Estimator *string  `json:"estimator"`
+	Estimate  *float64 `json:"estimate"`
+	CILow     *float64 `json:"ci_low"`
+	CIHigh    *float64 `json:"ci_high"`
+	Why       string   `json:"why"`
+}
+
+// recommend fills rep.Recommended: one recommendation per target policy,
+// among its rows of the estimand the data summary states.
+func recommend(rep *estimateReport) {
+	lo, hi := rep.Data.rewardLow, rep.Data.rewardHigh
+	if rep.Data.Terminal > 0 {
+		lo, hi = math.Min(lo, 0), math.Max(hi, 0)
+	}
+	if math.IsNaN(lo) || math.IsNaN(hi) {
+		lo, hi = math.Inf(-1), math.Inf(1)
+	}
+	rep.Recommended = []recommendedInfo{}
+	for _, name := range policyNames(rep) {
+		var rows []ope.Row
+		for _, r := range rep.Estimates {
+			if r.Policy != name || r.Estimate == nil {
+				continue
+			}
+			row := compareRow(r)
+			row.Collapsed = r.Unit != "" && len(ope.WeightSummaryWarnings(r.Estimator, ope.Unit(r.Unit),
+				ope.WeightSummary{ESS: r.ESS, Units: r.Units, MaxShare: share(r.MaxWeightShare)})) > 0
+			rows = append(rows, row)
+		}
+		rec := ope.Recommend(rows, ope.Estimand(rep.Data.Estimand), lo, hi)
+		info := recommendedInfo{Policy: name, Why: rec.Why}
+		if rec.Estimator != "" {
+			info.Estimator = &rec.Estimator
+			info.Estimate, info.CILow, info.CIHigh = finitePtr(rec.Estimate), finitePtr(rec.Low), finitePtr(rec.High)
+		}
+		rep.Recommended = append(rep.Recommended, info)
+	}
+}
+
+func share(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// printRecommended prints the recommendation of policy name under its
+// table.
+func printRecommended(out io.Writer, r *estimateReport, name string) {
+	for _, rec := range r.Recommended {
+		if rec.Policy != name {
+			continue
+		}
+		if rec.Estimator == nil {
+			fmt.Fprintf(out, "recommended: none: %s\n", rec.Why)
+			continue
+		}
+		fmt.Fprintf(out, "recommended: %s %s [%s, %s]: %s\n", *rec.Estimator, fmtBound(rec.Estimate), fmtBound(rec.CILow), fmtBound(rec.CIHigh), rec.Why)
+	}
+}

@@ -1,0 +1,44 @@
+package ope_test
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/ihope-ope/ihope/ope"
+)
+
+func TestRecommend(t *testing.T) {
+	nan := math.NaN()
+	row := func(name string, v, lo, hi float64) ope.Row {
+		return ope.Row{Estimator: name, Estimand: ope.Horizon, Estimate: v, Low: lo, High: hi}
+	}
+	for _, c := range []struct {
+		name string
+		rows []ope.Row
+		want string // "" for none
+		why  string
+	}{
+		{"one row is the choice", []ope.Row{row("dr", 0.5, 0.4, 0.6)}, "dr", "only estimator"},
+		{"two unbiased: the narrower wins", []ope.Row{row("wis-stepwise", 0.52, 0.3, 0.7), row("dr", 0.49, 0.45, 0.55)}, "dr", "narrowest interval, and it meets every wider one"},
+		{"narrow biased against wide unbiased: none", []ope.Row{row("fqe", 0.9, 0.88, 0.92), row("wis-trajectory", 0.5, 0.3, 0.7)}, "", "do not meet"},
+		{"the narrowest misses a wider one: the next narrowest", []ope.Row{
+			row("wis-trajectory", 0.5, 0.1, 0.9), row("wis-stepwise", 0.5, 0.35, 0.65), row("dr", 0.48, 0.44, 0.52), row("fqe", 0.7, 0.69, 0.71)},
+			"dr", "the narrower fqe miss a wider interval"},
+		{"out of the rewards' range is left out", []ope.Row{row("fqe", 7.1, 7.0, 7.2), row("dr", 0.5, 0.4, 0.6)}, "dr", "only estimator"},
+		{"collapsed weights are left out", []ope.Row{{Estimator: "wis-stepwise", Estimand: ope.Horizon, Estimate: 0.2, Low: 0.19, High: 0.21, Collapsed: true},
+			row("dr", 0.5, 0.4, 0.6)}, "dr", "only estimator"},
+		{"naive and other estimands do not compete", []ope.Row{row("naive", 0.3, 0.29, 0.31), {Estimator: "bch-tabular", Estimand: ope.LongRun, Estimate: 0.5, Low: 0.49, High: 0.51},
+			row("wis-stepwise", 0.5, 0.4, 0.6)}, "wis-stepwise", "only estimator"},
+		{"no interval, no candidate", []ope.Row{row("dr", 0.5, nan, nan)}, "", "no estimator of the horizon value"},
+		{"equal rows count once", []ope.Row{row("mwl", 0.5, 0.4, 0.6), row("mql", 0.5, 0.4, 0.6)}, "mwl", "only estimator"},
+	} {
+		rec := ope.Recommend(c.rows, ope.Horizon, 0, 1)
+		if rec.Estimator != c.want || !strings.Contains(rec.Why, c.why) {
+			t.Errorf("%s: chose %q (%s), want %q with %q", c.name, rec.Estimator, rec.Why, c.want, c.why)
+		}
+		if c.want == "" && !math.IsNaN(rec.Estimate) {
+			t.Errorf("%s: no choice but estimate %v", c.name, rec.Estimate)
+		}
+	}
+}
