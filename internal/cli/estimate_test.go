@@ -223,7 +223,7 @@ func TestEstimateContinuous(t *testing.T) {
 	if _, errOut, code := run(t, "sample", "--env", "pendulum", "-n", "10", "-T", "100", "--out", path); code != ExitOK {
 		t.Fatal(errOut)
 	}
-	out, errOut, code := run(t, "estimate", "--data", path, "--json", "--bootstrap", "6", "--bootstrap-neural", "2")
+	out, errOut, code := run(t, "estimate", "--data", path, "--json", "--bootstrap", "6", "--bootstrap-refit", "2")
 	if code != ExitOK {
 		t.Fatal(errOut)
 	}
