@@ -104,10 +104,6 @@ func Draw(p results.Panel, lines []results.Line) (*Figure, error) {
 func (f *Figure) drawMSE(p results.Panel, lines []results.Line) error {
 	series := results.SummarizeMSE(p, lines)
 	seeds := 0
-	truth := 0.0
-	for _, l := range lines {
-		truth = math.Max(truth, math.Abs(float64(l.Truth)))
-	}
 	var all []float64
 	for _, s := range series {
 		for _, pt := range s.Points {
@@ -118,7 +114,7 @@ func (f *Figure) drawMSE(p results.Panel, lines []results.Line) error {
 	if f.Plot.Y.Label.Text == "" {
 		f.Plot.Y.Label.Text = fmt.Sprintf("mean squared error over %s (log)", plural(seeds, "seed"))
 	}
-	ax, ok := newLogAxis(all, zeroMSE*math.Max(1, truth*truth))
+	ax, ok := newLogAxis(all, results.ExactMSE(p, lines))
 	if !ok {
 		return fmt.Errorf("figure: panel %s has no finite positive MSE to draw", p.Name)
 	}
@@ -374,15 +370,10 @@ func (f *Figure) setX(p results.Panel, lines []results.Line) {
 	ax.Min, ax.Max = lo-pad, hi+pad
 }
 
-// zeroMSE is the MSE (relative to the squared truth, when that exceeds
-// 1) below which an estimate is exact up to rounding: such points are
-// drawn on the bottom edge. maxDecades bounds the span of a log axis;
-// larger values (importance sampling at long horizons) are drawn on the
-// top edge.
-const (
-	zeroMSE    = 1e-20
-	maxDecades = 12
-)
+// maxDecades bounds the span of a log axis; larger values (importance
+// sampling at long horizons) are drawn on the top edge. Values at or below
+// results.ExactMSE (exact up to rounding) are drawn on the bottom edge.
+const maxDecades = 12
 
 // logAxis is the range of a log-scale y axis.
 type logAxis struct {

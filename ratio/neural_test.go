@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/internal/testsets"
 	"github.com/ihope-ope/ihope/nn"
 )
 
@@ -146,23 +147,38 @@ func TestNeuralGaussianChain(t *testing.T) {
 		t.Skip("trains two networks")
 	}
 	c := arChain{dim: 2, a: 0.5, tau: 0.5, sigma: 0.5, shift: 0.4}
-	for k, tc := range []struct {
+	type chainCase struct {
 		gamma float64
 		n, T  int
 		u     bool
-	}{
-		{1, 20, 500, false},
-		{0.95, 200, 100, false},
-		{1, 20, 500, true}, // the U-statistic needs a fresh minibatch every step
-	} {
-		rng := rand.New(rand.NewPCG(uint64(100+k%2), 0))
+		batch int // minibatch size (0: the learner's default, 2048)
+		seed  uint64
+	}
+	cases := []chainCase{
+		{1, 20, 500, false, 0, 100},
+		{0.95, 200, 100, false, 0, 101},
+		{1, 20, 500, true, 0, 100}, // the U-statistic needs a fresh minibatch every step
+	}
+	// IHOPE_STAT=1 trains the three at the default minibatch size. The
+	// everyday run trains the U-statistic's network on minibatches of
+	// 256 (Pearson 0.96, estimate 0.746 against 0.800), a fifth of the
+	// CPU of the first case at the default; the others need the default
+	// size (with 512 or 1024 transitions the first case's Pearson
+	// correlation is 0.86, the second's 0.88 and 0.90).
+	if !testsets.Stat() {
+		u := cases[2]
+		u.batch = 256
+		cases = []chainCase{u}
+	}
+	for _, tc := range cases {
+		rng := rand.New(rand.NewPCG(tc.seed, 0))
 		d := c.sample(rng, tc.n, tc.T)
 		var evals int
 		si := 0
 		if tc.u {
 			si = 1
 		}
-		l := Neural{UStatistic: tc.u, SampleIters: si, Progress: func(iter int, loss, held float64) {
+		l := Neural{UStatistic: tc.u, SampleIters: si, BatchSize: tc.batch, Progress: func(iter int, loss, held float64) {
 			evals++
 			if testing.Verbose() && iter%500 == 0 {
 				t.Logf("gamma %v iter %d loss %.3g held-out %.3g", tc.gamma, iter, loss, held)

@@ -14,6 +14,7 @@ import (
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/env/taxi"
+	"github.com/ihope-ope/ihope/internal/testsets"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/rollout"
 	"github.com/ihope-ope/ihope/stream"
@@ -126,9 +127,14 @@ func rel(a, b float64) float64 {
 // Streaming over 10 shards, episodes running across them, equals the
 // in-memory estimators on the concatenated log to 1e-12 under both
 // estimands, and the Poisson bootstrap's intervals equal ope.Bootstrap's
-// with Poisson set.
+// with Poisson set. The everyday run streams 30 episodes, IHOPE_STAT=1
+// 80.
 func TestStreamEqualsInMemory(t *testing.T) {
-	d := taxiLog(t, 5, 80, 150)
+	episodes := 30
+	if testsets.Stat() {
+		episodes = 80
+	}
+	d := taxiLog(t, 5, episodes, 150)
 	whole, glob := splitCSV(t, d, 10)
 	full, err := dataset.ReadFile(whole)
 	if err != nil {

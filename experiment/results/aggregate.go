@@ -39,6 +39,26 @@ type Series struct {
 	Points []Point
 }
 
+// exactMSE is the MSE (relative to the squared truth, when that exceeds
+// 1) below which an estimate is exact up to rounding.
+const exactMSE = 1e-20
+
+// ExactMSE returns the MSE at or below which an estimator of panel p is
+// exact up to rounding: 1e-20, times the largest squared truth of the
+// panel's lines when that exceeds 1. An MSE of 0 has no logarithm, and
+// rounding leaves exact estimators (a model-based estimate on the ring)
+// MSEs of 1e-30 or so whose logarithms mean nothing: the figures draw such
+// points on the bottom edge and the summaries print them as exact.
+func ExactMSE(p Panel, lines []Line) float64 {
+	truth := 0.0
+	for _, l := range lines {
+		if l.Panel == p.Name {
+			truth = math.Max(truth, math.Abs(float64(l.Truth)))
+		}
+	}
+	return exactMSE * math.Max(1, truth*truth)
+}
+
 // SummarizeMSE returns, for an MSE panel, one series per estimator in the
 // order the estimators first appear, each with one point per setting in
 // the panel's order (settings without lines are left out):

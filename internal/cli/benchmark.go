@@ -18,16 +18,15 @@ import (
 )
 
 type benchmarkCmd struct {
-	Suite   string `default:"all" enum:"cobs,dice,paper,all" help:"Suite of worlds: cobs (COBS's Graph, ToyMC, ModelFail, ModelWin), dice (dice_rl's GridWalk), paper (Taxi and the ring) or all."`
-	Seeds   int    `help:"Seeds per cell (default: 20, 2 with --quick)."`
-	Workers int    `help:"Cells computed at once (default: the number of CPUs)."`
-	Out     string `default:"out" placeholder:"DIR" help:"Directory of the results files, the leaderboard and the figures (default: out)."`
-	Quick   bool   `help:"Small logs, three targets per world, two seeds (a smoke test in seconds); files get .quick in their names."`
+	Suite     string `default:"all" enum:"cobs,dice,paper,all" help:"Suite of worlds: cobs (COBS's Graph, ToyMC, ModelFail, ModelWin), dice (dice_rl's GridWalk), paper (Taxi and the ring) or all."`
+	Seeds     int    `help:"Seeds per cell (default: 20, 2 with --quick)."`
+	gridFlags `embed:""`
+	Quick     bool `help:"Small logs, three targets per world, two seeds (a smoke test in seconds); files get .quick in their names."`
 }
 
 func (c *benchmarkCmd) Run(e *runEnv) error {
-	if c.Seeds < 0 || c.Workers < 0 {
-		return usagef("--seeds and --workers must not be negative")
+	if c.Seeds < 0 || c.ParallelCells < 0 {
+		return usagef("--seeds and --parallel-cells must not be negative")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -47,7 +46,7 @@ func runBenchmark(ctx context.Context, e *runEnv, c *benchmarkCmd) error {
 	var files []string
 	ran, found := 0, 0
 	for _, s := range suites {
-		r := &experiment.Runner{Dir: c.Out, Seeds: c.Seeds, Workers: c.Workers, Quick: c.Quick}
+		r := &experiment.Runner{Dir: c.OutDir, Seeds: c.Seeds, Workers: c.ParallelCells, Quick: c.Quick}
 		sum, err := runGrid(ctx, e, r, s.Experiment())
 		if err != nil {
 			return err
@@ -95,7 +94,7 @@ func leaderboardBase(c *benchmarkCmd) string {
 	if c.Quick {
 		name += ".quick"
 	}
-	return filepath.Join(c.Out, name)
+	return filepath.Join(c.OutDir, name)
 }
 
 // figureBase returns the base of the leaderboard's figures,
@@ -103,9 +102,9 @@ func leaderboardBase(c *benchmarkCmd) string {
 // results file, which a run of that suite alone and a run of all share.
 func figureBase(c *benchmarkCmd) string {
 	if c.Quick {
-		return filepath.Join(c.Out, "leaderboard.quick")
+		return filepath.Join(c.OutDir, "leaderboard.quick")
 	}
-	return filepath.Join(c.Out, "leaderboard")
+	return filepath.Join(c.OutDir, "leaderboard")
 }
 
 // writeBoard writes base.md, base.json and the figures of the suites

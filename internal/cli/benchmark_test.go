@@ -15,7 +15,7 @@ import (
 func TestBenchmarkQuick(t *testing.T) {
 	dir := t.TempDir()
 	var out, errb bytes.Buffer
-	if code := Run([]string{"benchmark", "--quick", "--workers", "2", "--out", dir}, &out, &errb); code != ExitOK {
+	if code := Run([]string{"benchmark", "--quick", "--parallel-cells", "2", "--out-dir", dir}, &out, &errb); code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	files := []string{
@@ -67,7 +67,7 @@ func TestBenchmarkQuick(t *testing.T) {
 	// A rerun finds every cell and computes none.
 	out.Reset()
 	errb.Reset()
-	if code := Run([]string{"benchmark", "--quick", "--out", dir}, &out, &errb); code != ExitOK {
+	if code := Run([]string{"benchmark", "--quick", "--out-dir", dir}, &out, &errb); code != ExitOK {
 		t.Fatalf("rerun: exit %d: %s", code, errb.String())
 	}
 	if strings.Count(errb.String(), "(0 computed now") != 3 {
@@ -86,7 +86,7 @@ func TestBenchmarkErrors(t *testing.T) {
 	}
 	for i, c := range cases {
 		var out, errb bytes.Buffer
-		if code := Run(append(c.args, "--out", t.TempDir()), &out, &errb); code != c.code || !strings.Contains(errb.String(), c.want) {
+		if code := Run(append(c.args, "--out-dir", t.TempDir()), &out, &errb); code != c.code || !strings.Contains(errb.String(), c.want) {
 			t.Errorf("case %d: exit %d, stderr %q; want %d and %q", i, code, errb.String(), c.code, c.want)
 		}
 	}

@@ -101,6 +101,9 @@ func runTree(tree any, args []string, stdout, stderr io.Writer) int {
 	if exit >= 0 { // --help
 		return exit
 	}
+	if err == nil {
+		err = applyRenamed(ctx, stderr) // old flag names (renamed.go)
+	}
 	if err != nil {
 		var pe *kong.ParseError
 		if errors.As(err, &pe) {

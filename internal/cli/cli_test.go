@@ -44,7 +44,7 @@ func TestDemoDefaults(t *testing.T) {
 	// on this seed).
 	errOf := map[string]float64{}
 	for _, r := range rep.Rows {
-		errOf[r.Estimator] = abs(r.Diff)
+		errOf[r.Estimator] = abs(*r.SignedError)
 	}
 	if errOf["bch-tabular"] > 0.05*abs(rep.Truth) {
 		t.Errorf("bch-tabular error %.4f", errOf["bch-tabular"])
@@ -98,7 +98,7 @@ func abs(x float64) float64 {
 // A trained policy file is usable as a demo policy.
 func TestTrainTaxiThenDemo(t *testing.T) {
 	dir := t.TempDir()
-	out, errOut, code := run(t, "train", "taxi", "--iterations", "3", "--out", dir, "--seed", "5")
+	out, errOut, code := run(t, "train", "taxi", "--iterations", "3", "--out-dir", dir, "--seed", "5")
 	if code != ExitOK {
 		t.Fatalf("train: exit %d: %s", code, errOut)
 	}

@@ -31,9 +31,14 @@ type demoRow struct {
 	Estimand  string   `json:"estimand,omitempty"`
 	Model     string   `json:"model,omitempty"`
 	Error     string   `json:"failure,omitempty"`
-	Diff      float64  `json:"error"`
-	ESS       float64  `json:"ess,omitempty"`
-	Seconds   float64  `json:"seconds"`
+	// SignedError is the estimate minus the truth (null when the
+	// estimator failed). Diff is the same number under its old name,
+	// "error" (0 when the estimator failed), kept for one release:
+	// estimate --json's "error" is a message.
+	SignedError *float64 `json:"signed_error"`
+	Diff        float64  `json:"error"`
+	ESS         float64  `json:"ess,omitempty"`
+	Seconds     float64  `json:"seconds"`
 }
 
 type demoReport struct {
@@ -104,14 +109,16 @@ func runDemo(w *world, n, T int, gamma float64, seed uint64, estimand ope.Estima
 			rep.Rows = append(rep.Rows, demoRow{Estimator: est.Name(), Error: err.Error(), Seconds: time.Since(t0).Seconds()})
 			continue
 		}
+		diff := res.Value - rep.Truth
 		rep.Rows = append(rep.Rows, demoRow{
-			Estimator: est.Name(),
-			Estimate:  &res.Value,
-			Estimand:  string(res.Estimand),
-			Model:     res.Learner,
-			Diff:      res.Value - rep.Truth,
-			ESS:       ope.KishESS(res.Weights),
-			Seconds:   time.Since(t0).Seconds(),
+			Estimator:   est.Name(),
+			Estimate:    &res.Value,
+			Estimand:    string(res.Estimand),
+			Model:       res.Learner,
+			SignedError: &diff,
+			Diff:        diff,
+			ESS:         ope.KishESS(res.Weights),
+			Seconds:     time.Since(t0).Seconds(),
 		})
 	}
 	return rep, nil
@@ -139,8 +146,8 @@ func printDemo(out io.Writer, r *demoReport) {
 		if targets != r.Estimand {
 			targets += " *"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f%%\t%s\t%s\t%s\t\n", row.Estimator, fmtNum("%.6f", *row.Estimate), fmtNum("%+.6f", row.Diff),
-			100*math.Abs(row.Diff/r.Truth), ess, targets, fmtDuration(row.Seconds))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f%%\t%s\t%s\t%s\t\n", row.Estimator, fmtNum("%.6f", *row.Estimate), fmtNum("%+.6f", *row.SignedError),
+			100*math.Abs(*row.SignedError/r.Truth), ess, targets, fmtDuration(row.Seconds))
 	}
 	tw.Flush()
 	for _, row := range r.Rows {

@@ -30,7 +30,8 @@ type estimateCmd struct {
 	Gamma            float64  `default:"1" help:"Discount: 1 for the average reward per step, below 1 for the normalised discounted reward."`
 	Estimators       []string `sep:"," placeholder:"LIST" help:"Comma-separated estimators to run (default: every one that applies but is-trajectory and is-stepwise, which ihope benchmark shows worse than their weighted twins everywhere): ${estimators}."`
 	Bootstrap        int      `default:"200" help:"Bootstrap resamples for the intervals; 0 turns intervals off."`
-	BootstrapNeural  int      `default:"20" help:"Bootstrap resamples for the estimators whose refit costs seconds (bch-kernel, bch-neural), which refit on every resample (at most --bootstrap)."`
+	BootstrapRefit   int      `name:"bootstrap-refit" default:"20" help:"Bootstrap resamples for the estimators that refit a model costing seconds on every resample (bch-kernel, bch-neural; at most --bootstrap)."`
+	BootstrapNeural  *int     `name:"bootstrap-neural" hidden:"" renamed:"bootstrap-refit" why:"it governs every estimator that refits on each resample, bch-kernel too"`
 	NeuralBatch      int      `default:"${neuralbatch}" help:"Transitions in the sample whose kernel loss each of bch-neural's networks minimises for ${sampleiters} iterations before drawing the next (the kernel costs batch^2 per iteration)."`
 	Restarts         int      `default:"${restarts}" help:"Networks bch-neural averages, each trained with its own seed derived from --train-seed; the notes give the spread of their estimates (restart_sd in --json)."`
 	Reservoir        int      `default:"200000" help:"With --data shards: bch-neural trains on a sample of whole episodes of about this many steps, drawn in a first pass over the shards by a hash of --train-seed and the episode ids, and its networks are evaluated on every step in a second pass."`
@@ -163,12 +164,16 @@ type dataSummary struct {
 }
 
 type bootstrapInfo struct {
-	Resamples       int     `json:"resamples"`
-	Alpha           float64 `json:"alpha"`
-	Method          string  `json:"method"`
-	BlockLength     int     `json:"block_length,omitempty"`
-	ResamplesNeural int     `json:"resamples_bch_neural,omitempty"`
-	Seed            uint64  `json:"seed"`
+	Resamples   int     `json:"resamples"`
+	Alpha       float64 `json:"alpha"`
+	Method      string  `json:"method"`
+	BlockLength int     `json:"block_length,omitempty"`
+	// ResamplesRefit is the number of resamples of the estimators that
+	// refit a model on each (--bootstrap-refit); ResamplesBCHNeural is
+	// its old name, the same number, kept in the JSON for one release.
+	ResamplesRefit     int    `json:"resamples_refit,omitempty"`
+	ResamplesBCHNeural int    `json:"resamples_bch_neural,omitempty"`
+	Seed               uint64 `json:"seed"`
 }
 
 // describe says in words how the intervals were formed, for the text
@@ -191,8 +196,8 @@ func (b *bootstrapInfo) describe() string {
 		s += fmt.Sprintf(" of %s", plural(b.BlockLength, "step"))
 	}
 	s += form(b.Resamples) + fmt.Sprintf(", seed %d", b.Seed)
-	if b.ResamplesNeural > 0 {
-		s += fmt.Sprintf("; %d for the estimators that refit a model on each", b.ResamplesNeural) + form(b.ResamplesNeural)
+	if b.ResamplesRefit > 0 {
+		s += fmt.Sprintf("; %d for the estimators that refit a model on each", b.ResamplesRefit) + form(b.ResamplesRefit)
 	}
 	return s
 }
@@ -659,7 +664,7 @@ func (c *estimateCmd) runOne(en ope.Entry, d *dataset.Dataset, opts ope.Options,
 
 // intervals runs the bootstrap for the estimators that succeeded (rows
 // are their rows in rep) and fills in their intervals. Slow estimators,
-// which retrain on every resample, get --bootstrap-neural resamples: the
+// which retrain on every resample, get --bootstrap-refit resamples: the
 // first ones the others see (same seed, same streams).
 func (c *estimateCmd) intervals(rep *estimateReport, d *dataset.Dataset, opts ope.Options, entries []ope.Entry, rows []int, stderr io.Writer) error {
 	workers := c.Workers
@@ -683,12 +688,12 @@ func (c *estimateCmd) intervals(rep *estimateReport, d *dataset.Dataset, opts op
 		idx []int // indices into entries and rows
 		B   int
 	}
-	nSlow := min(c.BootstrapNeural, c.Bootstrap)
+	nSlow := min(c.BootstrapRefit, c.Bootstrap)
 	fast, slow := group{B: c.Bootstrap}, group{B: nSlow}
 	for i, en := range entries {
 		if en.SlowOn(d) {
 			slow.idx = append(slow.idx, i)
-			rep.Bootstrap.ResamplesNeural = nSlow
+			rep.Bootstrap.ResamplesRefit, rep.Bootstrap.ResamplesBCHNeural = nSlow, nSlow
 		} else {
 			fast.idx = append(fast.idx, i)
 		}
@@ -703,7 +708,7 @@ func (c *estimateCmd) intervals(rep *estimateReport, d *dataset.Dataset, opts op
 			verb = "refit their models"
 		}
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf(
-			"%s %s on every resample, so the bootstrap interval uses only %d resamples (--bootstrap-neural): treat its ends as rough", strings.Join(names, " and "), verb, nSlow))
+			"%s %s on every resample, so the bootstrap interval uses only %d resamples (--bootstrap-refit): treat its ends as rough", strings.Join(names, " and "), verb, nSlow))
 	}
 	for _, g := range []group{fast, slow} {
 		if len(g.idx) == 0 || g.B == 0 {

@@ -27,7 +27,7 @@ func BenchmarkEstimate1M(b *testing.B) {
 	}{{"bootstrap=0", 0}, {"bootstrap=200", 200}} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
-			cmd := &estimateCmd{Gamma: 1, Bootstrap: c.B, BootstrapNeural: 20, Alpha: 0.05, Seed: 1}
+			cmd := &estimateCmd{Gamma: 1, Bootstrap: c.B, BootstrapRefit: 20, Alpha: 0.05, Seed: 1}
 			for b.Loop() {
 				if _, err := cmd.estimate(d, nil, io.Discard); err != nil {
 					b.Fatal(err)

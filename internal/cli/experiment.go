@@ -23,11 +23,10 @@ import (
 )
 
 type experimentCmd struct {
-	Name    string `arg:"" help:"Experiment to run (see 'ihope experiment list'), or list."`
-	Seeds   int    `help:"Seeds per setting (default: the experiment's, 100 for the paper's figures, 2 with --quick)."`
-	Workers int    `help:"Cells computed at once (default: the number of CPUs)."`
-	Out     string `default:"out" placeholder:"DIR" help:"Directory of the results file and the figures (default: out)."`
-	Quick   bool   `help:"A tiny grid with few seeds (a smoke test in seconds); results go to NAME.quick.jsonl."`
+	Name      string `arg:"" help:"Experiment to run (see 'ihope experiment list'), or list."`
+	Seeds     int    `help:"Seeds per setting (default: the experiment's, 100 for the paper's figures, 2 with --quick)."`
+	gridFlags `embed:""`
+	Quick     bool `help:"A tiny grid with few seeds (a smoke test in seconds); results go to NAME.quick.jsonl."`
 }
 
 func (c *experimentCmd) Run(e *runEnv) error {
@@ -38,8 +37,8 @@ func (c *experimentCmd) Run(e *runEnv) error {
 	if !ok {
 		return usagef("unknown experiment %q: choose from %s (or list)", c.Name, strings.Join(experiment.Names(), ", "))
 	}
-	if c.Seeds < 0 || c.Workers < 0 {
-		return usagef("--seeds and --workers must not be negative")
+	if c.Seeds < 0 || c.ParallelCells < 0 {
+		return usagef("--seeds and --parallel-cells must not be negative")
 	}
 	if c.Name == "sumo" {
 		if _, err := traci.LookPath(""); err != nil {
@@ -54,7 +53,7 @@ func (c *experimentCmd) Run(e *runEnv) error {
 // runExperiment runs the grid, then draws the figures and prints the
 // summary. Tests call it with their own context.
 func runExperiment(ctx context.Context, e *runEnv, exp *experiment.Experiment, c *experimentCmd) error {
-	r := &experiment.Runner{Dir: c.Out, Seeds: c.Seeds, Workers: c.Workers, Quick: c.Quick}
+	r := &experiment.Runner{Dir: c.OutDir, Seeds: c.Seeds, Workers: c.ParallelCells, Quick: c.Quick}
 	sum, err := runGrid(ctx, e, r, exp)
 	if err != nil {
 		return err
@@ -117,7 +116,9 @@ func drawResults(e *runEnv, name, file string, panels []results.Panel, lines []r
 }
 
 // printSummary prints, for every panel, the log10 of each estimator's MSE
-// over seeds at each setting (metric panels: the metric's mean).
+// over seeds at each setting, or "exact" for an MSE of 0 up to rounding
+// (results.ExactMSE), whose log10 means nothing (metric panels: the
+// metric's mean).
 func printSummary(out io.Writer, name string, panels []results.Panel, lines []results.Line) {
 	seeds := map[int]bool{}
 	for _, l := range lines {
@@ -146,6 +147,7 @@ func printSummary(out io.Writer, name string, panels []results.Panel, lines []re
 		if label == "" {
 			label = p.XName
 		}
+		exact, anyExact := results.ExactMSE(p, lines), false
 		fmt.Fprintf(out, "\n[%s] %s, vs %s\n", p.Name, what, label)
 		tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprint(tw, "\t")
@@ -164,6 +166,9 @@ func printSummary(out io.Writer, name string, panels []results.Panel, lines []re
 				switch {
 				case !ok || math.IsNaN(pt.Mean):
 					fmt.Fprint(tw, "-\t")
+				case p.Kind == results.KindMSE && pt.Mean <= exact:
+					fmt.Fprint(tw, "exact\t")
+					anyExact = true
 				case p.Kind == results.KindMSE:
 					fmt.Fprintf(tw, "%s\t", fmtNum("%.2f", math.Log10(pt.Mean)))
 				default:
@@ -173,6 +178,9 @@ func printSummary(out io.Writer, name string, panels []results.Panel, lines []re
 			fmt.Fprintln(tw)
 		}
 		tw.Flush()
+		if anyExact {
+			fmt.Fprintf(out, "exact: MSE 0 up to rounding (at most %.3g), whose log10 would be -Inf or rounding noise\n", exact)
+		}
 	}
 	fmt.Fprintln(out)
 }

@@ -26,7 +26,7 @@ func TestExperimentList(t *testing.T) {
 func TestExperimentAndPlot(t *testing.T) {
 	dir := t.TempDir()
 	var out, errb bytes.Buffer
-	code := Run([]string{"experiment", "ring", "--quick", "--workers", "2", "--out", dir}, &out, &errb)
+	code := Run([]string{"experiment", "ring", "--quick", "--parallel-cells", "2", "--out-dir", dir}, &out, &errb)
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
@@ -64,7 +64,7 @@ func TestExperimentAndPlot(t *testing.T) {
 
 	// A rerun finds every cell and computes none.
 	errb.Reset()
-	if code := Run([]string{"experiment", "ring", "--quick", "--out", dir}, &out, &errb); code != ExitOK {
+	if code := Run([]string{"experiment", "ring", "--quick", "--out-dir", dir}, &out, &errb); code != ExitOK {
 		t.Fatalf("rerun: exit %d: %s", code, errb.String())
 	}
 	if !strings.Contains(errb.String(), "8 cells (0 computed now, 8 found)") {
@@ -78,7 +78,7 @@ func TestExperimentFewerSeeds(t *testing.T) {
 	dir := t.TempDir()
 	for _, k := range []string{"3", "2"} {
 		var out, errb bytes.Buffer
-		if code := Run([]string{"experiment", "ring", "--quick", "--seeds", k, "--out", dir}, &out, &errb); code != ExitOK {
+		if code := Run([]string{"experiment", "ring", "--quick", "--seeds", k, "--out-dir", dir}, &out, &errb); code != ExitOK {
 			t.Fatalf("--seeds %s: exit %d: %s", k, code, errb.String())
 		}
 		if want := "ring: " + map[string]string{"3": "12", "2": "8"}[k] + " cells, " + k + " seeds"; !strings.Contains(out.String(), want) {
@@ -102,7 +102,7 @@ func TestExperimentErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"experiment", "nope"}, ExitUsage, `unknown experiment "nope": choose from ` + strings.Join(experiment.Names(), ", ") + ` (or list)`},
-		{[]string{"experiment", "ring", "--seeds=-1"}, ExitUsage, "--seeds and --workers must not be negative"},
+		{[]string{"experiment", "ring", "--seeds=-1"}, ExitUsage, "--seeds and --parallel-cells must not be negative"},
 		{[]string{"experiment"}, ExitUsage, "expected \"<name>\""},
 		{[]string{"plot", empty}, ExitError, "no results files (*.jsonl) in " + empty},
 	}
@@ -121,7 +121,7 @@ func TestExperimentInterrupted(t *testing.T) {
 	cancel()
 	exp, _ := experiment.Lookup("ring")
 	var out, errb bytes.Buffer
-	err := runExperiment(ctx, &runEnv{stdout: &out, stderr: &errb}, exp, &experimentCmd{Name: "ring", Quick: true, Out: dir})
+	err := runExperiment(ctx, &runEnv{stdout: &out, stderr: &errb}, exp, &experimentCmd{Name: "ring", Quick: true, gridFlags: gridFlags{OutDir: dir}})
 	want := "interrupted: 0 cells saved in " + filepath.Join(dir, "ring.quick.jsonl") + "; run the same command again to finish the rest"
 	if err == nil || err.Error() != want {
 		t.Errorf("error %v, want %q", err, want)

@@ -19,9 +19,10 @@ type trainCmd struct {
 }
 
 type trainTaxiCmd struct {
-	Seed       uint64 `default:"1" help:"Seed of the run."`
-	Iterations []int  `sep:"," default:"950,1000" help:"Iterations at which to save a policy (the paper: pi_+ at 950, pi_* at 1000)."`
-	Out        string `default:"." placeholder:"DIR" help:"Directory for the policy CSV files (pi-ITER.csv, the format of --policy)."`
+	Seed       uint64  `default:"1" help:"Seed of the run."`
+	Iterations []int   `sep:"," default:"950,1000" help:"Iterations at which to save a policy (the paper: pi_+ at 950, pi_* at 1000)."`
+	OutDir     string  `name:"out-dir" default:"." placeholder:"DIR" help:"Directory for the policy CSV files (pi-ITER.csv, the format of --policy)."`
+	Out        *string `name:"out" hidden:"" renamed:"out-dir" why:"a directory; sample's --out is a file"`
 }
 
 func (c *trainTaxiCmd) Run(e *runEnv) error {
@@ -30,7 +31,7 @@ func (c *trainTaxiCmd) Run(e *runEnv) error {
 			return usagef("--iterations: %d is negative", k)
 		}
 	}
-	if err := os.MkdirAll(c.Out, 0o755); err != nil {
+	if err := os.MkdirAll(c.OutDir, 0o755); err != nil {
 		return err
 	}
 	q := train.QLearning{}
@@ -52,7 +53,7 @@ func (c *trainTaxiCmd) Run(e *runEnv) error {
 		return err
 	}
 	for i, p := range pols {
-		path := filepath.Join(c.Out, fmt.Sprintf("pi-%d.csv", c.Iterations[i]))
+		path := filepath.Join(c.OutDir, fmt.Sprintf("pi-%d.csv", c.Iterations[i]))
 		f, err := os.Create(path)
 		if err != nil {
 			return err
