@@ -46,6 +46,9 @@ type reportView struct {
 	Ranking                *rankingView
 	Warnings               []string
 	Bounds                 bool // some row has a bound (--bounds)
+	// Recommended says, per target policy, which estimate to use and why
+	// (ope.Recommend): the report's first words.
+	Recommended []string
 }
 
 // fact is one line of the data summary.
@@ -99,6 +102,17 @@ func writeReport(path string, rep *estimateReport, args []string) error {
 func newReportView(rep *estimateReport, args []string) (*reportView, error) {
 	v := &reportView{FontFace: fontFace(), File: rep.Data.File, Command: shellQuote(append([]string{"ihope"}, args...)), Version: version(),
 		Data: dataFacts(rep.Data), Warnings: rep.Warnings, Multi: len(rep.Policies) > 1}
+	for _, r := range rep.Recommended {
+		who := "The target policy"
+		if r.Policy != "" {
+			who = "Policy " + r.Policy
+		}
+		if r.Estimator == nil {
+			v.Recommended = append(v.Recommended, fmt.Sprintf("%s: no estimate is recommended: %s.", who, r.Why))
+			continue
+		}
+		v.Recommended = append(v.Recommended, fmt.Sprintf("%s: %s from %s, interval [%s, %s]: %s.", who, fmtBound(r.Estimate), *r.Estimator, fmtBound(r.CILow), fmtBound(r.CIHigh), r.Why))
+	}
 	for _, row := range rep.Estimates {
 		v.Timed = v.Timed || row.Seconds > 0
 		v.Bounds = v.Bounds || row.rowBound != nil
