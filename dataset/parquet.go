@@ -9,6 +9,7 @@ import (
 	"math"
 	"reflect"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -187,6 +188,9 @@ func checkChunks(chk *pqChecker, g int, n int64, cols []*pqColumn, leaf []int, i
 	}
 	wg.Wait()
 	for i, msg := range msgs {
+		if k := strings.Index(msg, lz4Unsafe); k >= 0 { // not damaged: a codec ihope cannot read there
+			return &FormatError{File: name, Column: cols[i].col.name, Msg: fmt.Sprintf("%s (row group %d, %s)", msg[k:], g, strings.TrimSuffix(msg[:k], ": "))}
+		}
 		if msg != "" {
 			return &FormatError{File: name, Column: cols[i].col.name, Msg: fmt.Sprintf("damaged Parquet file: row group %d: %s", g, msg)}
 		}
@@ -303,7 +307,8 @@ func newPQColumn(col *column, t parquet.Type) (*pqColumn, string) {
 	}
 	switch {
 	case c.labels && c.kind == parquet.ByteArray:
-	case (c.kind == parquet.Int32 || c.kind == parquet.Int64) && plainNumber:
+	case (c.kind == parquet.Int32 || c.kind == parquet.Int64) && plainNumber,
+		c.kind == parquet.Boolean && col.role == roleTerminal: // as true/false in CSV
 		for k := range c.bufs {
 			c.bufs[k].i = make([]int64, pqBatch)
 		}
@@ -322,7 +327,7 @@ func newPQColumn(col *column, t parquet.Type) (*pqColumn, string) {
 				want += labelHint(" is not a number", col.role)
 			}
 		case col.role == roleTerminal:
-			want = "0 or 1 as an integer (INT32 or INT64) or a FLOAT or DOUBLE (write a bool column as integers, e.g. pandas' astype(\"int8\"))"
+			want = "BOOLEAN, or 0 or 1 as an integer (INT32 or INT64) or a FLOAT or DOUBLE"
 		}
 		return nil, fmt.Sprintf("has type %s, want %s", typeName(t), want)
 	}
@@ -381,6 +386,11 @@ func (c *pqColumn) convert(i int, out *pqValues) {
 		return
 	}
 	switch c.kind {
+	case parquet.Boolean:
+		out.i[i] = 0
+		if v.Boolean() {
+			out.i[i] = 1
+		}
 	case parquet.Int32:
 		if c.unsigned {
 			out.i[i] = int64(uint32(v.Int32()))

@@ -539,8 +539,23 @@ func (c *pqChecker) decompress(codec format.CompressionCodec, src []byte, n int)
 	if len(out) != n {
 		return nil, fmt.Sprintf("its %s stream holds %d bytes, its header declares %d", codec, len(out), n)
 	}
+	if codec == format.Lz4Raw && 3*len(src) > n {
+		return nil, fmt.Sprintf("%s page of %d bytes that decompresses to %d", lz4Unsafe, len(src), n)
+	}
 	return out, ""
 }
+
+// lz4Unsafe starts the message that refuses an LZ4_RAW page that
+// compresses less than 3:1. parquet-go (0.32) decodes LZ4_RAW into a
+// buffer of 3 times the compressed size; when that is larger than the
+// buffer it was given, it decodes into a new one and then keeps the old,
+// so the page reads as whatever that buffer held before (DuckDB's LZ4
+// files failed with "decoding level expected 5000 values but got only
+// 0"; a stale buffer could as well read as wrong numbers). Pages that
+// compress 3:1 or better decode in place and are read.
+const lz4Unsafe = "ihope cannot read LZ4_RAW pages that compress less than 3:1 " +
+	"(parquet-go, its Parquet reader, loses them); write the file with ZSTD or Snappy instead " +
+	"(DuckDB: COPY ... TO 'log.parquet' (FORMAT parquet, COMPRESSION zstd); pandas: to_parquet(..., compression=\"zstd\")): an LZ4_RAW"
 
 // scratch returns the checker's buffer for decompressed pages, n bytes
 // long.
@@ -569,9 +584,34 @@ func readExactly(r io.Reader, out []byte) ([]byte, error) {
 	return out, nil
 }
 
+// maxPad is how many values the last run of an RLE/bit-packed hybrid
+// stream may hold past the values its page declares. The format counts
+// a bit-packed run in groups of 8 values, so a writer pads the last group
+// (parquet-go, Arrow, parquet-mr pad by at most 7); DuckDB bit-packs in
+// blocks of 256 values and declares the whole last block (5,120 values
+// for a page of 5,000). Readers stop at the page's values and never look
+// at the padding, so it is harmless; a run that starts after the page's
+// values, or pads by more, is refused as a page that lies.
+const maxPad = 255
+
+// runFits checks a run of count values starting after total of a page
+// of n values: it must start before the page's values end and end at
+// most maxPad values after them. what names the values in a message.
+func runFits(count uint64, total, n int, what string) string {
+	switch {
+	case count == 0:
+		return ""
+	case total >= n:
+		return fmt.Sprintf("a run of %d %s after the %d values of its page", count, what, n)
+	case count > uint64(n-total+maxPad):
+		return fmt.Sprintf("a run of %d %s in a page of %d values (%d left)", count, what, n, n-total)
+	}
+	return ""
+}
+
 // scanLevels checks the definition levels of n values (bit width 1,
 // RLE/bit-packed hybrid) and returns how many are 1 (not null): runs must
-// add up to the n values (bit-packed groups of 8 may pad by 7).
+// add up to the n values, the last padded by at most maxPad.
 func scanLevels(b []byte, n int) (ones int, msg string) {
 	total := 0
 	for i := 0; i < len(b); {
@@ -581,16 +621,15 @@ func scanLevels(b []byte, n int) (ones int, msg string) {
 		}
 		i += k
 		count := h >> 1
-		if count > uint64(n+8) {
-			return 0, fmt.Sprintf("a run of %d levels in a page of %d values", count, n)
-		}
-		take := max(0, min(int(count), n-total))
 		if h&1 == 1 { // count groups of 8, a byte each
-			if int(count) > len(b)-i {
+			if count > uint64(len(b)-i) {
 				return 0, "a bit-packed run longer than its data"
 			}
+			if msg := runFits(8*count, total, n, "levels"); msg != "" {
+				return 0, msg
+			}
 			run := b[i : i+int(count)]
-			take = max(0, min(8*int(count), n-total))
+			take := max(0, min(8*int(count), n-total))
 			for j := 0; j < take/8; j++ {
 				ones += bits.OnesCount8(run[j])
 			}
@@ -600,21 +639,21 @@ func scanLevels(b []byte, n int) (ones int, msg string) {
 			total += 8 * int(count)
 			i += int(count)
 		} else {
+			if msg := runFits(count, total, n, "levels"); msg != "" {
+				return 0, msg
+			}
 			if i >= len(b) {
 				return 0, "a run without its value"
 			}
 			switch b[i] {
 			case 0:
 			case 1:
-				ones += take
+				ones += max(0, min(int(count), n-total))
 			default:
 				return 0, fmt.Sprintf("level %d in a column whose levels are 0 and 1", b[i])
 			}
 			total += int(count)
 			i++
-		}
-		if total > n+7 {
-			return 0, fmt.Sprintf("levels for %d values in a page of %d", total, n)
 		}
 	}
 	if total < n {
@@ -628,6 +667,9 @@ func scanLevels(b []byte, n int) (ones int, msg string) {
 // dictionary).
 func checkValues(enc format.Encoding, b []byte, n int, col pqColumnInfo, dictN int, lens *[2][]int64) string {
 	size := col.valueSize()
+	if col.kind == parquet.Boolean {
+		return checkBooleans(enc, b, n)
+	}
 	switch enc {
 	case format.Plain:
 		return checkPlain(b, n, col)
@@ -691,6 +733,30 @@ func checkValues(enc format.Encoding, b []byte, n int, col pqColumnInfo, dictN i
 	return fmt.Sprintf("values encoded as %s, which ihope does not read", enc)
 }
 
+// checkBooleans checks n BOOLEAN values: bit-packed, a bit each (PLAIN),
+// or an RLE/bit-packed hybrid stream of bit width 1 after its 4-byte
+// length (RLE, which v2 pages use).
+func checkBooleans(enc format.Encoding, b []byte, n int) string {
+	switch enc {
+	case format.Plain:
+		if len(b) != (n+7)/8 {
+			return fmt.Sprintf("%d bytes for %d booleans", len(b), n)
+		}
+		return ""
+	case format.RLE:
+		if len(b) < 4 {
+			return "no length before the booleans"
+		}
+		k := int64(binary.LittleEndian.Uint32(b))
+		if k != int64(len(b)-4) {
+			return fmt.Sprintf("declares %d bytes of booleans in %d", k, len(b)-4)
+		}
+		_, msg := scanLevels(b[4:], n)
+		return msg
+	}
+	return fmt.Sprintf("booleans encoded as %s, which ihope does not read", enc)
+}
+
 // checkPlain checks n plainly encoded values: n fixed-size values, or n
 // byte arrays each after its 4-byte length, filling b exactly.
 func checkPlain(b []byte, n int, col pqColumnInfo) string {
@@ -747,8 +813,8 @@ func checkLengths(suffixes, prefixes []int64, rest int) string {
 }
 
 // scanIndices checks the n dictionary indices of width bits each
-// (RLE/bit-packed hybrid): each below dictN, the runs adding up to n
-// (bit-packed groups of 8 may pad by 7).
+// (RLE/bit-packed hybrid): each below dictN, the runs adding up to n, the
+// last padded by at most maxPad.
 func scanIndices(b []byte, n, width, dictN int) string {
 	total := 0
 	vbytes := (width + 7) / 8
@@ -759,10 +825,13 @@ func scanIndices(b []byte, n, width, dictN int) string {
 		}
 		i += k
 		count := h >> 1
-		if count > uint64(n+8) {
-			return fmt.Sprintf("a run of %d indices in a page of %d values", count, n)
-		}
 		if h&1 == 1 { // count groups of 8 values
+			if count > uint64(n+maxPad) { // before 8*count can overflow
+				return fmt.Sprintf("a run of %d groups of indices in a page of %d values", count, n)
+			}
+			if msg := runFits(8*count, total, n, "indices"); msg != "" {
+				return msg
+			}
 			m := int(count) * width // bytes: 8 values of width bits a group
 			if m > len(b)-i {
 				return "a bit-packed run longer than its data"
@@ -774,6 +843,9 @@ func scanIndices(b []byte, n, width, dictN int) string {
 			total += 8 * int(count)
 			i += m
 		} else {
+			if msg := runFits(count, total, n, "indices"); msg != "" {
+				return msg
+			}
 			if vbytes > len(b)-i {
 				return "a run without its value"
 			}
@@ -781,14 +853,11 @@ func scanIndices(b []byte, n, width, dictN int) string {
 			for j := range vbytes {
 				v |= uint64(b[i+j]) << (8 * j)
 			}
-			if count > 0 && total < n && v >= uint64(dictN) {
+			if count > 0 && v >= uint64(dictN) {
 				return fmt.Sprintf("dictionary index %d of a dictionary of %d", v, dictN)
 			}
 			total += int(count)
 			i += vbytes
-		}
-		if total > n+7 {
-			return fmt.Sprintf("indices for %d values in a page of %d", total, n)
 		}
 	}
 	if total < n {

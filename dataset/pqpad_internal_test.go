@@ -1,0 +1,84 @@
+package dataset
+
+import (
+	"bytes"
+	"encoding/binary"
+	"strings"
+	"testing"
+)
+
+// hybrid builds an RLE/bit-packed hybrid stream of bit width 1 from
+// runs: an RLE run of count values v, or (groups > 0) a bit-packed run
+// of groups groups whose bytes are all fill.
+type hybridRun struct {
+	rle, groups uint64
+	v, fill     byte
+}
+
+func hybrid(runs ...hybridRun) []byte {
+	var b []byte
+	for _, r := range runs {
+		if r.groups > 0 {
+			b = binary.AppendUvarint(b, r.groups<<1|1)
+			b = append(b, bytes.Repeat([]byte{r.fill}, int(r.groups))...)
+		} else {
+			b = binary.AppendUvarint(b, r.rle<<1)
+			b = append(b, r.v)
+		}
+	}
+	return b
+}
+
+// TestHybridPadding checks the bound on the values the last run of a
+// page's levels or indices may hold past the page's values: DuckDB's
+// padding to a block of 256 values is read, more is refused, and padding
+// never counts as values.
+func TestHybridPadding(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		b    []byte
+		n    int
+		ones int
+		want string // part of the refusal, "" if read
+	}{
+		{"exact", hybrid(hybridRun{rle: 5000, v: 1}), 5000, 5000, ""},
+		{"a group padded by 7", hybrid(hybridRun{groups: 2, fill: 0xff}), 9, 9, ""},
+		// DuckDB 1.5.6: 5,120 levels declared for a page of 5,000.
+		{"duckdb, 5120 for 5000", hybrid(hybridRun{rle: 4864, v: 1}, hybridRun{groups: 32, fill: 0x55}), 5000, 4864 + 68, ""},
+		{"duckdb, 1280 for 1271", hybrid(hybridRun{groups: 160, fill: 0x01}), 1271, 159, ""},
+		{"padded by 255", hybrid(hybridRun{groups: 32, fill: 0xff}), 1, 1, ""},
+		{"padded by 263", hybrid(hybridRun{groups: 33, fill: 0xff}), 1, 0, "a run of 264 levels in a page of 1 values (1 left)"},
+		{"an RLE run padded by 300", hybrid(hybridRun{rle: 310, v: 1}), 10, 0, "a run of 310 levels in a page of 10 values"},
+		{"a run after the values", hybrid(hybridRun{rle: 8, v: 1}, hybridRun{rle: 1, v: 1}), 8, 0, "a run of 1 levels after the 8 values of its page"},
+		{"a padded run, then another", hybrid(hybridRun{groups: 2, fill: 1}, hybridRun{groups: 1, fill: 1}), 9, 0, "a run of 8 levels after the 9 values of its page"},
+		{"too few", hybrid(hybridRun{rle: 4999, v: 1}), 5000, 0, "levels for 4999 values in a page of 5000"},
+		{"a huge RLE run", hybrid(hybridRun{rle: 1 << 62, v: 1}), 5000, 0, "a run of 4611686018427387904 levels"},
+	} {
+		ones, msg := scanLevels(c.b, c.n)
+		switch {
+		case c.want == "" && (msg != "" || ones != c.ones):
+			t.Errorf("%s: %d ones, %q; want %d ones", c.name, ones, msg, c.ones)
+		case c.want != "" && !strings.Contains(msg, c.want):
+			t.Errorf("%s: %q, want %q", c.name, msg, c.want)
+		}
+	}
+
+	// Indices of width 1 in a dictionary of 2 (so scanLevels' streams
+	// serve), and a width of 0, whose bit-packed runs take no bytes.
+	for _, c := range []struct {
+		name         string
+		b            []byte
+		n, width, dN int
+		want         string
+	}{
+		{"duckdb, 1280 for 1271", hybrid(hybridRun{groups: 160, fill: 0xaa}), 1271, 1, 2, ""},
+		{"padded by 263", hybrid(hybridRun{groups: 33}), 1, 1, 2, "a run of 264 indices in a page of 1 values"},
+		{"width 0, padded by 248", binary.AppendUvarint(nil, 32<<1|1), 8, 0, 1, ""},
+		{"width 0, a huge run", binary.AppendUvarint(nil, 1<<62|1), 8, 0, 1, "groups of indices in a page of 8 values"},
+		{"an index past the dictionary", hybrid(hybridRun{rle: 4, v: 2}), 4, 2, 2, "dictionary index 2 of a dictionary of 2"},
+	} {
+		if msg := scanIndices(c.b, c.n, c.width, c.dN); (c.want == "" && msg != "") || !strings.Contains(msg, c.want) {
+			t.Errorf("indices, %s: %q, want %q", c.name, msg, c.want)
+		}
+	}
+}
