@@ -82,3 +82,44 @@ func TestHybridPadding(t *testing.T) {
 		}
 	}
 }
+
+// footerOf returns the compact Thrift bytes of a FileMetaData holding
+// only groups row groups of k empty column chunks each.
+func footerOf(groups uint64, k int) []byte {
+	b := []byte{0x49, 0xfc} // field 4, a list of structs
+	b = binary.AppendUvarint(b, groups)
+	for range groups {
+		b = append(b, 0x19, byte(k<<4|12)) // field 1, a list of k structs
+		b = append(b, make([]byte, k)...)  // k empty structs
+		b = append(b, 0)                   // the row group ends
+	}
+	return append(b, 0)
+}
+
+// TestFooterShape checks that a footer's column chunks are counted
+// before it is decoded, and a footer of more than its data can hold, or
+// more than maxMetaMemory decoded, is refused (a footer of 200,000 row
+// groups took 3.7 GB before).
+func TestFooterShape(t *testing.T) {
+	for _, c := range []struct {
+		groups  uint64
+		k       int
+		dataEnd int64
+		want    string
+	}{
+		{1000, 7, 1 << 20, ""},
+		{200000, 7, 825, "declares 1400000 column chunks in 200000 row groups, more than its 825 bytes of data can hold (reading the metadata would take about 3.4 GiB)"},
+		{200000, 7, 1 << 40, "reading it would take about 3.4 GiB, more than the 1.0 GiB ihope allows"},
+		{58996, 7, 1 << 40, ""}, // 412,972 chunks: just under 1 GiB
+		{58997, 7, 1 << 40, "declares 412979 column chunks"},
+	} {
+		b := footerOf(c.groups, c.k)
+		groups, chunks, err := footerShape(b)
+		if err != nil || groups != c.groups || chunks != c.groups*uint64(c.k) {
+			t.Errorf("%d x %d: footerShape gives %d, %d, %v", c.groups, c.k, groups, chunks, err)
+		}
+		if msg := checkFooterShape(b, c.dataEnd); (c.want == "" && msg != "") || !strings.Contains(msg, c.want) {
+			t.Errorf("%d x %d in %d bytes: %q, want %q", c.groups, c.k, c.dataEnd, msg, c.want)
+		}
+	}
+}
