@@ -187,12 +187,15 @@ func checkChunks(chk *pqChecker, g int, n int64, cols []*pqColumn, leaf []int, i
 		}()
 	}
 	wg.Wait()
+	// A damaged chunk is reported before one ihope cannot read as it is.
 	for i, msg := range msgs {
-		if k := strings.Index(msg, lz4Unsafe); k >= 0 { // not damaged: a codec ihope cannot read there
-			return &FormatError{File: name, Column: cols[i].col.name, Msg: fmt.Sprintf("%s (row group %d, %s)", msg[k:], g, strings.TrimSuffix(msg[:k], ": "))}
-		}
-		if msg != "" {
+		if msg != "" && !strings.HasPrefix(msg, lz4Unsafe) {
 			return &FormatError{File: name, Column: cols[i].col.name, Msg: fmt.Sprintf("damaged Parquet file: row group %d: %s", g, msg)}
+		}
+	}
+	for i, msg := range msgs {
+		if msg != "" {
+			return &FormatError{File: name, Column: cols[i].col.name, Msg: fmt.Sprintf("row group %d: %s", g, msg)}
 		}
 	}
 	return nil

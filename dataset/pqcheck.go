@@ -239,6 +239,10 @@ type pqChecker struct {
 	// and the lengths of its byte arrays (checkValues).
 	head, raw, out []byte
 	lens           [2][]int64
+
+	// unsafe is the refusal of the chunk's first LZ4_RAW page parquet-go
+	// would lose (see lz4Unsafe), reported if the chunk is not damaged.
+	unsafe string
 }
 
 // readHeader decodes the page header at off into h, with at most left
@@ -483,6 +487,7 @@ func (c *pqChecker) checkChunk(cc *format.ColumnChunk, rows int64, col pqColumnI
 	}
 	total := m.TotalCompressedSize
 	bound := maxExpansion * c.size
+	c.unsafe = ""
 	dictN := -1 // entries of the dictionary, -1 before a dictionary page
 	var values int64
 	for page, pos := 0, int64(0); pos < total; page++ {
@@ -611,7 +616,7 @@ func (c *pqChecker) checkChunk(cc *format.ColumnChunk, rows int64, col pqColumnI
 	if values != rows {
 		return fmt.Sprintf("its pages hold %d values, but its row group has %d rows", values, rows)
 	}
-	return ""
+	return c.unsafe
 }
 
 // decompress decompresses a page that declares n bytes uncompressed into
@@ -666,8 +671,8 @@ func (c *pqChecker) decompress(codec format.CompressionCodec, src []byte, n int)
 	if len(out) != n {
 		return nil, fmt.Sprintf("its %s stream holds %d bytes, its header declares %d", codec, len(out), n)
 	}
-	if codec == format.Lz4Raw && 3*len(src) > n {
-		return nil, fmt.Sprintf("%s page of %d bytes that decompresses to %d", lz4Unsafe, len(src), n)
+	if codec == format.Lz4Raw && 3*len(src) > n && c.unsafe == "" {
+		c.unsafe = fmt.Sprintf("%s page of %d bytes that decompresses to %d", lz4Unsafe, len(src), n)
 	}
 	return out, ""
 }
