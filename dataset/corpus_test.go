@@ -14,15 +14,18 @@ import (
 	"github.com/ihope-ope/ihope/ope"
 )
 
-// corpusDir holds one log (log.csv) and its Parquet forms as DuckDB
-// writes them (make.mjs made them, with DuckDB 1.5.6).
+// corpusDir holds one log (log.csv) and its Parquet forms as DuckDB and
+// arrow-rs write them (make.mjs made them, with DuckDB 1.5.6 and
+// parquet-wasm 0.8.0).
 const corpusDir = "testdata/parquet-corpus"
 
 // TestParquetCorpus reads every Parquet form of the corpus's log, from
-// DuckDB (committed files) and from parquet-go (written here), and checks
+// DuckDB and arrow-rs (committed files) and from parquet-go (written
+// here), and checks
 // it against the CSV form: the same Dataset and the same estimates. The
-// LZ4 files are refused with the message that says what to do, since
-// parquet-go loses their pages (see lz4Unsafe in pqcheck.go).
+// LZ4 files, and RLE-encoded booleans, are refused with the message that
+// says what to do, since parquet-go misreads them (see lz4Unsafe and
+// rleBooleansMisread in pqcheck.go).
 func TestParquetCorpus(t *testing.T) {
 	csv, err := os.ReadFile(filepath.Join(corpusDir, "log.csv"))
 	if err != nil {
@@ -64,6 +67,10 @@ func TestParquetCorpus(t *testing.T) {
 		{"duckdb-lz4-v1", lz4},
 		{"duckdb-lz4-v2", lz4},
 		{"duckdb-csv-types", ""},
+		{"arrow-rs-default", ""},
+		{"arrow-rs-zstd-v2", ""},
+		{"arrow-rs-lz4-v2", lz4},
+		{"arrow-rs-snappy-v2-bool", "ihope cannot read these RLE-encoded booleans"},
 	}
 	for _, c := range cases {
 		b, err := os.ReadFile(filepath.Join(corpusDir, c.name+".parquet"))

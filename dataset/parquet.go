@@ -189,7 +189,7 @@ func checkChunks(chk *pqChecker, g int, n int64, cols []*pqColumn, leaf []int, i
 	wg.Wait()
 	// A damaged chunk is reported before one ihope cannot read as it is.
 	for i, msg := range msgs {
-		if msg != "" && !strings.HasPrefix(msg, lz4Unsafe) {
+		if msg != "" && !unreadable(msg) {
 			return &FormatError{File: name, Column: cols[i].col.name, Msg: fmt.Sprintf("damaged Parquet file: row group %d: %s", g, msg)}
 		}
 	}
@@ -199,6 +199,12 @@ func checkChunks(chk *pqChecker, g int, n int64, cols []*pqColumn, leaf []int, i
 		}
 	}
 	return nil
+}
+
+// unreadable reports whether a message of checkChunk's refuses a page
+// that is not damaged but that parquet-go would misread.
+func unreadable(msg string) bool {
+	return strings.Contains(msg, lz4Unsafe) || strings.Contains(msg, booleanMisread)
 }
 
 // readBatches reads n rows of the columns in batches of pqBatch and calls

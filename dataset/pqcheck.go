@@ -883,10 +883,74 @@ func checkBooleans(enc format.Encoding, b []byte, n int) string {
 		if k != int64(len(b)-4) {
 			return fmt.Sprintf("declares %d bytes of booleans in %d", k, len(b)-4)
 		}
-		_, msg := scanLevels(b[4:], n)
-		return msg
+		if _, msg := scanLevels(b[4:], n); msg != "" {
+			return msg
+		}
+		if i := rleBooleansMisread(b[4:], n); i >= 0 {
+			return fmt.Sprintf("%s (value %d)", booleanMisread, i)
+		}
+		return ""
 	}
 	return fmt.Sprintf("booleans encoded as %s, which ihope does not read", enc)
+}
+
+// booleanMisread refuses RLE-encoded booleans that parquet-go would
+// misread.
+const booleanMisread = "ihope cannot read these RLE-encoded booleans " +
+	"(parquet-go, its Parquet reader, misreads them); write the column as an integer (0/1), " +
+	"or with version 1 data pages (arrow-rs: WriterVersion V1; pyarrow: data_page_version=\"1.0\")"
+
+// rleBooleansMisread returns the first of the n booleans in b (an
+// RLE/bit-packed hybrid stream of bit width 1, checked by scanLevels)
+// that parquet-go (0.32) reads wrongly, or -1 if it reads them all
+// right. Its decoder appends a bit-packed run's bytes as they are, but an
+// RLE run of k values as ceil(k/8) copies of the value's byte: a run of
+// ones reads as 0x01 bytes, and a run of a length not a multiple of 8
+// shifts every value after it (arrow-rs's v2 pages: a terminal of 1 on
+// row 11 read on row 17).
+func rleBooleansMisread(b []byte, n int) int {
+	var right, theirs []byte // bits, least significant first
+	total := 0
+	set := func(dst []byte, i int, v bool) []byte {
+		for len(dst) <= i/8 {
+			dst = append(dst, 0)
+		}
+		if v {
+			dst[i/8] |= 1 << (i % 8)
+		}
+		return dst
+	}
+	for i := 0; i < len(b) && total < n; {
+		h, k := binary.Uvarint(b[i:])
+		i += k
+		count := int(h >> 1)
+		if h&1 == 1 {
+			run := b[i : i+count]
+			for j := range 8 * count {
+				right = set(right, total+j, run[j/8]>>(j%8)&1 == 1)
+			}
+			theirs = append(theirs, run...)
+			total += 8 * count
+			i += count
+		} else {
+			v := b[i]
+			for j := range count {
+				right = set(right, total+j, v == 1)
+			}
+			for range (count + 7) / 8 {
+				theirs = append(theirs, v)
+			}
+			total += count
+			i++
+		}
+	}
+	for i := range n {
+		r := right[i/8]>>(i%8)&1 == 1
+		if i/8 >= len(theirs) || theirs[i/8]>>(i%8)&1 == 1 != r {
+			return i
+		}
+	}
+	return -1
 }
 
 // checkPlain checks n plainly encoded values: n fixed-size values, or n

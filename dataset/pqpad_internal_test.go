@@ -123,3 +123,26 @@ func TestFooterShape(t *testing.T) {
 		}
 	}
 }
+
+// TestRLEBooleansMisread checks which RLE-encoded booleans are refused:
+// those parquet-go reads wrongly (its RLE runs are whole bytes of the
+// value), and only those.
+func TestRLEBooleansMisread(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		b    []byte
+		n    int
+		want int
+	}{
+		{"bit-packed only", hybrid(hybridRun{groups: 2, fill: 0x5a}), 13, -1},
+		{"zeros in whole bytes, then bit-packed", hybrid(hybridRun{rle: 16}, hybridRun{groups: 1, fill: 0x04}), 24, -1},
+		{"ones", hybrid(hybridRun{rle: 8, v: 1}), 8, 1},
+		// arrow-rs's v2 pages: 10 false then a true, read at 16.
+		{"a run of 10 zeros, then a one", hybrid(hybridRun{rle: 10}, hybridRun{rle: 1, v: 1}), 11, 10},
+		{"zeros to the end", hybrid(hybridRun{rle: 11}), 11, -1},
+	} {
+		if got := rleBooleansMisread(c.b, c.n); got != c.want {
+			t.Errorf("%s: %d, want %d", c.name, got, c.want)
+		}
+	}
+}

@@ -6,10 +6,12 @@
 // Run it outside the repository's module (npm installs into the current
 // directory):
 //
-//	mkdir /tmp/duck && cd /tmp/duck && npm install @duckdb/node-api@1.5.6-r.1
+//	mkdir /tmp/duck && cd /tmp/duck
+//	npm install @duckdb/node-api@1.5.6-r.1 parquet-wasm@0.8.0 apache-arrow
 //	node /path/to/dataset/testdata/parquet-corpus/make.mjs /path/to/dataset/testdata/parquet-corpus
 //
-// Tested with DuckDB 1.5.6 (@duckdb/node-api 1.5.6-r.1), Node 20.
+// Tested with DuckDB 1.5.6 (@duckdb/node-api 1.5.6-r.1), parquet-wasm
+// 0.8.0 (arrow-rs), apache-arrow 21, Node 20.
 import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
@@ -18,7 +20,11 @@ import { pathToFileURL } from 'node:url';
 // @duckdb/node-api is resolved from the current directory, where npm
 // installed it, not from this file's.
 const require = createRequire(join(process.cwd(), 'make.cjs'));
-const { DuckDBInstance } = await import(pathToFileURL(require.resolve('@duckdb/node-api')).href);
+const load = (name) => import(pathToFileURL(require.resolve(name)).href);
+const { DuckDBInstance } = await load('@duckdb/node-api');
+// parquet-wasm is arrow-rs's writer (the Rust Arrow implementation's).
+const pw = await load('parquet-wasm');
+const arrow = await load('apache-arrow');
 
 const dir = resolve(process.argv[2] ?? '.');
 
@@ -34,6 +40,7 @@ function rand() { // a 64-bit LCG (Knuth's MMIX), top 31 bits
   return Number(seed >> 33n) / 2 ** 31;
 }
 const lines = ['episode,t,state,action,reward,behavior_prob,target_prob,next_state,terminal'];
+const cols = { episode: [], t: [], state: [], action: [], reward: [], behavior_prob: [], target_prob: [], next_state: [], terminal: [] };
 let rows = 0;
 for (let e = 0; e < 149; e++) {
   const len = 3 + Math.floor(rand() * 12);
@@ -49,6 +56,10 @@ for (let e = 0; e < 149; e++) {
     const ns = last && !terminal ? String(next) : '';
     const term = last && terminal ? 1 : 0;
     lines.push(`ep${String(e).padStart(3, '0')},${t},${s},${a},${r},${b},${p},${ns},${term}`);
+    for (const [k, v] of Object.entries({
+      episode: `ep${String(e).padStart(3, '0')}`, t, state: s, action: a, reward: r, behavior_prob: b,
+      target_prob: p, next_state: ns === '' ? null : next, terminal: term === 1,
+    })) cols[k].push(v);
     s = next;
     rows++;
   }
@@ -85,4 +96,34 @@ for (const codec of ['uncompressed', 'snappy', 'gzip', 'zstd', 'brotli', 'lz4'])
 }
 // The types DuckDB gives a CSV by itself: ids and terminal as BIGINT.
 await copy('duckdb-csv-types', `SELECT * FROM read_csv('${join(dir, 'log.csv')}') ORDER BY episode, t`);
+
+// arrow-rs through parquet-wasm: its defaults (uncompressed, dictionaries,
+// v1 pages, terminal BOOLEAN and next_state a nullable INT32), and v2 data
+// pages (which DuckDB does not write) with three codecs: terminal an INT32
+// with zstd and lz4, BOOLEAN with snappy (RLE-encoded in v2 pages, which
+// parquet-go misreads: refused).
+function arrowTable(terminal) {
+  return arrow.makeTable({
+    episode: arrow.vectorFromArray(cols.episode, new arrow.Utf8()),
+    t: arrow.vectorFromArray(cols.t, new arrow.Int32()),
+    state: arrow.vectorFromArray(cols.state, new arrow.Int32()),
+    action: arrow.vectorFromArray(cols.action, new arrow.Int32()),
+    reward: arrow.vectorFromArray(cols.reward, new arrow.Float64()),
+    behavior_prob: arrow.vectorFromArray(cols.behavior_prob, new arrow.Float64()),
+    target_prob: arrow.vectorFromArray(cols.target_prob, new arrow.Float64()),
+    next_state: arrow.vectorFromArray(cols.next_state, new arrow.Int32()),
+    terminal,
+  });
+}
+const bools = arrow.tableToIPC(arrowTable(arrow.vectorFromArray(cols.terminal, new arrow.Bool())), 'stream');
+const ints = arrow.tableToIPC(arrowTable(arrow.vectorFromArray(cols.terminal.map(Number), new arrow.Int32())), 'stream');
+function arrowRS(name, ipc, props) {
+  writeFileSync(join(dir, name + '.parquet'), pw.writeParquet(pw.Table.fromIPCStream(ipc), props));
+  files.push(name);
+}
+const v2 = (c) => new pw.WriterPropertiesBuilder().setCompression(c).setWriterVersion(pw.WriterVersion.V2).build();
+arrowRS('arrow-rs-default', bools, null);
+arrowRS('arrow-rs-snappy-v2-bool', bools, v2(pw.Compression.SNAPPY));
+arrowRS('arrow-rs-zstd-v2', ints, v2(pw.Compression.ZSTD));
+arrowRS('arrow-rs-lz4-v2', ints, v2(pw.Compression.LZ4_RAW));
 console.log(files.join('\n'));
