@@ -241,7 +241,7 @@ func layoutProblems(names []string, o *ReadOptions) (*layout, []problem) {
 			case names[p] == name:
 				fail(name, "duplicate column (columns %d and %d have this name)", p+1, j+1)
 			default:
-				fail(name, "is %s (%s), but column %d, %q, is %s too", contract, flag, p+1, names[p], contract)
+				fail(name, "is %s (%s), but column %d, %s, is %s too", contract, flag, p+1, quoteName(names[p]), contract)
 			}
 			continue
 		}
@@ -319,7 +319,7 @@ func layoutProblems(names []string, o *ReadOptions) (*layout, []problem) {
 		b, okB := first[pair[1]]
 		if okA && okB {
 			later := names[max(a, b)]
-			fail(later, "both %q and %q are given; use one of them", names[min(a, b)], later)
+			fail(later, "both %s and %s are given; use one of them", quoteName(names[min(a, b)]), quoteName(later))
 		}
 	}
 

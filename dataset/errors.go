@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // FormatError reports a log that breaks the log contract (see the package
@@ -43,11 +44,11 @@ func (e *FormatError) Error() string {
 	}
 	switch {
 	case e.Row > 0 && e.Column != "":
-		fmt.Fprintf(&b, "row %d, column %q: ", e.Row, e.Column)
+		fmt.Fprintf(&b, "row %d, column %s: ", e.Row, quoteName(e.Column))
 	case e.Row > 0:
 		fmt.Fprintf(&b, "row %d: ", e.Row)
 	case e.Column != "":
-		fmt.Fprintf(&b, "column %q: ", e.Column)
+		fmt.Fprintf(&b, "column %s: ", quoteName(e.Column))
 	}
 	b.WriteString(e.Msg)
 	return b.String()
@@ -61,6 +62,23 @@ func quote(b []byte) string {
 		return strconv.Quote(string(b[:max])) + "…"
 	}
 	return strconv.Quote(string(b))
+}
+
+// maxNameLen is the longest column name a message prints whole.
+const maxNameLen = 64
+
+// quoteName returns a column name quoted for an error message; a longer
+// name than maxNameLen is cut there, with an ellipsis and its length (a
+// Parquet file's 16 MiB column name made 50 MB of stderr).
+func quoteName(s string) string {
+	if len(s) <= maxNameLen {
+		return strconv.Quote(s)
+	}
+	cut := maxNameLen
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes)", strconv.Quote(s[:cut]), len(s))
 }
 
 // num formats a float for an error message (shortest exact form).

@@ -166,6 +166,10 @@ func (h *hints) plan(unknown []int) map[int]suggestion {
 	var near []int
 	for _, j := range unknown {
 		name := h.names[j]
+		if len(name) > maxNameLen { // a flag naming it would be as long
+			h.out[j] = suggestion{msg: "unknown column: rename it (a name this long cannot be given as a flag)"}
+			continue
+		}
 		if h.count[name] > 1 {
 			h.out[j] = ignoreSuggestion(name, fmt.Sprintf("unknown column, given %d times: drop every copy with --ignore %s, or rename them", h.count[name], shellWord(name)))
 		}

@@ -323,7 +323,7 @@ func headerError(file string, row int, ps []problem) error {
 	for _, p := range ps {
 		b.WriteString("\n  ")
 		if p.col != "" {
-			fmt.Fprintf(&b, "column %q: ", p.col)
+			fmt.Fprintf(&b, "column %s: ", quoteName(p.col))
 		}
 		if p.short != "" {
 			b.WriteString(p.short)
@@ -453,6 +453,9 @@ type suggestion struct {
 // contract name ("Episode", "rewrad") too, and anything else is dropped
 // with --ignore.
 func suggestFor(name string) suggestion {
+	if len(name) > maxNameLen { // a flag naming it would be as long
+		return suggestion{msg: "unknown column: rename it (a name this long cannot be given as a flag)"}
+	}
 	canon := canonical(name)
 	if a, ok := aliases[canon]; ok {
 		flag := "--column " + shellWord(a.role+"="+name)

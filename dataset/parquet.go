@@ -9,6 +9,7 @@ import (
 	"math"
 	"reflect"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -186,12 +187,24 @@ func checkChunks(chk *pqChecker, g int, n int64, cols []*pqColumn, leaf []int, i
 		}()
 	}
 	wg.Wait()
+	// A damaged chunk is reported before one ihope cannot read as it is.
 	for i, msg := range msgs {
-		if msg != "" {
+		if msg != "" && !unreadable(msg) {
 			return &FormatError{File: name, Column: cols[i].col.name, Msg: fmt.Sprintf("damaged Parquet file: row group %d: %s", g, msg)}
 		}
 	}
+	for i, msg := range msgs {
+		if msg != "" {
+			return &FormatError{File: name, Column: cols[i].col.name, Msg: fmt.Sprintf("row group %d: %s", g, msg)}
+		}
+	}
 	return nil
+}
+
+// unreadable reports whether a message of checkChunk's refuses a page
+// that is not damaged but that parquet-go would misread.
+func unreadable(msg string) bool {
+	return strings.Contains(msg, lz4Unsafe) || strings.Contains(msg, booleanMisread)
 }
 
 // readBatches reads n rows of the columns in batches of pqBatch and calls
@@ -303,7 +316,8 @@ func newPQColumn(col *column, t parquet.Type) (*pqColumn, string) {
 	}
 	switch {
 	case c.labels && c.kind == parquet.ByteArray:
-	case (c.kind == parquet.Int32 || c.kind == parquet.Int64) && plainNumber:
+	case (c.kind == parquet.Int32 || c.kind == parquet.Int64) && plainNumber,
+		c.kind == parquet.Boolean && (col.role == roleTerminal || col.role == roleTruncated): // as true/false in CSV
 		for k := range c.bufs {
 			c.bufs[k].i = make([]int64, pqBatch)
 		}
@@ -322,7 +336,7 @@ func newPQColumn(col *column, t parquet.Type) (*pqColumn, string) {
 				want += labelHint(" is not a number", col.role)
 			}
 		case col.role == roleTerminal || col.role == roleTruncated:
-			want = "0 or 1 as an integer (INT32 or INT64) or a FLOAT or DOUBLE (write a bool column as integers, e.g. pandas' astype(\"int8\"))"
+			want = "BOOLEAN, or 0 or 1 as an integer (INT32 or INT64) or a FLOAT or DOUBLE"
 		}
 		return nil, fmt.Sprintf("has type %s, want %s", typeName(t), want)
 	}
@@ -381,6 +395,11 @@ func (c *pqColumn) convert(i int, out *pqValues) {
 		return
 	}
 	switch c.kind {
+	case parquet.Boolean:
+		out.i[i] = 0
+		if v.Boolean() {
+			out.i[i] = 1
+		}
 	case parquet.Int32:
 		if c.unsigned {
 			out.i[i] = int64(uint32(v.Int32()))

@@ -239,6 +239,10 @@ type pqChecker struct {
 	// and the lengths of its byte arrays (checkValues).
 	head, raw, out []byte
 	lens           [2][]int64
+
+	// unsafe is the refusal of the chunk's first LZ4_RAW page parquet-go
+	// would lose (see lz4Unsafe), reported if the chunk is not damaged.
+	unsafe string
 }
 
 // readHeader decodes the page header at off into h, with at most left
@@ -273,6 +277,9 @@ func newPQChecker(r io.ReaderAt, size int64) (*pqChecker, string) {
 	if _, err := r.ReadAt(footer, c.dataEnd); err != nil && !errors.Is(err, io.EOF) {
 		return nil, err.Error()
 	}
+	if msg := checkFooterShape(footer, c.dataEnd); msg != "" {
+		return nil, msg
+	}
 	used, err := decodeThrift(footer, &c.md)
 	if err != nil {
 		return nil, "its metadata (footer) is damaged: " + err.Error()
@@ -281,6 +288,130 @@ func newPQChecker(r io.ReaderAt, size int64) (*pqChecker, string) {
 		return nil, fmt.Sprintf("its metadata (footer) ends %d bytes before the footer does (an encrypted file?)", len(footer)-used)
 	}
 	return c, c.checkMeta()
+}
+
+const (
+	// minChunkBytes is the least a column chunk takes in a file's data:
+	// one page header (a page of no values takes about 15 bytes).
+	minChunkBytes = 8
+	// chunkMemory is what one column chunk of the metadata takes in
+	// memory once decoded, here and by parquet-go (measured: a footer of
+	// 200,000 row groups of 7 columns, 107 MB, took 3.7 GB).
+	chunkMemory = 2600
+	// maxMetaMemory bounds the memory a file's metadata may take decoded.
+	maxMetaMemory = 1 << 30
+)
+
+// checkFooterShape counts the row groups and column chunks the footer
+// declares, walking it without decoding (decoded, each chunk takes about
+// chunkMemory bytes), and refuses a footer whose chunks could not each
+// have a page in the dataEnd bytes of data before it, or whose decoding
+// would take more than maxMetaMemory.
+func checkFooterShape(footer []byte, dataEnd int64) string {
+	groups, chunks, err := footerShape(footer)
+	if err != nil {
+		return "its metadata (footer) is damaged: " + err.Error()
+	}
+	need := chunks * chunkMemory
+	switch {
+	case chunks > uint64(max(dataEnd, 0))/minChunkBytes:
+		return fmt.Sprintf("its metadata (footer) declares %d column chunks in %d row groups, more than its %d bytes of data can hold (reading the metadata would take about %s)",
+			chunks, groups, dataEnd, memSize(need))
+	case need > maxMetaMemory:
+		return fmt.Sprintf("its metadata (footer) declares %d column chunks in %d row groups; reading it would take about %s, more than the %s ihope allows for a file's metadata: write the file with fewer, larger row groups (e.g. 100,000 rows or more each)",
+			chunks, groups, memSize(need), memSize(maxMetaMemory))
+	}
+	return ""
+}
+
+// memSize formats a number of bytes for a message.
+func memSize(b uint64) string {
+	if b >= 1<<30 {
+		return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
+	}
+	return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20))
+}
+
+// footerShape returns the number of row groups in a FileMetaData struct
+// (field 4, a list of RowGroup) and of column chunks in them (RowGroup's
+// field 1), walking the rest unread.
+func footerShape(b []byte) (groups, chunks uint64, err error) {
+	w := thriftWalker{b: b}
+	// fields walks a struct's fields, calling f on each; f returns
+	// whether it has consumed the field's value.
+	fields := func(f func(id int, t byte) (bool, error)) error {
+		id := 0
+		for {
+			h, err := w.next()
+			if err != nil || h == 0 {
+				return err
+			}
+			if h>>4 == 0 {
+				v, err := w.uvarint()
+				if err != nil {
+					return err
+				}
+				id = int(int64(v>>1) ^ -int64(v&1))
+			} else {
+				id += int(h >> 4)
+			}
+			done, err := f(id, h&0xf)
+			if err != nil {
+				return err
+			}
+			if !done {
+				if err := w.value(h & 0xf); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	listHead := func() (uint64, byte, error) {
+		h, err := w.next()
+		if err != nil {
+			return 0, 0, err
+		}
+		n := uint64(h >> 4)
+		if n == 15 {
+			if n, err = w.uvarint(); err != nil {
+				return 0, 0, err
+			}
+		}
+		return n, h & 0xf, w.count(n, 1)
+	}
+	err = fields(func(id int, t byte) (bool, error) {
+		if id != 4 || t != 9 {
+			return false, nil
+		}
+		n, et, err := listHead()
+		if err != nil || et != 12 {
+			return true, err
+		}
+		groups += n
+		for range n {
+			err := fields(func(id int, t byte) (bool, error) {
+				if id != 1 || t != 9 {
+					return false, nil
+				}
+				k, et, err := listHead()
+				if err != nil {
+					return true, err
+				}
+				chunks += k
+				for range k {
+					if err := w.element(et); err != nil {
+						return true, err
+					}
+				}
+				return true, nil
+			})
+			if err != nil {
+				return true, err
+			}
+		}
+		return true, nil
+	})
+	return groups, chunks, err
 }
 
 // checkMeta checks what the metadata declares against the file: the rows
@@ -356,6 +487,7 @@ func (c *pqChecker) checkChunk(cc *format.ColumnChunk, rows int64, col pqColumnI
 	}
 	total := m.TotalCompressedSize
 	bound := maxExpansion * c.size
+	c.unsafe = ""
 	dictN := -1 // entries of the dictionary, -1 before a dictionary page
 	var values int64
 	for page, pos := 0, int64(0); pos < total; page++ {
@@ -484,7 +616,7 @@ func (c *pqChecker) checkChunk(cc *format.ColumnChunk, rows int64, col pqColumnI
 	if values != rows {
 		return fmt.Sprintf("its pages hold %d values, but its row group has %d rows", values, rows)
 	}
-	return ""
+	return c.unsafe
 }
 
 // decompress decompresses a page that declares n bytes uncompressed into
@@ -539,8 +671,23 @@ func (c *pqChecker) decompress(codec format.CompressionCodec, src []byte, n int)
 	if len(out) != n {
 		return nil, fmt.Sprintf("its %s stream holds %d bytes, its header declares %d", codec, len(out), n)
 	}
+	if codec == format.Lz4Raw && 3*len(src) > n && c.unsafe == "" {
+		c.unsafe = fmt.Sprintf("%s page of %d bytes that decompresses to %d", lz4Unsafe, len(src), n)
+	}
 	return out, ""
 }
+
+// lz4Unsafe starts the message that refuses an LZ4_RAW page that
+// compresses less than 3:1. parquet-go (0.32) decodes LZ4_RAW into a
+// buffer of 3 times the compressed size; when that is larger than the
+// buffer it was given, it decodes into a new one and then keeps the old,
+// so the page reads as whatever that buffer held before (DuckDB's LZ4
+// files failed with "decoding level expected 5000 values but got only
+// 0"; a stale buffer could as well read as wrong numbers). Pages that
+// compress 3:1 or better decode in place and are read.
+const lz4Unsafe = "ihope cannot read LZ4_RAW pages that compress less than 3:1 " +
+	"(parquet-go, its Parquet reader, loses them); write the file with ZSTD or Snappy instead " +
+	"(DuckDB: COPY ... TO 'log.parquet' (FORMAT parquet, COMPRESSION zstd); pandas: to_parquet(..., compression=\"zstd\")): an LZ4_RAW"
 
 // scratch returns the checker's buffer for decompressed pages, n bytes
 // long.
@@ -569,9 +716,34 @@ func readExactly(r io.Reader, out []byte) ([]byte, error) {
 	return out, nil
 }
 
+// maxPad is how many values the last run of an RLE/bit-packed hybrid
+// stream may hold past the values its page declares. The format counts
+// a bit-packed run in groups of 8 values, so a writer pads the last group
+// (parquet-go, Arrow, parquet-mr pad by at most 7); DuckDB bit-packs in
+// blocks of 256 values and declares the whole last block (5,120 values
+// for a page of 5,000). Readers stop at the page's values and never look
+// at the padding, so it is harmless; a run that starts after the page's
+// values, or pads by more, is refused as a page that lies.
+const maxPad = 255
+
+// runFits checks a run of count values starting after total of a page
+// of n values: it must start before the page's values end and end at
+// most maxPad values after them. what names the values in a message.
+func runFits(count uint64, total, n int, what string) string {
+	switch {
+	case count == 0:
+		return ""
+	case total >= n:
+		return fmt.Sprintf("a run of %d %s after the %d values of its page", count, what, n)
+	case count > uint64(n-total+maxPad):
+		return fmt.Sprintf("a run of %d %s in a page of %d values (%d left)", count, what, n, n-total)
+	}
+	return ""
+}
+
 // scanLevels checks the definition levels of n values (bit width 1,
 // RLE/bit-packed hybrid) and returns how many are 1 (not null): runs must
-// add up to the n values (bit-packed groups of 8 may pad by 7).
+// add up to the n values, the last padded by at most maxPad.
 func scanLevels(b []byte, n int) (ones int, msg string) {
 	total := 0
 	for i := 0; i < len(b); {
@@ -581,16 +753,15 @@ func scanLevels(b []byte, n int) (ones int, msg string) {
 		}
 		i += k
 		count := h >> 1
-		if count > uint64(n+8) {
-			return 0, fmt.Sprintf("a run of %d levels in a page of %d values", count, n)
-		}
-		take := max(0, min(int(count), n-total))
 		if h&1 == 1 { // count groups of 8, a byte each
-			if int(count) > len(b)-i {
+			if count > uint64(len(b)-i) {
 				return 0, "a bit-packed run longer than its data"
 			}
+			if msg := runFits(8*count, total, n, "levels"); msg != "" {
+				return 0, msg
+			}
 			run := b[i : i+int(count)]
-			take = max(0, min(8*int(count), n-total))
+			take := max(0, min(8*int(count), n-total))
 			for j := 0; j < take/8; j++ {
 				ones += bits.OnesCount8(run[j])
 			}
@@ -600,21 +771,21 @@ func scanLevels(b []byte, n int) (ones int, msg string) {
 			total += 8 * int(count)
 			i += int(count)
 		} else {
+			if msg := runFits(count, total, n, "levels"); msg != "" {
+				return 0, msg
+			}
 			if i >= len(b) {
 				return 0, "a run without its value"
 			}
 			switch b[i] {
 			case 0:
 			case 1:
-				ones += take
+				ones += max(0, min(int(count), n-total))
 			default:
 				return 0, fmt.Sprintf("level %d in a column whose levels are 0 and 1", b[i])
 			}
 			total += int(count)
 			i++
-		}
-		if total > n+7 {
-			return 0, fmt.Sprintf("levels for %d values in a page of %d", total, n)
 		}
 	}
 	if total < n {
@@ -628,6 +799,9 @@ func scanLevels(b []byte, n int) (ones int, msg string) {
 // dictionary).
 func checkValues(enc format.Encoding, b []byte, n int, col pqColumnInfo, dictN int, lens *[2][]int64) string {
 	size := col.valueSize()
+	if col.kind == parquet.Boolean {
+		return checkBooleans(enc, b, n)
+	}
 	switch enc {
 	case format.Plain:
 		return checkPlain(b, n, col)
@@ -691,6 +865,94 @@ func checkValues(enc format.Encoding, b []byte, n int, col pqColumnInfo, dictN i
 	return fmt.Sprintf("values encoded as %s, which ihope does not read", enc)
 }
 
+// checkBooleans checks n BOOLEAN values: bit-packed, a bit each (PLAIN),
+// or an RLE/bit-packed hybrid stream of bit width 1 after its 4-byte
+// length (RLE, which v2 pages use).
+func checkBooleans(enc format.Encoding, b []byte, n int) string {
+	switch enc {
+	case format.Plain:
+		if len(b) != (n+7)/8 {
+			return fmt.Sprintf("%d bytes for %d booleans", len(b), n)
+		}
+		return ""
+	case format.RLE:
+		if len(b) < 4 {
+			return "no length before the booleans"
+		}
+		k := int64(binary.LittleEndian.Uint32(b))
+		if k != int64(len(b)-4) {
+			return fmt.Sprintf("declares %d bytes of booleans in %d", k, len(b)-4)
+		}
+		if _, msg := scanLevels(b[4:], n); msg != "" {
+			return msg
+		}
+		if i := rleBooleansMisread(b[4:], n); i >= 0 {
+			return fmt.Sprintf("%s (value %d)", booleanMisread, i)
+		}
+		return ""
+	}
+	return fmt.Sprintf("booleans encoded as %s, which ihope does not read", enc)
+}
+
+// booleanMisread refuses RLE-encoded booleans that parquet-go would
+// misread.
+const booleanMisread = "ihope cannot read these RLE-encoded booleans " +
+	"(parquet-go, its Parquet reader, misreads them); write the column as an integer (0/1), " +
+	"or with version 1 data pages (arrow-rs: WriterVersion V1; pyarrow: data_page_version=\"1.0\")"
+
+// rleBooleansMisread returns the first of the n booleans in b (an
+// RLE/bit-packed hybrid stream of bit width 1, checked by scanLevels)
+// that parquet-go (0.32) reads wrongly, or -1 if it reads them all
+// right. Its decoder appends a bit-packed run's bytes as they are, but an
+// RLE run of k values as ceil(k/8) copies of the value's byte: a run of
+// ones reads as 0x01 bytes, and a run of a length not a multiple of 8
+// shifts every value after it (arrow-rs's v2 pages: a terminal of 1 on
+// row 11 read on row 17).
+func rleBooleansMisread(b []byte, n int) int {
+	var right, theirs []byte // bits, least significant first
+	total := 0
+	set := func(dst []byte, i int, v bool) []byte {
+		for len(dst) <= i/8 {
+			dst = append(dst, 0)
+		}
+		if v {
+			dst[i/8] |= 1 << (i % 8)
+		}
+		return dst
+	}
+	for i := 0; i < len(b) && total < n; {
+		h, k := binary.Uvarint(b[i:])
+		i += k
+		count := int(h >> 1)
+		if h&1 == 1 {
+			run := b[i : i+count]
+			for j := range 8 * count {
+				right = set(right, total+j, run[j/8]>>(j%8)&1 == 1)
+			}
+			theirs = append(theirs, run...)
+			total += 8 * count
+			i += count
+		} else {
+			v := b[i]
+			for j := range count {
+				right = set(right, total+j, v == 1)
+			}
+			for range (count + 7) / 8 {
+				theirs = append(theirs, v)
+			}
+			total += count
+			i++
+		}
+	}
+	for i := range n {
+		r := right[i/8]>>(i%8)&1 == 1
+		if i/8 >= len(theirs) || theirs[i/8]>>(i%8)&1 == 1 != r {
+			return i
+		}
+	}
+	return -1
+}
+
 // checkPlain checks n plainly encoded values: n fixed-size values, or n
 // byte arrays each after its 4-byte length, filling b exactly.
 func checkPlain(b []byte, n int, col pqColumnInfo) string {
@@ -747,8 +1009,8 @@ func checkLengths(suffixes, prefixes []int64, rest int) string {
 }
 
 // scanIndices checks the n dictionary indices of width bits each
-// (RLE/bit-packed hybrid): each below dictN, the runs adding up to n
-// (bit-packed groups of 8 may pad by 7).
+// (RLE/bit-packed hybrid): each below dictN, the runs adding up to n, the
+// last padded by at most maxPad.
 func scanIndices(b []byte, n, width, dictN int) string {
 	total := 0
 	vbytes := (width + 7) / 8
@@ -759,10 +1021,13 @@ func scanIndices(b []byte, n, width, dictN int) string {
 		}
 		i += k
 		count := h >> 1
-		if count > uint64(n+8) {
-			return fmt.Sprintf("a run of %d indices in a page of %d values", count, n)
-		}
 		if h&1 == 1 { // count groups of 8 values
+			if count > uint64(n+maxPad) { // before 8*count can overflow
+				return fmt.Sprintf("a run of %d groups of indices in a page of %d values", count, n)
+			}
+			if msg := runFits(8*count, total, n, "indices"); msg != "" {
+				return msg
+			}
 			m := int(count) * width // bytes: 8 values of width bits a group
 			if m > len(b)-i {
 				return "a bit-packed run longer than its data"
@@ -774,6 +1039,9 @@ func scanIndices(b []byte, n, width, dictN int) string {
 			total += 8 * int(count)
 			i += m
 		} else {
+			if msg := runFits(count, total, n, "indices"); msg != "" {
+				return msg
+			}
 			if vbytes > len(b)-i {
 				return "a run without its value"
 			}
@@ -781,14 +1049,11 @@ func scanIndices(b []byte, n, width, dictN int) string {
 			for j := range vbytes {
 				v |= uint64(b[i+j]) << (8 * j)
 			}
-			if count > 0 && total < n && v >= uint64(dictN) {
+			if count > 0 && v >= uint64(dictN) {
 				return fmt.Sprintf("dictionary index %d of a dictionary of %d", v, dictN)
 			}
 			total += int(count)
 			i += vbytes
-		}
-		if total > n+7 {
-			return fmt.Sprintf("indices for %d values in a page of %d", total, n)
 		}
 	}
 	if total < n {

@@ -109,7 +109,7 @@ var parquetForms = []parquetForm{
 	{"dictionary, gzip", &parquet.Gzip, &parquet.RLEDictionary, &parquet.RLEDictionary, &parquet.RLEDictionary, false},
 	{"dictionary, zstd, v2", &parquet.Zstd, &parquet.RLEDictionary, &parquet.RLEDictionary, &parquet.RLEDictionary, true},
 	{"delta, brotli, v2", &parquet.Brotli, &parquet.DeltaBinaryPacked, &parquet.ByteStreamSplit, &parquet.DeltaByteArray, true},
-	{"delta lengths, lz4_raw", &parquet.Lz4Raw, &parquet.DeltaBinaryPacked, &parquet.Plain, &parquet.DeltaLengthByteArray, false},
+	{"delta lengths, gzip", &parquet.Gzip, &parquet.DeltaBinaryPacked, &parquet.Plain, &parquet.DeltaLengthByteArray, false},
 	{"uncompressed, v2", &parquet.Uncompressed, &parquet.Plain, &parquet.ByteStreamSplit, &parquet.Plain, true},
 }
 
@@ -282,7 +282,7 @@ func TestParquetHostile(t *testing.T) {
 			h.UncompressedPageSize--
 			return data
 		}), "its snappy stream declares 96 bytes, its header 95"},
-		{"damaged lz4", withPage(t, lz4, "reward", func(h *format.PageHeader, data []byte) []byte {
+		{"damaged lz4", withPage(t, lz4, "action", func(h *format.PageHeader, data []byte) []byte {
 			for i := range data {
 				data[i] = 0xff
 			}
