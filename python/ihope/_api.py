@@ -89,6 +89,10 @@ def estimate(data, *, target=None, gamma=1.0, estimators=None, estimand=None, bo
                 frame = _log.read(data, roles)
             elif isinstance(data, pd.DataFrame):
                 shown, frame = None, data
+                # An adapter's frame may carry the flags its shape needs
+                # (from_obp: bandit); the caller's own options win.
+                for k, v in data.attrs.get("ihope_options", {}).items():
+                    options.setdefault(k, v)
             else:
                 raise TypeError("data: a DataFrame, a path or an adapter's result, not %s" % type(data).__name__)
             if target is not None:

@@ -140,23 +140,24 @@ def from_obp(bandit_feedback, action_dist=None, *, policy=None):
     (obp/dataset/synthetic.py: ``n_rounds``, ``n_actions``, ``context``
     (n_rounds, dim_context), ``action_context``, ``action``, ``position``,
     ``reward``, ``expected_reward``, ``pscore``; OpenBanditDataset's has the
-    same keys). Each round is an episode of one step that terminates:
-    state_k the context (or one state 0 without one), action, reward,
-    behavior_prob = pscore, terminal = 1.
+    same keys). Each round is an episode of one step that terminates, read
+    with ``ihope estimate --bandit`` (the frame's attrs say so, and
+    ihope.estimate passes it): state_k the context (or one state 0 without
+    one), action, reward, behavior_prob = pscore.
     action_dist: the evaluation policy as OBP gives it, (n_rounds,
     n_actions, len_list), read at each round's position (or (n_rounds,
     n_actions)): the target_prob_k columns; a dict {name: action_dist}
     gives several policies (target_prob_k@name). policy names the one
     policy's columns (target_prob_k@policy).
 
-    A bandit's value is one step's expected reward, the horizon estimand
-    (the default for many episodes): wis-trajectory, and fqe with the
-    whole distribution, run on it; the long-run estimators are left out.
+    A bandit's value is one step's expected reward: is-trajectory (IPW),
+    wis-trajectory (SNIPW), fqe (DM) and dr (DR) run on it; the long-run
+    estimators are left out.
     """
     action = np.asarray(bandit_feedback["action"]).astype(np.int64)
     n = len(action)
     context = bandit_feedback.get("context")
-    cols = {"episode": np.arange(n), "t": np.zeros(n, dtype=np.int64)}
+    cols = {}
     if context is None:
         cols["state"] = np.zeros(n, dtype=np.int64)
     else:
@@ -167,9 +168,6 @@ def from_obp(bandit_feedback, action_dist=None, *, policy=None):
     cols["reward"] = np.asarray(bandit_feedback["reward"], dtype=np.float64).reshape(n)
     if bandit_feedback.get("pscore") is not None:
         cols["behavior_prob"] = np.asarray(bandit_feedback["pscore"], dtype=np.float64).reshape(n)
-    # A round ends the episode: terminal, so that the value models (fqe)
-    # see its zero future instead of an unknown next state.
-    cols["terminal"] = np.ones(n, dtype=np.int8)
     position = bandit_feedback.get("position")
     position = np.zeros(n, dtype=np.int64) if position is None else np.asarray(position).astype(np.int64)
     if action_dist is not None:
@@ -183,7 +181,11 @@ def from_obp(bandit_feedback, action_dist=None, *, policy=None):
             suffix = "" if name is None else "@%s" % name
             for k in range(d.shape[1]):
                 cols["target_prob_%d%s" % (k, suffix)] = d[:, k]
-    return pd.DataFrame(cols)
+    frame = pd.DataFrame(cols)
+    # No episode and no t column: ihope estimate --bandit reads every row as
+    # a one-step episode that ends, and runs IPW, SNIPW, DM and DR.
+    frame.attrs["ihope_options"] = {"bandit": True}
+    return frame
 
 
 def from_scope_rl(logged_dataset, input_dict=None):

@@ -75,8 +75,7 @@ def test_from_obp_matches_hand_wis():
                     expected_reward=np.full((n, k), 0.4), pscore=pi_b[np.arange(n), action])
     dist = rng.dirichlet(np.ones(k), size=n)
     f = ihope.from_obp(feedback, action_dist=dist[:, :, None])
-    assert f["t"].tolist() == [0] * n and f["episode"].tolist() == list(range(n))
-    assert f["terminal"].tolist() == [1] * n
+    assert "episode" not in f.columns and "t" not in f.columns and f.attrs["ihope_options"] == {"bandit": True}
     assert f[["target_prob_0", "target_prob_1", "target_prob_2"]].to_numpy().tolist() == dist.tolist()
     r = ihope.estimate(f, estimators=["wis-trajectory"], bootstrap=0, report=False)
     w = dist[np.arange(n), action] / feedback["pscore"]
@@ -88,6 +87,15 @@ def test_from_obp_matches_hand_wis():
     est = dict(zip(r2.estimates["policy"], r2.estimates["estimate"]))
     assert est["a"] == pytest.approx(want, rel=1e-12)
     assert est["b"] == pytest.approx(feedback["reward"].mean(), rel=1e-12)
+    # The bandit's default set: IPW, SNIPW, DM and DR, and nothing of the
+    # long run (400 rounds: dr's cross-fitted value model needs more than 40).
+    m = 400
+    act = rng.integers(0, k, size=m)
+    big = dict(n_rounds=m, n_actions=k, context=rng.normal(size=(m, 2)), action=act, reward=rng.binomial(1, 0.4, size=m),
+               pscore=np.full(m, 1 / 3))
+    r3 = ihope.estimate(ihope.from_obp(big, action_dist=rng.dirichlet(np.ones(k), size=m)), bootstrap=0, report=False)
+    assert r3.estimates["estimator"].tolist() == ["is-trajectory", "wis-trajectory", "fqe", "dr"]
+    assert r3.estimates["estimate"].notna().all()
 
 
 def test_from_scope_rl():
