@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -51,7 +52,8 @@ func TestRenamedFlags(t *testing.T) {
 				if code != ExitOK {
 					t.Fatalf("%v: exit %d: %s", args, code, errOut)
 				}
-				return strings.ReplaceAll(out, dir, "DIR"), errOut, dir
+				out = wallTime.ReplaceAllString(strings.ReplaceAll(out, dir, "DIR"), "Wall time T")
+				return out, errOut, dir
 			}
 			newOut, newErr, newDir := runWith(c.new)
 			oldOut, oldErr, oldDir := runWith(c.old)
@@ -185,3 +187,7 @@ func TestSummaryExactMSE(t *testing.T) {
 		t.Errorf("summary prints a log10 of an exact MSE:\n%s", got)
 	}
 }
+
+// wallTime matches the leaderboard's wall time, which differs between two
+// runs of the same command.
+var wallTime = regexp.MustCompile(`Wall time [0-9.]+ ?[a-zµ]*s`)
