@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -311,7 +310,7 @@ func (c *estimateCmd) write(e *runEnv, rep *estimateReport) error {
 		}
 	}
 	if c.JSON {
-		return json.NewEncoder(e.stdout).Encode(out)
+		return encodeReport(e.stdout, out)
 	}
 	printEstimate(e.stdout, rep)
 	return nil
