@@ -223,6 +223,17 @@ func (c *estimateCmd) Run(e *runEnv) error {
 		}
 	}
 	c.Estimators = uniq(c.Estimators) // naive,naive runs once
+	if c.Report != "" {
+		// --target-policy is NAME=FILE or FILE: both halves are tried.
+		inputs := []string{c.Data, c.TargetDraws, c.WriteMapping}
+		for _, arg := range c.TargetPolicy {
+			_, file, _ := strings.Cut(arg, "=")
+			inputs = append(inputs, arg, file)
+		}
+		if err := checkReportPath(c.Report, inputs); err != nil {
+			return err
+		}
+	}
 	if c.Data != "-" && stream.IsPattern(c.Data) {
 		return c.runStream(e)
 	}

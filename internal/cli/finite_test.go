@@ -3,6 +3,8 @@ package cli
 import (
 	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -91,5 +93,53 @@ func TestRowMarshalNonFinite(t *testing.T) {
 	want := "earlier; not a finite number, written as null: estimate (+Inf), ci_high (NaN), ess (NaN), restart_estimates[1] (-Inf)"
 	if msg := got["error"].(string); !strings.HasPrefix(msg, want) {
 		t.Errorf("error %q, want prefix %q", msg, want)
+	}
+}
+
+// TestReportPathRefused: --report never overwrites an input. Before,
+// --data v.csv --report v.csv replaced the log with HTML and exited 0.
+func TestReportPathRefused(t *testing.T) {
+	dir := t.TempDir()
+	logs := filepath.Join(dir, "v.csv")
+	data, err := os.ReadFile("testdata/reward-1e308.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(logs, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pol := filepath.Join(dir, "pi.html") // an input named .html: refused by os.SameFile
+	if err := os.WriteFile(pol, []byte("state,p0,p1\n0,0.5,0.5\n1,0.5,0.5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.html")
+	if err := os.Symlink(pol, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string // in stderr
+	}{
+		{[]string{"--report", logs}, "name it FILE.html"},
+		{[]string{"--report", filepath.Join(dir, "out.txt")}, "name it FILE.html"},
+		{[]string{"--target-policy", pol, "--report", pol}, "is the input " + pol},
+		{[]string{"--target-policy", "A=" + pol, "--report", link}, "is the input " + pol},
+	} {
+		args := append([]string{"estimate", "--data", logs, "--bootstrap", "0"}, tc.args...)
+		_, errOut, code := run(t, args...)
+		if code != 2 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, errOut, tc.want)
+		}
+	}
+	if got, err := os.ReadFile(logs); err != nil || string(got) != string(data) {
+		t.Errorf("the log changed: %v", err)
+	}
+	// A new .html file is written.
+	page := filepath.Join(dir, "report.HTML")
+	if _, errOut, code := run(t, "estimate", "--data", logs, "--bootstrap", "0", "--report", page); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if st, err := os.Stat(page); err != nil || st.Size() == 0 {
+		t.Errorf("no report: %v", err)
 	}
 }
