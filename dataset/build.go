@@ -82,6 +82,7 @@ type builder struct {
 	maxRow    int32 // where it is
 	maxCol    string
 	maxAction int32
+	maxActRow int32 // where maxAction is
 
 	// Out of order: one rowMeta per row in file order, the next-state
 	// vectors given (StateDim each, indexed by rowMeta.next) and the
@@ -259,7 +260,9 @@ func (b *builder) add(r rec, x *rowExtra) error {
 	if b.lay.actionDim == 0 {
 		d.Action = append(d.Action, r.action)
 	}
-	b.maxAction = max(b.maxAction, r.action)
+	if r.action > b.maxAction {
+		b.maxAction, b.maxActRow = r.action, r.row
+	}
 	if b.inOrder && !b.continues(r) {
 		b.leaveOrder()
 	}
@@ -564,6 +567,13 @@ func (b *builder) build() (*Dataset, error) {
 	if d.ActionDim == 0 {
 		// Every action id is below K (addRow checks each row), so with
 		// target_prob_k columns NumActions = K >= 1 + the largest id.
+		// Action ids are indexed densely too (counts, tables and target
+		// distributions have a cell per action id): the same bound as
+		// the states' keeps a 2-row log with action 2,000,000,000 from
+		// asking for gigabytes.
+		if limit := max(1<<22, 64*int64(n)); int64(b.maxAction) >= limit {
+			return nil, b.fail(b.maxActRow, "action", "action id %d is far larger than the data (%d rows): ihope indexes discrete actions densely, so renumber them 0, 1, 2, ... (ids below %d are accepted), or read them as labels with --categorical action", b.maxAction, n, limit)
+		}
 		d.NumActions = max(int(b.maxAction)+1, b.lay.targetK)
 	}
 	return d, nil
