@@ -352,17 +352,17 @@ func (b *builder) checkLink(r rec) {
 func (b *builder) linkError(row, ep int32, hasNTP bool, terminal int8, next int32, nextVec []float64, nxT, nxRow, nxState int32, nxObs []float64) error {
 	switch {
 	case hasNTP:
-		return b.fail(row, "next_target_prob_0", "given on a row that is not the last of episode %q (t = %d follows on row %d); "+
+		return b.fail(row, "next_target_prob_0", "given on a row that is not the last of episode %s (t = %d follows on row %d); "+
 			"next_target_prob_k give the target's action distribution at the state after an episode's last row, and are empty elsewhere",
-			b.ids[ep], nxT, nxRow)
+			Quote(b.ids[ep]), nxT, nxRow)
 	case terminal != 0:
-		return b.fail(row, "terminal", "is 1 on a row that is not the last of episode %q (t = %d follows on row %d); "+
-			"a terminal step ends its episode in the absorbing state, so it is the episode's last row", b.ids[ep], nxT, nxRow)
+		return b.fail(row, "terminal", "is 1 on a row that is not the last of episode %s (t = %d follows on row %d); "+
+			"a terminal step ends its episode in the absorbing state, so it is the episode's last row", Quote(b.ids[ep]), nxT, nxRow)
 	case next < 0:
 	case b.lay.stateDim == 0:
 		if next != nxState {
-			return b.fail(row, "next_state", "next_state %d differs from the state %d of the next step of episode %q (row %d)",
-				next, nxState, b.ids[ep], nxRow)
+			return b.fail(row, "next_state", "next_state %d differs from the state %d of the next step of episode %s (row %d)",
+				next, nxState, Quote(b.ids[ep]), nxRow)
 		}
 	default:
 		return b.nextMismatch(row, ep, nextVec, nxObs, nxRow)
@@ -375,8 +375,8 @@ func (b *builder) linkError(row, ep int32, hasNTP bool, terminal int8, next int3
 func (b *builder) nextMismatch(row, ep int32, given, want []float64, nxRow int32) error {
 	for k, v := range given {
 		if v != want[k] {
-			return b.fail(row, "next_state_"+strconv.Itoa(k), "%s differs from state_%d = %s of the next step of episode %q (row %d)",
-				num(v), k, num(want[k]), b.ids[ep], nxRow)
+			return b.fail(row, "next_state_"+strconv.Itoa(k), "%s differs from state_%d = %s of the next step of episode %s (row %d)",
+				num(v), k, num(want[k]), Quote(b.ids[ep]), nxRow)
 		}
 	}
 	return nil
@@ -673,23 +673,23 @@ func (b *builder) sorted() (*Dataset, error) {
 		r := &meta[j]
 		if i == 0 || r.ep != meta[perm[i-1]].ep {
 			if r.t != 0 && !(b.lay.shard && r.ep == 0) {
-				return nil, b.fail(r.row, "t", "episode %q starts at t = %d; t must start at 0", b.ids[r.ep], r.t)
+				return nil, b.fail(r.row, "t", "episode %s starts at t = %d; t must start at 0", Quote(b.ids[r.ep]), r.t)
 			}
 			continue
 		}
 		p := &meta[perm[i-1]]
 		switch {
 		case r.t == p.t:
-			return nil, b.fail(r.row, "t", "duplicate step: episode %q has t = %d on row %d too", b.ids[r.ep], r.t, p.row)
+			return nil, b.fail(r.row, "t", "duplicate step: episode %s has t = %d on row %d too", Quote(b.ids[r.ep]), r.t, p.row)
 		case r.t > p.t+1:
 			where := ""
 			if b.lay.shard {
 				where = "; in a shard, an episode's rows run on without gaps, continuing only from the last rows of the shard before"
 			}
 			if r.t == p.t+2 {
-				return nil, b.fail(r.row, "t", "gap in episode %q: t jumps from %d to %d (t = %d is missing)%s", b.ids[r.ep], p.t, r.t, p.t+1, where)
+				return nil, b.fail(r.row, "t", "gap in episode %s: t jumps from %d to %d (t = %d is missing)%s", Quote(b.ids[r.ep]), p.t, r.t, p.t+1, where)
 			}
-			return nil, b.fail(r.row, "t", "gap in episode %q: t jumps from %d to %d (t = %d ... %d are missing)%s", b.ids[r.ep], p.t, r.t, p.t+1, r.t-1, where)
+			return nil, b.fail(r.row, "t", "gap in episode %s: t jumps from %d to %d (t = %d ... %d are missing)%s", Quote(b.ids[r.ep]), p.t, r.t, p.t+1, r.t-1, where)
 		}
 	}
 

@@ -221,7 +221,7 @@ func newLayout(file string, names []string, row int, o *ReadOptions) (*layout, e
 			case names[p] == name:
 				fail(name, "duplicate column (columns %d and %d have this name)", p+1, j+1)
 			default:
-				fail(name, "is %s (%s), but column %d, %q, is %s too", contract, flag, p+1, names[p], contract)
+				fail(name, "is %s (%s), but column %d, %s, is %s too", contract, flag, p+1, Quote(names[p]), contract)
 			}
 			continue
 		}
@@ -288,7 +288,7 @@ func newLayout(file string, names []string, row int, o *ReadOptions) (*layout, e
 		b, okB := first[pair[1]]
 		if okA && okB {
 			later := names[max(a, b)]
-			fail(later, "both %q and %q are given; use one of them", names[min(a, b)], later)
+			fail(later, "both %s and %s are given; use one of them", Quote(names[min(a, b)]), Quote(later))
 		}
 	}
 

@@ -3,6 +3,7 @@ package dataset_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -61,5 +62,39 @@ func TestParquetLongIDs(t *testing.T) {
 	}
 	if got.NumEpisodes() != 10 || got.NumSteps() != 20 || got.IDs[9] != d.IDs[9] {
 		t.Errorf("%d episodes, %d steps", got.NumEpisodes(), got.NumSteps())
+	}
+}
+
+// TestQuote: names and values in messages are cut after 60 bytes, at a
+// character's start, with their length.
+func TestQuote(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"reward", `"reward"`},
+		{strings.Repeat("x", 60), `"` + strings.Repeat("x", 60) + `"`},
+		{strings.Repeat("x", 61), `"` + strings.Repeat("x", 60) + `"…(61 bytes)`},
+		{strings.Repeat("x", 59) + "é", `"` + strings.Repeat("x", 59) + `"…(61 bytes)`}, // é is 2 bytes: cut before it
+	} {
+		if got := dataset.Quote(c.in); got != c.want {
+			t.Errorf("Quote(%.70q) = %s, want %s", c.in, got, c.want)
+		}
+	}
+}
+
+// TestLongNamesInMessages: a 5 MB column name or episode id is shown cut
+// in the error (the audit's 50 MB header name gave 150 MB of stderr).
+func TestLongNamesInMessages(t *testing.T) {
+	long := strings.Repeat("x", 5<<20)
+	for _, c := range []struct {
+		name, csv, want string
+	}{
+		{"header", "episode,t,state,action,reward,behavior_prob,target_prob," + long + "\ne,0,0,0,1,0.5,0.5,1\n",
+			`column "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"…(5242880 bytes): unknown column`},
+		{"id", "episode,t,state,action,reward,behavior_prob,target_prob\n" + long + ",0,0,0,1,0.5,0.5\n" + long + ",0,0,0,1,0.5,0.5\n",
+			`duplicate step: episode "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"…(5242880 bytes) has t = 0 on row 2 too`},
+	} {
+		_, err := dataset.ReadCSV(strings.NewReader(c.csv), "log.csv")
+		if err == nil || !strings.Contains(err.Error(), c.want) || len(err.Error()) > 2000 {
+			t.Errorf("%s: %.500v (%d bytes); want %q in at most 2000 bytes", c.name, err, len(fmt.Sprint(err)), c.want)
+		}
 	}
 }
