@@ -544,6 +544,11 @@ func (b *builder) finish() (*Dataset, *Labels, error) {
 		if d.StateDim > 0 || d.ActionDim > 0 {
 			return nil, nil, &FormatError{File: b.file, Row: 1, Msg: "the file has no target columns (target_prob, target_logprob or target_prob_0, ...), and a target policy file gives the probabilities of discrete states and actions only"}
 		}
+		if check := b.lay.beforeTarget; check != nil {
+			if err := check(d); err != nil {
+				return nil, nil, err
+			}
+		}
 		if err := d.setTarget(p, targetReplace); err != nil {
 			return nil, nil, fmt.Errorf("%s (no target columns; the target policy's probabilities): %w", b.file, err)
 		}

@@ -156,7 +156,8 @@ type layout struct {
 	policies []string
 	// fillTarget is ReadOptions.Target when the file has no target
 	// columns: the reader sets the target's probabilities from it.
-	fillTarget TablePolicy
+	fillTarget   TablePolicy
+	beforeTarget func(*Dataset) error // ReadOptions.BeforeTarget
 }
 
 // discreteActions reports whether actions are ids (so that probabilities
@@ -372,7 +373,7 @@ func newLayout(file string, names []string, row int, o *ReadOptions) (*layout, e
 	// next state.
 	l.targetK = dims[roleTargetK]
 	if l.target == "" && l.targetK == 0 && o != nil && o.Target != nil {
-		l.fillTarget = o.Target
+		l.fillTarget, l.beforeTarget = o.Target, o.BeforeTarget
 	}
 	pk, hasK := first[roleTargetK]
 	pn, hasNextTarget := first[roleNextTarget]

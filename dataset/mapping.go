@@ -67,6 +67,11 @@ type ReadOptions struct {
 	// target columns is read as without Target. Discrete states and
 	// actions only.
 	Target TablePolicy
+	// BeforeTarget, if set, is called with the log as read before Target
+	// fills its probabilities at every step (steps x actions floats), so
+	// that a caller can refuse a size it cannot hold; its error is the
+	// reader's.
+	BeforeTarget func(*Dataset) error
 }
 
 // ParseColumns parses column mappings written ROLE=NAME, as --column

@@ -43,6 +43,9 @@ type dataFlags struct {
 	// (dataset.ReadOptions.Target).
 	target     dataset.TablePolicy
 	targetFile string
+	// beforeTarget checks the log's size before target fills its
+	// probabilities at every step (dataset.ReadOptions.BeforeTarget).
+	beforeTarget func(*dataset.Dataset) error
 }
 
 // options checks the flags and returns them as dataset.ReadOptions; a
@@ -64,6 +67,7 @@ func (f *dataFlags) options(path string) (dataset.ReadOptions, error) {
 		return o, usageError{err}
 	}
 	o.Columns, o.Ignore, o.Categorical, o.Target = cols, f.Ignore, f.Categorical, f.target
+	o.BeforeTarget = f.beforeTarget
 	if err := o.Check(); err != nil {
 		return o, usageError{err}
 	}

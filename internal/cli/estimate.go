@@ -48,6 +48,7 @@ type estimateCmd struct {
 	JSON            bool     `name:"json" help:"Print exactly one JSON object on stdout."`
 	Timings         bool     `help:"Also give each estimator's time in --json (seconds) and in the --report. Without it they hold only what the data, the flags and the seeds fix, so two runs write the same bytes (the table on the terminal always shows the times)."`
 	TargetDraws     string   `name:"target-draws" placeholder:"FILE" help:"For logs of real-valued actions: actions drawn from the target policy at the logged states, a CSV (state_0,...,action_0,...; .tsv and .gz too) with a draw at every logged state and at every given next state, which lets fqe and dr (and their linear or neural value models) run where the target cannot be run by ihope."`
+	MaxMemory       string   `name:"max-memory" placeholder:"SIZE" help:"The memory a run may plan to use beyond the log it reads (512MB, 8GB; default: half the machine's memory): a run that would need more is refused before it allocates, with what it would take and what to do."`
 	FitBehavior     bool     `name:"fit-behavior" help:"Fit the behavior policy from the logged (state, action) pairs and weigh by it: counts for discrete states, logistic regression for real ones, cross-fitted over episodes (for logs without behavior probabilities; with them, the output says how far the fitted ones are)."`
 
 	policyLabel string // the target policy being estimated, for the progress bars (several policies)
@@ -223,6 +224,9 @@ func (c *estimateCmd) Run(e *runEnv) error {
 		}
 	}
 	c.Estimators = uniq(c.Estimators) // naive,naive runs once
+	if _, _, err := memoryLimit(c.MaxMemory); err != nil {
+		return err
+	}
 	if c.Report != "" {
 		// --target-policy is NAME=FILE or FILE: both halves are tried.
 		inputs := []string{c.Data, c.TargetDraws, c.WriteMapping}
@@ -248,6 +252,8 @@ func (c *estimateCmd) Run(e *runEnv) error {
 	}
 	if len(files) > 0 {
 		c.dataFlags.target, c.dataFlags.targetFile = files[0].p, files[0].file // a log without target columns takes the first file's
+		first := files[0]
+		c.dataFlags.beforeTarget = func(d *dataset.Dataset) error { return c.checkMemory(d, &first) }
 	}
 	d, err := c.read(c.Data, e.stderr)
 	if err != nil {
@@ -407,6 +413,9 @@ func readPolicyFile(path string) (*policy.Tabular, error) {
 // target policy (nil: the logs' own target columns).
 func (c *estimateCmd) estimate(d *dataset.Dataset, target *targetPolicy, stderr io.Writer) (*estimateReport, error) {
 	rep := &estimateReport{Warnings: []string{}}
+	if err := c.checkMemory(d, target); err != nil {
+		return nil, err
+	}
 	opts, warnings, err := c.options(d, target)
 	if err != nil {
 		return nil, err
