@@ -50,7 +50,7 @@ func TestMaxMemory(t *testing.T) {
 		{"no tables", []string{"--data", "testdata/state-999999.csv", "--estimators", "naive,wis-trajectory", "--max-memory", "1MB"}, ""},
 		{"bad size", []string{"--data", logs, "--max-memory", "lots"}, "--max-memory lots: want a size such as 512MB or 8GB"},
 	} {
-		_, errOut, code := run(t, append(append([]string{"estimate", "--bootstrap", "0"}, c.args...))...)
+		_, errOut, code := run(t, append([]string{"estimate", "--bootstrap", "0"}, c.args...)...)
 		switch {
 		case c.want == "" && code != 0:
 			t.Errorf("%s: exit %d: %s", c.name, code, errOut)
