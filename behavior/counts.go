@@ -46,33 +46,35 @@ func (l Counts) Fit(d *dataset.Dataset) (Model, error) {
 	if err := checkActions(d); err != nil {
 		return nil, err
 	}
-	K := d.NumActions
-	m := &CountsModel{K: K, Lambda: lambda, N: make([]float64, d.NumStates*K)}
+	// The counts are kept by pair, not in a states x actions table: ids
+	// are dense but may be large (a state id of 4,194,303 with an action
+	// of 1,000 would ask for 33 GB), while the pairs seen are at most the
+	// steps, so the model costs what the log does.
+	m := &CountsModel{K: d.NumActions, Lambda: lambda, N: map[Pair]float64{}, NS: map[int32]float64{}}
 	for j, s := range d.State {
-		m.N[int(s)*K+int(d.Action[j])]++
+		m.N[Pair{s, d.Action[j]}]++
+		m.NS[s]++
 	}
 	return m, nil
 }
+
+// Pair is a (state, action) pair of ids.
+type Pair struct{ S, A int32 }
 
 // CountsModel holds the counts n(s,a) behind Counts' estimate.
 type CountsModel struct {
 	// K is the number of actions and Lambda the smoothing.
 	K      int
 	Lambda float64
-	// N holds n(s,a) at N[s*K+a] for the states of the fitted log.
-	N []float64
+	// N holds n(s,a) for the pairs of the fitted log, NS n(s) for its
+	// states; the others count 0.
+	N  map[Pair]float64
+	NS map[int32]float64
 }
 
 // Prob returns pihat(a|s).
 func (m *CountsModel) Prob(s, a int) float64 {
-	var nsa, ns float64
-	if (s+1)*m.K <= len(m.N) {
-		row := m.N[s*m.K : (s+1)*m.K]
-		nsa = row[a]
-		for _, c := range row {
-			ns += c
-		}
-	}
+	nsa, ns := m.N[Pair{int32(s), int32(a)}], m.NS[int32(s)]
 	return (nsa + m.Lambda) / (ns + m.Lambda*float64(m.K))
 }
 

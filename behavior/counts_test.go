@@ -109,3 +109,30 @@ func TestCompare(t *testing.T) {
 		t.Errorf("Compare = %+v", got)
 	}
 }
+
+// TestCountsLargeIDs: the counts cost the pairs logged, not states x
+// actions. A 2-step log with state 4,194,303 and action 1,000 asked
+// Counts.Fit for 4,194,304 x 1,001 floats (33 GB); the pairs' estimates
+// are Lidstone's with K = 1001.
+func TestCountsLargeIDs(t *testing.T) {
+	d := readLog(t, "episode,t,state,action,reward,behavior_prob,target_prob\n"+
+		"e,0,0,0,1,0.5,0.5\ne,1,4194303,1000,1,0.5,0.5\n")
+	m, err := behavior.Counts{}.Fit(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := m.(*behavior.CountsModel)
+	for _, c := range []struct {
+		s, a int
+		want float64
+	}{
+		{4194303, 1000, 1.5 / (1 + 0.5*1001)},
+		{4194303, 0, 0.5 / (1 + 0.5*1001)},
+		{0, 0, 1.5 / (1 + 0.5*1001)},
+		{7, 3, 1.0 / 1001}, // a state never seen: uniform
+	} {
+		if got := cm.Prob(c.s, c.a); !scalar.EqualWithinRel(got, c.want, 1e-15) {
+			t.Errorf("Prob(%d, %d) = %v, want %v", c.s, c.a, got, c.want)
+		}
+	}
+}

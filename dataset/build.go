@@ -85,6 +85,10 @@ type builder struct {
 	maxRow    int32 // where it is
 	maxCol    string
 	maxAction int32
+	maxActRow int32 // where maxAction is
+	// lastAdded is the episode, t and row of the last row added, in or
+	// out of order.
+	lastAdded struct{ ep, t, row int32 }
 
 	// Episodes read from the row order (layout.derive): the t of the
 	// next row, whether the last row ended its episode, and the id being
@@ -262,6 +266,18 @@ func (b *builder) add(r rec, x *rowExtra) error {
 	if b.n >= math.MaxInt32 {
 		return &FormatError{File: b.file, Row: int(r.row), Msg: "too many rows (at most 2^31 - 1)"}
 	}
+	// A row that repeats the step of the row before it is an error
+	// whatever the order, so it is reported now rather than after every
+	// row is read and sorted (10 million copies of one row took 1.2 GB
+	// to be told "row 3: duplicate step"). An error of the rows before
+	// it, found in order, comes first, as the sorted checks would give it.
+	if b.n > 0 && r.ep == b.lastAdded.ep && r.t == b.lastAdded.t {
+		if b.structErr != nil {
+			return b.structErr
+		}
+		return b.fail(r.row, "t", "duplicate step: episode %s has t = %d on row %d too", Quote(b.ids[r.ep]), r.t, b.lastAdded.row)
+	}
+	b.lastAdded.ep, b.lastAdded.t, b.lastAdded.row = r.ep, r.t, r.row
 	d := b.d
 	d.Reward, d.LogTarget = append(d.Reward, r.reward), append(d.LogTarget, r.lt)
 	if d.LogBehavior != nil {
@@ -273,7 +289,9 @@ func (b *builder) add(r rec, x *rowExtra) error {
 	if b.lay.actionDim == 0 {
 		d.Action = append(d.Action, r.action)
 	}
-	b.maxAction = max(b.maxAction, r.action)
+	if r.action > b.maxAction {
+		b.maxAction, b.maxActRow = r.action, r.row
+	}
 	if b.inOrder && !b.continues(r) {
 		b.leaveOrder()
 	}
@@ -363,20 +381,20 @@ func (b *builder) checkLink(r rec) {
 func (b *builder) linkError(row, ep int32, hasNTP bool, terminal int8, next int32, nextVec []float64, nxT, nxRow, nxState int32, nxObs []float64) error {
 	switch {
 	case hasNTP:
-		return b.fail(row, "next_target_prob_0", "given on a row that is not the last of episode %q (t = %d follows on row %d); "+
+		return b.fail(row, "next_target_prob_0", "given on a row that is not the last of episode %s (t = %d follows on row %d); "+
 			"next_target_prob_k give the target's action distribution at the state after an episode's last row, and are empty elsewhere",
-			b.ids[ep], nxT, nxRow)
+			Quote(b.ids[ep]), nxT, nxRow)
 	case terminal == 2:
-		return b.fail(row, "truncated", "is 1 on a row that is not the last of episode %q (t = %d follows on row %d); "+
-			"a truncated step is where the episode was cut off, so it is the episode's last row", b.ids[ep], nxT, nxRow)
+		return b.fail(row, "truncated", "is 1 on a row that is not the last of episode %s (t = %d follows on row %d); "+
+			"a truncated step is where the episode was cut off, so it is the episode's last row", Quote(b.ids[ep]), nxT, nxRow)
 	case terminal != 0:
-		return b.fail(row, "terminal", "is 1 on a row that is not the last of episode %q (t = %d follows on row %d); "+
-			"a terminal step ends its episode in the absorbing state, so it is the episode's last row", b.ids[ep], nxT, nxRow)
+		return b.fail(row, "terminal", "is 1 on a row that is not the last of episode %s (t = %d follows on row %d); "+
+			"a terminal step ends its episode in the absorbing state, so it is the episode's last row", Quote(b.ids[ep]), nxT, nxRow)
 	case next < 0:
 	case b.lay.stateDim == 0:
 		if next != nxState {
-			return b.fail(row, "next_state", "next_state %d differs from the state %d of the next step of episode %q (row %d)",
-				next, nxState, b.ids[ep], nxRow)
+			return b.fail(row, "next_state", "next_state %d differs from the state %d of the next step of episode %s (row %d)",
+				next, nxState, Quote(b.ids[ep]), nxRow)
 		}
 	default:
 		return b.nextMismatch(row, ep, nextVec, nxObs, nxRow)
@@ -389,8 +407,8 @@ func (b *builder) linkError(row, ep int32, hasNTP bool, terminal int8, next int3
 func (b *builder) nextMismatch(row, ep int32, given, want []float64, nxRow int32) error {
 	for k, v := range given {
 		if v != want[k] {
-			return b.fail(row, "next_state_"+strconv.Itoa(k), "%s differs from state_%d = %s of the next step of episode %q (row %d)",
-				num(v), k, num(want[k]), b.ids[ep], nxRow)
+			return b.fail(row, "next_state_"+strconv.Itoa(k), "%s differs from state_%d = %s of the next step of episode %s (row %d)",
+				num(v), k, num(want[k]), Quote(b.ids[ep]), nxRow)
 		}
 	}
 	return nil
@@ -548,6 +566,11 @@ func (b *builder) finish() (*Dataset, *Labels, error) {
 		if d.StateDim > 0 || d.ActionDim > 0 {
 			return nil, nil, &FormatError{File: b.file, Row: 1, Msg: "the file has no target columns (target_prob, target_logprob or target_prob_0, ...), and a target policy file gives the probabilities of discrete states and actions only"}
 		}
+		if check := b.lay.beforeTarget; check != nil {
+			if err := check(d); err != nil {
+				return nil, nil, err
+			}
+		}
 		if err := d.setTarget(p, targetReplace); err != nil {
 			return nil, nil, fmt.Errorf("%s (no target columns; the target policy's probabilities): %w", b.file, err)
 		}
@@ -586,6 +609,13 @@ func (b *builder) build() (*Dataset, error) {
 	if d.ActionDim == 0 {
 		// Every action id is below K (addRow checks each row), so with
 		// target_prob_k columns NumActions = K >= 1 + the largest id.
+		// Action ids are indexed densely too (counts, tables and target
+		// distributions have a cell per action id): the same bound as
+		// the states' keeps a 2-row log with action 2,000,000,000 from
+		// asking for gigabytes.
+		if limit := max(1<<22, 64*int64(n)); int64(b.maxAction) >= limit {
+			return nil, b.fail(b.maxActRow, "action", "action id %d is far larger than the data (%d rows): ihope indexes discrete actions densely, so renumber them 0, 1, 2, ... (ids below %d are accepted), or read them as labels with --categorical action", b.maxAction, n, limit)
+		}
 		d.NumActions = max(int(b.maxAction)+1, b.lay.targetK)
 	}
 	return d, nil
@@ -685,23 +715,23 @@ func (b *builder) sorted() (*Dataset, error) {
 		r := &meta[j]
 		if i == 0 || r.ep != meta[perm[i-1]].ep {
 			if r.t != 0 && !(b.lay.shard && r.ep == 0) {
-				return nil, b.fail(r.row, "t", "episode %q starts at t = %d; t must start at 0", b.ids[r.ep], r.t)
+				return nil, b.fail(r.row, "t", "episode %s starts at t = %d; t must start at 0", Quote(b.ids[r.ep]), r.t)
 			}
 			continue
 		}
 		p := &meta[perm[i-1]]
 		switch {
 		case r.t == p.t:
-			return nil, b.fail(r.row, "t", "duplicate step: episode %q has t = %d on row %d too", b.ids[r.ep], r.t, p.row)
+			return nil, b.fail(r.row, "t", "duplicate step: episode %s has t = %d on row %d too", Quote(b.ids[r.ep]), r.t, p.row)
 		case r.t > p.t+1:
 			where := ""
 			if b.lay.shard {
 				where = "; in a shard, an episode's rows run on without gaps, continuing only from the last rows of the shard before"
 			}
 			if r.t == p.t+2 {
-				return nil, b.fail(r.row, "t", "gap in episode %q: t jumps from %d to %d (t = %d is missing)%s", b.ids[r.ep], p.t, r.t, p.t+1, where)
+				return nil, b.fail(r.row, "t", "gap in episode %s: t jumps from %d to %d (t = %d is missing)%s", Quote(b.ids[r.ep]), p.t, r.t, p.t+1, where)
 			}
-			return nil, b.fail(r.row, "t", "gap in episode %q: t jumps from %d to %d (t = %d ... %d are missing)%s", b.ids[r.ep], p.t, r.t, p.t+1, r.t-1, where)
+			return nil, b.fail(r.row, "t", "gap in episode %s: t jumps from %d to %d (t = %d ... %d are missing)%s", Quote(b.ids[r.ep]), p.t, r.t, p.t+1, r.t-1, where)
 		}
 	}
 

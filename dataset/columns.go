@@ -164,7 +164,8 @@ type layout struct {
 	policies []string
 	// fillTarget is ReadOptions.Target when the file has no target
 	// columns: the reader sets the target's probabilities from it.
-	fillTarget TablePolicy
+	fillTarget   TablePolicy
+	beforeTarget func(*Dataset) error // ReadOptions.BeforeTarget
 }
 
 // discreteActions reports whether actions are ids (so that probabilities
@@ -241,7 +242,7 @@ func layoutProblems(names []string, o *ReadOptions) (*layout, []problem) {
 			case names[p] == name:
 				fail(name, "duplicate column (columns %d and %d have this name)", p+1, j+1)
 			default:
-				fail(name, "is %s (%s), but column %d, %s, is %s too", contract, flag, p+1, quoteName(names[p]), contract)
+				fail(name, "is %s (%s), but column %d, %s, is %s too", contract, flag, p+1, Quote(names[p]), contract)
 			}
 			continue
 		}
@@ -319,7 +320,7 @@ func layoutProblems(names []string, o *ReadOptions) (*layout, []problem) {
 		b, okB := first[pair[1]]
 		if okA && okB {
 			later := names[max(a, b)]
-			fail(later, "both %s and %s are given; use one of them", quoteName(names[min(a, b)]), quoteName(later))
+			fail(later, "both %s and %s are given; use one of them", Quote(names[min(a, b)]), Quote(later))
 		}
 	}
 
@@ -427,7 +428,7 @@ func layoutProblems(names []string, o *ReadOptions) (*layout, []problem) {
 	// next state.
 	l.targetK = dims[roleTargetK]
 	if l.target == "" && l.targetK == 0 && o != nil && o.Target != nil {
-		l.fillTarget = o.Target
+		l.fillTarget, l.beforeTarget = o.Target, o.BeforeTarget
 	}
 	pk, hasK := first[roleTargetK]
 	pn, hasNextTarget := first[roleNextTarget]

@@ -44,11 +44,11 @@ func (e *FormatError) Error() string {
 	}
 	switch {
 	case e.Row > 0 && e.Column != "":
-		fmt.Fprintf(&b, "row %d, column %s: ", e.Row, quoteName(e.Column))
+		fmt.Fprintf(&b, "row %d, column %s: ", e.Row, Quote(e.Column))
 	case e.Row > 0:
 		fmt.Fprintf(&b, "row %d: ", e.Row)
 	case e.Column != "":
-		fmt.Fprintf(&b, "column %s: ", quoteName(e.Column))
+		fmt.Fprintf(&b, "column %s: ", Quote(e.Column))
 	}
 	b.WriteString(e.Msg)
 	return b.String()
@@ -56,30 +56,30 @@ func (e *FormatError) Error() string {
 
 // quote returns a field's text quoted for an error message, shortened if
 // it is long so that one bad field cannot flood a terminal.
-func quote(b []byte) string {
-	const max = 40
-	if len(b) > max {
-		return strconv.Quote(string(b[:max])) + "…"
-	}
-	return strconv.Quote(string(b))
-}
+func quote(b []byte) string { return Quote(b) }
 
-// maxNameLen is the longest column name a message prints whole.
-const maxNameLen = 64
+// maxQuoted is the most bytes of a name or value a message shows.
+const maxQuoted = 60
 
-// quoteName returns a column name quoted for an error message; a longer
-// name than maxNameLen is cut there, with an ellipsis and its length (a
-// Parquet file's 16 MiB column name made 50 MB of stderr).
-func quoteName(s string) string {
-	if len(s) <= maxNameLen {
-		return strconv.Quote(s)
+// Quote returns a name or value quoted for a message (as %q does), cut
+// after about 60 bytes with the length it had: "xxx…"(50000000 bytes).
+// Every message that shows text from a file goes through it, so that one
+// long column name or id cannot flood a terminal (a 50 MB header name was
+// printed three times whole: 150 MB of stderr).
+func Quote[T string | []byte](s T) string {
+	if len(s) <= maxQuoted {
+		return strconv.Quote(string(s))
 	}
-	cut := maxNameLen
+	cut := maxQuoted
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
+		cut-- // not inside a character
 	}
-	return fmt.Sprintf("%s… (%d bytes)", strconv.Quote(s[:cut]), len(s))
+	return strconv.Quote(string(s[:cut])) + "…(" + strconv.Itoa(len(s)) + " bytes)"
 }
+
+// maxNameLen is the longest column name a hint names in a flag; a longer
+// one is told to be renamed (Quote cuts it in the message).
+const maxNameLen = maxQuoted
 
 // num formats a float for an error message (shortest exact form).
 func num(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }

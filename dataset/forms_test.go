@@ -127,7 +127,7 @@ func TestFormHints(t *testing.T) {
 		{"log.csv", []byte("\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1\x00"), "an Excel 97-2003 workbook"},
 		{"log.csv", []byte("\x28\xb5\x2f\xfd\x04\x00"), "zstd-compressed data; decompress it first (unzstd); ihope reads gzip (csv.gz) itself"},
 		{"log.csv", []byte("BZh91AY&SY\x01\x02"), "bzip2-compressed data"},
-		{"log.csv", semi, `row 1: the header is one column, "episode;t;state;action;reward;behavior_p"…, which is split by semicolons`},
+		{"log.csv", semi, `row 1: the header is one column, "episode;t;state;action;reward;behavior_prob;target_prob", which is split by semicolons`},
 		{"log.csv", tabs, "which is split by tabs: read it as tsv (name it .tsv, or give --format tsv)"},
 		{"log.tsv", log, "which is split by commas: read it as csv (name it .csv, or give --format csv)"},
 		{"log.csv", []byte(strings.ReplaceAll(hdr, ",", "|")), "split by '|'"},

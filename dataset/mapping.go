@@ -74,6 +74,11 @@ type ReadOptions struct {
 	// column (a file with either is refused). The episodes' ids are 0, 1,
 	// 2, ... in row order. The command line's --bandit.
 	OneStep bool
+	// BeforeTarget, if set, is called with the log as read before Target
+	// fills its probabilities at every step (steps x actions floats), so
+	// that a caller can refuse a size it cannot hold; its error is the
+	// reader's.
+	BeforeTarget func(*Dataset) error
 }
 
 // ParseColumns parses column mappings written ROLE=NAME, as --column
@@ -269,15 +274,15 @@ func (r *renamer) unused(names []string) []problem {
 		if r.used[flag] {
 			continue
 		}
-		what := fmt.Sprintf("the file has no column %q", name)
+		what := fmt.Sprintf("the file has no column %s", Quote(name))
 		if strings.HasSuffix(role, "_") && !isVectorName(role) {
-			what = fmt.Sprintf("no column of the file is %q followed by a number (%s0, %s1, ...)", name, name, name)
+			what = fmt.Sprintf("no column of the file is %s followed by a number (%s0, %s1, ...)", Quote(name), name, name)
 		}
 		out = append(out, problem{msg: flag + ": " + what + closest(name, names)})
 	}
 	for _, name := range r.o.Ignore {
 		if !r.used["--ignore "+name] {
-			out = append(out, problem{msg: fmt.Sprintf("--ignore %s: the file has no column %q%s", name, name, closest(name, names))})
+			out = append(out, problem{msg: fmt.Sprintf("--ignore %s: the file has no column %s%s", shellWord(name), Quote(name), closest(name, names))})
 		}
 	}
 	return out
@@ -295,7 +300,7 @@ func closest(name string, names []string) string {
 	if best == "" {
 		return ""
 	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
+	return fmt.Sprintf(" (did you mean %s?)", Quote(best))
 }
 
 // problem is one thing wrong with a header.
@@ -323,7 +328,7 @@ func headerError(file string, row int, ps []problem) error {
 	for _, p := range ps {
 		b.WriteString("\n  ")
 		if p.col != "" {
-			fmt.Fprintf(&b, "column %s: ", quoteName(p.col))
+			fmt.Fprintf(&b, "column %s: ", Quote(p.col))
 		}
 		if p.short != "" {
 			b.WriteString(p.short)
@@ -502,7 +507,13 @@ func dropSuggestion(name string) suggestion {
 
 // shellWord quotes s for a POSIX shell if it needs quoting, so that a
 // suggested flag can be pasted as it is.
+//
+// A name longer than a message shows (Quote) is shown cut, as Quote
+// does: a flag with a 50 MB name could not be pasted anyway.
 func shellWord(s string) string {
+	if len(s) > maxQuoted {
+		return Quote(s)
+	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("_-=.,/:+@%", c) >= 0) {

@@ -22,9 +22,10 @@ package dataset
 //   - the file declares at most maxRowsPerByte rows per byte (a log of n
 //     steps takes far more than n/64 bytes in any encoding writers use:
 //     the step index t alone, delta-encoded, takes about n/20);
-//   - a page decompresses to at most maxExpansion bytes per byte of the
-//     file (more than deflate can reach, 1032, and more than the values
-//     of maxRowsPerByte rows can take);
+//   - a page of numbers decompresses to at most maxExpansion bytes per
+//     byte of the file (more than deflate can reach, 1032, and more than
+//     the values of maxRowsPerByte rows can take); a page of strings, whose
+//     length nothing bounds, to at most maxStringPage bytes or that;
 //   - every run of a run-length or delta encoding stays within the values
 //     its page header declares, and those add up to the row group's rows.
 
@@ -50,8 +51,14 @@ const (
 	// maxRowsPerByte bounds the rows a Parquet file may declare by its
 	// size.
 	maxRowsPerByte = 64
-	// maxExpansion bounds a page's uncompressed size by the file's size.
+	// maxExpansion bounds a page's uncompressed size by the file's size,
+	// for pages of fixed-size values (numbers).
 	maxExpansion = 1024
+	// maxStringPage bounds instead a page of byte arrays (strings), whose
+	// values have no size the file's size bounds: long ids that are alike
+	// compress without limit (10 ids of 30 MB in a valid file of 12 KB).
+	// It bounds the memory one page takes to check and decode.
+	maxStringPage = 1 << 30
 	// maxThriftDepth bounds the nesting of the metadata's structures
 	// (Parquet's own go about 7 deep).
 	maxThriftDepth = 32
@@ -488,6 +495,9 @@ func (c *pqChecker) checkChunk(cc *format.ColumnChunk, rows int64, col pqColumnI
 	total := m.TotalCompressedSize
 	bound := maxExpansion * c.size
 	c.unsafe = ""
+	if col.valueSize() == 0 {
+		bound = max(bound, maxStringPage)
+	}
 	dictN := -1 // entries of the dictionary, -1 before a dictionary page
 	var values int64
 	for page, pos := 0, int64(0); pos < total; page++ {
@@ -504,6 +514,9 @@ func (c *pqChecker) checkChunk(cc *format.ColumnChunk, rows int64, col pqColumnI
 			return fail("declares %d bytes, but its column chunk has %d left", h.CompressedPageSize, total-pos)
 		}
 		if h.UncompressedPageSize < 0 || int64(h.UncompressedPageSize) > bound {
+			if col.valueSize() == 0 {
+				return fail("declares %d bytes of strings uncompressed, more than ihope decodes in one page (%d)", h.UncompressedPageSize, bound)
+			}
 			return fail("declares %d bytes uncompressed, impossible in a file of %d bytes", h.UncompressedPageSize, c.size)
 		}
 		c.raw = grow(c.raw[:0], int(h.CompressedPageSize))[:h.CompressedPageSize]
@@ -650,7 +663,7 @@ func (c *pqChecker) decompress(codec format.CompressionCodec, src []byte, n int)
 		out, err = readExactly(brotli.NewReader(bytes.NewReader(src)), c.scratch(n))
 	case format.Zstd:
 		if c.zstd == nil {
-			c.zstd, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(maxExpansion*c.size)))
+			c.zstd, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(max(maxExpansion*c.size, maxStringPage))))
 			if err != nil {
 				return nil, err.Error()
 			}

@@ -76,7 +76,7 @@ func (d *Dataset) setTarget(p TablePolicy, mode targetMode) error {
 		for j := lo; j < hi; j++ {
 			s, a := int(d.State[j]), int(d.Action[j])
 			if s < 0 || a < 0 {
-				return fmt.Errorf("dataset: episode %q, t = %d: negative state %d or action %d", d.IDs[e], j-lo, s, a)
+				return fmt.Errorf("dataset: episode %s, t = %d: negative state %d or action %d", Quote(d.IDs[e]), j-lo, s, a)
 			}
 			if s > maxS.id {
 				maxS = where{id: s, e: e, t: j - lo}
@@ -86,7 +86,7 @@ func (d *Dataset) setTarget(p TablePolicy, mode targetMode) error {
 			}
 		}
 		if d.HasFinal[e] && d.FinalState[e] < 0 {
-			return fmt.Errorf("dataset: episode %q: negative next state %d after its last step", d.IDs[e], d.FinalState[e])
+			return fmt.Errorf("dataset: episode %s: negative next state %d after its last step", Quote(d.IDs[e]), d.FinalState[e])
 		}
 		if d.HasFinal[e] && int(d.FinalState[e]) > maxS.id {
 			maxS = where{id: int(d.FinalState[e]), e: e, t: hi - 1 - lo, final: true}
@@ -97,12 +97,12 @@ func (d *Dataset) setTarget(p TablePolicy, mode targetMode) error {
 		if maxS.final {
 			at = "the next state of "
 		}
-		return fmt.Errorf("dataset: the target policy has %d states (ids 0 ... %d) but the log has state id %d (%sepisode %q, t = %d)",
-			nS, nS-1, maxS.id, at, d.IDs[maxS.e], maxS.t)
+		return fmt.Errorf("dataset: the target policy has %d states (ids 0 ... %d) but the log has state id %d (%sepisode %s, t = %d)",
+			nS, nS-1, maxS.id, at, Quote(d.IDs[maxS.e]), maxS.t)
 	}
 	if maxA.id >= nA {
-		return fmt.Errorf("dataset: the target policy has %d actions (ids 0 ... %d) but the log has action id %d (episode %q, t = %d)",
-			nA, nA-1, maxA.id, d.IDs[maxA.e], maxA.t)
+		return fmt.Errorf("dataset: the target policy has %d actions (ids 0 ... %d) but the log has action id %d (episode %s, t = %d)",
+			nA, nA-1, maxA.id, Quote(d.IDs[maxA.e]), maxA.t)
 	}
 
 	// pi(.|s) once per state seen, checked; rows are padded to K.
@@ -147,8 +147,8 @@ func (d *Dataset) setTarget(p TablePolicy, mode targetMode) error {
 			if a := d.Action[j]; replace {
 				logTarget[j] = math.Log(r[a])
 			} else if !agrees(d.LogTarget[j], r[a]) {
-				return fmt.Errorf("dataset: episode %q, t = %d: the target policy file says pi(%d|%d) = %v but the log's target_prob says %v (they must agree within 1e-6)",
-					d.IDs[e], j-lo, a, d.State[j], r[a], math.Exp(d.LogTarget[j]))
+				return fmt.Errorf("dataset: episode %s, t = %d: the target policy file says pi(%d|%d) = %v but the log's target_prob says %v (they must agree within 1e-6)",
+					Quote(d.IDs[e]), j-lo, a, d.State[j], r[a], math.Exp(d.LogTarget[j]))
 			}
 			if fill {
 				probs = append(probs, r...)

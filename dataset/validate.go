@@ -58,20 +58,20 @@ func (d *Dataset) Validate() error {
 			return fmt.Errorf("dataset: episode %d has an empty ID", e)
 		}
 		if p, dup := ids[id]; dup {
-			return fmt.Errorf("dataset: episodes %d and %d have the same ID %q", p, e, id)
+			return fmt.Errorf("dataset: episodes %d and %d have the same ID %s", p, e, Quote(id))
 		}
 		ids[id] = e
 		lo, hi := d.Span(e)
 		if hi <= lo {
-			return fmt.Errorf("dataset: episode %q has no steps", id)
+			return fmt.Errorf("dataset: episode %s has no steps", Quote(id))
 		}
 		for j := lo; j < hi; j++ {
 			if msg := d.checkStep(j); msg != "" {
-				return fmt.Errorf("dataset: episode %q, step %d: %s", id, j-lo, msg)
+				return fmt.Errorf("dataset: episode %s, step %d: %s", Quote(id), j-lo, msg)
 			}
 		}
 		if msg := d.checkFinalTarget(e); msg != "" {
-			return fmt.Errorf("dataset: episode %q, step %d: %s", id, hi-1-lo, msg)
+			return fmt.Errorf("dataset: episode %s, step %d: %s", Quote(id), hi-1-lo, msg)
 		}
 		if d.HasFinal[e] {
 			var msg string
@@ -82,7 +82,7 @@ func (d *Dataset) Validate() error {
 				msg = d.checkState("next state", -1, v)
 			}
 			if msg != "" {
-				return fmt.Errorf("dataset: episode %q, step %d: %s", id, hi-1-lo, msg)
+				return fmt.Errorf("dataset: episode %s, step %d: %s", Quote(id), hi-1-lo, msg)
 			}
 		}
 	}

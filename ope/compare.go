@@ -162,7 +162,7 @@ func ValueMisfitWarnings(rows []Row) []string {
 				if gap < 0 {
 					side = "below"
 				}
-				out = append(out, fmt.Sprintf("%s: its estimate lies %.3g %s %s's, %.0f of %s's standard errors: %s's correction says that their value model (%s) misfits these logs, a bias %s's interval does not count; %s rests on its ratio model instead (trust it as far as the ratio's own warnings allow), or try a richer value model (--value-model)",
+				out = append(out, fmt.Sprintf("%s: its estimate lies %.3g %s %s's, %.2g of %s's standard errors: %s's correction says that their value model (%s) misfits these logs, a bias %s's interval does not count; %s rests on its ratio model instead (trust it as far as the ratio's own warnings allow), or try a richer value model (--value-model)",
 					f.Estimator, math.Abs(gap), side, r.Estimator, z, r.Estimator, r.Estimator, f.Learner, f.Estimator, r.Estimator))
 			}
 		}

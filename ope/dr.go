@@ -249,7 +249,7 @@ func largeCorrection(d *dataset.Dataset, gamma float64, est Estimand, v []float6
 	if math.Abs(corr) <= 3*se {
 		return ""
 	}
-	return fmt.Sprintf("dr: its correction moves its value model's estimate (%.4g) by %.3g, %.0f standard errors: the value model misfits these logs, so dr rests on its ratio model, and its interval counts the sampling noise, not either model's bias (compare the estimators without a value model, such as wis-stepwise and the density ratios; fqe shares the value model)%s",
+	return fmt.Sprintf("dr: its correction moves its value model's estimate (%.4g) by %.3g, %.2g standard errors: the value model misfits these logs, so dr rests on its ratio model, and its interval counts the sampling noise, not either model's bias (compare the estimators without a value model, such as wis-stepwise and the density ratios; fqe shares the value model)%s",
 		model, corr, math.Abs(corr)/se, neuralValueHint(d, gamma, est, learner))
 }
 

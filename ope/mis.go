@@ -121,7 +121,7 @@ func misMassWarning(w []float64, estimate float64) string {
 	if total < 1 {
 		change = "lost"
 	}
-	return fmt.Sprintf("mis: its weights sum to %.2f, not 1: its estimate of the target's state distribution has %s mass where the target goes, at some step, to states the log does not show at that step or takes actions never logged there, and mis does not renormalise, so its estimate is scaled by about that factor (renormalised, %.4g); compare wis-stepwise and dr",
+	return fmt.Sprintf("mis: its weights sum to %.3g, not 1: its estimate of the target's state distribution has %s mass where the target goes, at some step, to states the log does not show at that step or takes actions never logged there, and mis does not renormalise, so its estimate is scaled by about that factor (renormalised, %.4g); compare wis-stepwise and dr",
 		total, change, estimate/total)
 }
 

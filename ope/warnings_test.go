@@ -290,16 +290,19 @@ func TestImputedWarning(t *testing.T) {
 // target equal to the behavior they sum to 1 and nothing is said.
 func TestMISMassWarning(t *testing.T) {
 	for _, c := range []struct {
-		target float64
-		warn   string
+		target, behavior float64
+		warn             string
 	}{
-		{0.5, "mis: its weights sum to 0.50, not 1"},
-		{1, ""},
+		{0.5, 1, "mis: its weights sum to 0.5, not 1"},
+		{1, 1, ""},
+		// A behavior probability of 1e-300: the sum is printed in %g,
+		// not as the 301 digits %.2f gave.
+		{1, 1e-300, "mis: its weights sum to 1e+300, not 1"},
 	} {
 		var eps []dataset.Episode
 		for i := range 6 {
 			eps = append(eps, dataset.Episode{ID: fmt.Sprint(i), Steps: []dataset.Step{{State: 0, Action: 0, Reward: 1,
-				HasNext: true, NextState: 0, LogBehavior: 0, LogTarget: math.Log(c.target)}}})
+				HasNext: true, NextState: 0, LogBehavior: math.Log(c.behavior), LogTarget: math.Log(c.target)}}})
 		}
 		d, err := dataset.New(1, 2, eps)
 		if err != nil {
@@ -313,8 +316,10 @@ func TestMISMassWarning(t *testing.T) {
 		if c.warn == "" && got != "" || c.warn != "" && (!strings.Contains(got, c.warn) || !strings.Contains(got, "(renormalised, 1)")) {
 			t.Errorf("target %g: estimate %v, warnings %q, want %q", c.target, r.Value, got, c.warn)
 		}
-		if math.Abs(r.Value-c.target) > 1e-12 {
-			t.Errorf("target %g: estimate %v, want %v", c.target, r.Value, c.target)
+		// mis does not renormalise: the estimate is the weights' sum
+		// times the reward of 1, c.target/c.behavior.
+		if want := c.target / c.behavior; math.Abs(r.Value-want) > 1e-12*want {
+			t.Errorf("target %g: estimate %v, want %v", c.target, r.Value, want)
 		}
 	}
 }

@@ -44,6 +44,9 @@ type dataFlags struct {
 	// (dataset.ReadOptions.Target).
 	target     dataset.TablePolicy
 	targetFile string
+	// beforeTarget checks the log's size before target fills its
+	// probabilities at every step (dataset.ReadOptions.BeforeTarget).
+	beforeTarget func(*dataset.Dataset) error
 }
 
 // options checks the flags and returns them as dataset.ReadOptions; a
@@ -66,6 +69,7 @@ func (f *dataFlags) options(path string) (dataset.ReadOptions, error) {
 	}
 	o.Columns, o.Ignore, o.Categorical, o.Target = cols, f.Ignore, f.Categorical, f.target
 	o.OneStep = f.Bandit
+	o.BeforeTarget = f.beforeTarget
 	if err := o.Check(); err != nil {
 		return o, usageError{err}
 	}

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -54,6 +53,7 @@ type estimateCmd struct {
 	RewardRange      string   `name:"reward-range" placeholder:"LO,HI" help:"With --bounds: the range every reward lies in, as you know it (not the sample's minimum and maximum: the bounds' guarantee rests on a range known before the data). With a negative LO write --reward-range=LO,HI."`
 	Baseline         string   `placeholder:"VALUE|NAME|behavior" help:"With --bounds: a verdict per target policy against a value, another target policy (--target-policy NAME=FILE) or the behavior's own value: better or worse with the bounds' confidence, or not shown."`
 	BoundCalibration string   `name:"bound-calibration" enum:"finite-sample,sign-flip" default:"finite-sample" help:"With --bounds: the kernel Bellman interval's threshold: finite-sample (a guarantee at every sample size, wide) or sign-flip (sign flips of whole episodes: asymptotic, much narrower)."`
+	MaxMemory       string   `name:"max-memory" placeholder:"SIZE" help:"The memory a run may plan to use beyond the log it reads (512MB, 8GB; default: half the machine's memory): a run that would need more is refused before it allocates, with what it would take and what to do."`
 	FitBehavior      bool     `name:"fit-behavior" help:"Fit the behavior policy from the logged (state, action) pairs and weigh by it: counts for discrete states, logistic regression for real ones, cross-fitted over episodes (for logs without behavior probabilities; with them, the output says how far the fitted ones are)."`
 
 	policyLabel string // the target policy being estimated, for the progress bars (several policies)
@@ -244,6 +244,20 @@ func (c *estimateCmd) Run(e *runEnv) error {
 		}
 	}
 	c.Estimators = uniq(c.Estimators) // naive,naive runs once
+	if _, _, err := memoryLimit(c.MaxMemory); err != nil {
+		return err
+	}
+	if c.Report != "" {
+		// --target-policy is NAME=FILE or FILE: both halves are tried.
+		inputs := []string{c.Data, c.TargetDraws, c.WriteMapping}
+		for _, arg := range c.TargetPolicy {
+			_, file, _ := strings.Cut(arg, "=")
+			inputs = append(inputs, arg, file)
+		}
+		if err := checkReportPath(c.Report, inputs); err != nil {
+			return err
+		}
+	}
 	if _, on, err := c.boundSettings(); err != nil {
 		return err
 	} else if on && c.Data != "-" && stream.IsPattern(c.Data) {
@@ -263,6 +277,8 @@ func (c *estimateCmd) Run(e *runEnv) error {
 	}
 	if len(files) > 0 {
 		c.dataFlags.target, c.dataFlags.targetFile = files[0].p, files[0].file // a log without target columns takes the first file's
+		first := files[0]
+		c.dataFlags.beforeTarget = func(d *dataset.Dataset) error { return c.checkMemory(d, &first) }
 	}
 	d, err := c.read(c.Data, e.stderr)
 	if err != nil {
@@ -340,7 +356,7 @@ func (c *estimateCmd) write(e *runEnv, rep *estimateReport) error {
 		}
 	}
 	if c.JSON {
-		return json.NewEncoder(e.stdout).Encode(out)
+		return encodeReport(e.stdout, out)
 	}
 	printEstimate(e.stdout, rep)
 	return nil
@@ -427,6 +443,9 @@ func readPolicyFile(path string) (*policy.Tabular, error) {
 // target policy (nil: the logs' own target columns).
 func (c *estimateCmd) estimate(d *dataset.Dataset, target *targetPolicy, stderr io.Writer) (*estimateReport, error) {
 	rep := &estimateReport{Warnings: []string{}}
+	if err := c.checkMemory(d, target); err != nil {
+		return nil, err
+	}
 	opts, warnings, err := c.options(d, target)
 	if err != nil {
 		return nil, err

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -299,5 +298,5 @@ func streamReport(res *stream.Results, file string) *estimateReport {
 // (file is what the data summary names as the data): the report
 // ihope-beam prints.
 func WriteStreamJSON(w io.Writer, res *stream.Results, file string) error {
-	return json.NewEncoder(w).Encode(streamReport(res, file))
+	return encodeReport(w, streamReport(res, file))
 }

@@ -8,6 +8,7 @@ import (
 	"html/template"
 	"math"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -384,4 +385,29 @@ func shellQuote(args []string) string {
 		}
 	}
 	return strings.Join(out, " ")
+}
+
+// checkReportPath refuses a --report path that would overwrite an input:
+// one not named .html or .htm (the report is an HTML page, so any other
+// name is almost surely a data path given to the wrong flag: --report
+// v.csv once replaced the log v.csv), or one that is the same file as an
+// input (os.SameFile: links and other spellings of the path included).
+// It runs before anything is read, so a refused run costs nothing.
+func checkReportPath(report string, inputs []string) error {
+	if ext := strings.ToLower(filepath.Ext(report)); ext != ".html" && ext != ".htm" {
+		return usagef("--report %s: the report is an HTML page; name it FILE.html (a name without .html is refused so that a data file given to the wrong flag is not overwritten)", report)
+	}
+	out, err := os.Stat(report)
+	if err != nil {
+		return nil // a new file: nothing to overwrite
+	}
+	for _, in := range inputs {
+		if in == "" || in == "-" {
+			continue
+		}
+		if st, err := os.Stat(in); err == nil && os.SameFile(out, st) {
+			return usagef("--report %s is the input %s: writing the report would overwrite it; give another FILE.html", report, in)
+		}
+	}
+	return nil
 }
