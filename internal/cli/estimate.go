@@ -26,7 +26,7 @@ import (
 )
 
 type estimateCmd struct {
-	Data             string   `required:"" placeholder:"FILE" help:"Logs in the log contract (.csv, .tsv, .csv.gz, .tsv.gz or .parquet; - for standard input, with --format); or shards too large for memory together, as a quoted glob ('logs/*.parquet') or a directory, read one at a time in lexical order by the estimators whose statistics stream (see the README)."`
+	Data             string   `required:"" placeholder:"FILE" help:"Logs in the log contract (.csv, .tsv, .csv.gz, .tsv.gz or .parquet; - for standard input, with --format); or shards too large for memory together, as a quoted glob ('logs/*.parquet') or a directory, read one at a time in lexical order by the estimators whose statistics stream (see docs/streaming.md)."`
 	Gamma            float64  `default:"1" help:"Discount: 1 for the average reward per step, below 1 for the normalised discounted reward."`
 	Estimators       []string `sep:"," placeholder:"LIST" help:"Comma-separated estimators to run (default: every one that applies but is-trajectory and is-stepwise, which ihope benchmark shows worse than their weighted twins everywhere): ${estimators}."`
 	Bootstrap        int      `default:"200" help:"Bootstrap resamples for the intervals; 0 turns intervals off."`
