@@ -131,7 +131,7 @@ func DisagreementWarning(rows []Row, gamma, gap float64) string {
 	if pairs > 1 {
 		more = fmt.Sprintf(" (%d pairs of rows do not overlap; these two are furthest apart)", pairs)
 	}
-	return fmt.Sprintf("%s and %s both estimate %s, but their intervals do not overlap ([%.4g, %.4g] against [%.4g, %.4g])%s: at least one of them is biased on these logs or its interval is too narrow; trust neither until you know which (the README's \"Which estimator to trust first\")",
+	return fmt.Sprintf("%s and %s both estimate %s, but their intervals do not overlap ([%.4g, %.4g] against [%.4g, %.4g])%s: at least one of them is biased on these logs or its interval is too narrow; trust neither until you know which (docs/estimators.md, \"Which estimator to trust first\")",
 		strings.Join(lo.names, "/"), strings.Join(hi.names, "/"), what, lo.lo, lo.hi, hi.lo, hi.hi, more)
 }
 

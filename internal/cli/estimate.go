@@ -25,7 +25,7 @@ import (
 )
 
 type estimateCmd struct {
-	Data             string   `required:"" placeholder:"FILE" help:"Logs in the log contract (.csv, .tsv, .csv.gz, .tsv.gz or .parquet; - for standard input, with --format); or shards too large for memory together, as a quoted glob ('logs/*.parquet') or a directory, read one at a time in lexical order by the estimators whose statistics stream (see the README)."`
+	Data             string   `required:"" placeholder:"FILE" help:"Logs in the log contract (.csv, .tsv, .csv.gz, .tsv.gz or .parquet; - for standard input, with --format); or shards too large for memory together, as a quoted glob ('logs/*.parquet') or a directory, read one at a time in lexical order by the estimators whose statistics stream (see docs/streaming.md)."`
 	Gamma            float64  `default:"1" help:"Discount: 1 for the average reward per step, below 1 for the normalised discounted reward."`
 	Estimators       []string `sep:"," placeholder:"LIST" help:"Comma-separated estimators to run (default: every one that applies but is-trajectory and is-stepwise, which ihope benchmark shows worse than their weighted twins everywhere): ${estimators}."`
 	Bootstrap        int      `default:"200" help:"Bootstrap resamples for the intervals; 0 turns intervals off."`
@@ -53,7 +53,7 @@ type estimateCmd struct {
 	RewardRange      string   `name:"reward-range" placeholder:"LO,HI" help:"With --bounds: the range every reward lies in, as you know it (not the sample's minimum and maximum: the bounds' guarantee rests on a range known before the data). With a negative LO write --reward-range=LO,HI."`
 	Baseline         string   `placeholder:"VALUE|NAME|behavior" help:"With --bounds: a verdict per target policy against a value, another target policy (--target-policy NAME=FILE) or the behavior's own value: better or worse with the bounds' confidence, or not shown."`
 	BoundCalibration string   `name:"bound-calibration" enum:"finite-sample,sign-flip" default:"finite-sample" help:"With --bounds: the kernel Bellman interval's threshold: finite-sample (a guarantee at every sample size, wide) or sign-flip (sign flips of whole episodes: asymptotic, much narrower)."`
-	MaxMemory       string   `name:"max-memory" placeholder:"SIZE" help:"The memory a run may plan to use beyond the log it reads (512MB, 8GB; default: half the machine's memory): a run that would need more is refused before it allocates, with what it would take and what to do."`
+	MaxMemory        string   `name:"max-memory" placeholder:"SIZE" help:"The memory a run may plan to use beyond the log it reads (512MB, 8GB; default: half the machine's memory): a run that would need more is refused before it allocates, with what it would take and what to do."`
 	FitBehavior      bool     `name:"fit-behavior" help:"Fit the behavior policy from the logged (state, action) pairs and weigh by it: counts for discrete states, logistic regression for real ones, cross-fitted over episodes (for logs without behavior probabilities; with them, the output says how far the fitted ones are)."`
 
 	policyLabel string // the target policy being estimated, for the progress bars (several policies)

@@ -98,7 +98,7 @@ func (c *estimateCmd) fitBehavior(d *dataset.Dataset) (*dataset.Dataset, *behavi
 	}
 	if c.Bootstrap > 0 {
 		info.warnings = append(info.warnings, "the behavior probabilities are fitted once (--fit-behavior) and the bootstrap resamples keep them: "+
-			"the intervals do not refit them (see the README's logs without behavior probabilities)")
+			"the intervals do not refit them (see docs/logs.md, \"Fitting the behavior: --fit-behavior\")")
 	}
 	return fitted, info, nil
 }
