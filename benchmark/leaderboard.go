@@ -159,12 +159,14 @@ func worldBoard(suite string, w *World, lines []results.Line) WorldBoard {
 	bySeed := map[int][]*results.Line{}       // seed -> line per target
 	var names []string
 	stats := map[string]*cellStats{}
+	rlo, rhi := rewardRange(w)
 	for k := range lines {
-		l := &lines[k]
-		i, ok := index[l.Setting]
-		if l.Panel != w.Name || !ok {
+		if _, ok := index[lines[k].Setting]; lines[k].Panel != w.Name || !ok {
 			continue
 		}
+		lc := withRecommended(lines[k], rlo, rhi)
+		l := &lc
+		i := index[l.Setting]
 		wb.Truths[i] = l.Truth
 		if v, ok := l.Truths["long-run"]; ok {
 			wb.LongRun[i] = v

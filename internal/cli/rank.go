@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -32,6 +33,10 @@ type estimatorRanking struct {
 	Order  []string `json:"order"`
 	Ties   []bool   `json:"-"`
 	Failed []string `json:"failed,omitempty"`
+	// OutOfRange lists the policies whose estimate lies outside the
+	// logged rewards' range, which a normalised value cannot leave: left
+	// out of the order.
+	OutOfRange []string `json:"out_of_range,omitempty"`
 	// Compared counts the policies with both an estimate and a
 	// reference, over which Spearman and RegretAt1 are computed (at
 	// least 2). Spearman is null when the estimates or references are
@@ -59,6 +64,8 @@ func newRanking(rep *estimateReport) *rankingReport {
 	r.ReferenceOrder, _ = order(r.Policies, ref)
 	var names []string
 	est := map[string][]float64{}
+	outside := map[string][]string{}
+	lo, hi := valueRange(rep)
 	for _, row := range rep.Estimates {
 		v, ok := est[row.Estimator]
 		if !ok {
@@ -69,17 +76,21 @@ func newRanking(rep *estimateReport) *rankingReport {
 			}
 			est[row.Estimator] = v
 		}
-		if row.Estimate != nil {
+		switch {
+		case row.Estimate != nil && outOfRange(*row.Estimate, lo, hi):
+			outside[row.Estimator] = append(outside[row.Estimator], row.Policy)
+		case row.Estimate != nil:
 			v[at[row.Policy]] = *row.Estimate
 		}
 	}
 	for _, name := range names {
 		v := est[name]
-		er := estimatorRanking{Estimator: name}
+		er := estimatorRanking{Estimator: name, OutOfRange: outside[name]}
 		er.Order, er.Ties = order(r.Policies, v)
 		var e, t []float64
 		for i, x := range v {
 			switch {
+			case math.IsNaN(x) && slices.Contains(er.OutOfRange, r.Policies[i]):
 			case math.IsNaN(x):
 				er.Failed = append(er.Failed, r.Policies[i])
 			case !math.IsNaN(ref[i]):
@@ -166,8 +177,14 @@ func printRanking(out io.Writer, r *rankingReport) {
 		if len(e.Failed) > 0 {
 			text += fmt.Sprintf(" (failed: %s)", strings.Join(e.Failed, ", "))
 		}
+		if len(e.OutOfRange) > 0 {
+			text += fmt.Sprintf(" (outside the rewards' range, left out: %s)", strings.Join(e.OutOfRange, ", "))
+		}
 		if len(e.Order) == 0 {
 			text = "failed"
+			if len(e.OutOfRange) > 0 {
+				text = "left out: every estimate outside the rewards' range"
+			}
 		}
 		fmt.Fprintf(tw, "\n%s\t%s\t", e.Estimator, text)
 		if metrics {

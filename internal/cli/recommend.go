@@ -23,13 +23,7 @@ type recommendedInfo struct {
 // recommend fills rep.Recommended: one recommendation per target policy,
 // among its rows of the estimand the data summary states.
 func recommend(rep *estimateReport) {
-	lo, hi := rep.Data.rewardLow, rep.Data.rewardHigh
-	if rep.Data.Terminal > 0 {
-		lo, hi = math.Min(lo, 0), math.Max(hi, 0)
-	}
-	if math.IsNaN(lo) || math.IsNaN(hi) {
-		lo, hi = math.Inf(-1), math.Inf(1)
-	}
+	lo, hi := valueRange(rep)
 	rep.Recommended = []recommendedInfo{}
 	for _, name := range policyNames(rep) {
 		var rows []ope.Row
@@ -72,4 +66,24 @@ func printRecommended(out io.Writer, r *estimateReport, name string) {
 		}
 		fmt.Fprintf(out, "recommended: %s %s [%s, %s]: %s\n", *rec.Estimator, fmtBound(rec.Estimate), fmtBound(rec.CILow), fmtBound(rec.CIHigh), rec.Why)
 	}
+}
+
+// valueRange is the range a normalised value cannot leave: the logged
+// rewards' (and 0 with terminal episodes, whose absorbing tail pays 0);
+// everything when the summary does not know it (no steps summarised).
+func valueRange(rep *estimateReport) (lo, hi float64) {
+	lo, hi = rep.Data.rewardLow, rep.Data.rewardHigh
+	if rep.Data.Terminal > 0 {
+		lo, hi = math.Min(lo, 0), math.Max(hi, 0)
+	}
+	if rep.Data.Steps == 0 || math.IsNaN(lo) || math.IsNaN(hi) || lo > hi {
+		return math.Inf(-1), math.Inf(1)
+	}
+	return lo, hi
+}
+
+// outOfRange reports whether v lies outside [lo, hi] beyond rounding.
+func outOfRange(v, lo, hi float64) bool {
+	tol := 1e-9 * math.Max(1, math.Max(math.Abs(lo), math.Abs(hi)))
+	return v < lo-tol || v > hi+tol
 }

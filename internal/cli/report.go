@@ -127,23 +127,25 @@ func newReportView(rep *estimateReport, args []string) (*reportView, error) {
 	if len(policies) == 0 {
 		policies = []policyInfo{{}}
 	}
-	// One x scale for every policy's forest plot, so they compare.
-	lo, hi := math.Inf(1), math.Inf(-1)
-	widen := func(x *float64) {
-		if x != nil && !math.IsNaN(*x) && !math.IsInf(*x, 0) {
-			lo, hi = math.Min(lo, *x), math.Max(hi, *x)
+	// One x scale per policy's forest plot: a policy whose rows lie close
+	// together is not squeezed by another's wide interval.
+	for _, p := range policies {
+		lo, hi := math.Inf(1), math.Inf(-1)
+		widen := func(x *float64) {
+			if x != nil && !math.IsNaN(*x) && !math.IsInf(*x, 0) {
+				lo, hi = math.Min(lo, *x), math.Max(hi, *x)
+			}
 		}
-	}
-	for _, row := range rep.Estimates {
-		widen(row.Estimate)
-		l, h := interval(row)
-		widen(l)
-		widen(h)
-	}
-	for _, p := range policies {
+		for _, row := range rep.Estimates {
+			if row.Policy != p.Name {
+				continue
+			}
+			widen(row.Estimate)
+			l, h := interval(row)
+			widen(l)
+			widen(h)
+		}
 		widen(p.Reference)
-	}
-	for _, p := range policies {
 		pv, err := newPolicyView(rep, p, lo, hi)
 		if err != nil {
 			return nil, err
