@@ -22,7 +22,7 @@ import (
 // cross-fitted over 5 folds, calibrated per state) has a log10 MSE
 // against the exact 400-step value no more than 0.3 above the one on the
 // logged probabilities. With IHOPE_LONG=1 it runs 100 seeds and logs the
-// table the README quotes (other smoothings and folds, uncalibrated fits,
+// table docs/logs.md quotes (other smoothings and folds, uncalibrated fits,
 // and two more estimators beside); in CI 4 seeds.
 func TestTaxiFittedBehavior(t *testing.T) {
 	seeds := 4

@@ -253,7 +253,7 @@ func TestBlockBootstrap(t *testing.T) {
 // long-run value, but on these logs from a reset it lands close to the
 // T-step one (the transient is in the logged states it weighs); its
 // intervals rarely hold the long-run value, which TestCoverageLong
-// measures and the README reports.
+// measures and docs/intervals.md reports.
 //
 // The seeds are independent, so for a correct 90% interval the number X
 // of covering seeds out of N is Binomial(N, 0.9), and the bounds are set

@@ -205,7 +205,7 @@ func percentileCeiling(B int, alpha float64) float64 {
 	return 1 - 2*h/float64(B+1)
 }
 
-// rows returns the cell's rows of the README's table: the percentile
+// rows returns the cell's rows of docs/intervals.md's table: the percentile
 // interval and, for estimators with a standard error, the Wald one.
 func (st coverageStats) rows(w coverageWorld) []string {
 	mean, sd := stat.MeanStdDev(st.errs, nil)
@@ -226,7 +226,7 @@ func (st coverageStats) rows(w coverageWorld) []string {
 	return out
 }
 
-// coverageHeader is the header of the README's table.
+// coverageHeader is the header of docs/intervals.md's table.
 const coverageHeader = "| world | estimator | estimand, exact truth | interval | 90% interval holds the truth | ceiling for B | 50% interval holds it | bias | sd | mean width (90%) |\n" +
 	"| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 
@@ -286,7 +286,7 @@ func TestCoverageTaxi(t *testing.T) {
 
 // TestCoverageLong measures, with IHOPE_LONG=1, how often the 90%
 // intervals the command line prints hold the exact truth, over 50 seeds
-// per cell, and logs the table the README quotes:
+// per cell, and logs the table docs/intervals.md quotes:
 //
 //   - Taxi (pi18 -> pi19, gamma = 1, n = 200 episodes of T = 400 steps, the
 //     paper's setting): bch-tabular with B = 200 resamples, the command

@@ -259,7 +259,7 @@ func largeCorrection(d *dataset.Dataset, gamma float64, est Estimand, v []float6
 // it has no time-indexed form): on three unseen nonlinear worlds (a 2-d
 // nonlinear system, mountain car, cart-pole; 800 episodes of 100 steps,
 // gamma = 0.95, two logs each) it cut dr's mean |error| from 0.073 to
-// 0.017 and fqe's from 0.215 to 0.035 (README, "Which estimator to trust
+// 0.017 and fqe's from 0.215 to 0.035 (docs/estimators.md, "Which estimator to trust
 // first"). "" otherwise: the neural learner fits no gamma = 1, and
 // discrete states have the exact tabular model.
 func neuralValueHint(d *dataset.Dataset, gamma float64, est Estimand, learner string) string {

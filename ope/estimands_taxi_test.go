@@ -23,7 +23,7 @@ import (
 // long-run value (-0.12173). The state-action estimators (mwl, mql,
 // dualdice) target the long-run value whatever the estimand, as
 // bch-tabular does. With IHOPE_LONG=1 it runs 100 seeds and logs
-// the table of log10 MSE that the README quotes; with IHOPE_STAT=1 (CI)
+// the table of log10 MSE that docs/estimators.md quotes; with IHOPE_STAT=1 (CI)
 // 8 seeds, in the everyday run 4.
 //
 // What must hold: under either estimand, dr is no worse than the better

@@ -54,7 +54,7 @@ func TestMinimaxNeuralDeterministic(t *testing.T) {
 // fresh minibatches of 256 and early stopping, was 0.48-0.86 off at
 // n = 20: see value.MinimaxNeural). In CI n = 20 episodes of 100 steps
 // at gamma = 0.9 with 64 features; with IHOPE_LONG=1
-// the README's table (gamma 0.9 and 1, n = 20 and 160, default
+// docs/estimators.md's table (gamma 0.9 and 1, n = 20 and 160, default
 // settings).
 func TestMinimaxNeuralLearns(t *testing.T) {
 	gammas, ns, o := []float64{0.9}, []int{20}, ope.Options{Seed: 1}

@@ -20,7 +20,7 @@ import (
 // features, which cannot represent this q) is logged beside them: it
 // does not converge. In CI 3 seeds of n = 10 and 160 episodes of 100
 // steps; with IHOPE_LONG=1 the table of n = 20, 80, 320 over 8 seeds that
-// the README quotes.
+// docs/estimators.md quotes.
 func TestMinimaxRealStatesConverge(t *testing.T) {
 	seeds, ns := 3, []int{10, 160}
 	if os.Getenv("IHOPE_LONG") != "" {

@@ -85,7 +85,7 @@ func pendulumLongRun(m, burn, steps int) (mean, se float64) {
 // its row states: the density ratios target the long-run value, dr and
 // WIS the T-step one. bch-neural's spread over training seeds (on the
 // first data seed) is reported beside it. It runs with IHOPE_LONG=1
-// (91 minutes of CPU, 85 minutes on two shared cores) and prints the README's table.
+// (91 minutes of CPU, 85 minutes on two shared cores) and prints docs/methods.md's table.
 func TestRealStatesTable(t *testing.T) {
 	if os.Getenv("IHOPE_LONG") != "1" {
 		t.Skip("set IHOPE_LONG=1 to run (about 90 minutes of CPU)")

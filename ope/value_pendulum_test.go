@@ -84,7 +84,7 @@ func TestValueEstimatorsLinearGaussian(t *testing.T) {
 
 // Pendulum at the paper's default (n = 150 episodes of T = 1000 steps,
 // behavior pi+ with alpha = 1), average and discounted reward, with
-// IHOPE_LONG=1: the table the README quotes.
+// IHOPE_LONG=1: the table docs/estimators.md quotes.
 func TestValueEstimatorsPendulumLong(t *testing.T) {
 	if os.Getenv("IHOPE_LONG") != "1" {
 		t.Skip("set IHOPE_LONG=1 to run (a few minutes)")

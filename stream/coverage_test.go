@@ -26,7 +26,7 @@ import (
 // interval of importance weights this heavy-tailed covers less than 90%
 // whichever bootstrap draws the resamples: it measures the multinomial
 // bootstrap (ope.Bootstrap) on the same seeds too and wants the Poisson
-// one within 6 seeds of it, every estimator. The rates are in the README.
+// one within 6 seeds of it, every estimator. The rates are in docs/streaming.md.
 func TestPoissonCoverageTaxi(t *testing.T) {
 	seeds, n, T, need := 10, 50, 100, 7
 	if os.Getenv("IHOPE_LONG") != "" {

@@ -249,7 +249,7 @@ func TestHandValues(t *testing.T) {
 	}
 }
 
-// TestTruths pins the exact truths the README lists, and checks that the
+// TestTruths pins the exact truths docs/benchmark.md lists, and checks that the
 // long-run value of the Graph (discounted, gamma = 0.98) is its 16-step
 // return: every episode is absorbed after 16 steps, so mdp.LongRun,
 // which knows nothing of episodes, gives the same truth through the

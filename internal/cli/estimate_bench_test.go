@@ -38,7 +38,7 @@ func BenchmarkEstimate1M(b *testing.B) {
 }
 
 // BenchmarkEstimateFile is `ihope estimate --data FILE --bootstrap 0` in
-// process, reading included: the in-memory speed targets of the README
+// process, reading included: the in-memory speed targets of docs/streaming.md
 // (1,000,000 Taxi steps from Parquet; the paper's Taxi seed, 80,000 steps
 // of CSV). Process start-up (about 25 ms) is not in it; /usr/bin/time on
 // the binary measures that too.

@@ -1,6 +1,6 @@
 """Logs and target policies as the files ihope reads.
 
-A log reaches the binary as a CSV file in the log contract (README: "Log
+A log reaches the binary as a CSV file in the log contract (docs/logs.md: "Log
 contract"): a DataFrame is written to a temporary file, a path is passed as
 it is unless a target must be added to it. A target given in Python (an
 array of probabilities, a callable, several of them by name) becomes the
@@ -209,7 +209,7 @@ def with_columns(frame, cols):
 def draws(frame, roles, draw):
     """The --target-draws file's rows for a callable that draws the
     target's real-valued actions: one draw at every logged state and at
-    every next state an episode's last row gives (README: "Real-valued
+    every next state an episode's last row gives (docs/logs.md: "Real-valued
     actions"). The states are the log's own values, so that the file
     writes them as the log does and ihope matches them bit for bit."""
     s = states(frame, roles)
