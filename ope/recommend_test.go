@@ -20,11 +20,17 @@ func TestRecommend(t *testing.T) {
 		why  string
 	}{
 		{"one row is the choice", []ope.Row{row("dr", 0.5, 0.4, 0.6)}, "dr", "only estimator"},
-		{"two unbiased: the narrower wins", []ope.Row{row("wis-stepwise", 0.52, 0.3, 0.7), row("dr", 0.49, 0.45, 0.55)}, "dr", "narrowest interval, and it meets every wider one"},
-		{"narrow biased against wide unbiased: none", []ope.Row{row("fqe", 0.9, 0.88, 0.92), row("wis-trajectory", 0.5, 0.3, 0.7)}, "", "do not meet"},
-		{"the narrowest misses a wider one: the next narrowest", []ope.Row{
-			row("wis-trajectory", 0.5, 0.1, 0.9), row("wis-stepwise", 0.5, 0.35, 0.65), row("dr", 0.48, 0.44, 0.52), row("fqe", 0.7, 0.69, 0.71)},
-			"dr", "the narrower fqe miss a wider interval"},
+		{"two unbiased: the narrower wins", []ope.Row{row("wis-stepwise", 0.52, 0.3, 0.7), row("dr", 0.49, 0.45, 0.55)}, "dr", "narrowest interval of the 2 estimators"},
+		{"narrow biased against wide unbiased: none", []ope.Row{row("fqe", 0.9, 0.88, 0.92), row("wis-trajectory", 0.5, 0.3, 0.7)}, "", "disagree beyond their intervals"},
+		{"the walk stops at the first miss: the narrowest walked", []ope.Row{
+			row("wis-trajectory", 0.5, 0.1, 0.9), row("wis-stepwise", 0.6, 0.55, 0.65), row("dr", 0.48, 0.44, 0.52), row("fqe", 0.5, 0.4, 0.6)},
+			"dr", "the next in that order, wis-stepwise, misses them"},
+		{"the value model first: confirmed by dr and the IS rows, the narrowest wins", []ope.Row{
+			row("wis-stepwise", 0.5, 0.3, 0.7), row("dr", 0.5, 0.45, 0.55), row("fqe", 0.51, 0.49, 0.53)},
+			"fqe", "narrowest interval of the 3 estimators"},
+		{"model-based and fqe count once, as a value model", []ope.Row{
+			row("model-based", 0.5, 0.49, 0.51), row("fqe", 0.5, 0.49, 0.51), row("wis-stepwise", 0.5, 0.3, 0.7)},
+			"fqe", "narrowest interval of the 2 estimators"},
 		{"out of the rewards' range is left out", []ope.Row{row("fqe", 7.1, 7.0, 7.2), row("dr", 0.5, 0.4, 0.6)}, "dr", "only estimator"},
 		{"collapsed weights are left out", []ope.Row{{Estimator: "wis-stepwise", Estimand: ope.Horizon, Estimate: 0.2, Low: 0.19, High: 0.21, Collapsed: true},
 			row("dr", 0.5, 0.4, 0.6)}, "dr", "only estimator"},
