@@ -85,9 +85,12 @@ func (c *estimateCmd) runStream(e *runEnv) error {
 	// fixed by the whole log (bch-kernel): the first pass feeds AddFirst,
 	// the second Add.
 	twoPass := false
+	// One Reader for both passes: it checks in the second that every
+	// shard is as the first pass found it.
+	r := stream.Reader{Files: files, Options: o}
 	pass := func(label string, add func(d *dataset.Dataset, lo, hi int) error) error {
 		progress, finish := bootstrapProgress(e.stderr, len(files), label)
-		r := stream.Reader{Files: files, Options: o}
+		r.Progress = nil
 		if progress != nil {
 			r.Progress = func(int, int) { progress(0) }
 		}
