@@ -14,6 +14,11 @@ import (
 // paths: the files of a directory whose names end in a log format's
 // extension (.csv, .tsv, .csv.gz, .tsv.gz, .parquet), or the matches of a
 // glob (filepath.Match's syntax: 'logs/*.parquet').
+//
+// A shard must be a regular file: a symbolic link (or a device, a pipe, a
+// socket) among the shards is refused, naming it and where it points.
+// Following links would let a directory of shards make ihope read, and
+// quote in its errors (a header's first line), a file outside it.
 func Files(pattern string) ([]string, error) {
 	var files []string
 	if st, err := os.Stat(pattern); err == nil && st.IsDir() {
@@ -39,7 +44,32 @@ func Files(pattern string) ([]string, error) {
 		}
 	}
 	slices.Sort(files)
+	for _, f := range files {
+		if err := regular(f); err != nil {
+			return nil, err
+		}
+	}
 	return files, nil
+}
+
+// regular returns nil if path is a regular file, not a symbolic link,
+// or else an error naming it that says what it is and what to do.
+func regular(path string) error {
+	st, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	switch m := st.Mode(); {
+	case m.IsRegular():
+		return nil
+	case m&os.ModeSymlink != 0:
+		target, _ := os.Readlink(path)
+		return fmt.Errorf("%s: a symbolic link (to %s); shards are not read through links: copy or move the file itself into place", path, target)
+	case m.IsDir():
+		return fmt.Errorf("%s: a directory where a shard file was expected (a glob such as 'logs/*.parquet' names files)", path)
+	default:
+		return fmt.Errorf("%s: not a regular file (%s); shards must be regular files", path, m.Type())
+	}
 }
 
 // IsPattern reports whether path names shards rather than one file: a
