@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/internal/cli"
+	"github.com/ihope-ope/ihope/internal/tempdir"
 	"github.com/ihope-ope/ihope/stream"
 )
 
@@ -118,7 +120,31 @@ type Config struct {
 // writes the statistics, with their features fixed, next to the output
 // (Output + ".first", removed after); the second pipeline starts every
 // worker from them, as ihope estimate's second pass over the shards does.
+//
+// The pipelines run with a private temporary directory (TMPDIR), removed
+// when Run returns: Beam's loopback worker leaves a 0-byte
+// beamloopbackworker-* file in the temporary directory on every run
+// (runnerlib.Execute), and a killed run's directory is removed by the next
+// (tempdir.New names it with the pid).
 func Run(ctx context.Context, c Config, execute func(context.Context, *beam.Pipeline) error) error {
+	dir, err := tempdir.New("", "ihope-beam-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	prev, had := os.LookupEnv("TMPDIR")
+	os.Setenv("TMPDIR", dir)
+	defer func() {
+		if had {
+			os.Setenv("TMPDIR", prev)
+		} else {
+			os.Unsetenv("TMPDIR")
+		}
+	}()
+	return run(ctx, c, execute)
+}
+
+func run(ctx context.Context, c Config, execute func(context.Context, *beam.Pipeline) error) error {
 	st, err := decodeStats(c.Empty)
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -470,5 +471,33 @@ func TestReadWithBackoff(t *testing.T) {
 				t.Errorf("got %v, want %q", err, c.want)
 			}
 		})
+	}
+}
+
+// A run leaves nothing in the temporary directory: not the loopback
+// worker's 0-byte beamloopbackworker-* file (left by every run before),
+// not its private directory; a killed run's (a fake ihope-beam-<pid>-*
+// of a finished process) is removed; TMPDIR is restored.
+func TestRunLeavesNoTempFiles(t *testing.T) {
+	dir := shards(t, 2, 4, 20, "csv")
+	tmp := t.TempDir()
+	cmd := exec.Command("sh", "-c", "exit 0")
+	if err := cmd.Run(); err != nil {
+		t.Skip("no sh to make a dead pid:", err)
+	}
+	stale := filepath.Join(tmp, fmt.Sprintf("ihope-beam-%d-1", cmd.Process.Pid))
+	if err := os.MkdirAll(filepath.Join(stale, "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", tmp)
+	if _, err := runPipeline(t, dir, cli.StreamFlags{Gamma: 1}); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(tmp)
+	for _, e := range entries {
+		t.Errorf("left in the temporary directory: %s", e.Name())
+	}
+	if got := os.Getenv("TMPDIR"); got != tmp {
+		t.Errorf("TMPDIR %q after the run, want %q", got, tmp)
 	}
 }
