@@ -14,6 +14,11 @@ import (
 // paths: the files of a directory whose names end in a log format's
 // extension (.csv, .tsv, .csv.gz, .tsv.gz, .parquet), or the matches of a
 // glob (filepath.Match's syntax: 'logs/*.parquet').
+//
+// A shard must be a regular file: a symbolic link (or a device, a pipe, a
+// socket) among the shards is refused, naming it and where it points.
+// Following links would let a directory of shards make ihope read, and
+// quote in its errors (a header's first line), a file outside it.
 func Files(pattern string) ([]string, error) {
 	var files []string
 	if st, err := os.Stat(pattern); err == nil && st.IsDir() {
@@ -39,7 +44,32 @@ func Files(pattern string) ([]string, error) {
 		}
 	}
 	slices.Sort(files)
+	for _, f := range files {
+		if err := regular(f); err != nil {
+			return nil, err
+		}
+	}
 	return files, nil
+}
+
+// regular returns nil if path is a regular file, not a symbolic link,
+// or else an error naming it that says what it is and what to do.
+func regular(path string) error {
+	st, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	switch m := st.Mode(); {
+	case m.IsRegular():
+		return nil
+	case m&os.ModeSymlink != 0:
+		target, _ := os.Readlink(path)
+		return fmt.Errorf("%s: a symbolic link (to %s); shards are not read through links: copy or move the file itself into place", path, target)
+	case m.IsDir():
+		return fmt.Errorf("%s: a directory where a shard file was expected (a glob such as 'logs/*.parquet' names files)", path)
+	default:
+		return fmt.Errorf("%s: not a regular file (%s); shards must be regular files", path, m.Type())
+	}
 }
 
 // IsPattern reports whether path names shards rather than one file: a
@@ -79,11 +109,18 @@ type Reader struct {
 	// Progress, if not nil, is called after each shard with the number
 	// of shards done and of steps read so far.
 	Progress func(shards, steps int)
+
+	// What the first call of Each saw of each shard, checked by every
+	// later call (the second pass of a two-pass estimator): a shard that
+	// changed in between is an error naming it.
+	stamps   []stamp
+	episodes []int // episodes beginning in each shard
 }
 
 type shard struct {
-	d   *dataset.Dataset
-	err error
+	d     *dataset.Dataset
+	err   error
+	stamp stamp
 }
 
 // Each calls f on the episodes of the shards, batch after batch: f(d,
@@ -101,8 +138,23 @@ func (r *Reader) Each(f func(d *dataset.Dataset, lo, hi int) error) error {
 	read := func(path string) chan shard {
 		ch := make(chan shard, 1)
 		go func() {
+			before, err := stampOf(path)
+			if err != nil {
+				ch <- shard{err: err}
+				return
+			}
 			d, _, err := dataset.ReadFileWith(path, o)
-			ch <- shard{d, err}
+			if err == nil || !errors.Is(err, os.ErrNotExist) {
+				// A shard rewritten while it was read would mix two
+				// contents.
+				after, serr := stampOf(path)
+				if serr != nil {
+					err = serr
+				} else if why := before.differs(after); why != "" {
+					err = fmt.Errorf("%s: the shard changed while it was read (%s)", path, why)
+				}
+			}
+			ch <- shard{d, err, before}
 		}()
 		return ch
 	}
@@ -119,6 +171,27 @@ func (r *Reader) Each(f func(d *dataset.Dataset, lo, hi int) error) error {
 	var pendingFile string       // where it begins, and on which row
 	var pendingRow int
 	steps := 0
+	check := r.stamps != nil // a later pass: the shards must be as the first pass saw them
+	if !check {
+		r.stamps, r.episodes = make([]stamp, len(r.Files)), make([]int, len(r.Files))
+	} else if len(r.stamps) != len(r.Files) {
+		return fmt.Errorf("stream: the shards changed between the passes (%d files, then %d)", len(r.stamps), len(r.Files))
+	}
+	// done checks, at the end of shard k, that a later pass found it as
+	// the first did, or records what the first pass found.
+	done := func(k int, sh shard, episodes int) error {
+		if !check {
+			r.stamps[k], r.episodes[k] = sh.stamp, episodes
+			return nil
+		}
+		if why := r.stamps[k].differs(sh.stamp); why != "" {
+			return fmt.Errorf("%s: the shard changed between the two passes over the shards (%s); rerun once the shards no longer change", r.Files[k], why)
+		}
+		if episodes != r.episodes[k] {
+			return fmt.Errorf("%s: the second pass over the shards found %d episodes beginning in this shard, the first %d; rerun once the shards no longer change", r.Files[k], episodes, r.episodes[k])
+		}
+		return nil
+	}
 	next := read(r.Files[0])
 	for k, path := range r.Files {
 		sh := <-next
@@ -127,6 +200,10 @@ func (r *Reader) Each(f func(d *dataset.Dataset, lo, hi int) error) error {
 		}
 		var fe *dataset.FormatError
 		if errors.As(sh.err, &fe) && fe.NoRows() {
+			if err := done(k, sh, 0); err != nil {
+				drain(next, k+1 < len(r.Files))
+				return err
+			}
 			// An empty shard (a header alone, a Parquet file of 0 rows,
 			// as distributed writers leave them): nothing to read.
 			if r.Progress != nil {
@@ -188,6 +265,10 @@ func (r *Reader) Each(f func(d *dataset.Dataset, lo, hi int) error) error {
 				return inShard(err, path, 0)
 			}
 			pending, pendingFile, pendingRow = d.Subset([]int{last}), path, d.Origin.Rows[last]
+		}
+		if err := done(k, sh, d.NumEpisodes()-first); err != nil {
+			drain(next, k+1 < len(r.Files))
+			return err
 		}
 		if r.Progress != nil {
 			r.Progress(k+1, steps)

@@ -23,9 +23,11 @@
 // at t > 0 and is refused by the reader naming the file, row and column;
 // an id found in two shards is refused naming both.
 //
-// Failures. A shard that cannot be read for a reason other than its
-// content (an I/O error) is read again, up to ReadAttempts times, by the
-// same worker; a shard whose content is wrong fails the pipeline with the
+// Failures. A shard whose bytes cannot be fetched (an I/O error, a
+// refused permission, a file missing for a while) is read again by the
+// same worker after waits of 0.5, 1, 2, 4, 8 and 16 s (ReadBackoff), and
+// fails the pipeline naming the shard after the seventh attempt, 31.5 s
+// on; a shard whose content is wrong fails the pipeline at once with the
 // reader's error (file, row, column), as ihope estimate does. Runners
 // that retry failed bundles (Dataflow, Flink, Spark) keep only the output
 // of the attempt that succeeded, so a shard is never counted twice.

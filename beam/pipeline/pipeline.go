@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
@@ -18,6 +20,7 @@ import (
 
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/internal/cli"
+	"github.com/ihope-ope/ihope/internal/tempdir"
 	"github.com/ihope-ope/ihope/stream"
 )
 
@@ -42,9 +45,53 @@ func decodeStats(b []byte) (*stream.Stats, error) {
 	return s, s.UnmarshalBinary(b)
 }
 
-// ReadAttempts is how many times a worker reads a shard that fails with
-// an I/O error before it gives up.
-const ReadAttempts = 3
+// ReadBackoff is how long a worker waits before each new attempt at a
+// shard it failed to read (an I/O error opening or reading it; see
+// fetchWithBackoff): 0.5 s, then doubling, 7 attempts over 31.5 s in all, so
+// that a shard unreadable for a few seconds (a network file system's
+// hiccup, an object store's throttling) does not fail the job, and one
+// unreadable for longer fails it with a message saying so. A Prism
+// bundle that fails is not retried, so these are all the attempts a
+// shard gets there. Tests shorten it.
+var ReadBackoff = []time.Duration{
+	500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second,
+	8 * time.Second, 16 * time.Second,
+}
+
+// fetchWithBackoff reads a shard's bytes, again after each wait of
+// ReadBackoff while that fails. Every failure to get the bytes (opening,
+// reading: a reset connection, a throttled object store, a file being
+// replaced or its permissions changed) is taken for transient; errors in
+// the content are found after the bytes are in memory (ReadShard) and are
+// never retried, as they will not go away.
+func fetchWithBackoff(ctx context.Context, path string) ([]byte, error) {
+	waited := time.Duration(0)
+	for attempt := 1; ; attempt++ {
+		raw, err := fetch(ctx, path)
+		if err == nil || ctx.Err() != nil {
+			return raw, err
+		}
+		if attempt > len(ReadBackoff) {
+			return nil, fmt.Errorf("%s: unreadable after %d attempts over %v (the last: %w)", path, attempt, waited, err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%s: %w (while waiting to read it again after: %v)", path, ctx.Err(), err)
+		case <-time.After(ReadBackoff[attempt-1]):
+		}
+		waited += ReadBackoff[attempt-1]
+	}
+}
+
+// fetch reads a shard's bytes once.
+func fetch(ctx context.Context, path string) ([]byte, error) {
+	rc, err := openShard(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	return io.ReadAll(rc)
+}
 
 // Config is what the pipeline computes and where it writes.
 type Config struct {
@@ -73,7 +120,31 @@ type Config struct {
 // writes the statistics, with their features fixed, next to the output
 // (Output + ".first", removed after); the second pipeline starts every
 // worker from them, as ihope estimate's second pass over the shards does.
+//
+// The pipelines run with a private temporary directory (TMPDIR), removed
+// when Run returns: Beam's loopback worker leaves a 0-byte
+// beamloopbackworker-* file in the temporary directory on every run
+// (runnerlib.Execute), and a killed run's directory is removed by the next
+// (tempdir.New names it with the pid).
 func Run(ctx context.Context, c Config, execute func(context.Context, *beam.Pipeline) error) error {
+	dir, err := tempdir.New("", "ihope-beam-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	prev, had := os.LookupEnv("TMPDIR")
+	os.Setenv("TMPDIR", dir)
+	defer func() {
+		if had {
+			os.Setenv("TMPDIR", prev)
+		} else {
+			os.Unsetenv("TMPDIR")
+		}
+	}()
+	return run(ctx, c, execute)
+}
+
+func run(ctx context.Context, c Config, execute func(context.Context, *beam.Pipeline) error) error {
 	st, err := decodeStats(c.Empty)
 	if err != nil {
 		return err
@@ -168,15 +239,7 @@ type readShardFn struct {
 
 func (f *readShardFn) ProcessElement(ctx context.Context, path string, emitStats func(*stream.Stats), emitID func(string, string)) error {
 	o := dataset.ReadOptions{Format: dataset.Format(f.Format), Columns: f.Columns, Ignore: f.Ignore}
-	var d *dataset.Dataset
-	var err error
-	for attempt := 1; attempt <= ReadAttempts; attempt++ {
-		d, err = ReadShard(ctx, path, o)
-		var fe *dataset.FormatError
-		if err == nil || errors.As(err, &fe) {
-			break
-		}
-	}
+	d, err := ReadShard(ctx, path, o)
 	if err != nil {
 		return err
 	}
@@ -201,12 +264,7 @@ func (f *readShardFn) ProcessElement(ctx context.Context, path string, emitStats
 // ReadShard reads one shard whole (a shard fits in a worker's memory),
 // from any file system Beam knows (local paths, gs://).
 func ReadShard(ctx context.Context, path string, o dataset.ReadOptions) (*dataset.Dataset, error) {
-	rc, err := openShard(ctx, path)
-	if err != nil {
-		return nil, err
-	}
-	defer rc.Close()
-	raw, err := io.ReadAll(rc)
+	raw, err := fetchWithBackoff(ctx, path)
 	if err != nil {
 		return nil, err
 	}

@@ -7,13 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	beamlog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
@@ -234,9 +237,12 @@ func TestPipelineBadShard(t *testing.T) {
 }
 
 // A worker that fails to read a shard (an I/O error, injected on the
-// first attempt at one shard) reads it again, and no shard is lost or
-// counted twice: the report is the one without the failure.
+// first three attempts at one shard: the three attempts without delay of
+// the past failed the job) reads it again after its back-off, and no
+// shard is lost or counted twice: the report is the one without the
+// failure.
 func TestPipelineReadRetried(t *testing.T) {
+	defer shortBackoff()()
 	dir := shards(t, 4, 6, 40, "parquet")
 	want := estimate(t, dir, "--bootstrap", "20", "--seed", "2")
 	var mu sync.Mutex
@@ -247,7 +253,7 @@ func TestPipelineReadRetried(t *testing.T) {
 		attempts[filepath.Base(path)]++
 		n := attempts[filepath.Base(path)]
 		mu.Unlock()
-		if filepath.Base(path) == "shard-02.parquet" && n == 1 {
+		if filepath.Base(path) == "shard-02.parquet" && n <= 3 {
 			return nil, errors.New("injected: connection reset")
 		}
 		return prev(ctx, path)
@@ -259,8 +265,8 @@ func TestPipelineReadRetried(t *testing.T) {
 	}
 	sameReports(t, got, want)
 	// shard-00 is read once more by the driver (to choose estimators).
-	if attempts["shard-02.parquet"] != 2 || attempts["shard-01.parquet"] != 1 {
-		t.Errorf("attempts %v: want shard-02 read twice, shard-01 once", attempts)
+	if attempts["shard-02.parquet"] != 4 || attempts["shard-01.parquet"] != 1 {
+		t.Errorf("attempts %v: want shard-02 read 4 times, shard-01 once", attempts)
 	}
 }
 
@@ -389,5 +395,109 @@ func TestPipelineMinimaxKernel(t *testing.T) {
 	}
 	if got := strings.Join(rows, ","); !strings.Contains(got, "mwl,mql,dualdice") || strings.Contains(got, "bch-neural") {
 		t.Errorf("default rows %v", rows)
+	}
+}
+
+// shortBackoff makes the back-off 6 waits of 1 ms for a test, and
+// returns what restores it.
+func shortBackoff() func() {
+	prev := ReadBackoff
+	ReadBackoff = []time.Duration{time.Millisecond, time.Millisecond, time.Millisecond, time.Millisecond, time.Millisecond, time.Millisecond}
+	return func() { ReadBackoff = prev }
+}
+
+// The documented schedule: waits of 0.5 s doubling to 16 s, 7 attempts
+// over 31.5 s.
+func TestReadBackoffSchedule(t *testing.T) {
+	var sum time.Duration
+	for i, d := range ReadBackoff {
+		if want := 500 * time.Millisecond << i; d != want {
+			t.Errorf("wait %d: %v, want %v", i, d, want)
+		}
+		sum += d
+	}
+	if len(ReadBackoff) != 6 || sum != 31500*time.Millisecond {
+		t.Errorf("%d waits over %v, want 6 over 31.5s", len(ReadBackoff), sum)
+	}
+}
+
+// Which failures are read again, and how often: a failure to get a
+// shard's bytes (an I/O error, a refused permission, a file missing for a
+// while) until the back-off runs out, then an error naming the shard and
+// the attempts; an error in the content never.
+func TestReadWithBackoff(t *testing.T) {
+	defer shortBackoff()()
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.csv")
+	bad := filepath.Join(dir, "bad.csv")
+	os.WriteFile(good, []byte("episode,t,state,action,reward,behavior_prob,target_prob\ne,0,0,0,1,0.5,0.5\n"), 0o644)
+	os.WriteFile(bad, []byte("episode,t,state,action,reward,behavior_prob,target_prob\ne,0,0,0,x,0.5,0.5\n"), 0o644)
+	ioErr := errors.New("injected: input/output error")
+	for _, c := range []struct {
+		name     string
+		path     string
+		fail     int   // attempts that fail with fault before the file is opened
+		fault    error // the injected failure
+		attempts int
+		want     string // in the error; "" for none
+	}{
+		{"read at once", good, 0, nil, 1, ""},
+		{"unreadable for 6 attempts", good, 6, ioErr, 7, ""},
+		{"permission refused twice, then given", good, 2, fs.ErrPermission, 3, ""},
+		{"unreadable for good", good, 100, ioErr, 7, "good.csv: unreadable after 7 attempts over 6ms (the last: injected: input/output error)"},
+		{"parse error", bad, 0, nil, 1, `column "reward"`},
+		{"missing for good", filepath.Join(dir, "none.csv"), 0, nil, 7, "none.csv: unreadable after 7 attempts over 6ms (the last: open " + filepath.Join(dir, "none.csv") + ": no such file or directory)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			n := 0
+			prev := openShard
+			openShard = func(ctx context.Context, path string) (io.ReadCloser, error) {
+				n++
+				if n <= c.fail {
+					return nil, c.fault
+				}
+				return prev(ctx, path)
+			}
+			defer func() { openShard = prev }()
+			d, err := ReadShard(context.Background(), c.path, dataset.ReadOptions{})
+			if n != c.attempts {
+				t.Errorf("%d attempts, want %d", n, c.attempts)
+			}
+			if c.want == "" {
+				if err != nil || d.NumSteps() != 1 {
+					t.Errorf("got %v", err)
+				}
+			} else if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("got %v, want %q", err, c.want)
+			}
+		})
+	}
+}
+
+// A run leaves nothing in the temporary directory: not the loopback
+// worker's 0-byte beamloopbackworker-* file (left by every run before),
+// not its private directory; a killed run's (a fake ihope-beam-<pid>-*
+// of a finished process) is removed; TMPDIR is restored.
+func TestRunLeavesNoTempFiles(t *testing.T) {
+	dir := shards(t, 2, 4, 20, "csv")
+	tmp := t.TempDir()
+	cmd := exec.Command("sh", "-c", "exit 0")
+	if err := cmd.Run(); err != nil {
+		t.Skip("no sh to make a dead pid:", err)
+	}
+	stale := filepath.Join(tmp, fmt.Sprintf("ihope-beam-%d-1", cmd.Process.Pid))
+	if err := os.MkdirAll(filepath.Join(stale, "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", tmp)
+	if _, err := runPipeline(t, dir, cli.StreamFlags{Gamma: 1}); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(tmp)
+	for _, e := range entries {
+		t.Errorf("left in the temporary directory: %s", e.Name())
+	}
+	if got := os.Getenv("TMPDIR"); got != tmp {
+		t.Errorf("TMPDIR %q after the run, want %q", got, tmp)
 	}
 }

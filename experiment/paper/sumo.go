@@ -13,6 +13,7 @@ import (
 	"github.com/ihope-ope/ihope/env/sumo"
 	"github.com/ihope-ope/ihope/experiment"
 	"github.com/ihope-ope/ihope/experiment/results"
+	"github.com/ihope-ope/ihope/internal/tempdir"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/ratio"
 )
@@ -76,9 +77,11 @@ func (p sumoParams) key() string { return fmt.Sprintf("sumo/n=%d/T=%d/b=%d", p.n
 
 // withNetwork builds the single intersection in a temporary directory,
 // calls f and removes the directory. Building takes a tenth of a second,
-// so every cell has its own.
+// so every cell has its own. The directory is named with the pid, and the
+// directories of killed runs (SIGKILL skips the removal) are removed by
+// the next run (tempdir.New).
 func withNetwork(ctx context.Context, f func(*sumo.Network) error) error {
-	dir, err := os.MkdirTemp("", "ihope-sumo-")
+	dir, err := tempdir.New("", "ihope-sumo-")
 	if err != nil {
 		return err
 	}

@@ -344,3 +344,28 @@ func writeShards(t *testing.T, dir string, d *dataset.Dataset, k int) {
 		}
 	}
 }
+
+// A shard rewritten between bch-kernel's two passes (by the test hook
+// betweenPasses) fails the run with an error naming it; before, the
+// estimate mixed the two logs and exit was 0.
+func TestEstimateStreamShardChangedBetweenPasses(t *testing.T) {
+	p := lineargauss.Problem1D()
+	d, err := rollout.SampleContinuous(rand.New(rand.NewPCG(4, 0)), p.System, p.Behavior, p.Target, 24, 80)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	writeShards(t, dir, d, 3)
+	changed := filepath.Join(dir, "part-1.parquet")
+	betweenPasses = func() {
+		// Half the shard's episodes: 4 where the first pass read 8.
+		if err := dataset.WriteFile(changed, d.Subset([]int{8, 9, 10, 11})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer func() { betweenPasses = nil }()
+	_, errOut, code := run(t, "estimate", "--data", filepath.Join(dir, "part-*.parquet"), "--bootstrap", "0", "--estimators", "bch-kernel")
+	if code == ExitOK || !strings.Contains(errOut, changed+": the shard changed between the two passes over the shards (its size went from") {
+		t.Errorf("exit %d, %s", code, errOut)
+	}
+}

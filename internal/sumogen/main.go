@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/ihope-ope/ihope/env/sumo"
+	"github.com/ihope-ope/ihope/internal/tempdir"
 	"gonum.org/v1/gonum/stat"
 )
 
@@ -63,7 +64,7 @@ func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 
-	dir, err := os.MkdirTemp("", "ihope-sumogen-")
+	dir, err := tempdir.New("", "ihope-sumogen-") // named with the pid: a killed run's is removed by the next
 	if err != nil {
 		return err
 	}
