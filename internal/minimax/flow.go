@@ -149,18 +149,18 @@ func (ch *Chain) restartMinor() error {
 	n := len(ch.States)
 	pp := ch.pp
 	// The graph of M: pair outcomes of positive pooled mass, and the
-	// moves of states never left to the logged states.
-	start := make([]int32, n+1)
+	// moves of states never left to the logged states. Those moves go
+	// through one extra node, n, with an edge to every state c puts mass
+	// on: the same reachability, so the same components of the real
+	// states, with edges in number the states never left plus c's
+	// support rather than their product (10^6 states, most never left,
+	// asked for tens of gigabytes).
+	start := make([]int32, n+2)
 	var next []int32
-	var cSupport []int32
-	for i, v := range ch.c {
-		if v > 0 {
-			cSupport = append(cSupport, int32(i))
-		}
-	}
+	hub := int32(n)
 	for i := range n {
 		if ch.Never[i] {
-			next = append(next, cSupport...)
+			next = append(next, hub)
 		} else {
 			lo, hi := ch.pairRange(i)
 			for p := lo; p < hi; p++ {
@@ -174,12 +174,18 @@ func (ch *Chain) restartMinor() error {
 		}
 		start[i+1] = int32(len(next))
 	}
-	comp, ncomp := scc.Tarjan(n, start, next)
+	for i, v := range ch.c {
+		if v > 0 {
+			next = append(next, int32(i))
+		}
+	}
+	start[n+1] = int32(len(next))
+	comp, ncomp := scc.Tarjan(n+1, start, next)
 	closed := make([]bool, ncomp)
 	for k := range closed {
 		closed[k] = true
 	}
-	for i := range n {
+	for i := range n + 1 {
 		for _, j := range next[start[i]:start[i+1]] {
 			if comp[j] != comp[i] {
 				closed[comp[i]] = false
