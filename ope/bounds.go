@@ -81,3 +81,32 @@ func boundRange(name string, lo, hi float64) error {
 	}
 	return nil
 }
+
+// boundAlpha returns a bound's alpha, 0.05 for 0, or an error outside (0, 1).
+func boundAlpha(name string, alpha float64) (float64, error) {
+	if alpha == 0 {
+		alpha = 0.05
+	}
+	if !(alpha > 0 && alpha < 1) {
+		return 0, fmt.Errorf("%s: alpha %v outside (0, 1)", name, alpha)
+	}
+	return alpha, nil
+}
+
+// rewardsWithin checks that every logged reward, and the terminal
+// state's 0 where episodes end in one, lies in the stated range: the
+// guarantees rest on it.
+func rewardsWithin(name string, d *dataset.Dataset, lo, hi float64) error {
+	for e := range d.NumEpisodes() {
+		first, end := d.Span(e)
+		for j := first; j < end; j++ {
+			if r := d.Reward[j]; !(r >= lo && r <= hi) {
+				return fmt.Errorf("%s: episode %q step %d: reward %v outside the stated range [%v, %v]", name, d.IDs[e], j-first, r, lo, hi)
+			}
+		}
+	}
+	if d.NumTerminal() > 0 && (0 < lo || 0 > hi) {
+		return fmt.Errorf("%s: episodes end in a terminal state, whose reward 0 lies outside the stated range [%v, %v]", name, lo, hi)
+	}
+	return nil
+}

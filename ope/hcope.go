@@ -79,12 +79,9 @@ func (h HCOPE) Bounds(d *dataset.Dataset, gamma float64) (Bound, error) {
 	if err := boundRange(name, lo, hi); err != nil {
 		return Bound{}, err
 	}
-	alpha := h.Alpha
-	if alpha == 0 {
-		alpha = 0.05
-	}
-	if !(alpha > 0 && alpha < 1) {
-		return Bound{}, fmt.Errorf("%s: alpha %v outside (0, 1)", name, alpha)
+	alpha, err := boundAlpha(name, h.Alpha)
+	if err != nil {
+		return Bound{}, err
 	}
 	held := h.HeldOut
 	if held == 0 {
@@ -102,16 +99,8 @@ func (h HCOPE) Bounds(d *dataset.Dataset, gamma float64) (Bound, error) {
 	if err := checkBehavior(name, d); err != nil {
 		return Bound{}, err
 	}
-	for e := range d.NumEpisodes() {
-		first, end := d.Span(e)
-		for j := first; j < end; j++ {
-			if r := d.Reward[j]; !(r >= lo && r <= hi) {
-				return Bound{}, fmt.Errorf("%s: episode %q step %d: reward %v outside the stated range [%v, %v]", name, d.IDs[e], j-first, r, lo, hi)
-			}
-		}
-	}
-	if d.NumTerminal() > 0 && (0 < lo || 0 > hi) {
-		return Bound{}, fmt.Errorf("%s: episodes end in a terminal state, whose reward 0 lies outside the stated range [%v, %v]", name, lo, hi)
+	if err := rewardsWithin(name, d, lo, hi); err != nil {
+		return Bound{}, err
 	}
 	a, err := absorbing(name, d, gamma, Horizon)
 	if err != nil {

@@ -148,12 +148,9 @@ func (k KernelBellman) Bounds(d *dataset.Dataset, gamma float64) (Bound, error) 
 	if !(gamma > 0 && gamma < 1) {
 		return Bound{}, fmt.Errorf("%s: discount %v: the tabular kernel Bellman interval needs gamma < 1 (at gamma = 1 the average reward's bias function has no range to state, and pairs the log never shows leave the value unbounded)", name, gamma)
 	}
-	alpha := k.Alpha
-	if alpha == 0 {
-		alpha = 0.05
-	}
-	if !(alpha > 0 && alpha < 1) {
-		return Bound{}, fmt.Errorf("%s: alpha %v outside (0, 1)", name, alpha)
+	alpha, err := boundAlpha(name, k.Alpha)
+	if err != nil {
+		return Bound{}, err
 	}
 	if err := checkEpisodes(name, d); err != nil {
 		return Bound{}, err
@@ -164,16 +161,8 @@ func (k KernelBellman) Bounds(d *dataset.Dataset, gamma float64) (Bound, error) 
 	if d.NumActions == 0 {
 		return Bound{}, fmt.Errorf("%s: the tabular class needs discrete actions", name)
 	}
-	for e := range d.NumEpisodes() {
-		first, end := d.Span(e)
-		for j := first; j < end; j++ {
-			if r := d.Reward[j]; !(r >= lo && r <= hi) {
-				return Bound{}, fmt.Errorf("%s: episode %q step %d: reward %v outside the stated range [%v, %v]", name, d.IDs[e], j-first, r, lo, hi)
-			}
-		}
-	}
-	if d.NumTerminal() > 0 && (0 < lo || 0 > hi) {
-		return Bound{}, fmt.Errorf("%s: episodes end in a terminal state, whose reward 0 lies outside the stated range [%v, %v]", name, lo, hi)
+	if err := rewardsWithin(name, d, lo, hi); err != nil {
+		return Bound{}, err
 	}
 	pr, err := newKBProblem(d, gamma, k.Target)
 	if err != nil {
