@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/ihope-ope/ihope/dataset"
@@ -502,9 +503,15 @@ func (pr *kbProblem) flipQuantile(q []float64, flips int, seed uint64, level flo
 		}
 		vals[f] = l / (n * n)
 	}
+	return upperQuantile(vals, level)
+}
+
+// upperQuantile returns the level quantile of vals (sorted in place): the
+// smallest value at least a share level of them do not exceed.
+func upperQuantile(vals []float64, level float64) float64 {
 	slices.Sort(vals)
-	k := int(math.Ceil(level*float64(flips))) - 1
-	return vals[max(0, min(k, flips-1))]
+	k := int(math.Ceil(level*float64(len(vals)))) - 1
+	return vals[max(0, min(k, len(vals)-1))]
 }
 
 // startSD returns the standard deviation over episodes of
@@ -513,17 +520,13 @@ func (pr *kbProblem) startSD(q []float64) float64 {
 	if len(pr.start) < 2 {
 		return 0
 	}
-	var sum, sumSq float64
-	for _, st := range pr.start {
-		v := 0.0
+	v := make([]float64, len(pr.start))
+	for e, st := range pr.start {
 		for _, pw := range st {
-			v += (1 - pr.gamma) * pw.w * q[pw.p]
+			v[e] += (1 - pr.gamma) * pw.w * q[pw.p]
 		}
-		sum += v
-		sumSq += v * v
 	}
-	m := float64(len(pr.start))
-	return math.Sqrt(max(0, (sumSq-sum*sum/m)/(m-1)))
+	return stat.StdDev(v, nil)
 }
 
 // linearBounds is the interval of the linear class on real states: the
@@ -578,18 +581,12 @@ func (k KernelBellman) linearBounds(d *dataset.Dataset, gamma, alpha float64) (B
 			vals[f] += v * v
 		}
 	}
-	slices.Sort(vals)
-	lambda := vals[max(0, min(int(math.Ceil((1-delta)*float64(flips)))-1, flips-1))]
+	lambda := upperQuantile(vals, 1-delta)
 	r := math.Sqrt(lambda) * mat.Norm(&u, 2)
-	var s, s2 float64
-	for _, v := range st.Start {
-		s += v
-		s2 += v * v
-	}
 	nm := float64(len(st.Start))
 	sd := 0.0
 	if nm > 1 {
-		sd = math.Sqrt(max(0, (s2-s*s/nm)/(nm-1)))
+		sd = stat.StdDev(st.Start, nil)
 	}
 	d0 := distuv.UnitNormal.Quantile(1-delta/2) * sd / math.Sqrt(nm)
 	lo, hi := k.RewardLow, k.RewardHigh
