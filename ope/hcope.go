@@ -168,20 +168,30 @@ func (h HCOPE) Bounds(d *dataset.Dataset, gamma float64) (Bound, error) {
 // Y = min(X, c) and S the sample variance of Y (divisor n - 1). It
 // returns -Inf for fewer than 2 values or c <= 0.
 func EmpiricalBernsteinLower(x []float64, c, delta float64) float64 {
-	n := float64(len(x))
 	if len(x) < 2 || !(c > 0) {
 		return math.Inf(-1)
 	}
+	return predictedBound(x, c, len(x), delta)
+}
+
+// predictedBound is the empirical Bernstein lower bound for n values whose
+// clipped mean and sample variance are those of min(x, c): the bound
+// itself when n = len(x), its prediction for n others when x is held out.
+func predictedBound(x []float64, c float64, n int, delta float64) float64 {
 	var sum, sumSq float64
 	for _, v := range x {
 		y := min(v, c)
 		sum += y
 		sumSq += y * y
 	}
-	mean := sum / n
-	s := max(0, (sumSq-sum*mean)/(n-1))
-	l := math.Log(2 / delta)
-	return mean - 7*c*l/(3*(n-1)) - math.Sqrt(2*l*s/n)
+	k := float64(len(x))
+	mean := sum / k
+	s := 0.0
+	if len(x) > 1 {
+		s = max(0, (sumSq-sum*mean)/(k-1))
+	}
+	nn, l := float64(n), math.Log(2/delta)
+	return mean - 7*c*l/(3*(nn-1)) - math.Sqrt(2*l*s/nn)
 }
 
 // ChooseClip returns the clip c that maximises the bound predicted for n
@@ -194,27 +204,12 @@ func ChooseClip(x []float64, n int, delta float64) float64 {
 	cands := append(slices.Clone(x), 1)
 	slices.Sort(cands)
 	cands = slices.Compact(cands)
-	l := math.Log(2 / delta)
 	best, bestC := math.Inf(-1), 1.0
 	for _, c := range cands {
 		if !(c > 0) || math.IsInf(c, 1) {
 			continue
 		}
-		var sum, sumSq float64
-		for _, v := range x {
-			y := min(v, c)
-			sum += y
-			sumSq += y * y
-		}
-		k := float64(len(x))
-		mean := sum / k
-		s := 0.0
-		if len(x) > 1 {
-			s = max(0, (sumSq-sum*mean)/(k-1))
-		}
-		nn := float64(n)
-		b := mean - 7*c*l/(3*(nn-1)) - math.Sqrt(2*l*s/nn)
-		if b > best {
+		if b := predictedBound(x, c, n, delta); b > best {
 			best, bestC = b, c
 		}
 	}
