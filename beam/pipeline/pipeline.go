@@ -19,9 +19,9 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/internal/cli"
-	"github.com/ihope-ope/ihope/internal/tempdir"
+	"github.com/ihope-ope/ihope/evaluate"
 	"github.com/ihope-ope/ihope/stream"
+	"github.com/ihope-ope/ihope/stream/tempdir"
 )
 
 func init() {
@@ -185,7 +185,7 @@ func readAll(ctx context.Context, path string) ([]byte, error) {
 // NewConfig lists the shards of input and makes the statistics to fill:
 // the estimators the flags f name, or those ihope estimate would choose
 // for the first shard, which it reads. output is where the report goes.
-func NewConfig(ctx context.Context, input, output string, o dataset.ReadOptions, f cli.StreamFlags) (Config, error) {
+func NewConfig(ctx context.Context, input, output string, o dataset.ReadOptions, f evaluate.StreamOptions) (Config, error) {
 	files, err := Files(ctx, input)
 	if err != nil {
 		return Config{}, err
@@ -194,7 +194,7 @@ func NewConfig(ctx context.Context, input, output string, o dataset.ReadOptions,
 	if err != nil {
 		return Config{}, err
 	}
-	st, err := cli.NewStreamStats(first, f)
+	st, err := evaluate.NewStreamStats(first, f)
 	if err != nil {
 		return Config{}, err
 	}
@@ -371,7 +371,7 @@ func (f *finishFn) ProcessElement(ctx context.Context, st *stream.Stats, shared 
 		if err != nil {
 			return err
 		}
-		if err := cli.WriteStreamJSON(&buf, res, f.Input); err != nil {
+		if err := evaluate.StreamReport(res, f.Input).WriteJSON(&buf); err != nil {
 			return err
 		}
 	}

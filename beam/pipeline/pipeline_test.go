@@ -24,14 +24,38 @@ import (
 
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/env/lineargauss"
-	"github.com/ihope-ope/ihope/internal/cli"
+	"github.com/ihope-ope/ihope/evaluate"
 	"github.com/ihope-ope/ihope/rollout"
 )
+
+// ihope is the ihope binary the tests compare the pipeline with, built
+// from the main module by TestMain (the pipeline links no part of the
+// command line).
+var ihope string
 
 func TestMain(m *testing.M) {
 	beamlog.LogLevel = "error" // Prism's job logs; the failing tests' errors are checked
 	beam.Init()
-	os.Exit(m.Run())
+	dir, err := os.MkdirTemp("", "ihope-beam-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	ihope = filepath.Join(dir, "ihope")
+	if out, err := exec.Command("go", "build", "-o", ihope, "github.com/ihope-ope/ihope/cmd/ihope").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building ihope: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// runIhope runs the ihope binary with args, with stdout and stderr.
+func runIhope(args []string, stdout, stderr io.Writer) error {
+	cmd := exec.Command(ihope, args...)
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	return cmd.Run()
 }
 
 // report is the part of ihope estimate's JSON the tests compare.
@@ -59,7 +83,7 @@ func shards(t *testing.T, k, n, T int, ext string, flags ...string) string {
 		var out, errOut bytes.Buffer
 		args := append([]string{"sample", "-n", fmt.Sprint(n), "-T", fmt.Sprint(T), "--seed", fmt.Sprint(i + 1),
 			"--id-prefix", fmt.Sprintf("s%d-", i), "--out", path}, flags...)
-		if code := cli.Run(args, &out, &errOut); code != cli.ExitOK {
+		if err := runIhope(args, &out, &errOut); err != nil {
 			t.Fatalf("sample: %s", errOut.String())
 		}
 	}
@@ -70,7 +94,7 @@ func shards(t *testing.T, k, n, T int, ext string, flags ...string) string {
 func estimate(t *testing.T, input string, flags ...string) report {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	if code := cli.Run(append([]string{"estimate", "--data", input, "--json"}, flags...), &out, &errOut); code != cli.ExitOK {
+	if err := runIhope(append([]string{"estimate", "--data", input, "--json"}, flags...), &out, &errOut); err != nil {
 		t.Fatalf("estimate: %s", errOut.String())
 	}
 	var r report
@@ -82,7 +106,7 @@ func estimate(t *testing.T, input string, flags ...string) report {
 
 // runPipeline runs the pipeline on Prism and returns its report, or the
 // pipeline's error.
-func runPipeline(t *testing.T, input string, f cli.StreamFlags) (report, error) {
+func runPipeline(t *testing.T, input string, f evaluate.StreamOptions) (report, error) {
 	t.Helper()
 	output := filepath.Join(t.TempDir(), "out.json")
 	c, err := NewConfig(context.Background(), input, output, dataset.ReadOptions{}, f)
@@ -171,7 +195,7 @@ func TestPipelineEqualsEstimate(t *testing.T) {
 	for _, flags := range [][]string{nil, {"--target-probs"}} {
 		dir := shards(t, 4, 10, 60, "parquet", flags...)
 		want := estimate(t, dir, "--bootstrap", "40", "--seed", "7")
-		got, err := runPipeline(t, dir, cli.StreamFlags{Gamma: 1, Bootstrap: 40, Seed: 7})
+		got, err := runPipeline(t, dir, evaluate.StreamOptions{Gamma: 1, Bootstrap: 40, Seed: 7})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -214,7 +238,7 @@ func TestPipelineBadShard(t *testing.T) {
 	if err := os.WriteFile(bad, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err = runPipeline(t, dir, cli.StreamFlags{Gamma: 1})
+	_, err = runPipeline(t, dir, evaluate.StreamOptions{Gamma: 1})
 	if err == nil {
 		t.Fatal("no error")
 	}
@@ -230,7 +254,7 @@ func TestPipelineBadShard(t *testing.T) {
 		raw, _ := os.ReadFile(p)
 		os.WriteFile(p, bytes.ReplaceAll(raw, []byte(fmt.Sprintf("s%d-", i)), []byte("x-")), 0o644)
 	}
-	_, err = runPipeline(t, dir2, cli.StreamFlags{Gamma: 1})
+	_, err = runPipeline(t, dir2, evaluate.StreamOptions{Gamma: 1})
 	if err == nil || !strings.Contains(err.Error(), `episode "x-0" is in shards`) {
 		t.Errorf("shared ids: %v", err)
 	}
@@ -259,7 +283,7 @@ func TestPipelineReadRetried(t *testing.T) {
 		return prev(ctx, path)
 	}
 	defer func() { openShard = prev }()
-	got, err := runPipeline(t, dir, cli.StreamFlags{Gamma: 1, Bootstrap: 20, Seed: 2})
+	got, err := runPipeline(t, dir, evaluate.StreamOptions{Gamma: 1, Bootstrap: 20, Seed: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +317,7 @@ func TestPipelineKernelTwoPasses(t *testing.T) {
 	}
 	names := []string{"bch-kernel", "wis-stepwise"}
 	want := estimate(t, dir, "--bootstrap", "10", "--seed", "3", "--gamma", "0.99", "--estimators", strings.Join(names, ","))
-	got, err := runPipeline(t, dir, cli.StreamFlags{Estimators: names, Gamma: 0.99, Bootstrap: 10, Seed: 3})
+	got, err := runPipeline(t, dir, evaluate.StreamOptions{Estimators: names, Gamma: 0.99, Bootstrap: 10, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,16 +330,16 @@ func TestPipelineKernelTwoPasses(t *testing.T) {
 	}
 	// bch-neural's second pass holds networks trained in one process:
 	// refused by name, and left out of the default set.
-	if _, err := runPipeline(t, dir, cli.StreamFlags{Estimators: []string{"bch-neural"}, Gamma: 1}); err == nil || !strings.Contains(err.Error(), "bch-neural cannot run on a cluster") {
+	if _, err := runPipeline(t, dir, evaluate.StreamOptions{Estimators: []string{"bch-neural"}, Gamma: 1}); err == nil || !strings.Contains(err.Error(), "bch-neural cannot run on a cluster") {
 		t.Errorf("bch-neural: %v", err)
 	}
 	// So do the neural forms of fqe and mql (--value-model neural).
 	for name, want := range map[string]string{"fqe": "fqe with the neural value learner cannot run on a cluster", "mql": "mql in its neural form cannot run on a cluster"} {
-		if _, err := runPipeline(t, dir, cli.StreamFlags{Estimators: []string{name}, Gamma: 0.9, ValueModel: "neural", Estimand: "long-run"}); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := runPipeline(t, dir, evaluate.StreamOptions{Estimators: []string{name}, Gamma: 0.9, ValueModel: "neural", Estimand: "long-run"}); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s --value-model neural: %v", name, err)
 		}
 	}
-	def, err := runPipeline(t, dir, cli.StreamFlags{Gamma: 1})
+	def, err := runPipeline(t, dir, evaluate.StreamOptions{Gamma: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,7 +373,7 @@ func TestPipelineLinearFQE(t *testing.T) {
 	}
 	names := []string{"fqe", "wis-stepwise"}
 	want := estimate(t, dir, "--bootstrap", "10", "--seed", "3", "--gamma", "0.95", "--estimators", strings.Join(names, ","), "--value-model", "linear")
-	got, err := runPipeline(t, dir, cli.StreamFlags{Estimators: names, Gamma: 0.95, Bootstrap: 10, Seed: 3, ValueModel: "linear"})
+	got, err := runPipeline(t, dir, evaluate.StreamOptions{Estimators: names, Gamma: 0.95, Bootstrap: 10, Seed: 3, ValueModel: "linear"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -379,13 +403,13 @@ func TestPipelineMinimaxKernel(t *testing.T) {
 	names := []string{"mwl", "mql", "dualdice"}
 	for _, gamma := range []float64{1, 0.95} {
 		want := estimate(t, dir, "--bootstrap", "10", "--seed", "3", "--gamma", fmt.Sprint(gamma), "--estimators", strings.Join(names, ","))
-		got, err := runPipeline(t, dir, cli.StreamFlags{Estimators: names, Gamma: gamma, Bootstrap: 10, Seed: 3})
+		got, err := runPipeline(t, dir, evaluate.StreamOptions{Estimators: names, Gamma: gamma, Bootstrap: 10, Seed: 3})
 		if err != nil {
 			t.Fatal(err)
 		}
 		sameReports(t, got, want)
 	}
-	def, err := runPipeline(t, dir, cli.StreamFlags{Gamma: 1})
+	def, err := runPipeline(t, dir, evaluate.StreamOptions{Gamma: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -490,7 +514,7 @@ func TestRunLeavesNoTempFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("TMPDIR", tmp)
-	if _, err := runPipeline(t, dir, cli.StreamFlags{Gamma: 1}); err != nil {
+	if _, err := runPipeline(t, dir, evaluate.StreamOptions{Gamma: 1}); err != nil {
 		t.Fatal(err)
 	}
 	entries, _ := os.ReadDir(tmp)

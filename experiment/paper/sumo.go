@@ -13,9 +13,9 @@ import (
 	"github.com/ihope-ope/ihope/env/sumo"
 	"github.com/ihope-ope/ihope/experiment"
 	"github.com/ihope-ope/ihope/experiment/results"
-	"github.com/ihope-ope/ihope/internal/tempdir"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/ratio"
+	"github.com/ihope-ope/ihope/stream/tempdir"
 )
 
 // The SUMO experiment's fixed settings (Section 5, caption of Figure 4):

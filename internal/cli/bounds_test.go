@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ihope-ope/ihope/evaluate"
 )
 
 // onPolicyRing writes n episodes of T steps on the 5-state ring logged by
@@ -35,7 +37,7 @@ type boundsJSON struct {
 		BoundLevel  float64  `json:"bound_level"`
 		BoundNote   string   `json:"bound_note"`
 	} `json:"estimates"`
-	Verdicts []verdictInfo `json:"verdicts"`
+	Verdicts []evaluate.Verdict `json:"verdicts"`
 }
 
 func estimateBounds(t *testing.T, args ...string) boundsJSON {

@@ -4,14 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"reflect"
-	"runtime/debug"
 	"strconv"
 	"strings"
 
 	"github.com/alecthomas/kong"
 
+	"github.com/ihope-ope/ihope/evaluate"
+	"github.com/ihope-ope/ihope/internal/buildinfo"
 	"github.com/ihope-ope/ihope/ratio"
 )
 
@@ -88,7 +88,7 @@ func runTree(tree any, args []string, stdout, stderr io.Writer) int {
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(code int) { exit = code }),
 		kong.UsageOnError(),
-		kong.Vars{"estimators": strings.Join(logEstimators, ", "), "version": version(),
+		kong.Vars{"estimators": strings.Join(evaluate.LogEstimators, ", "), "version": buildinfo.Version(),
 			"restarts": strconv.Itoa(ratio.DefaultRestarts), "neuralbatch": strconv.Itoa(ratio.DefaultBatchSize),
 			"sampleiters": strconv.Itoa(ratio.DefaultSampleIters)},
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
@@ -117,7 +117,7 @@ func runTree(tree any, args []string, stdout, stderr io.Writer) int {
 	}
 	if err := ctx.Run(&runEnv{stdout: stdout, stderr: stderr, args: args}); err != nil {
 		var ue usageError
-		if errors.As(err, &ue) {
+		if errors.As(err, &ue) || evaluate.IsSettingsError(err) {
 			fmt.Fprintln(stderr, "ihope:", err)
 			return ExitUsage
 		}
@@ -127,53 +127,8 @@ func runTree(tree any, args []string, stdout, stderr io.Writer) int {
 	return ExitOK
 }
 
-// version is the module version and VCS commit the binary was built
-// from, as the Go toolchain recorded them ("(devel)" and the commit for a
-// build in a clone, "v1.2.3" for go install of a tagged version; a
-// "+dirty" commit was built from a modified tree).
-func version() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "ihope (unknown version: built without module information)"
-	}
-	v := "ihope " + info.Main.Version
-	var commit, when string
-	dirty := false
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			commit = s.Value
-		case "vcs.time":
-			when = s.Value
-		case "vcs.modified":
-			dirty = s.Value == "true"
-		}
-	}
-	if commit != "" {
-		v += ", commit " + commit
-		if dirty {
-			v += "+dirty"
-		}
-		if when != "" {
-			v += " (" + when + ")"
-		}
-	}
-	return v + ", " + info.GoVersion
-}
-
 // usageError marks a mistake in flags that kong cannot see (e.g. an
 // unknown estimator name).
 type usageError struct{ error }
 
 func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
-
-// isTerminal reports whether w is a terminal, so progress is drawn only
-// for a person watching and never into a pipe or file.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/evaluate"
 )
 
 // withStdin runs f with stdin reading b.
@@ -47,7 +48,7 @@ func estimates(t *testing.T, args ...string) string {
 	if code != ExitOK {
 		t.Fatalf("estimate %q: exit %d: %s", args, code, errOut)
 	}
-	var rep estimateReport
+	var rep evaluate.Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +201,7 @@ func TestEstimateCategorical(t *testing.T) {
 	if code != ExitOK {
 		t.Fatal(errOut)
 	}
-	var got, want estimateReport
+	var got, want evaluate.Report
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/internal/words"
 	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/rollout"
@@ -129,13 +130,13 @@ func printDemo(out io.Writer, r *demoReport) {
 	if r.Gamma < 1 {
 		quantity = fmt.Sprintf("normalised discounted reward, gamma = %g", r.Gamma)
 	}
-	fmt.Fprintf(out, "%s\n%s x %s logged (seed %d); quantity: %s; estimand: %s\n\n", r.World, plural(r.Episodes, "episode"), plural(r.Steps, "step"), r.Seed, quantity, r.Estimand)
+	fmt.Fprintf(out, "%s\n%s x %s logged (seed %d); quantity: %s; estimand: %s\n\n", r.World, words.Plural(r.Episodes, "episode"), words.Plural(r.Steps, "step"), r.Seed, quantity, r.Estimand)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "estimator\testimate\terror\t|error|/truth\tESS\ttargets\ttime\t")
-	fmt.Fprintf(tw, "truth (exact)\t%s\t\t\t\t%s\t\t\n", fmtNum("%.6f", r.Truth), r.Estimand)
+	fmt.Fprintf(tw, "truth (exact)\t%s\t\t\t\t%s\t\t\n", words.Num("%.6f", r.Truth), r.Estimand)
 	for _, row := range r.Rows {
 		if row.Error != "" {
-			fmt.Fprintf(tw, "%s\tfailed\t\t\t\t\t%s\t\n", row.Estimator, fmtDuration(row.Seconds))
+			fmt.Fprintf(tw, "%s\tfailed\t\t\t\t\t%s\t\n", row.Estimator, words.Duration(row.Seconds))
 			continue
 		}
 		ess := ""
@@ -146,8 +147,8 @@ func printDemo(out io.Writer, r *demoReport) {
 		if targets != r.Estimand {
 			targets += " *"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f%%\t%s\t%s\t%s\t\n", row.Estimator, fmtNum("%.6f", *row.Estimate), fmtNum("%+.6f", *row.SignedError),
-			100*math.Abs(*row.SignedError/r.Truth), ess, targets, fmtDuration(row.Seconds))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f%%\t%s\t%s\t%s\t\n", row.Estimator, words.Num("%.6f", *row.Estimate), words.Num("%+.6f", *row.SignedError),
+			100*math.Abs(*row.SignedError/r.Truth), ess, targets, words.Duration(row.Seconds))
 	}
 	tw.Flush()
 	for _, row := range r.Rows {
@@ -160,16 +161,5 @@ func printDemo(out io.Writer, r *demoReport) {
 			break
 		}
 	}
-	fmt.Fprintf(out, "\ntotal time %s\n", fmtDuration(r.Seconds))
-}
-
-func fmtDuration(sec float64) string {
-	// Three significant figures (27.2s, 2.48s, 222ms, 5.25ms, 230µs): the
-	// rounding unit is a hundredth of d's leading power of ten.
-	d := time.Duration(sec * float64(time.Second))
-	unit := time.Duration(1)
-	for p := time.Duration(1000); p <= d; p *= 10 {
-		unit *= 10
-	}
-	return d.Round(unit).String()
+	fmt.Fprintf(out, "\ntotal time %s\n", words.Duration(r.Seconds))
 }

@@ -11,16 +11,17 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/evaluate"
 )
 
 // estimateJSON runs estimate with --json and decodes its report.
-func estimateJSON(t *testing.T, args ...string) *estimateReport {
+func estimateJSON(t *testing.T, args ...string) *evaluate.Report {
 	t.Helper()
 	out, errOut, code := run(t, append([]string{"estimate", "--json"}, args...)...)
 	if code != ExitOK {
 		t.Fatalf("estimate %q: exit %d: %s", args, code, errOut)
 	}
-	var rep estimateReport
+	var rep evaluate.Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("not one JSON object: %v\n%s", err, out)
 	}
@@ -28,8 +29,8 @@ func estimateJSON(t *testing.T, args ...string) *estimateReport {
 }
 
 // rowsByName returns the report's rows by estimator.
-func rowsByName(rep *estimateReport) map[string]estimateRow {
-	out := map[string]estimateRow{}
+func rowsByName(rep *evaluate.Report) map[string]evaluate.Row {
+	out := map[string]evaluate.Row{}
 	for _, r := range rep.Estimates {
 		out[r.Estimator] = r
 	}
@@ -220,7 +221,7 @@ func TestEstimateBehaviorLabelRan(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "logs.csv")
 	sampleLogs(t, path, "-n", "20", "-T", "50")
 	rows := rowsByName(estimateJSON(t, "--data", path, "--bootstrap", "0", "--fit-behavior", "--estimators", "bch-kernel,wis-stepwise"))
-	if k, w := rows["bch-kernel"], rows["wis-stepwise"]; k.Estimate != nil || k.Behavior != "" || w.Behavior != behaviorFitted {
+	if k, w := rows["bch-kernel"], rows["wis-stepwise"]; k.Estimate != nil || k.Behavior != "" || w.Behavior != "fitted" {
 		t.Errorf("bch-kernel %v %q (error %q), wis-stepwise %q", k.Estimate, k.Behavior, k.Error, w.Behavior)
 	}
 }

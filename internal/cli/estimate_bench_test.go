@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/evaluate"
 )
 
 // BenchmarkEstimate1M runs every log estimator on 1,000,000 logged Taxi
@@ -27,9 +28,14 @@ func BenchmarkEstimate1M(b *testing.B) {
 	}{{"bootstrap=0", 0}, {"bootstrap=200", 200}} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
-			cmd := &estimateCmd{Gamma: 1, Bootstrap: c.B, BootstrapRefit: 20, Alpha: 0.05, Seed: 1}
+			o := evaluate.Defaults()
+			o.Bootstrap = c.B
 			for b.Loop() {
-				if _, err := cmd.estimate(d, nil, io.Discard); err != nil {
+				ev, err := evaluate.New(o)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := ev.Evaluate(d, "", nil, nil); err != nil {
 					b.Fatal(err)
 				}
 			}

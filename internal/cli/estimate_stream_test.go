@@ -15,6 +15,7 @@ import (
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/env/lineargauss"
 	"github.com/ihope-ope/ihope/env/taxi"
+	"github.com/ihope-ope/ihope/evaluate"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/rollout"
 	"github.com/ihope-ope/ihope/value"
@@ -48,7 +49,7 @@ func TestEstimateStreamEqualsOneFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	const names = "naive,is-trajectory,wis-trajectory,is-stepwise,wis-stepwise,model-based,fqe,bch-tabular,mwl,mql,dualdice"
-	estimate := func(args ...string) estimateReport {
+	estimate := func(args ...string) evaluate.Report {
 		t.Helper()
 		return *estimateJSON(t, args...)
 	}
@@ -94,7 +95,7 @@ func TestEstimateStreamEqualsOneFile(t *testing.T) {
 			t.Errorf("%s: interval %v %v around %v", r.Estimator, r.CILow, r.CIHigh, *r.Estimate)
 		}
 	}
-	if strings.Join(got, ",") != "naive,wis-trajectory,wis-stepwise,model-based,fqe,bch-tabular,mwl,mql,dualdice" || rep.Bootstrap == nil || rep.Bootstrap.Method != poissonMethod {
+	if strings.Join(got, ",") != "naive,wis-trajectory,wis-stepwise,model-based,fqe,bch-tabular,mwl,mql,dualdice" || rep.Bootstrap == nil || rep.Bootstrap.Method != "episodes (Poisson)" {
 		t.Errorf("default rows %v, bootstrap %+v", got, rep.Bootstrap)
 	}
 	// With the target's table from a file instead of the columns.
@@ -188,7 +189,7 @@ func TestEstimateStreamKernel(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeShards(t, dir, d, 3)
-	estimate := func(args ...string) estimateReport {
+	estimate := func(args ...string) evaluate.Report {
 		t.Helper()
 		return *estimateJSON(t, append([]string{"--bootstrap", "0", "--estimators", "bch-kernel,wis-stepwise"}, args...)...)
 	}
@@ -230,7 +231,7 @@ func TestEstimateStreamNeuralForms(t *testing.T) {
 	if err := dataset.WriteFile(whole, d.Subset(ope.ReservoirEpisodes(d, trainSeed, d.NumSteps()))); err != nil {
 		t.Fatal(err)
 	}
-	estimate := func(args ...string) estimateReport {
+	estimate := func(args ...string) evaluate.Report {
 		t.Helper()
 		return *estimateJSON(t, append([]string{"--train-seed", fmt.Sprint(trainSeed), "--reservoir", "100000"}, args...)...)
 	}
@@ -287,7 +288,7 @@ func TestEstimateStreamMinimaxKernel(t *testing.T) {
 	shards := filepath.Join(dir, "shards")
 	os.Mkdir(shards, 0o755)
 	writeShards(t, shards, d, 3)
-	estimate := func(args ...string) estimateReport {
+	estimate := func(args ...string) evaluate.Report {
 		t.Helper()
 		return *estimateJSON(t, args...)
 	}
@@ -319,8 +320,7 @@ func TestEstimateStreamMinimaxKernel(t *testing.T) {
 		}
 	}
 	// The default set on real states with the target's columns.
-	c := &estimateCmd{Gamma: 1}
-	st, err := c.newStats(d, nil)
+	st, err := evaluate.NewStreamStats(d, evaluate.StreamOptions{Gamma: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,30 +342,5 @@ func writeShards(t *testing.T, dir string, d *dataset.Dataset, k int) {
 		if err := dataset.WriteFile(filepath.Join(dir, fmt.Sprintf("part-%d.parquet", i)), d.Subset(idx)); err != nil {
 			t.Fatal(err)
 		}
-	}
-}
-
-// A shard rewritten between bch-kernel's two passes (by the test hook
-// betweenPasses) fails the run with an error naming it; before, the
-// estimate mixed the two logs and exit was 0.
-func TestEstimateStreamShardChangedBetweenPasses(t *testing.T) {
-	p := lineargauss.Problem1D()
-	d, err := rollout.SampleContinuous(rand.New(rand.NewPCG(4, 0)), p.System, p.Behavior, p.Target, 24, 80)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	writeShards(t, dir, d, 3)
-	changed := filepath.Join(dir, "part-1.parquet")
-	betweenPasses = func() {
-		// Half the shard's episodes: 4 where the first pass read 8.
-		if err := dataset.WriteFile(changed, d.Subset([]int{8, 9, 10, 11})); err != nil {
-			t.Fatal(err)
-		}
-	}
-	defer func() { betweenPasses = nil }()
-	_, errOut, code := run(t, "estimate", "--data", filepath.Join(dir, "part-*.parquet"), "--bootstrap", "0", "--estimators", "bch-kernel")
-	if code == ExitOK || !strings.Contains(errOut, changed+": the shard changed between the two passes over the shards (its size went from") {
-		t.Errorf("exit %d, %s", code, errOut)
 	}
 }

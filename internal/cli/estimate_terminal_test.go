@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ihope-ope/ihope/evaluate"
 )
 
 // quitCSV is the population log of ope's quitMDP (terminal_test.go): 8
@@ -50,7 +52,7 @@ func TestEstimateTerminal(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	var rep estimateReport
+	var rep evaluate.Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +95,7 @@ func TestEstimateTerminal(t *testing.T) {
 	if code != ExitError || !strings.Contains(errOut, "no estimate of the long-run value asked for") {
 		t.Errorf("long run at gamma = 1: exit %d, stderr %q; want %d and no estimate", code, errOut, ExitError)
 	}
-	rep = estimateReport{}
+	rep = evaluate.Report{}
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("long run at gamma = 1: no report: %v", err)
 	}
@@ -105,7 +107,7 @@ func TestEstimateTerminal(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	rep = estimateReport{}
+	rep = evaluate.Report{}
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +208,7 @@ func wholeAndShards(t *testing.T, dir string, lines []string, cut int) (whole, g
 }
 
 // warningsWith returns rep's warnings that contain s.
-func warningsWith(rep *estimateReport, s string) []string {
+func warningsWith(rep *evaluate.Report, s string) []string {
 	var out []string
 	for _, w := range rep.Warnings {
 		if strings.Contains(w, s) {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ihope-ope/ihope/ope"
+	"github.com/ihope-ope/ihope/evaluate"
 )
 
 // Logs sampled from Taxi, written as CSV and as Parquet, read back and
@@ -39,7 +39,7 @@ func TestSampleEstimateRoundTrip(t *testing.T) {
 		if code != ExitOK {
 			t.Fatalf("estimate %s: %s", ext, errOut)
 		}
-		var rep estimateReport
+		var rep evaluate.Report
 		if err := json.Unmarshal([]byte(out), &rep); err != nil {
 			t.Fatalf("%s: not one JSON object: %v\n%s", ext, err, out)
 		}
@@ -183,7 +183,7 @@ func TestEstimatePartialFailures(t *testing.T) {
 		if code != ExitOK {
 			t.Fatalf("%d: exit %d: %s", i, code, errOut)
 		}
-		var rep estimateReport
+		var rep evaluate.Report
 		if err := json.Unmarshal([]byte(out), &rep); err != nil {
 			t.Fatalf("%d: %v\n%s", i, err, out)
 		}
@@ -230,7 +230,7 @@ func TestEstimateContinuous(t *testing.T) {
 	if code != ExitOK {
 		t.Fatal(errOut)
 	}
-	var rep estimateReport
+	var rep evaluate.Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
 	}
@@ -258,13 +258,13 @@ func TestEstimateContinuous(t *testing.T) {
 	// --neural-batch and --restarts reach the learner: the default batch
 	// (2048) and 64 give different networks on the same data and seed, and
 	// so do one and two networks; 1 and 0 are refused.
-	neural := func(args ...string) (float64, estimateRow) {
+	neural := func(args ...string) (float64, evaluate.Row) {
 		t.Helper()
 		out, errOut, code := run(t, append([]string{"estimate", "--data", path, "--json", "--bootstrap", "0", "--estimators", "bch-neural"}, args...)...)
 		if code != ExitOK {
 			t.Fatal(errOut)
 		}
-		var rep estimateReport
+		var rep evaluate.Report
 		if err := json.Unmarshal([]byte(out), &rep); err != nil {
 			t.Fatal(err)
 		}
@@ -396,87 +396,6 @@ func TestEstimateWeightFields(t *testing.T) {
 		weighs := row["estimator"] == "wis-stepwise"
 		if !hasESS || !hasUnits || !hasShare || (units != 0.0) != weighs || (share != nil) != weighs {
 			t.Errorf("%v: ess %v, weight_units %v, max_weight_share %v", row["estimator"], row["ess"], units, share)
-		}
-	}
-}
-
-// The transient warning is silent at gamma < 1 once gamma^T < 0.01 (the
-// T-step and long-run discounted values then agree), and its advice names
-// only rows that gave an estimate of each value.
-func TestTransientWarningsGammaAndAdvice(t *testing.T) {
-	f := func(v float64) *float64 { return &v }
-	rows := []estimateRow{
-		{Estimator: "bch-kernel", Estimate: f(-0.5), Estimand: "long-run", Transient: f(-0.4), TransientSE: f(0.05)},
-		{Estimator: "fqe", Estimate: f(-0.6), Estimand: "long-run"},
-		{Estimator: "dr", Estimand: "long-run", Error: "refused"},
-		{Estimator: "wis-stepwise", Estimate: f(-0.7), Estimand: "horizon"},
-	}
-	for _, c := range []struct {
-		gamma     float64
-		estimand  string
-		want, not string
-	}{
-		{0.95, "long-run", "", ""}, // 0.95^200 = 3.5e-5
-		{0.99, "long-run", "for the long-run value see fqe; for the 200-step value see wis-stepwise", "dr"},
-		{1, "long-run", "8.0 standard errors of the gap", ""},
-	} {
-		rep := &estimateReport{Estimates: rows}
-		rep.Data.Gamma, rep.Data.MinLength, rep.Data.MaxLength, rep.Data.Estimand = c.gamma, 200, 200, c.estimand
-		got := strings.Join(transientWarnings(rep), "\n")
-		if c.want == "" && got != "" || c.want != "" && !strings.Contains(got, c.want) || c.not != "" && strings.Contains(got, c.not) {
-			t.Errorf("gamma %g: %q, want %q", c.gamma, got, c.want)
-		}
-	}
-}
-
-// A row that targets the other estimand gets a note, which warns unless
-// gamma^T < 0.001 at gamma < 1, where the two values agree to that
-// fraction of the rewards' range.
-func TestEstimandNote(t *testing.T) {
-	for _, c := range []struct {
-		got, asked ope.Estimand
-		gamma      float64
-		minLen     int
-		warn       bool
-		want       string
-	}{
-		{ope.LongRun, ope.LongRun, 0.99, 1000, false, ""},
-		{"", ope.Horizon, 1, 100, false, ""},
-		{ope.LongRun, ope.Horizon, 1, 1000, true, "targets the long-run value, not the horizon value asked for"},
-		{ope.LongRun, ope.Horizon, 0.99, 100, true, "targets the long-run value, not the horizon value asked for"}, // 0.99^100 = 0.37
-		{ope.LongRun, ope.Horizon, 0.95, 100, true, "targets the long-run value, not the horizon value asked for"}, // 0.0059: Taxi's bound 0.12
-		{ope.LongRun, ope.Horizon, 0.99, 1000, false, "the two differ by at most 4.3e-05 times the rewards' range"},
-		{ope.Horizon, ope.LongRun, 0.95, 200, false, "differ by at most 3.5e-05"},
-	} {
-		note, warn := estimandNote(c.got, c.asked, c.gamma, c.minLen)
-		if warn != c.warn || c.want == "" && note != "" || !strings.Contains(note, c.want) {
-			t.Errorf("%s asked %s, gamma %g, T %d: %q (warn %v), want %q (warn %v)", c.got, c.asked, c.gamma, c.minLen, note, warn, c.want, c.warn)
-		}
-	}
-}
-
-// rowWarnings reads each row's interval (the bootstrap's, else the Wald
-// one) and bounds the gap between the estimands by gamma^T times the
-// rewards' range: at gamma = 0.95 over 200 steps the two estimands' rows
-// are compared, at 0.99 not (ope.DisagreementWarning has the rules).
-func TestRowWarningsAdapter(t *testing.T) {
-	f := func(v float64) *float64 { return &v }
-	rows := []estimateRow{
-		{Estimator: "bch-neural", Estimand: "long-run", Estimate: f(-0.1), CILow: f(-0.2), CIHigh: f(0)},
-		{Estimator: "wis-stepwise", Estimand: "horizon", Estimate: f(-1.3), WaldLow: f(-1.6), WaldHigh: f(-1.1)},
-	}
-	for _, c := range []struct {
-		gamma float64
-		want  string
-	}{
-		{0.95, "wis-stepwise and bch-neural both estimate one value (at gamma = 0.95 the horizon and long-run values differ here by at most 7e-05"},
-		{0.99, ""},
-	} {
-		rep := &estimateReport{Estimates: rows}
-		rep.Data.Gamma, rep.Data.MinLength, rep.Data.rewardRange = c.gamma, 200, 2
-		got := strings.Join(rowWarnings(rep), "\n")
-		if c.want == "" && got != "" || !strings.Contains(got, c.want) {
-			t.Errorf("gamma %g: %q, want %q", c.gamma, got, c.want)
 		}
 	}
 }

@@ -19,6 +19,8 @@ import (
 	_ "github.com/ihope-ope/ihope/experiment/paper" // registers the paper's experiments
 	"github.com/ihope-ope/ihope/experiment/results"
 	"github.com/ihope-ope/ihope/figure"
+	"github.com/ihope-ope/ihope/internal/progress"
+	"github.com/ihope-ope/ihope/internal/words"
 	"github.com/ihope-ope/ihope/traci"
 )
 
@@ -67,7 +69,7 @@ func runExperiment(ctx context.Context, e *runEnv, exp *experiment.Experiment, c
 func runGrid(ctx context.Context, e *runEnv, r *experiment.Runner, exp *experiment.Experiment) (*experiment.Summary, error) {
 	start := time.Now()
 	var bar *progressbar.ProgressBar
-	if isTerminal(e.stderr) {
+	if progress.IsTerminal(e.stderr) {
 		r.Progress = func(done, total int) {
 			if bar == nil {
 				bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(e.stderr),
@@ -124,7 +126,7 @@ func printSummary(out io.Writer, name string, panels []results.Panel, lines []re
 	for _, l := range lines {
 		seeds[l.Seed] = true
 	}
-	fmt.Fprintf(out, "%s: %s, %s\n", name, plural(len(lines), "cell"), plural(len(seeds), "seed"))
+	fmt.Fprintf(out, "%s: %s, %s\n", name, words.Plural(len(lines), "cell"), words.Plural(len(seeds), "seed"))
 	for _, p := range panels {
 		var series []results.Series
 		what := "log10 MSE over seeds"
@@ -170,9 +172,9 @@ func printSummary(out io.Writer, name string, panels []results.Panel, lines []re
 					fmt.Fprint(tw, "exact\t")
 					anyExact = true
 				case p.Kind == results.KindMSE:
-					fmt.Fprintf(tw, "%s\t", fmtNum("%.2f", math.Log10(pt.Mean)))
+					fmt.Fprintf(tw, "%s\t", words.Num("%.2f", math.Log10(pt.Mean)))
 				default:
-					fmt.Fprintf(tw, "%s\t", fmtNum("%.4g", pt.Mean))
+					fmt.Fprintf(tw, "%s\t", words.Num("%.4g", pt.Mean))
 				}
 			}
 			fmt.Fprintln(tw)

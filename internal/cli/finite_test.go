@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ihope-ope/ihope/evaluate"
 )
 
 // TestEstimateJSONNonFinite: logs whose sums overflow (a reward of 1e308,
@@ -74,7 +76,7 @@ func TestEstimateJSONNonFinite(t *testing.T) {
 // kept, the others null and listed in the error after the row's own.
 func TestRowMarshalNonFinite(t *testing.T) {
 	nan, inf, one := math.NaN(), math.Inf(1), 1.5
-	row := estimateRow{Estimator: "x", Estimate: &inf, CILow: &one, CIHigh: &nan, ESS: nan,
+	row := evaluate.Row{Estimator: "x", Estimate: &inf, CILow: &one, CIHigh: &nan, ESS: nan,
 		RestartEstimates: []float64{2, math.Inf(-1)}, Error: "earlier"}
 	b, err := json.Marshal(row)
 	if err != nil {

@@ -59,15 +59,3 @@ func TestMaxMemory(t *testing.T) {
 		}
 	}
 }
-
-func TestParseBytes(t *testing.T) {
-	for _, c := range []struct {
-		in   string
-		want int64
-	}{{"512MB", 512 << 20}, {"8GB", 8 << 30}, {"1.5g", 3 << 29}, {"100", 100}, {"2KiB", 2048}, {"0", -1}, {"-1GB", -1}, {"x", -1}} {
-		got, err := parseBytes(c.in)
-		if c.want < 0 && err == nil || c.want >= 0 && (err != nil || got != c.want) {
-			t.Errorf("parseBytes(%q) = %d, %v; want %d", c.in, got, err, c.want)
-		}
-	}
-}

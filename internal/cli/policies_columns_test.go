@@ -6,11 +6,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/env/taxi"
+	"github.com/ihope-ope/ihope/policy"
 )
 
 // namedPolicyLog writes the log at path with the target columns of each
@@ -255,4 +257,14 @@ func TestEstimateTargetPolicyWithoutColumn(t *testing.T) {
 	if code == ExitOK || !strings.Contains(errOut, `column "target_prob": required column is missing`) || !strings.Contains(errOut, "--target-policy") {
 		t.Errorf("exit %d: %s", code, errOut)
 	}
+}
+
+// withLoggedTarget is d with the target's logged probabilities those of p.
+func withLoggedTarget(d *dataset.Dataset, p *policy.Tabular) *dataset.Dataset {
+	out := *d
+	out.LogTarget = slices.Clone(d.LogTarget)
+	for j := range out.LogTarget {
+		out.LogTarget[j] = math.Log(p.Prob(int(d.State[j]), int(d.Action[j])))
+	}
+	return &out
 }

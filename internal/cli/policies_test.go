@@ -127,46 +127,6 @@ func lineOf(s, sub string) string {
 	return line
 }
 
-// The ranking of a report built by hand: three policies with references
-// A 1, B 0.5, C 0 and two estimators. "good" orders them B, A, C: rank
-// differences 1, -1, 0, so Spearman's rho = 1 - 6*2/(3*8) = 0.5, and its
-// pick B has regret (1 - 0.5)/(1 - 0) = 0.5. "partial" failed on A: it
-// ranks C over B, so over the two compared rho = -1 and regret@1 = 1.
-func TestRankingByHand(t *testing.T) {
-	f := func(v float64) *float64 { return &v }
-	rep := &estimateReport{Policies: []policyInfo{
-		{Name: "A", Reference: f(1)}, {Name: "B", Reference: f(0.5)}, {Name: "C", Reference: f(0)},
-	}}
-	for _, r := range []struct {
-		est, pol string
-		v        *float64
-	}{
-		{"good", "A", f(0.7)}, {"good", "B", f(0.8)}, {"good", "C", f(-1)},
-		{"partial", "A", nil}, {"partial", "B", f(2)}, {"partial", "C", f(3)},
-	} {
-		rep.Estimates = append(rep.Estimates, estimateRow{Estimator: r.est, Policy: r.pol, Estimate: r.v})
-	}
-	rk := newRanking(rep)
-	if got := strings.Join(rk.ReferenceOrder, ">"); got != "A>B>C" {
-		t.Errorf("reference order %s", got)
-	}
-	want := []struct {
-		order, failed    string
-		compared         int
-		spearman, regret float64
-	}{
-		{"B>A>C", "", 3, 0.5, 0.5},
-		{"C>B", "A", 2, -1, 1},
-	}
-	for i, w := range want {
-		e := rk.Estimators[i]
-		if got := strings.Join(e.Order, ">"); got != w.order || strings.Join(e.Failed, ",") != w.failed || e.Compared != w.compared ||
-			e.Spearman == nil || math.Abs(*e.Spearman-w.spearman) > 1e-12 || e.RegretAt1 == nil || math.Abs(*e.RegretAt1-w.regret) > 1e-12 {
-			t.Errorf("%s: %+v; want %+v", e.Estimator, e, w)
-		}
-	}
-}
-
 // Flags of several policies that cannot work are refused as usage errors
 // before the logs are read, but for a reference to a policy no file
 // names, which may be one of the log's columns.

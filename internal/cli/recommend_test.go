@@ -74,33 +74,3 @@ func TestEstimateRecommended(t *testing.T) {
 		t.Errorf("the report does not put the recommendation first (at %d, first table at %d)", i, j)
 	}
 }
-
-// A row outside the rewards' range is left out of the ranking and the
-// recommendation, and the ranking says so.
-func TestRankingLeavesOutOfRange(t *testing.T) {
-	v := func(x float64) *float64 { return &x }
-	rep := &estimateReport{Data: dataSummary{Estimand: "horizon", Steps: 10, rewardLow: -1, rewardHigh: 0},
-		Policies: []policyInfo{{Name: "A"}, {Name: "B"}}}
-	for _, r := range []struct {
-		est, pol string
-		x        float64
-	}{{"fqe", "A", -0.5}, {"fqe", "B", 7.1}, {"dr", "A", -0.5}, {"dr", "B", -0.2}} {
-		rep.Estimates = append(rep.Estimates, estimateRow{Estimator: r.est, Policy: r.pol, Estimand: "horizon", Estimate: v(r.x),
-			CILow: v(r.x - 0.1), CIHigh: v(r.x + 0.1)})
-	}
-	rk := newRanking(rep)
-	for _, e := range rk.Estimators {
-		if e.Estimator == "fqe" && (len(e.Order) != 1 || e.Order[0] != "A" || len(e.OutOfRange) != 1 || e.OutOfRange[0] != "B" || len(e.Failed) != 0) {
-			t.Errorf("fqe ranking %+v: want A only, B out of range", e)
-		}
-		if e.Estimator == "dr" && (len(e.Order) != 2 || e.Order[0] != "B") {
-			t.Errorf("dr ranking %+v", e)
-		}
-	}
-	recommend(rep)
-	for _, r := range rep.Recommended {
-		if r.Policy == "B" && (r.Estimator == nil || *r.Estimator != "dr") {
-			t.Errorf("B: recommended %+v, want dr (fqe is outside the range)", r)
-		}
-	}
-}

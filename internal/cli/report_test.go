@@ -17,6 +17,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ihope-ope/ihope/evaluate"
+	"github.com/ihope-ope/ihope/internal/words"
 )
 
 // The HTML report of demo's data: estimate --report on the logs sample
@@ -54,7 +57,7 @@ func TestReport(t *testing.T) {
 	if code != ExitOK {
 		t.Fatal(errOut)
 	}
-	var rep estimateReport
+	var rep evaluate.Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +78,7 @@ func TestReport(t *testing.T) {
 				t.Errorf("demo: %s failed", row.Estimator)
 				continue
 			}
-			cell := fmt.Sprintf(`<td class="num">%s</td>`, fmtNum("%.6g", *row.Estimate))
+			cell := fmt.Sprintf(`<td class="num">%s</td>`, words.Num("%.6g", *row.Estimate))
 			if !strings.Contains(html, "<code>"+row.Estimator+"</code>") || !strings.Contains(html, cell) {
 				t.Errorf("the report lacks %s or its estimate %s", row.Estimator, cell)
 			}
@@ -336,7 +339,7 @@ func TestReportOnePolicy(t *testing.T) {
 		}
 	}
 	for _, row := range rep.Estimates {
-		if !strings.Contains(html, fmt.Sprintf(`<td class="num">%s</td>`, fmtNum("%.6g", *row.Estimate))) {
+		if !strings.Contains(html, fmt.Sprintf(`<td class="num">%s</td>`, words.Num("%.6g", *row.Estimate))) {
 			t.Errorf("the report lacks %s's estimate", row.Estimator)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/env/pendulum"
+	"github.com/ihope-ope/ihope/internal/words"
 	"github.com/ihope-ope/ihope/policy"
 	"github.com/ihope-ope/ihope/rollout"
 )
@@ -59,7 +60,7 @@ func (c *sampleCmd) Run(e *runEnv) error {
 	if err := writeData(c.Out, c.Format, e.stdout, d); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stderr, "wrote %s x %s of %s to %s\n", plural(c.N, "episode"), plural(c.T, "step"), w.desc, displayName(c.Out, "standard output"))
+	fmt.Fprintf(e.stderr, "wrote %s x %s of %s to %s\n", words.Plural(c.N, "episode"), words.Plural(c.T, "step"), w.desc, displayName(c.Out, "standard output"))
 	return nil
 }
 
@@ -111,6 +112,6 @@ func (c *sampleCmd) samplePendulum(e *runEnv) error {
 			return err
 		}
 	}
-	fmt.Fprintf(e.stderr, "wrote %s x %s of pendulum, target pi*, behavior (1-mix)*pi* + mix*pi+ with mix = %g, to %s\n", plural(c.N, "episode"), plural(c.T, "step"), mix, displayName(c.Out, "standard output"))
+	fmt.Fprintf(e.stderr, "wrote %s x %s of pendulum, target pi*, behavior (1-mix)*pi* + mix*pi+ with mix = %g, to %s\n", words.Plural(c.N, "episode"), words.Plural(c.T, "step"), mix, displayName(c.Out, "standard output"))
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/env/taxi"
+	"github.com/ihope-ope/ihope/evaluate"
 )
 
 // The target's whole action distribution reaches the value-based and
@@ -60,11 +61,11 @@ func TestTargetDistributionRoundTrip(t *testing.T) {
 		if code != ExitOK {
 			t.Fatalf("%s %s: estimate: %s", c.name, c.ext, errOut)
 		}
-		var rep estimateReport
+		var rep evaluate.Report
 		if err := json.Unmarshal([]byte(out), &rep); err != nil {
 			t.Fatal(err)
 		}
-		got := map[string]estimateRow{}
+		got := map[string]evaluate.Row{}
 		for _, r := range rep.Estimates {
 			got[r.Estimator] = r
 		}
@@ -106,7 +107,7 @@ func TestValueEstimatorsNeedTheTargetDistribution(t *testing.T) {
 	if code != ExitOK {
 		t.Fatal(errOut)
 	}
-	var rep estimateReport
+	var rep evaluate.Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +121,7 @@ func TestValueEstimatorsNeedTheTargetDistribution(t *testing.T) {
 	if code != ExitOK {
 		t.Fatal(errOut)
 	}
-	rep = estimateReport{}
+	rep = evaluate.Report{}
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/env/taxi"
+	"github.com/ihope-ope/ihope/internal/progress"
 	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/train"
 )
@@ -40,7 +41,7 @@ func (c *trainTaxiCmd) Run(e *runEnv) error {
 		last = max(last, k)
 	}
 	q.Iterations = last
-	if isTerminal(e.stderr) {
+	if progress.IsTerminal(e.stderr) {
 		bar := progressbar.NewOptions(last, progressbar.OptionSetWriter(e.stderr),
 			progressbar.OptionSetDescription("Q-learning"), progressbar.OptionShowCount(),
 			progressbar.OptionSetPredictTime(true), progressbar.OptionClearOnFinish())

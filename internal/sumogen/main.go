@@ -31,7 +31,7 @@ import (
 	"time"
 
 	"github.com/ihope-ope/ihope/env/sumo"
-	"github.com/ihope-ope/ihope/internal/tempdir"
+	"github.com/ihope-ope/ihope/stream/tempdir"
 	"gonum.org/v1/gonum/stat"
 )
 

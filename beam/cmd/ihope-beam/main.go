@@ -23,7 +23,7 @@ import (
 
 	"github.com/ihope-ope/ihope/beam/pipeline"
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/internal/cli"
+	"github.com/ihope-ope/ihope/evaluate"
 )
 
 var (
@@ -68,7 +68,7 @@ func run(ctx context.Context) error {
 	if *estimators != "" {
 		names = strings.Split(*estimators, ",")
 	}
-	c, err := pipeline.NewConfig(ctx, *input, *output, o, cli.StreamFlags{Estimators: names, Gamma: *gamma,
+	c, err := pipeline.NewConfig(ctx, *input, *output, o, evaluate.StreamOptions{Estimators: names, Gamma: *gamma,
 		Bootstrap: *bootstrap, Seed: *seed, Alpha: *alpha, Estimand: *estimand, ValueModel: *valueModel})
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package cli
+package evaluate
 
 import (
 	"fmt"
@@ -8,10 +8,10 @@ import (
 	"github.com/ihope-ope/ihope/ope"
 )
 
-// recommendedInfo is the estimate to use for one target policy
+// Recommendation is the estimate to use for one target policy
 // (ope.Recommend). The JSON names are a contract; estimator and the
 // numbers are null when the rule cannot choose.
-type recommendedInfo struct {
+type Recommendation struct {
 	Policy    string   `json:"policy"`
 	Estimator *string  `json:"estimator"`
 	Estimate  *float64 `json:"estimate"`
@@ -22,9 +22,9 @@ type recommendedInfo struct {
 
 // recommend fills rep.Recommended: one recommendation per target policy,
 // among its rows of the estimand the data summary states.
-func recommend(rep *estimateReport) {
+func recommend(rep *Report) {
 	lo, hi := valueRange(rep)
-	rep.Recommended = []recommendedInfo{}
+	rep.Recommended = []Recommendation{}
 	for _, name := range policyNames(rep) {
 		var rows []ope.Row
 		for _, r := range rep.Estimates {
@@ -37,7 +37,7 @@ func recommend(rep *estimateReport) {
 			rows = append(rows, row)
 		}
 		rec := ope.Recommend(rows, ope.Estimand(rep.Data.Estimand), lo, hi)
-		info := recommendedInfo{Policy: name, Why: rec.Why}
+		info := Recommendation{Policy: name, Why: rec.Why}
 		if rec.Estimator != "" {
 			info.Estimator = &rec.Estimator
 			info.Estimate, info.CILow, info.CIHigh = finitePtr(rec.Estimate), finitePtr(rec.Low), finitePtr(rec.High)
@@ -55,7 +55,7 @@ func share(p *float64) float64 {
 
 // printRecommended prints the recommendation of policy name under its
 // table.
-func printRecommended(out io.Writer, r *estimateReport, name string) {
+func printRecommended(out io.Writer, r *Report, name string) {
 	for _, rec := range r.Recommended {
 		if rec.Policy != name {
 			continue
@@ -71,7 +71,7 @@ func printRecommended(out io.Writer, r *estimateReport, name string) {
 // valueRange is the range a normalised value cannot leave: the logged
 // rewards' (and 0 with terminal episodes, whose absorbing tail pays 0);
 // everything when the summary does not know it (no steps summarised).
-func valueRange(rep *estimateReport) (lo, hi float64) {
+func valueRange(rep *Report) (lo, hi float64) {
 	lo, hi = rep.Data.rewardLow, rep.Data.rewardHigh
 	if rep.Data.Terminal > 0 {
 		lo, hi = math.Min(lo, 0), math.Max(hi, 0)

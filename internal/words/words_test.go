@@ -1,4 +1,4 @@
-package cli
+package words
 
 import (
 	"math"
@@ -24,8 +24,8 @@ func TestFmtNum(t *testing.T) {
 		{"%.6g", -0.141180, "-0.14118"},
 	}
 	for i, c := range cases {
-		if got := fmtNum(c.format, c.v); got != c.want {
-			t.Errorf("case %d: fmtNum(%q, %v) = %q, want %q", i, c.format, c.v, got, c.want)
+		if got := Num(c.format, c.v); got != c.want {
+			t.Errorf("case %d: Num(%q, %v) = %q, want %q", i, c.format, c.v, got, c.want)
 		}
 	}
 }
@@ -35,8 +35,8 @@ func TestPlural(t *testing.T) {
 		n    int
 		want string
 	}{{0, "0 episodes"}, {1, "1 episode"}, {2, "2 episodes"}} {
-		if got := plural(c.n, "episode"); got != c.want {
-			t.Errorf("plural(%d) = %q, want %q", c.n, got, c.want)
+		if got := Plural(c.n, "episode"); got != c.want {
+			t.Errorf("Plural(%d) = %q, want %q", c.n, got, c.want)
 		}
 	}
 }

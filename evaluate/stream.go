@@ -1,10 +1,8 @@
-package cli
+package evaluate
 
 import (
 	"errors"
 	"fmt"
-	"io"
-	"log"
 	"math"
 	"slices"
 	"strings"
@@ -23,134 +21,6 @@ import (
 // poissonMethod is the bootstrap's method in the report of a stream.
 const poissonMethod = "episodes (Poisson)"
 
-// runStream estimates from shards (--data a glob or a directory) with
-// package stream: one shard in memory at a time, the estimators whose
-// statistics are sums, Poisson bootstrap intervals.
-func (c *estimateCmd) runStream(e *runEnv) error {
-	if c.TargetDraws != "" {
-		return usagef("--target-draws: fqe and dr on real actions do not stream; run them on one file that fits in memory")
-	}
-	for _, f := range []struct {
-		set  bool
-		flag string
-	}{{len(c.TargetPolicy) > 1, "--target-policy given more than once"}, {c.Report != "", "--report"}, {c.FitBehavior, "--fit-behavior"},
-		{len(c.Reference) > 0, "--reference"}, {c.WriteMapping != "", "--write-mapping"}, {len(c.Categorical) > 0, "--categorical"}} {
-		if f.set {
-			return usagef("%s does not work with shards (--data %s): it needs the whole log in memory; give one file", f.flag, c.Data)
-		}
-	}
-	streamable := stream.Streamable()
-	for _, name := range c.Estimators {
-		if !slices.Contains(streamable, name) {
-			return usagef("%s cannot stream over shards: its fit needs every step at once (a model trained or solved on the whole log); the estimators that stream are %s. Run it on one file that fits in memory", name, strings.Join(streamable, ", "))
-		}
-		// A learner chosen by --value-model or --ratio-model that does
-		// not stream (fqe's linear or neural, the neural minimax forms).
-		en, _ := ope.Lookup(name)
-		if _, err := en.New(c.streamOptions(nil)).(ope.Summer).NewSums(c.Gamma, 1); err != nil {
-			if errors.Is(err, ope.ErrStationaryHorizon) { // not a matter of streaming
-				return usagef("%v", err)
-			}
-			return usagef("%v; run it on one file that fits in memory", err)
-		}
-	}
-	o, err := c.dataFlags.options(c.Data)
-	if err != nil {
-		return err
-	}
-	targets, refs, err := c.targets(nil, true)
-	if err != nil {
-		return err
-	}
-	var target *policy.Tabular
-	var targetFile string
-	if len(targets) == 1 {
-		target, targetFile = targets[0].p, targets[0].file
-		o.Target = target // shards without target columns take the file's
-	}
-	files, err := stream.Files(c.Data)
-	if err != nil {
-		return err
-	}
-	prev := log.Writer() // parquet-go's own messages, as read does
-	if !c.Verbose {
-		log.SetOutput(io.Discard)
-	}
-	defer log.SetOutput(prev)
-
-	t0 := time.Now()
-	var stats *stream.Stats
-	// One pass over the shards, or two when an estimator's features are
-	// fixed by the whole log (bch-kernel): the first pass feeds AddFirst,
-	// the second Add.
-	twoPass := false
-	// One Reader for both passes: it checks in the second that every
-	// shard is as the first pass found it.
-	r := stream.Reader{Files: files, Options: o}
-	pass := func(label string, add func(d *dataset.Dataset, lo, hi int) error) error {
-		progress, finish := bootstrapProgress(e.stderr, len(files), label)
-		r.Progress = nil
-		if progress != nil {
-			r.Progress = func(int, int) { progress(0) }
-		}
-		err := r.Each(add)
-		finish()
-		return err
-	}
-	err = pass("shards", func(d *dataset.Dataset, lo, hi int) error {
-		if target != nil {
-			// The file must agree with the shards' target_prob, as it must
-			// with one file's (estimateCmd.options), and fills each shard's
-			// target columns as it fills one file's, so that the summary
-			// (the target's mass on unlogged actions) sees it too; the
-			// estimators take the file itself.
-			if !d.Discrete() || d.ActionDim > 0 {
-				return usagef("--target-policy needs discrete states and actions (state,p0,p1,... rows)")
-			}
-			if err := d.SetTargetPolicy(target); err != nil {
-				return fmt.Errorf("%s: %w", targetFile, err)
-			}
-		}
-		if stats == nil {
-			var err error
-			if stats, err = c.newStats(d, target); err != nil {
-				return err
-			}
-			twoPass = stats.FirstPass()
-		}
-		if twoPass {
-			return stats.AddFirst(d, lo, hi)
-		}
-		return stats.Add(d, lo, hi)
-	})
-	if err != nil {
-		return targetHint(err)
-	}
-	if twoPass {
-		stats.EndFirst()
-		if betweenPasses != nil {
-			betweenPasses()
-		}
-		if err := pass("shards, second pass", stats.Add); err != nil {
-			return err
-		}
-	}
-	res, err := stats.Finish()
-	if err != nil {
-		return err
-	}
-	rep := streamReport(res, c.Data)
-	var one *targetPolicy
-	if len(targets) == 1 {
-		one = &targets[0]
-	}
-	nameOnePolicy(rep, one, refs)
-	for i := range rep.Estimates {
-		rep.Estimates[i].Seconds = time.Since(t0).Seconds()
-	}
-	return c.write(e, rep)
-}
-
 // newStats chooses the estimators from the flags and the first episodes
 // (d): those asked for, or the default set's streamable ones that apply;
 // those of the default set that apply but not with the value model asked
@@ -158,7 +28,7 @@ func (c *estimateCmd) runStream(e *runEnv) error {
 // rows fail on one file. The target's whole distribution is the
 // --target-policy file's, or else gathered from every shard's
 // target_prob_k columns (model-based).
-func (c *estimateCmd) newStats(d *dataset.Dataset, target *policy.Tabular) (*stream.Stats, error) {
+func (c *Evaluator) newStats(d *dataset.Dataset, target *policy.Tabular) (*stream.Stats, error) {
 	opts := c.streamOptions(target)
 	// The minimax learners stream in their kernel form on real states.
 	opts.RealStates = d.StateDim > 0
@@ -196,10 +66,10 @@ func (c *estimateCmd) newStats(d *dataset.Dataset, target *policy.Tabular) (*str
 
 // streamOptions are the registry options of a stream: the estimand, the
 // value and ratio models asked for, and the target's table if given.
-func (c *estimateCmd) streamOptions(target *policy.Tabular) ope.Options {
+func (c *Evaluator) streamOptions(target *policy.Tabular) ope.Options {
 	opts := ope.Options{Target: target, ValueModel: c.ValueModel, RatioModel: c.RatioModel,
 		Seed: c.TrainSeed, Neural: ratio.Neural{BatchSize: c.NeuralBatch}, Restarts: c.Restarts, Reservoir: c.Reservoir,
-		ValueNeural: testNeural.value, Minimax: testNeural.minimax}
+		ValueNeural: c.NeuralValue, Minimax: c.NeuralMinimax}
 	if c.Estimand != "" {
 		opts.Estimand = ope.Estimand(c.Estimand)
 	}
@@ -209,7 +79,7 @@ func (c *estimateCmd) streamOptions(target *policy.Tabular) ope.Options {
 // streamReport is the report of a stream's results, in ihope estimate's
 // JSON schema: the rows, the data summary, the bootstrap and the
 // warnings, as for a log in memory (rows carry no per-unit weights).
-func streamReport(res *stream.Results, file string) *estimateReport {
+func streamReport(res *stream.Results, file string) *Report {
 	cfg := res.Config
 	estimand := cfg.Options.Estimand
 	if estimand == "" {
@@ -218,7 +88,7 @@ func streamReport(res *stream.Results, file string) *estimateReport {
 			estimand = ope.LongRun
 		}
 	}
-	rep := &estimateReport{Warnings: ope.DataWarnings(res.Summary)}
+	rep := &Report{Warnings: ope.DataWarnings(res.Summary)}
 	if rep.Warnings == nil {
 		rep.Warnings = []string{}
 	}
@@ -236,10 +106,10 @@ func streamReport(res *stream.Results, file string) *estimateReport {
 	}
 	rep.Warnings = append(rep.Warnings, res.Warnings...)
 	if cfg.Resamples > 0 && res.Summary.Episodes > 1 {
-		rep.Bootstrap = &bootstrapInfo{Resamples: cfg.Resamples, Alpha: cfg.Alpha, Method: poissonMethod, Seed: cfg.Seed}
+		rep.Bootstrap = &BootstrapInfo{Resamples: cfg.Resamples, Alpha: cfg.Alpha, Method: poissonMethod, Seed: cfg.Seed}
 	}
 	for _, est := range res.Estimates {
-		row := estimateRow{Estimator: est.Name, Unit: string(est.Unit)}
+		row := Row{Estimator: est.Name, Unit: string(est.Unit)}
 		en, _ := ope.Lookup(est.Name)
 		if est.Err != nil {
 			row.Error = est.Err.Error()
@@ -300,13 +170,124 @@ func streamReport(res *stream.Results, file string) *estimateReport {
 	return rep
 }
 
-// WriteStreamJSON writes a stream's results as ihope estimate --json does
-// (file is what the data summary names as the data): the report
-// ihope-beam prints.
-func WriteStreamJSON(w io.Writer, res *stream.Results, file string) error {
-	return encodeReport(w, streamReport(res, file))
+// StreamReport is the report of a stream's results (file names the data
+// in its summary), as EvaluateShards returns it: the report ihope-beam
+// writes.
+func StreamReport(res *stream.Results, file string) *Report {
+	rep := streamReport(res, file)
+	rep.Warnings = append([]string{}, rep.Warnings...) // [] in JSON, never null
+	recommend(rep)
+	return rep
 }
 
 // betweenPasses, if not nil, is called between the two passes over the
 // shards: tests change a shard there, as a writer still at work would.
 var betweenPasses func()
+
+// EvaluateShards estimates from shards too large for memory together,
+// read one at a time with o (in the order of files; stream.Files lists a
+// glob's or a directory's): the estimators whose statistics are sums, with
+// Poisson bootstrap intervals. targets holds at most one policy, a
+// tabular one (Target.Policy) that the shards' target columns must agree
+// with, or fill; file names the shards in the report. The report has the
+// schema of Evaluate's.
+func (c *Evaluator) EvaluateShards(files []string, o dataset.ReadOptions, file string, targets []Target, refs map[string]float64) (*Report, error) {
+	if len(targets) > 1 {
+		return nil, usagef("--target-policy given more than once does not work with shards: it needs the whole log in memory; give one file")
+	}
+	streamable := stream.Streamable()
+	for _, name := range c.Estimators {
+		if !slices.Contains(streamable, name) {
+			return nil, usagef("%s cannot stream over shards: its fit needs every step at once (a model trained or solved on the whole log); the estimators that stream are %s. Run it on one file that fits in memory", name, strings.Join(streamable, ", "))
+		}
+		// A learner chosen by --value-model or --ratio-model that does
+		// not stream (fqe's linear or neural, the neural minimax forms).
+		en, _ := ope.Lookup(name)
+		if _, err := en.New(c.streamOptions(nil)).(ope.Summer).NewSums(c.Gamma, 1); err != nil {
+			if errors.Is(err, ope.ErrStationaryHorizon) { // not a matter of streaming
+				return nil, usagef("%v", err)
+			}
+			return nil, usagef("%v; run it on one file that fits in memory", err)
+		}
+	}
+	var target *policy.Tabular
+	var targetFile string
+	if len(targets) == 1 {
+		target, targetFile = targets[0].Policy, targets[0].File
+		o.Target = target // shards without target columns take the file's
+	}
+	t0 := time.Now()
+	var stats *stream.Stats
+	// One pass over the shards, or two when an estimator's features are
+	// fixed by the whole log (bch-kernel): the first pass feeds AddFirst,
+	// the second Add.
+	twoPass := false
+	// One Reader for both passes: it checks in the second that every
+	// shard is as the first pass found it.
+	r := stream.Reader{Files: files, Options: o}
+	pass := func(label string, add func(d *dataset.Dataset, lo, hi int) error) error {
+		progress, finish := bootstrapProgress(c.Progress, len(files), label)
+		r.Progress = nil
+		if progress != nil {
+			r.Progress = func(int, int) { progress(0) }
+		}
+		err := r.Each(add)
+		finish()
+		return err
+	}
+	err := pass("shards", func(d *dataset.Dataset, lo, hi int) error {
+		if target != nil {
+			// The file must agree with the shards' target_prob, as it must
+			// with one file's (Evaluator.options), and fills each shard's
+			// target columns as it fills one file's, so that the summary
+			// (the target's mass on unlogged actions) sees it too; the
+			// estimators take the file itself.
+			if !d.Discrete() || d.ActionDim > 0 {
+				return usagef("--target-policy needs discrete states and actions (state,p0,p1,... rows)")
+			}
+			if err := d.SetTargetPolicy(target); err != nil {
+				return fmt.Errorf("%s: %w", targetFile, err)
+			}
+		}
+		if stats == nil {
+			var err error
+			if stats, err = c.newStats(d, target); err != nil {
+				return err
+			}
+			twoPass = stats.FirstPass()
+		}
+		if twoPass {
+			return stats.AddFirst(d, lo, hi)
+		}
+		return stats.Add(d, lo, hi)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if twoPass {
+		stats.EndFirst()
+		if betweenPasses != nil {
+			betweenPasses()
+		}
+		if err := pass("shards, second pass", stats.Add); err != nil {
+			return nil, err
+		}
+	}
+	res, err := stats.Finish()
+	if err != nil {
+		return nil, err
+	}
+	rep := streamReport(res, file)
+	rep.Warnings = append([]string{}, rep.Warnings...) // [] in JSON, never null
+	var one *Target
+	if len(targets) == 1 {
+		one = &targets[0]
+	}
+	nameOnePolicy(rep, one, refs)
+	recommend(rep)
+	for i := range rep.Estimates {
+		rep.Estimates[i].Seconds = time.Since(t0).Seconds()
+	}
+	rep.timings = c.Timings
+	return rep, nil
+}

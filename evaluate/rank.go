@@ -1,4 +1,4 @@
-package cli
+package evaluate
 
 import (
 	"bytes"
@@ -9,23 +9,24 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/ihope-ope/ihope/internal/words"
 	"github.com/ihope-ope/ihope/rank"
 )
 
-// rankingReport is how each estimator orders the target policies, and,
+// Ranking is how each estimator orders the target policies, and,
 // where --reference gives their values, how well; the JSON names are a
 // contract.
-type rankingReport struct {
+type Ranking struct {
 	Policies []string `json:"policies"`
 	// Reference holds the known values, aligned with Policies (null where
 	// none is known), and ReferenceOrder the order they give.
 	Reference      []*float64         `json:"reference"`
 	ReferenceOrder []string           `json:"reference_order,omitempty"`
-	Estimators     []estimatorRanking `json:"estimators"`
+	Estimators     []EstimatorRanking `json:"estimators"`
 }
 
-// estimatorRanking is one estimator's order of the policies, best first.
-type estimatorRanking struct {
+// EstimatorRanking is one estimator's order of the policies, best first.
+type EstimatorRanking struct {
 	Estimator string `json:"estimator"`
 	// Order lists the policies it has an estimate for, highest first;
 	// Ties marks, for each but the last, whether the next one has the
@@ -48,8 +49,8 @@ type estimatorRanking struct {
 
 // newRanking ranks the policies of a merged report (rows of several
 // policies, rep.Policies in order) by each estimator's estimates.
-func newRanking(rep *estimateReport) *rankingReport {
-	r := &rankingReport{}
+func newRanking(rep *Report) *Ranking {
+	r := &Ranking{}
 	at := map[string]int{}
 	ref := make([]float64, len(rep.Policies))
 	for i, p := range rep.Policies {
@@ -85,7 +86,7 @@ func newRanking(rep *estimateReport) *rankingReport {
 	}
 	for _, name := range names {
 		v := est[name]
-		er := estimatorRanking{Estimator: name, OutOfRange: outside[name]}
+		er := EstimatorRanking{Estimator: name, OutOfRange: outside[name]}
 		er.Order, er.Ties = order(r.Policies, v)
 		var e, t []float64
 		for i, x := range v {
@@ -147,7 +148,7 @@ func orderText(names []string, ties []bool) string {
 
 // printRanking prints each estimator's order of the policies and, where
 // references are known, its rank correlation and regret@1.
-func printRanking(out io.Writer, r *rankingReport) {
+func printRanking(out io.Writer, r *Ranking) {
 	metrics := false
 	for _, e := range r.Estimators {
 		metrics = metrics || e.Compared > 0
@@ -190,10 +191,10 @@ func printRanking(out io.Writer, r *rankingReport) {
 		if metrics {
 			rho, regret := "-", "-"
 			if e.Spearman != nil {
-				rho = fmtNum("%.3f", *e.Spearman)
+				rho = words.Num("%.3f", *e.Spearman)
 			}
 			if e.RegretAt1 != nil {
-				regret = fmtNum("%.3f", *e.RegretAt1)
+				regret = words.Num("%.3f", *e.RegretAt1)
 			}
 			fmt.Fprintf(tw, "%s\t%s\t", rho, regret)
 		}

@@ -1,4 +1,4 @@
-package cli
+package evaluate
 
 import (
 	"fmt"
@@ -19,17 +19,17 @@ var banditEstimators = []string{"is-trajectory", "wis-trajectory", "fqe", "dr"}
 // --estimators is not given, and whether each must be in the default
 // set of the registry (ope.Entry.Default) to run: under --bandit the
 // four above, all of them.
-func (c *estimateCmd) defaultEstimators() (names []string, registryDefault bool) {
+func (c *Evaluator) defaultEstimators() (names []string, registryDefault bool) {
 	if c.Bandit {
 		return banditEstimators, false
 	}
-	return logEstimators, true
+	return LogEstimators, true
 }
 
 // banditEstimand is the estimand under --bandit: the horizon value (of
 // one step, the bandit's value), even for a log of one row, which
 // ope.DefaultEstimand would read as one long episode.
-func (c *estimateCmd) banditEstimand(est ope.Estimand) ope.Estimand {
+func (c *Evaluator) banditEstimand(est ope.Estimand) ope.Estimand {
 	if c.Bandit && c.Estimand == "" {
 		return ope.Horizon
 	}
@@ -40,7 +40,7 @@ func (c *estimateCmd) banditEstimand(est ope.Estimand) ope.Estimand {
 // without a next state when that is no warning (ope.OpenEndingsMatter):
 // the normal shape of d3rlpy's, Open Bandit Pipeline's and SCOPE-RL's
 // exports.
-func openEndingsNote(d dataSummary) string {
+func openEndingsNote(d DataSummary) string {
 	if d.OpenEndings == 0 || ope.OpenEndingsMatter(dataset.Summary{OpenEndings: d.OpenEndings, Steps: d.Steps}) {
 		return ""
 	}

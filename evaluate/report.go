@@ -1,4 +1,4 @@
-package cli
+package evaluate
 
 import (
 	"bytes"
@@ -17,6 +17,8 @@ import (
 	"codeberg.org/go-fonts/liberation/liberationserifregular"
 
 	"github.com/ihope-ope/ihope/figure"
+	"github.com/ihope-ope/ihope/internal/buildinfo"
+	"github.com/ihope-ope/ihope/internal/words"
 	"github.com/ihope-ope/ihope/ope"
 )
 
@@ -85,7 +87,7 @@ type rankingRow struct{ Estimator, Order, Spearman, Regret string }
 
 // writeReport writes the HTML report of rep to path; args is the command
 // line after the program's name.
-func writeReport(path string, rep *estimateReport, args []string) error {
+func writeReport(path string, rep *Report, args []string) error {
 	v, err := newReportView(rep, args)
 	if err != nil {
 		return fmt.Errorf("--report: %w", err)
@@ -100,8 +102,8 @@ func writeReport(path string, rep *estimateReport, args []string) error {
 	return nil
 }
 
-func newReportView(rep *estimateReport, args []string) (*reportView, error) {
-	v := &reportView{FontFace: fontFace(), File: rep.Data.File, Command: shellQuote(append([]string{"ihope"}, args...)), Version: version(),
+func newReportView(rep *Report, args []string) (*reportView, error) {
+	v := &reportView{FontFace: fontFace(), File: rep.Data.File, Command: shellQuote(append([]string{"ihope"}, args...)), Version: buildinfo.Version(),
 		Data: dataFacts(rep.Data), Warnings: rep.Warnings, Multi: len(rep.Policies) > 1}
 	for _, r := range rep.Recommended {
 		who := "The target policy"
@@ -116,7 +118,7 @@ func newReportView(rep *estimateReport, args []string) (*reportView, error) {
 	}
 	for _, row := range rep.Estimates {
 		v.Timed = v.Timed || row.Seconds > 0
-		v.Bounds = v.Bounds || row.rowBound != nil
+		v.Bounds = v.Bounds || row.RowBound != nil
 	}
 	v.Level = "95%"
 	if b := rep.Bootstrap; b != nil {
@@ -125,7 +127,7 @@ func newReportView(rep *estimateReport, args []string) (*reportView, error) {
 	}
 	policies := rep.Policies
 	if len(policies) == 0 {
-		policies = []policyInfo{{}}
+		policies = []PolicyInfo{{}}
 	}
 	// One x scale per policy's forest plot: a policy whose rows lie close
 	// together is not squeezed by another's wide interval.
@@ -160,7 +162,7 @@ func newReportView(rep *estimateReport, args []string) (*reportView, error) {
 
 // interval returns the row's interval as the table shows it: the
 // bootstrap's, or else the Wald one.
-func interval(row estimateRow) (lo, hi *float64) {
+func interval(row Row) (lo, hi *float64) {
 	if row.CILow != nil {
 		return row.CILow, row.CIHigh
 	}
@@ -168,8 +170,8 @@ func interval(row estimateRow) (lo, hi *float64) {
 }
 
 // boundText is a row's bound as the report shows it ("" for none).
-func boundText(row estimateRow) string {
-	if row.rowBound == nil {
+func boundText(row Row) string {
+	if row.RowBound == nil {
 		return ""
 	}
 	if row.BoundLow == nil && row.BoundHigh == nil {
@@ -182,7 +184,7 @@ func boundText(row estimateRow) string {
 	return fmt.Sprintf("[%s, %s] %s, %s", fmtBound(row.BoundLow), fmtBound(row.BoundHigh), row.BoundMethod, g)
 }
 
-func newPolicyView(rep *estimateReport, p policyInfo, lo, hi float64) (policyView, error) {
+func newPolicyView(rep *Report, p PolicyInfo, lo, hi float64) (policyView, error) {
 	pv := policyView{Title: policyTitle(p, "the logs' target policy")}
 	for _, v := range rep.Verdicts {
 		if v.Policy == p.Name {
@@ -192,7 +194,7 @@ func newPolicyView(rep *estimateReport, p policyInfo, lo, hi float64) (policyVie
 	ref := math.NaN()
 	if p.Reference != nil {
 		ref = *p.Reference
-		pv.Reference = fmtNum("%.6g", ref)
+		pv.Reference = words.Num("%.6g", ref)
 	}
 	var forest []figure.ForestRow
 	for _, row := range rep.Estimates {
@@ -200,7 +202,7 @@ func newPolicyView(rep *estimateReport, p policyInfo, lo, hi float64) (policyVie
 			continue
 		}
 		rv := rowView{Estimator: row.Estimator, Estimate: "failed", Interval: "-", ESS: "-", Share: "-",
-			Targets: row.Estimand, Model: row.Model, Time: fmtDuration(row.Seconds), Error: row.Error}
+			Targets: row.Estimand, Model: row.Model, Time: words.Duration(row.Seconds), Error: row.Error}
 		if en, ok := ope.Lookup(row.Estimator); ok {
 			rv.Label = en.Label
 		}
@@ -213,11 +215,11 @@ func newPolicyView(rep *estimateReport, p policyInfo, lo, hi float64) (policyVie
 		}
 		fr := figure.ForestRow{Estimator: row.Estimator, Estimate: math.NaN(), Low: math.NaN(), High: math.NaN()}
 		if row.Estimate != nil {
-			rv.Estimate = fmtNum("%.6g", *row.Estimate)
+			rv.Estimate = words.Num("%.6g", *row.Estimate)
 			fr.Estimate = *row.Estimate
 		}
 		if l, h := interval(row); l != nil {
-			rv.Interval = fmt.Sprintf("[%s, %s]", fmtNum("%.6g", *l), fmtNum("%.6g", *h))
+			rv.Interval = fmt.Sprintf("[%s, %s]", words.Num("%.6g", *l), words.Num("%.6g", *h))
 			if row.Interval == "student-t" {
 				rv.Interval += " t"
 				if !slices.Contains(pv.Notes, studentNote) {
@@ -234,7 +236,7 @@ func newPolicyView(rep *estimateReport, p policyInfo, lo, hi float64) (policyVie
 			fr.Low, fr.High = *l, *h
 		}
 		if row.Unit != "" && row.Estimate != nil {
-			rv.ESS = fmt.Sprintf("%.1f of %s", row.ESS, plural(row.Units, row.Unit))
+			rv.ESS = fmt.Sprintf("%.1f of %s", row.ESS, words.Plural(row.Units, row.Unit))
 			rv.Share = "not kept"
 			if row.MaxWeightShare != nil {
 				rv.Share = fmt.Sprintf("%.2f%%", 100**row.MaxWeightShare)
@@ -268,7 +270,7 @@ func newPolicyView(rep *estimateReport, p policyInfo, lo, hi float64) (policyVie
 	return pv, nil
 }
 
-func newRankingView(r *rankingReport) *rankingView {
+func newRankingView(r *Ranking) *rankingView {
 	v := &rankingView{}
 	n := 0
 	for _, p := range r.Reference {
@@ -290,10 +292,10 @@ func newRankingView(r *rankingReport) *rankingView {
 			row.Order += " (failed: " + strings.Join(e.Failed, ", ") + ")"
 		}
 		if e.Spearman != nil {
-			row.Spearman = fmtNum("%.3f", *e.Spearman)
+			row.Spearman = words.Num("%.3f", *e.Spearman)
 		}
 		if e.RegretAt1 != nil {
-			row.Regret = fmtNum("%.3f", *e.RegretAt1)
+			row.Regret = words.Num("%.3f", *e.RegretAt1)
 		}
 		v.Rows = append(v.Rows, row)
 	}
@@ -319,7 +321,7 @@ func fontFace() template.CSS {
 }
 
 // dataFacts is the data summary as the report lists it.
-func dataFacts(d dataSummary) []fact {
+func dataFacts(d DataSummary) []fact {
 	quantity := "average reward per step (gamma = 1)"
 	if d.Gamma < 1 {
 		quantity = fmt.Sprintf("normalised discounted reward, gamma = %g", d.Gamma)
@@ -336,7 +338,7 @@ func dataFacts(d dataSummary) []fact {
 	}
 	mean := "-"
 	if d.MeanReward != nil {
-		mean = fmtNum("%.6g", *d.MeanReward)
+		mean = words.Num("%.6g", *d.MeanReward)
 	}
 	out = append(out, fact{"mean logged reward", mean}, fact{"quantity", quantity}, fact{"estimand", d.Estimand})
 	behavior := d.Behavior
@@ -389,13 +391,13 @@ func shellQuote(args []string) string {
 	return strings.Join(out, " ")
 }
 
-// checkReportPath refuses a --report path that would overwrite an input:
+// CheckReportPath refuses a --report path that would overwrite an input:
 // one not named .html or .htm (the report is an HTML page, so any other
 // name is almost surely a data path given to the wrong flag: --report
 // v.csv once replaced the log v.csv), or one that is the same file as an
 // input (os.SameFile: links and other spellings of the path included).
 // It runs before anything is read, so a refused run costs nothing.
-func checkReportPath(report string, inputs []string) error {
+func CheckReportPath(report string, inputs []string) error {
 	if ext := strings.ToLower(filepath.Ext(report)); ext != ".html" && ext != ".htm" {
 		return usagef("--report %s: the report is an HTML page; name it FILE.html (a name without .html is refused so that a data file given to the wrong flag is not overwritten)", report)
 	}

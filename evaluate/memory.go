@@ -1,4 +1,4 @@
-package cli
+package evaluate
 
 import (
 	"bufio"
@@ -107,20 +107,20 @@ type memoryNeed struct {
 // in the log's columns), and, where the target's whole distribution is
 // known on discrete states, a states x actions table for each estimator
 // named that keeps one (tableEstimators).
-func checkMemory(d *dataset.Dataset, target *targetPolicy, names []string, limit int64, how string) error {
+func checkMemory(d *dataset.Dataset, target *Target, names []string, limit int64, how string) error {
 	if !d.Discrete() || d.ActionDim > 0 {
 		return nil
 	}
 	var needs []memoryNeed
 	K := float64(d.NumActions)
-	if target != nil && target.p != nil {
-		K = float64(max(d.NumActions, target.p.NumActions()))
+	if target != nil && target.Policy != nil {
+		K = float64(max(d.NumActions, target.Policy.NumActions()))
 		needs = append(needs, memoryNeed{fmt.Sprintf("the target policy %s's distribution at every step (%d steps x %.0f actions x %d B)",
-			target.name, d.NumSteps(), K, targetCellBytes), float64(d.NumSteps()) * K * targetCellBytes})
+			target.Name, d.NumSteps(), K, targetCellBytes), float64(d.NumSteps()) * K * targetCellBytes})
 	}
 	var tabular []string
 	for _, name := range names {
-		if tableEstimators[name] && (target != nil && target.p != nil || d.HasTargetProbs()) {
+		if tableEstimators[name] && (target != nil && target.Policy != nil || d.HasTargetProbs()) {
 			tabular = append(tabular, name)
 		}
 	}
@@ -166,16 +166,16 @@ func formatBytes(b float64) string {
 	return fmt.Sprintf("%.0f B", b)
 }
 
-// checkMemory checks the run of the estimators asked for (or the
+// CheckMemory checks the run of the estimators asked for (or the
 // default set) on d for target against --max-memory.
-func (c *estimateCmd) checkMemory(d *dataset.Dataset, target *targetPolicy) error {
+func (c *Evaluator) CheckMemory(d *dataset.Dataset, target *Target) error {
 	limit, how, err := memoryLimit(c.MaxMemory)
 	if err != nil {
 		return err
 	}
 	names := c.Estimators
 	if len(names) == 0 {
-		for _, name := range logEstimators {
+		for _, name := range LogEstimators {
 			if en, _ := ope.Lookup(name); en.Default() {
 				names = append(names, name)
 			}

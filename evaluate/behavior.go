@@ -1,4 +1,4 @@
-package cli
+package evaluate
 
 import (
 	"cmp"
@@ -21,10 +21,10 @@ const (
 	behaviorNone   = "none"
 )
 
-// behaviorFitInfo describes --fit-behavior's fit in the JSON data summary;
+// BehaviorFit describes --fit-behavior's fit in the JSON data summary;
 // the distances to the logged probabilities are there when the log has
 // them too.
-type behaviorFitInfo struct {
+type BehaviorFit struct {
 	Model      string  `json:"model"`
 	Smoothing  float64 `json:"smoothing,omitempty"`
 	Folds      int     `json:"folds"`
@@ -38,7 +38,7 @@ type behaviorFitInfo struct {
 // behaviorInfo is what estimate reports about the behavior probabilities.
 type behaviorInfo struct {
 	source   string
-	fit      *behaviorFitInfo
+	fit      *BehaviorFit
 	warnings []string
 }
 
@@ -48,7 +48,7 @@ type behaviorInfo struct {
 // for discrete states; the logistic regression's held-out split seeded
 // by --train-seed). It checks logged probabilities for contradictions
 // first.
-func (c *estimateCmd) fitBehavior(d *dataset.Dataset) (*dataset.Dataset, *behaviorInfo, error) {
+func (c *Evaluator) fitBehavior(d *dataset.Dataset) (*dataset.Dataset, *behaviorInfo, error) {
 	info := &behaviorInfo{source: behaviorLogged, warnings: ope.ConflictWarnings(dataset.FindBehaviorConflict(d))}
 	if !d.HasBehavior() {
 		info.source = behaviorNone
@@ -85,7 +85,7 @@ func (c *estimateCmd) fitBehavior(d *dataset.Dataset) (*dataset.Dataset, *behavi
 			return td.WithBehavior(weigh)
 		}
 	}
-	info.fit = &behaviorFitInfo{Model: fit.Learner.Name(), Folds: behavior.NumFolds(d, fit.Folds), Calibrated: d.Discrete()}
+	info.fit = &BehaviorFit{Model: fit.Learner.Name(), Folds: behavior.NumFolds(d, fit.Folds), Calibrated: d.Discrete()}
 	if cl, ok := fit.Learner.(behavior.Counts); ok {
 		info.fit.Smoothing = cmp.Or(cl.Smoothing, behavior.DefaultSmoothing)
 	}
@@ -106,7 +106,7 @@ func (c *estimateCmd) fitBehavior(d *dataset.Dataset) (*dataset.Dataset, *behavi
 // apply records the behavior probabilities' source in the report: the
 // data summary's "behavior" (and "behavior_fit"), and "behavior" in the
 // rows of the estimators that weigh by them and ran.
-func (info *behaviorInfo) apply(rep *estimateReport) {
+func (info *behaviorInfo) apply(rep *Report) {
 	rep.Data.Behavior, rep.Data.BehaviorFit = info.source, info.fit
 	rep.Warnings = append(info.warnings, rep.Warnings...)
 	for i := range rep.Estimates {
@@ -119,12 +119,12 @@ func (info *behaviorInfo) apply(rep *estimateReport) {
 
 // noBehaviorWarnings names the estimators of the default set that were
 // left out only because the log has no behavior probabilities.
-func (c *estimateCmd) noBehaviorWarnings(d *dataset.Dataset, opts ope.Options) []string {
+func (c *Evaluator) noBehaviorWarnings(d *dataset.Dataset, opts ope.Options) []string {
 	if len(c.Estimators) > 0 || d.HasBehavior() {
 		return nil
 	}
 	var out []string
-	for _, name := range logEstimators {
+	for _, name := range LogEstimators {
 		if en, _ := ope.Lookup(name); en.Default() && errors.Is(en.Applies(d, opts), ope.ErrNoBehavior) {
 			out = append(out, name)
 		}
@@ -137,7 +137,7 @@ func (c *estimateCmd) noBehaviorWarnings(d *dataset.Dataset, opts ope.Options) [
 }
 
 // printBehavior prints where the behavior probabilities come from.
-func printBehavior(out io.Writer, d dataSummary) {
+func printBehavior(out io.Writer, d DataSummary) {
 	switch d.Behavior {
 	case behaviorNone:
 		fmt.Fprintln(out, "behavior probabilities: none logged")

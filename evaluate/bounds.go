@@ -1,4 +1,4 @@
-package cli
+package evaluate
 
 import (
 	"errors"
@@ -9,13 +9,14 @@ import (
 	"strings"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/internal/words"
 	"github.com/ihope-ope/ihope/ope"
 )
 
-// rowBound is a row's confidence bound (--bounds), embedded in
-// estimateRow by pointer: the rows without a bound carry none of its
+// RowBound is a row's confidence bound (--bounds), embedded in
+// Row by pointer: the rows without a bound carry none of its
 // fields. The JSON names are a contract.
-type rowBound struct {
+type RowBound struct {
 	// BoundLow and BoundHigh hold the row's estimand together with
 	// probability BoundLevel; either is null on a side the method does
 	// not bound, both when the bound could not be formed (BoundNote says
@@ -33,9 +34,9 @@ type rowBound struct {
 	BoundNote        string  `json:"bound_note,omitempty"`
 }
 
-// verdictInfo is the deploy verdict of one target policy against the
+// Verdict is the deploy verdict of one target policy against the
 // baseline (--baseline). The JSON names are a contract.
-type verdictInfo struct {
+type Verdict struct {
 	Policy   string `json:"policy"`
 	Baseline string `json:"baseline"`
 	// Verdict is "better", "worse" or "not shown".
@@ -65,7 +66,7 @@ func parseRewardRange(s string) (lo, hi float64, err error) {
 
 // boundSettings returns the settings of --bounds, and whether bounds are
 // asked for.
-func (c *estimateCmd) boundSettings() (ope.BoundSettings, bool, error) {
+func (c *Evaluator) boundSettings() (ope.BoundSettings, bool, error) {
 	if !c.Bounds {
 		if c.RewardRange != "" || c.Baseline != "" {
 			return ope.BoundSettings{}, false, usagef("--reward-range and --baseline go with --bounds")
@@ -84,12 +85,12 @@ func (c *estimateCmd) boundSettings() (ope.BoundSettings, bool, error) {
 
 // addBounds gives every row whose estimator has a bound (ope.Entry.Bound)
 // and whose estimand is the bound's its bound on d.
-func (c *estimateCmd) addBounds(rep *estimateReport, d *dataset.Dataset, opts ope.Options) {
+func (c *Evaluator) addBounds(rep *Report, d *dataset.Dataset, opts ope.Options) {
 	s, on, err := c.boundSettings()
 	if !on || err != nil {
 		return
 	}
-	done := map[string]*rowBound{} // rows of one method and estimand share one bound
+	done := map[string]*RowBound{} // rows of one method and estimand share one bound
 	for i := range rep.Estimates {
 		row := &rep.Estimates[i]
 		en, ok := ope.Lookup(row.Estimator)
@@ -102,10 +103,10 @@ func (c *estimateCmd) addBounds(rep *estimateReport, d *dataset.Dataset, opts op
 		}
 		key := b.Name()
 		if rb, ok := done[key]; ok {
-			row.rowBound = rb
+			row.RowBound = rb
 			continue
 		}
-		rb := &rowBound{BoundLevel: 1 - c.Alpha}
+		rb := &RowBound{BoundLevel: 1 - c.Alpha}
 		res, err := b.Bounds(d, c.Gamma)
 		switch {
 		case errors.Is(err, ope.ErrNoRange):
@@ -121,7 +122,7 @@ func (c *estimateCmd) addBounds(rep *estimateReport, d *dataset.Dataset, opts op
 			rb.BoundMethod = b.Name()
 		}
 		done[key] = rb
-		row.rowBound = rb
+		row.RowBound = rb
 	}
 }
 
@@ -136,7 +137,7 @@ func finitePtr(v float64) *float64 {
 // verdicts compares every target policy of rep with --baseline: a value,
 // another target policy's name, or "behavior" (the logged returns' own
 // value, bounded as a target equal to the behavior would be).
-func (c *estimateCmd) verdicts(rep *estimateReport, d *dataset.Dataset) error {
+func (c *Evaluator) verdicts(rep *Report, d *dataset.Dataset) error {
 	s, on, err := c.boundSettings()
 	if err != nil || !on || c.Baseline == "" {
 		return err
@@ -169,7 +170,7 @@ func (c *estimateCmd) verdicts(rep *estimateReport, d *dataset.Dataset) error {
 	} else {
 		found := false
 		for _, row := range rep.Estimates {
-			if row.Policy == c.Baseline && row.rowBound != nil && row.BoundLow != nil && row.BoundHigh != nil {
+			if row.Policy == c.Baseline && row.RowBound != nil && row.BoundLow != nil && row.BoundHigh != nil {
 				found = true
 				baseOf[row.Estimand] = append(baseOf[row.Estimand], base{ope.Bound{Low: *row.BoundLow, High: *row.BoundHigh, Level: row.BoundLevel, Method: row.BoundMethod}, "policy " + c.Baseline})
 			}
@@ -189,7 +190,7 @@ func (c *estimateCmd) verdicts(rep *estimateReport, d *dataset.Dataset) error {
 		if name == c.Baseline {
 			continue
 		}
-		v := verdictInfo{Policy: name, Baseline: label, Verdict: ope.NotShown, Level: 1 - c.Alpha}
+		v := Verdict{Policy: name, Baseline: label, Verdict: ope.NotShown, Level: 1 - c.Alpha}
 		who := "the target's"
 		if name != "" {
 			who = name + "'s"
@@ -197,7 +198,7 @@ func (c *estimateCmd) verdicts(rep *estimateReport, d *dataset.Dataset) error {
 		seen := map[string]bool{}
 		var better, worse []string
 		for _, row := range rep.Estimates {
-			if row.Policy != name || row.rowBound == nil || row.BoundLow == nil || row.BoundHigh == nil || seen[row.BoundMethod+row.Estimand] {
+			if row.Policy != name || row.RowBound == nil || row.BoundLow == nil || row.BoundHigh == nil || seen[row.BoundMethod+row.Estimand] {
 				continue
 			}
 			seen[row.BoundMethod+row.Estimand] = true
@@ -235,7 +236,7 @@ func (c *estimateCmd) verdicts(rep *estimateReport, d *dataset.Dataset) error {
 
 // policyNames returns the target policies of rep in order: its named
 // policies, or "" for the log's own target.
-func policyNames(rep *estimateReport) []string {
+func policyNames(rep *Report) []string {
 	if len(rep.Policies) == 0 {
 		return []string{""}
 	}
@@ -247,10 +248,10 @@ func policyNames(rep *estimateReport) []string {
 }
 
 // printBounds prints the rows' bounds and the verdicts after the table.
-func printBounds(out io.Writer, r *estimateReport) {
+func printBounds(out io.Writer, r *Report) {
 	var lines []string
 	for _, row := range r.Estimates {
-		if row.rowBound == nil {
+		if row.RowBound == nil {
 			continue
 		}
 		who := row.Estimator
@@ -292,5 +293,5 @@ func fmtBound(p *float64) string {
 	if p == nil {
 		return "-"
 	}
-	return fmtNum("%.6g", *p)
+	return words.Num("%.6g", *p)
 }

@@ -1,4 +1,4 @@
-package cli
+package evaluate
 
 import (
 	"math"
@@ -11,7 +11,7 @@ import (
 // that estimate one value with intervals that do not overlap
 // (ope.DisagreementWarning), and a value model's reading against its
 // corrected one (ope.ValueMisfitWarnings).
-func rowWarnings(rep *estimateReport) []string {
+func rowWarnings(rep *Report) []string {
 	out := transientWarnings(rep)
 	rows := compareRows(rep)
 	gap := math.Inf(1) // bound on |horizon - long-run|
@@ -27,7 +27,7 @@ func rowWarnings(rep *estimateReport) []string {
 // compareRows returns the rows of rep that gave an estimate, as the
 // comparisons read them: the bootstrap's interval, or else the Wald one
 // (dr with --bootstrap 0), NaN if none.
-func compareRows(rep *estimateReport) []ope.Row {
+func compareRows(rep *Report) []ope.Row {
 	var rows []ope.Row
 	for _, r := range rep.Estimates {
 		if r.Estimate == nil {
@@ -39,7 +39,7 @@ func compareRows(rep *estimateReport) []ope.Row {
 }
 
 // compareRow is one row with an estimate as the comparisons read it.
-func compareRow(r estimateRow) ope.Row {
+func compareRow(r Row) ope.Row {
 	row := ope.Row{Estimator: r.Estimator, Estimand: ope.Estimand(r.Estimand), Learner: r.Model, Estimate: *r.Estimate,
 		Low: math.NaN(), High: math.NaN()}
 	switch {

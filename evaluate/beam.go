@@ -1,13 +1,13 @@
-package cli
+package evaluate
 
 import (
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/stream"
 )
 
-// StreamFlags are the flags of ihope estimate over shards that ihope-beam
-// shares, with their meaning there.
-type StreamFlags struct {
+// StreamOptions are the options of ihope estimate over shards that
+// ihope-beam shares, with their meaning there.
+type StreamOptions struct {
 	Estimators []string // --estimators (empty: the default set's streamable ones that apply)
 	Gamma      float64  // --gamma
 	Bootstrap  int      // --bootstrap: Poisson resamples
@@ -24,9 +24,11 @@ type StreamFlags struct {
 // bch-neural, and fqe and mql with --value-model neural), which are
 // refused by name and left out of the default set.
 // ihope-beam fills them on its workers.
-func NewStreamStats(d *dataset.Dataset, f StreamFlags) (*stream.Stats, error) {
-	c := &estimateCmd{Estimators: f.Estimators, Gamma: f.Gamma, Bootstrap: f.Bootstrap, Seed: f.Seed,
-		Alpha: f.Alpha, Estimand: f.Estimand, ValueModel: f.ValueModel, movable: true}
+func NewStreamStats(d *dataset.Dataset, f StreamOptions) (*stream.Stats, error) {
+	o := Defaults()
+	o.Estimators, o.Gamma, o.Bootstrap, o.Seed = f.Estimators, f.Gamma, f.Bootstrap, f.Seed
+	o.Alpha, o.Estimand, o.ValueModel = f.Alpha, f.Estimand, f.ValueModel
+	c := &Evaluator{Options: o, movable: true}
 	for _, name := range f.Estimators {
 		if err := stream.Movable(name, c.streamOptions(nil)); err != nil {
 			return nil, err

@@ -1,4 +1,4 @@
-package cli
+package evaluate
 
 import (
 	"encoding/json"
@@ -19,7 +19,7 @@ import (
 // nullNonFinite walks v (a pointer to a report) and sets every *float64
 // that points to NaN or ±Inf to nil. It returns the JSON names of the
 // fields it cleared, each with the value it held, in the walk's order.
-// Rows (estimateRow) are handled by their MarshalJSON, which also says
+// Rows (Row) are handled by their MarshalJSON, which also says
 // why in their error; this catches the rest of the report.
 func nullNonFinite(v reflect.Value, name string, cleared *[]string) {
 	switch v.Kind() {
@@ -70,8 +70,8 @@ func nonFiniteError(fields []string) string {
 
 // MarshalJSON writes the row with every number that is not finite as
 // null, named in "error" (added to an error the row had).
-func (r estimateRow) MarshalJSON() ([]byte, error) {
-	type plain estimateRow // without this method
+func (r Row) MarshalJSON() ([]byte, error) {
+	type plain Row // without this method
 	var cleared []string
 	ptr := func(name string, p **float64) {
 		if *p != nil && !finite(**p) {
@@ -130,7 +130,7 @@ func (r estimateRow) MarshalJSON() ([]byte, error) {
 // encodeReport writes rep as one JSON object: its rows by their
 // MarshalJSON, and every other number that is not finite (the data's mean
 // reward, a ranking's rho, ...) as null, named in a warning.
-func encodeReport(w io.Writer, rep *estimateReport) error {
+func encodeReport(w io.Writer, rep *Report) error {
 	out := *rep
 	out.Data = rep.Data
 	out.Policies = slices.Clone(rep.Policies)
