@@ -351,14 +351,12 @@ const mqlFolds = 5
 // mql_stream.go: the first fixes the scaling and the kernel's scale, the
 // second sums the loss's moments; FitMoments solves.
 func (l MQL) fitKernel(d *dataset.Dataset, gamma float64, target Target) (*MQLKernelModel, error) {
-	if d.ActionDim != 0 || target.Continuous != nil {
-		return nil, errors.New("value: mql needs discrete actions (the target's whole distribution at every next state)")
-	}
 	set, err := l.kernelSettings()
 	if err != nil {
 		return nil, err
 	}
-	if _, err := newRealTarget("mql", d, target); err != nil {
+	rt, err := newRealTarget("mql", d, target)
+	if err != nil {
 		return nil, err
 	}
 	prep, err := l.NewPrep(gamma)
@@ -368,6 +366,9 @@ func (l MQL) fitKernel(d *dataset.Dataset, gamma float64, target Target) (*MQLKe
 	f, err := minimax.FirstPass(d, prep.Add, prep.Features)
 	if err != nil {
 		return nil, err
+	}
+	if d.ActionDim > 0 {
+		f.target = rt
 	}
 	m, err := f.momentsOf(d, set.workers)
 	if err != nil {
@@ -404,9 +405,11 @@ func (m *MQLKernelModel) Values(d *dataset.Dataset) (q, v, next []float64, err e
 			if !ok {
 				continue
 			}
-			probs, ok := d.NextTargetProbs(e, j)
-			if !ok {
-				continue
+			var probs []float64 // real actions: the draws at obs
+			if f.numActions > 0 {
+				if probs, ok = d.NextTargetProbs(e, j); !ok {
+					continue
+				}
 			}
 			f.expected(sc, obs, probs)
 			next[j] = dot(sc.psi, m.theta)

@@ -1,6 +1,7 @@
 package value
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -257,3 +258,60 @@ func episodeOfStep(d *dataset.Dataset, j int) int {
 // fixed pieces the learners split their passes into, so that the result
 // does not depend on the number of goroutines.
 func stepHalves(n int) [2][2]int { return [2][2]int{{0, n / 2}, {n / 2, n}} }
+
+// ActionDraws is a target over real actions as the learners of
+// real-valued states read it: at a state, Target.Samples actions
+// (DefaultSamples if 0) drawn from Target.Continuous by a generator seeded
+// by Target.Seed and the state's bits (mcSampler), so that a state gets
+// the same draws wherever it appears, and E_{a~pi} f(s, a) is their mean.
+// With policy.Draws (ihope estimate --target-draws) and one draw per
+// state, every draw is that one action; with several, Samples of them are
+// picked uniformly, as fqe does. Package ratio's kernel fits (mwl) read
+// it.
+type ActionDraws struct{ t realTarget }
+
+// NewActionDraws checks pi against the logs d of real states and real
+// actions and returns how the learner who reads the target there.
+func NewActionDraws(who string, d *dataset.Dataset, pi Target) (ActionDraws, error) {
+	if d == nil || d.ActionDim == 0 {
+		return ActionDraws{}, fmt.Errorf("value: %s: draws of the target's actions are for logs of real-valued actions", who)
+	}
+	t, err := newRealTarget(who, d, pi)
+	if err != nil {
+		return ActionDraws{}, err
+	}
+	return ActionDraws{t: t}, nil
+}
+
+// ActionDim is the length of an action vector (0 for the zero value).
+func (a ActionDraws) ActionDim() int { return a.t.actionDim }
+
+// Samples is the number of actions drawn per state.
+func (a ActionDraws) Samples() int { return a.t.samples }
+
+// ActionSampler draws the actions of an ActionDraws; one per goroutine.
+type ActionSampler struct{ s *mcSampler }
+
+// NewSampler returns a sampler of a's draws.
+func (a ActionDraws) NewSampler() *ActionSampler { return &ActionSampler{s: newMCSampler(a.t)} }
+
+// Each calls f with every action drawn at obs, in order (the slice is the
+// policy's, fresh at each call). An action that is not finite (a
+// policy.Draws given no draw at obs returns NaNs) is an error.
+func (s *ActionSampler) Each(obs []float64, f func(a []float64)) error {
+	ok := true
+	s.s.draw(obs, func(_ int, a []float64) {
+		if !allFinite(a) {
+			ok = false
+		}
+		f(a)
+	})
+	if !ok {
+		return errNoDraw
+	}
+	return nil
+}
+
+// errNoDraw is the error of a state where the target's draws are not
+// finite: a draws file without a draw at that state.
+var errNoDraw = errors.New("no finite action of the target drawn there (a draws file without a draw at this state?)")
