@@ -63,8 +63,11 @@ func (e PairRatio) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	d = a.d
-	m, err := e.Learner.FitPairs(d, gamma, a.target(e.Target))
+	d, target, err := drawnProbs(name, a.d, a.target(e.Target))
+	if err != nil {
+		return Result{}, err
+	}
+	m, err := e.Learner.FitPairs(d, gamma, target)
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: %w", name, err)
 	}
@@ -106,6 +109,23 @@ func (e PairRatio) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// drawnProbs returns the logs and target a minimax learner fits: d and t
+// themselves, except on logs of real states and discrete actions whose
+// target is known only by actions drawn from it (t.Continuous), where the
+// draws' frequencies become the target_prob_k columns
+// (value.TargetProbsFromDraws) and the learners' discrete path runs.
+func drawnProbs(name string, d *dataset.Dataset, t value.Target) (*dataset.Dataset, value.Target, error) {
+	if d.Discrete() || d.ActionDim > 0 || t.Continuous == nil {
+		return d, t, nil
+	}
+	out, err := value.TargetProbsFromDraws(name, d, t)
+	if err != nil {
+		return nil, t, err
+	}
+	t.Continuous = nil
+	return out, t, nil
 }
 
 // hasNext reports whether step j of episode e has a known next state.
@@ -171,8 +191,11 @@ func (e MQL) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	d = a.d
-	m, err := e.Value.Fit(d, gamma, a.target(e.Target))
+	d, target, err := drawnProbs(name, a.d, a.target(e.Target))
+	if err != nil {
+		return Result{}, err
+	}
+	m, err := e.Value.Fit(d, gamma, target)
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: %w", name, err)
 	}
