@@ -20,8 +20,9 @@ import (
 // and always targets LongRun: the average reward (gamma = 1) or
 // (1 - gamma) E_d0[V] (gamma < 1) with d0 the logged start distribution.
 // It needs the target's whole action distribution at the next and start
-// states (Target, or the logs' target_prob_k columns) and never reads the
-// behavior's probabilities. In the tabular case E_D[w] = 1 exactly (the
+// states (Target, or the logs' target_prob_k columns; for real actions,
+// actions drawn from the target there, Target.Continuous: --target-draws)
+// and never reads the behavior's probabilities. In the tabular case E_D[w] = 1 exactly (the
 // flow conserves mass) and the two forms agree; for real states they
 // differ by the fit's misfit of the normalisation (gamma < 1).
 //
@@ -159,8 +160,9 @@ func learnerKind(d *dataset.Dataset, m any) string {
 //	R = (1 - gamma) (1/m) sum_i v(s^i_0)   (gamma < 1),   R = rho   (gamma = 1),
 //
 // always the LongRun estimand. It needs the target's whole action
-// distribution (Target, or the logs' target_prob_k columns) and no
-// behavior probabilities.
+// distribution (Target, or the logs' target_prob_k columns; for real
+// actions, actions drawn from the target at the logged states,
+// Target.Continuous: --target-draws) and no behavior probabilities.
 type MQL struct {
 	Value  value.MQL
 	Target value.Target
