@@ -20,8 +20,9 @@ import (
 // and always targets LongRun: the average reward (gamma = 1) or
 // (1 - gamma) E_d0[V] (gamma < 1) with d0 the logged start distribution.
 // It needs the target's whole action distribution at the next and start
-// states (Target, or the logs' target_prob_k columns) and never reads the
-// behavior's probabilities. In the tabular case E_D[w] = 1 exactly (the
+// states (Target, or the logs' target_prob_k columns; for real actions,
+// actions drawn from the target there, Target.Continuous: --target-draws)
+// and never reads the behavior's probabilities. In the tabular case E_D[w] = 1 exactly (the
 // flow conserves mass) and the two forms agree; for real states they
 // differ by the fit's misfit of the normalisation (gamma < 1).
 //
@@ -63,8 +64,11 @@ func (e PairRatio) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	d = a.d
-	m, err := e.Learner.FitPairs(d, gamma, a.target(e.Target))
+	d, target, err := drawnProbs(name, a.d, a.target(e.Target))
+	if err != nil {
+		return Result{}, err
+	}
+	m, err := e.Learner.FitPairs(d, gamma, target)
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: %w", name, err)
 	}
@@ -108,6 +112,23 @@ func (e PairRatio) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	return res, nil
 }
 
+// drawnProbs returns the logs and target a minimax learner fits: d and t
+// themselves, except on logs of real states and discrete actions whose
+// target is known only by actions drawn from it (t.Continuous), where the
+// draws' frequencies become the target_prob_k columns
+// (value.TargetProbsFromDraws) and the learners' discrete path runs.
+func drawnProbs(name string, d *dataset.Dataset, t value.Target) (*dataset.Dataset, value.Target, error) {
+	if d.Discrete() || d.ActionDim > 0 || t.Continuous == nil {
+		return d, t, nil
+	}
+	out, err := value.TargetProbsFromDraws(name, d, t)
+	if err != nil {
+		return nil, t, err
+	}
+	t.Continuous = nil
+	return out, t, nil
+}
+
 // hasNext reports whether step j of episode e has a known next state.
 func hasNext(d *dataset.Dataset, e, j int) bool {
 	var ok bool
@@ -139,8 +160,9 @@ func learnerKind(d *dataset.Dataset, m any) string {
 //	R = (1 - gamma) (1/m) sum_i v(s^i_0)   (gamma < 1),   R = rho   (gamma = 1),
 //
 // always the LongRun estimand. It needs the target's whole action
-// distribution (Target, or the logs' target_prob_k columns) and no
-// behavior probabilities.
+// distribution (Target, or the logs' target_prob_k columns; for real
+// actions, actions drawn from the target at the logged states,
+// Target.Continuous: --target-draws) and no behavior probabilities.
 type MQL struct {
 	Value  value.MQL
 	Target value.Target
@@ -171,8 +193,11 @@ func (e MQL) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	d = a.d
-	m, err := e.Value.Fit(d, gamma, a.target(e.Target))
+	d, target, err := drawnProbs(name, a.d, a.target(e.Target))
+	if err != nil {
+		return Result{}, err
+	}
+	m, err := e.Value.Fit(d, gamma, target)
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: %w", name, err)
 	}

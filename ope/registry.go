@@ -297,12 +297,12 @@ var registry = []Entry{
 			return DR{Ratio: o.ratioLearner(), Kernel: o.Kernel, Value: o.valueLearner(), Target: o.valueTarget(),
 				Estimand: o.Estimand, Folds: o.Folds}
 		}},
-	{Name: "mwl", Targets: LongRun, Label: "minimax weight learning (state-action ratio)", SlowOnRealStates: true, Needs: NeedsTargetDist | NeedsDiscreteActions, Unit: UnitStep,
+	{Name: "mwl", Targets: LongRun, Label: "minimax weight learning (state-action ratio)", SlowOnRealStates: true, Needs: NeedsTargetDist, Unit: UnitStep,
 		New: func(o Options) Estimator {
 			return PairRatio{Learner: ratio.MWL{Neural: o.RatioModel == "neural", Network: o.minimaxNeural()},
 				Target: o.valueTarget(), Normalise: true, Reservoir: o.Reservoir, SampleSeed: o.Seed, RealStates: o.RealStates}
 		}},
-	{Name: "mql", Targets: LongRun, Label: "minimax Q-learning", SlowOnRealStates: true, Needs: NeedsTargetDist | NeedsDiscreteActions,
+	{Name: "mql", Targets: LongRun, Label: "minimax Q-learning", SlowOnRealStates: true, Needs: NeedsTargetDist,
 		New: func(o Options) Estimator {
 			return MQL{Value: value.MQL{Neural: o.ValueModel == "neural", Network: o.minimaxNeural()}, Target: o.valueTarget(),
 				Reservoir: o.Reservoir, SampleSeed: o.Seed, RealStates: o.RealStates}

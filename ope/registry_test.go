@@ -166,7 +166,12 @@ func TestRegistryApplies(t *testing.T) {
 		{"naive", rd, ope.Options{}, ""},
 		{"mwl", dd, target, ""},
 		{"mwl", dd, ope.Options{}, "mwl needs the target's whole action distribution"},
-		{"mql", rd, fullReal, "mql needs discrete actions"},
+		// mwl and mql run on real actions with the target's draws
+		// (TargetContinuous); dualdice does not.
+		{"mql", rd, fullReal, ""},
+		{"mwl", rd, fullReal, ""},
+		{"mql", rd, ope.Options{}, "mql needs the target's action distribution at every next state"},
+		{"dualdice", rd, fullReal, "dualdice needs discrete actions"},
 		{"wis-stepwise", dd, ope.Options{}, ""},
 	}
 	for _, c := range cases {
@@ -197,7 +202,7 @@ func TestRegistryApplies(t *testing.T) {
 		// under the long run (the CLI's rows say so).
 		{"discrete, long-run", dd, ope.Options{Target: target.Target, Estimand: ope.LongRun}, append(slices.Clone(logOnly), "model-based", "fqe", "mis", "bch-tabular", "dr", "mwl", "mql", "dualdice")},
 		{"real, logs only", rd, ope.Options{}, append(slices.Clone(logOnly), "bch-kernel", "bch-neural")},
-		{"real, everything", rd, fullReal, append(slices.Clone(logOnly), "fqe", "bch-kernel", "bch-neural", "dr", "on-policy")},
+		{"real, everything", rd, fullReal, append(slices.Clone(logOnly), "fqe", "bch-kernel", "bch-neural", "dr", "mwl", "mql", "on-policy")},
 	} {
 		if got := ope.Applicable(c.d, c.o); !slices.Equal(got, c.want) {
 			t.Errorf("%s: Applicable = %q, want %q", c.name, got, c.want)
@@ -255,8 +260,10 @@ func TestRegistryRunsWhereItApplies(t *testing.T) {
 					t.Errorf("bch-neural: restarts %v", res.Restarts)
 				}
 			case "mwl", "dualdice":
-				if _, ok := res.Model.(*ratio.PairTabularModel); !ok {
-					t.Errorf("%s: Result.Model is %T", e.Name, res.Model)
+				_, tab := res.Model.(*ratio.PairTabularModel)
+				_, krn := res.Model.(*ratio.PairKernelModel)
+				if d.Discrete() && !tab || !d.Discrete() && !krn {
+					t.Errorf("%s on %s states: Result.Model is %T", e.Name, kind(d), res.Model)
 				}
 				if res.Estimand != ope.LongRun {
 					t.Errorf("%s: estimand %q", e.Name, res.Estimand)

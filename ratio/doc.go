@@ -49,7 +49,9 @@
 // policy ratio and no discount. Discrete states are solved exactly on the
 // logged pairs (SolvePairs gives the exact ratio of a world's population);
 // real states with discrete actions in closed form with w linear in
-// per-action Gaussian bumps.
+// per-action Gaussian bumps; MWL also runs on real actions, with w linear
+// in Gaussian bumps of the (state, action) vector and the target read
+// from actions drawn from it (value.ActionDraws).
 //
 // References:
 //

@@ -99,6 +99,8 @@ func (l DualDICE) FitPairs(d *dataset.Dataset, gamma float64, target value.Targe
 		return nil, fmt.Errorf("ratio: dualdice: ridge %v, want >= 0", l.Ridge)
 	}
 	switch {
+	case d != nil && d.ActionDim > 0:
+		return nil, errors.New("ratio: dualdice needs discrete actions (mwl runs on real actions with the target's draws)")
 	case d != nil && d.Discrete() && l.Neural:
 		return nil, errors.New("ratio: dualdice: the neural form needs real-valued states; the tabular solve is exact on discrete ones")
 	case d != nil && d.Discrete():

@@ -89,6 +89,25 @@ import (
 // The unnormalised estimate E_D[w r] differed from the self-normalised one
 // by less than 1% of the RMSE.
 //
+// Real states, real actions (kernel, closed form; Target.Continuous,
+// ihope estimate --target-draws). The same loss and solve with one block
+// instead of one per action: w(s, a) = phi(z)^T theta with phi the
+// constant and the Gaussian bumps of the scaled (state, action) vector
+// z = (x, y) (centres sampled from the logged z, the median bandwidth of
+// the logged z), F the RKHS of the Gaussian kernel of z (the product of
+// the state's and the action's Gaussian kernels, where discrete actions
+// have 1[a = a~]) in D_k random Fourier features of z, and
+// psi(s', pi) = E_{a'~pi} psi(s', a') at the next and start states the
+// mean of psi(s', a') over the target's actions drawn there
+// (value.ActionDraws: Target.Samples of them; with policy.Draws of one
+// draw per state, that draw). The loss is linear in psi(s', pi), so one
+// draw per state leaves M and b unbiased. On the 1-d linear-Gaussian
+// problem (lineargauss.Problem1D, where w is a ratio of Gaussians of
+// (s, a)) with one draw per state, the RMSE over 3 seeds falls from 0.031
+// to 0.019 (gamma = 0.9) and from 0.0079 to 0.0031 (gamma = 1) as the log
+// grows from 20 to 80 episodes of 100 steps (package ope's
+// TestMinimaxDrawsConverge). The neural form needs discrete actions.
+//
 // Real states, discrete actions (neural, Neural set; --ratio-model
 // neural). w is a network of the standardised state with one positive
 // (exponential) output per action, w(s, a) = net(x)_a, and the loss is
@@ -136,7 +155,7 @@ type MWL struct {
 func (MWL) Name() string { return "mwl" }
 
 // FitPairs learns w on d: tabular for discrete states, the kernel fit for
-// real states and discrete actions.
+// real states (discrete actions, or real ones with the target's draws).
 func (l MWL) FitPairs(d *dataset.Dataset, gamma float64, target value.Target) (PairModel, error) {
 	switch {
 	case d != nil && d.Discrete() && l.Neural:

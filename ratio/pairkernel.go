@@ -59,9 +59,15 @@ const pairKernelStream = 0x706169722d6b726e
 // and discrete actions,
 //
 //	w(s, a) = Coef[a (m+1)] + sum_j Coef[a (m+1) + j + 1] exp(-||x - c_j||^2 / (2 Widths[j]^2)),   x = (s - Mean)/Scale.
+//
+// For real actions (ActionDim > 0) there is one block, w(s, a) =
+// Coef[0] + sum_j Coef[j + 1] exp(-||z - c_j||^2 / (2 Widths[j]^2)), z
+// the scaled (state, action) vector, Mean and Scale of length
+// StateDim + ActionDim.
 type PairKernelModel struct {
 	Mean, Scale     []float64
 	NumActions      int
+	ActionDim       int
 	Bandwidth       float64
 	Centres, Widths []float64
 	Coef            []float64
@@ -95,9 +101,9 @@ func (m *PairKernelModel) bumps() *bumps {
 
 // StepRatios returns w(s_j, a_j) for every step j of d.
 func (m *PairKernelModel) StepRatios(d *dataset.Dataset) ([]float64, error) {
-	if d.StateDim != len(m.Mean) || d.ActionDim != 0 || d.NumActions != m.NumActions {
-		return nil, fmt.Errorf("ratio: logs of %d-dimensional states and %d actions, the model's are %d and %d",
-			d.StateDim, d.NumActions, len(m.Mean), m.NumActions)
+	if d.StateDim+d.ActionDim != len(m.Mean) || d.ActionDim != m.ActionDim || d.NumActions != m.NumActions {
+		return nil, fmt.Errorf("ratio: logs of %d-dimensional states, %d actions and %d-dimensional actions, the model's are %d, %d and %d",
+			d.StateDim, d.NumActions, d.ActionDim, len(m.Mean)-m.ActionDim, m.NumActions, m.ActionDim)
 	}
 	phi := m.bumps()
 	k := phi.size()
@@ -113,8 +119,16 @@ func (m *PairKernelModel) StepRatios(d *dataset.Dataset) ([]float64, error) {
 				for i, v := range d.ObsAt(j) {
 					x[i] = (v - m.Mean[i]) / m.Scale[i]
 				}
+				a := 0
+				if m.ActionDim > 0 {
+					for i, v := range d.ActionVecAt(j) {
+						k := d.StateDim + i
+						x[k] = (v - m.Mean[k]) / m.Scale[k]
+					}
+				} else {
+					a = int(d.Action[j])
+				}
 				phi.features(x, f)
-				a := int(d.Action[j])
 				out[j] = minimax.Dot(f, m.Coef[a*k:(a+1)*k])
 			}
 		}
@@ -139,26 +153,33 @@ func (m *PairKernelModel) Warnings() []string {
 }
 
 // checkPairLogs checks that d can be fitted by a state-action kernel
-// learner: real states, discrete actions, the target's distributions.
-func checkPairLogs(name string, d *dataset.Dataset, gamma float64, target value.Target) error {
+// learner: real states, and discrete actions with the target's
+// distributions or real actions with the target's draws (returned).
+func checkPairLogs(name string, d *dataset.Dataset, gamma float64, target value.Target) (value.ActionDraws, error) {
+	var draws value.ActionDraws
 	switch {
 	case !(gamma > 0 && gamma <= 1):
-		return fmt.Errorf("ratio: %s: discount %v outside (0, 1]", name, gamma)
+		return draws, fmt.Errorf("ratio: %s: discount %v outside (0, 1]", name, gamma)
 	case d == nil || d.StateDim <= 0:
-		return fmt.Errorf("ratio: %s: the kernel fit needs real-valued states", name)
-	case d.ActionDim != 0 || d.NumActions <= 0 || target.Continuous != nil:
-		return fmt.Errorf("ratio: %s needs discrete actions (the target's whole distribution at every next state)", name)
+		return draws, fmt.Errorf("ratio: %s: the kernel fit needs real-valued states", name)
+	case d.ActionDim > 0:
+		var err error
+		if draws, err = value.NewActionDraws(name, d, target); err != nil {
+			return draws, fmt.Errorf("ratio: %w", err)
+		}
+	case d.NumActions <= 0 || target.Continuous != nil:
+		return draws, fmt.Errorf("ratio: %s needs discrete actions with the target's whole distribution at every next state, or real actions with the target's draws", name)
 	case target.Policy != nil:
-		return fmt.Errorf("ratio: %s: a tabular target policy cannot act on real-valued states; give the target_prob_k columns", name)
+		return draws, fmt.Errorf("ratio: %s: a tabular target policy cannot act on real-valued states; give the target_prob_k columns", name)
 	case !d.HasTargetProbs():
-		return fmt.Errorf("ratio: %s needs the target's whole action distribution: target_prob_0, target_prob_1, ... columns", name)
+		return draws, fmt.Errorf("ratio: %s needs the target's whole action distribution: target_prob_0, target_prob_1, ... columns", name)
 	}
 	for e := range d.NumEpisodes() {
 		if err := checkPairEpisode(name, d, e); err != nil {
-			return err
+			return draws, err
 		}
 	}
-	return nil
+	return draws, nil
 }
 
 func finiteAll(v []float64) bool {
@@ -185,7 +206,8 @@ const (
 // pairkernel_stream.go: the first fixes the scaling, the bandwidth, the
 // centres and the frequencies, the second sums the loss's moments.
 func fitPairKernel(name string, d *dataset.Dataset, gamma float64, target value.Target, l PairKernel, pen pairPenalty) (*PairKernelModel, error) {
-	if err := checkPairLogs(name, d, gamma, target); err != nil {
+	draws, err := checkPairLogs(name, d, gamma, target)
+	if err != nil {
 		return nil, err
 	}
 	set, err := l.settings(name)
@@ -200,6 +222,7 @@ func fitPairKernel(name string, d *dataset.Dataset, gamma float64, target value.
 	if err != nil {
 		return nil, err
 	}
+	f.draws = draws
 	m, err := f.momentsOf(d, set.workers)
 	if err != nil {
 		return nil, err
@@ -237,7 +260,7 @@ func fitPairMoments(name string, l PairKernel, pen pairPenalty, f *PairKernelFea
 		return nil, fmt.Errorf("ratio: %s: %d transitions, need at least 2", name, m.Transitions)
 	}
 	phi, psi := f.maps()
-	k, nA := phi.size(), f.NumActions
+	k, nA := phi.size(), f.blocks()
 	D, P := nA*psi.dim(), nA*k
 	n := float64(m.Transitions)
 	starts := 0.0
@@ -305,7 +328,7 @@ func fitPairMoments(name string, l PairKernel, pen pairPenalty, f *PairKernelFea
 	if f.Gamma == 1 {
 		constraint = cbar
 	}
-	model := &PairKernelModel{Mean: f.Mean, Scale: f.Scale, NumActions: nA, Bandwidth: f.Bandwidth, Centres: f.Centres,
+	model := &PairKernelModel{Mean: f.Mean, Scale: f.Scale, NumActions: f.NumActions, ActionDim: f.ActionDim, Bandwidth: f.Bandwidth, Centres: f.Centres,
 		Widths: f.Widths, KernelFeatures: D, Transitions: m.Transitions, Skipped: m.Skipped}
 	nu := l.Ridge
 	if nu == 0 {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/internal/minimax"
+	"github.com/ihope-ope/ihope/value"
 )
 
 // This file splits the kernel fit of MWL and DualDICE (fitPairKernel)
@@ -81,7 +82,11 @@ type PairKernelPrep struct {
 	Kernel          PairKernel
 	Gamma           float64
 	Dim, NumActions int
-	States          minimax.Welford
+	// ActionDim is the length of a real action, 0 for discrete actions.
+	// For real actions States, Centres and Next hold (state, action)
+	// vectors, Next those of the transitions (the bandwidth sample).
+	ActionDim int
+	States    minimax.Welford
 	// Episodes counts the non-empty episodes, Transitions the loss's
 	// transitions (steps with a next state and the target's distribution
 	// there).
@@ -109,8 +114,10 @@ func checkPairColumns(name string, d *dataset.Dataset) error {
 	switch {
 	case d == nil || d.StateDim <= 0:
 		return fmt.Errorf("ratio: %s: the kernel fit needs real-valued states", name)
-	case d.ActionDim != 0 || d.NumActions <= 0:
-		return fmt.Errorf("ratio: %s needs discrete actions (the target's whole distribution at every next state)", name)
+	case d.ActionDim > 0:
+		return nil // the target's draws are checked where they are read
+	case d.NumActions <= 0:
+		return fmt.Errorf("ratio: %s: the logs have no actions (NumActions = 0, ActionDim = 0)", name)
 	case !d.HasTargetProbs():
 		return fmt.Errorf("ratio: %s needs the target's whole action distribution: target_prob_0, target_prob_1, ... columns", name)
 	}
@@ -127,7 +134,11 @@ func checkPairEpisode(name string, d *dataset.Dataset, e int) error {
 		if !finiteAll(d.ObsAt(j)) || ok && !finiteAll(next) || math.IsNaN(d.Reward[j]) || math.IsInf(d.Reward[j], 0) {
 			return fmt.Errorf("ratio: %s: episode %q step %d: state, next state or reward not finite", name, d.IDs[e], j-lo)
 		}
-		if a := d.Action[j]; a < 0 || int(a) >= d.NumActions {
+		if d.ActionDim > 0 {
+			if !finiteAll(d.ActionVecAt(j)) {
+				return fmt.Errorf("ratio: %s: episode %q step %d: action %v not finite", name, d.IDs[e], j-lo, d.ActionVecAt(j))
+			}
+		} else if a := d.Action[j]; a < 0 || int(a) >= d.NumActions {
 			return fmt.Errorf("ratio: %s: episode %q step %d: action %d outside 0..%d", name, d.IDs[e], j-lo, a, d.NumActions-1)
 		}
 	}
@@ -141,14 +152,15 @@ func (p *PairKernelPrep) Add(d *dataset.Dataset, e int) error {
 	}
 	set, _ := p.Kernel.settings(p.Name)
 	if p.Dim == 0 {
-		p.Dim, p.NumActions = d.StateDim, d.NumActions
-		p.States = minimax.NewWelford(p.Dim)
-		p.Centres = minimax.BottomK{K: set.m, Dim: p.Dim}
-		p.Next = minimax.BottomK{K: set.sample, Dim: p.Dim}
+		p.Dim, p.NumActions, p.ActionDim = d.StateDim, d.NumActions, d.ActionDim
+		jd := p.Dim + p.ActionDim
+		p.States = minimax.NewWelford(jd)
+		p.Centres = minimax.BottomK{K: set.m, Dim: jd}
+		p.Next = minimax.BottomK{K: set.sample, Dim: jd}
 	}
-	if d.StateDim != p.Dim || d.NumActions != p.NumActions {
-		return fmt.Errorf("ratio: %s: %d state components and %d actions, the first episodes' %d and %d",
-			p.Name, d.StateDim, d.NumActions, p.Dim, p.NumActions)
+	if d.StateDim != p.Dim || d.NumActions != p.NumActions || d.ActionDim != p.ActionDim {
+		return fmt.Errorf("ratio: %s: %d state components, %d actions and %d action components, the first episodes' %d, %d and %d",
+			p.Name, d.StateDim, d.NumActions, d.ActionDim, p.Dim, p.NumActions, p.ActionDim)
 	}
 	if err := checkPairEpisode(p.Name, d, e); err != nil {
 		return err
@@ -160,9 +172,15 @@ func (p *PairKernelPrep) Add(d *dataset.Dataset, e int) error {
 	p.Episodes++
 	idh := minimax.HashID(d.IDs[e])
 	seed := p.Kernel.Seed
+	row := make([]float64, p.Dim+p.ActionDim)
 	for j := lo; j < hi; j++ {
 		t := j - lo
 		obs := d.ObsAt(j)
+		if p.ActionDim > 0 {
+			copy(row, obs)
+			copy(row[p.Dim:], d.ActionVecAt(j))
+			obs = row
+		}
 		p.States.Add(obs)
 		if key := stepKey(seed, pairCentreSalt, idh, t); p.Centres.Admits(key) {
 			p.Centres.Add(key, obs)
@@ -171,7 +189,9 @@ func (p *PairKernelPrep) Add(d *dataset.Dataset, e int) error {
 		if !ok {
 			continue
 		}
-		if _, ok := d.NextTargetProbs(e, j); !ok {
+		if p.ActionDim > 0 {
+			next = obs // real actions: the bandwidth of the logged (s, a)
+		} else if _, ok := d.NextTargetProbs(e, j); !ok {
 			continue
 		}
 		p.Transitions++
@@ -191,12 +211,12 @@ func (p *PairKernelPrep) Merge(o *PairKernelPrep) error {
 		return nil
 	}
 	if p.Dim == 0 {
-		p.Dim, p.NumActions = o.Dim, o.NumActions
-		p.States = minimax.NewWelford(p.Dim)
-		p.Centres = minimax.BottomK{K: o.Centres.K, Dim: o.Dim}
-		p.Next = minimax.BottomK{K: o.Next.K, Dim: o.Dim}
+		p.Dim, p.NumActions, p.ActionDim = o.Dim, o.NumActions, o.ActionDim
+		p.States = minimax.NewWelford(o.Dim + o.ActionDim)
+		p.Centres = minimax.BottomK{K: o.Centres.K, Dim: o.Centres.Dim}
+		p.Next = minimax.BottomK{K: o.Next.K, Dim: o.Next.Dim}
 	}
-	if p.Dim != o.Dim || p.NumActions != o.NumActions {
+	if p.Dim != o.Dim || p.NumActions != o.NumActions || p.ActionDim != o.ActionDim {
 		return fmt.Errorf("ratio: %s: cannot merge first passes of different shapes", p.Name)
 	}
 	p.States.Merge(&o.States)
@@ -213,11 +233,21 @@ func (p *PairKernelPrep) Merge(o *PairKernelPrep) error {
 // the frequencies of the kernel's random Fourier features (Omega, Pairs
 // cosine-sine pairs), the number of folds (1, or 5 to cross-validate)
 // and whether they are episode-wise.
+//
+// For real actions (ActionDim > 0) there is one block instead of one per
+// action: Mean and Scale, the centres and the frequencies are those of
+// the (state, action) vector z = (x, y), w(s, a) = phi(z)^T theta, and
+// the kernel is the Gaussian of z (the product of the state's and the
+// action's Gaussian kernels, where discrete actions have 1[a = a~]).
+// The target's psi(s', pi) = E_{a'~pi} psi(s', a') at the next and start
+// states is the mean over the actions drawn from it there
+// (value.ActionDraws: ihope estimate --target-draws).
 type PairKernelFeatures struct {
 	Name            string
 	Gamma           float64
 	Seed            uint64
 	Dim, NumActions int
+	ActionDim       int
 	Mean, Scale     []float64
 	Bandwidth       float64
 	Centres, Widths []float64
@@ -228,6 +258,9 @@ type PairKernelFeatures struct {
 
 	phi *bumps
 	psi *fourier
+	// draws reads the target's actions (real actions; set by the
+	// in-memory fit, a stream has none).
+	draws value.ActionDraws
 }
 
 // Features fixes the feature maps from the first pass.
@@ -240,8 +273,8 @@ func (p *PairKernelPrep) Features() (*PairKernelFeatures, error) {
 	if err != nil {
 		return nil, err
 	}
-	dim := p.Dim
-	f := &PairKernelFeatures{Name: name, Gamma: p.Gamma, Seed: p.Kernel.Seed, Dim: dim, NumActions: p.NumActions, Folds: 1}
+	dim := p.Dim + p.ActionDim
+	f := &PairKernelFeatures{Name: name, Gamma: p.Gamma, Seed: p.Kernel.Seed, Dim: p.Dim, NumActions: p.NumActions, ActionDim: p.ActionDim, Folds: 1}
 	f.Mean, f.Scale = p.States.Scaling()
 	if p.Kernel.CrossValidate {
 		f.Folds, f.ByEpisode = kernelFolds, p.Episodes >= kernelFolds
@@ -276,19 +309,24 @@ func (p *PairKernelPrep) Features() (*PairKernelFeatures, error) {
 // kernel's, per action).
 func (f *PairKernelFeatures) maps() (*bumps, *fourier) {
 	if f.phi == nil {
-		f.phi = &bumps{dim: f.Dim, centres: f.Centres, widths: f.Widths, inv: invWidths(f.Widths)}
-		f.psi = &fourier{in: f.Dim, m: f.Pairs, omega: f.Omega, scale: math.Sqrt(1 / float64(f.Pairs))}
+		jd := f.Dim + f.ActionDim
+		f.phi = &bumps{dim: jd, centres: f.Centres, widths: f.Widths, inv: invWidths(f.Widths)}
+		f.psi = &fourier{in: jd, m: f.Pairs, omega: f.Omega, scale: math.Sqrt(1 / float64(f.Pairs))}
 	}
 	return f.phi, f.psi
 }
 
 // NumFeatures returns the number of w's coefficients, NumActions times
-// (1 + the centres).
-func (f *PairKernelFeatures) NumFeatures() int { return f.NumActions * (len(f.Widths) + 1) }
+// (1 + the centres) (one block for real actions).
+func (f *PairKernelFeatures) NumFeatures() int { return f.blocks() * (len(f.Widths) + 1) }
+
+// blocks returns the number of blocks of the features: one per discrete
+// action, one for real actions.
+func (f *PairKernelFeatures) blocks() int { return max(f.NumActions, 1) }
 
 // Same reports whether g fixed the same features as f.
 func (f *PairKernelFeatures) Same(g *PairKernelFeatures) bool {
-	return f.Name == g.Name && f.Gamma == g.Gamma && f.Seed == g.Seed && f.Dim == g.Dim && f.NumActions == g.NumActions &&
+	return f.Name == g.Name && f.Gamma == g.Gamma && f.Seed == g.Seed && f.Dim == g.Dim && f.NumActions == g.NumActions && f.ActionDim == g.ActionDim &&
 		f.Bandwidth == g.Bandwidth && f.Pairs == g.Pairs && f.Folds == g.Folds && f.ByEpisode == g.ByEpisode &&
 		slices.Equal(f.Mean, g.Mean) && slices.Equal(f.Scale, g.Scale) && slices.Equal(f.Centres, g.Centres) &&
 		slices.Equal(f.Widths, g.Widths) && slices.Equal(f.Omega, g.Omega)
@@ -297,6 +335,15 @@ func (f *PairKernelFeatures) Same(g *PairKernelFeatures) bool {
 func (f *PairKernelFeatures) scale(dst, obs []float64) {
 	for k, v := range obs {
 		dst[k] = (v - f.Mean[k]) / f.Scale[k]
+	}
+}
+
+// scaleJoint writes the scaled (state, action) vector of real actions to
+// dst (Dim + ActionDim entries).
+func (f *PairKernelFeatures) scaleJoint(dst, obs, act []float64) {
+	f.scale(dst, obs)
+	for k, v := range act {
+		dst[f.Dim+k] = (v - f.Mean[f.Dim+k]) / f.Scale[f.Dim+k]
 	}
 }
 
@@ -333,7 +380,7 @@ type PairKernelMoments struct {
 // NewMoments returns zero sums.
 func (f *PairKernelFeatures) NewMoments() *PairKernelMoments {
 	phi, psi := f.maps()
-	k, nA := phi.size(), f.NumActions
+	k, nA := phi.size(), f.blocks()
 	D, P := nA*psi.dim(), nA*k
 	m := &PairKernelMoments{StartN: make([]float64, f.Folds), StartSq: make([]float64, f.Folds),
 		PhiSum: make([]float64, P), Second: make([]float64, nA*k*k)}
@@ -362,6 +409,9 @@ type PairKernelEpisode struct {
 	ch         *minimax.Chunk
 	x, ps, pn  []float64
 	fit, other []float64 // rows of phi for the second moments
+
+	smp    *value.ActionSampler // real actions: the target's draws
+	xa, pa []float64            // real actions: a drawn pair, its psi
 }
 
 // Episode forms the share of episode e of d in ep, which it reuses.
@@ -370,12 +420,15 @@ func (f *PairKernelFeatures) Episode(d *dataset.Dataset, e int, ep *PairKernelEp
 	if err := checkPairColumns(name, d); err != nil {
 		return err
 	}
-	if d.StateDim != f.Dim || d.NumActions != f.NumActions {
-		return fmt.Errorf("ratio: %s: %d state components and %d actions, the first pass's %d and %d",
-			name, d.StateDim, d.NumActions, f.Dim, f.NumActions)
+	if d.StateDim != f.Dim || d.NumActions != f.NumActions || d.ActionDim != f.ActionDim {
+		return fmt.Errorf("ratio: %s: %d state components, %d actions and %d action components, the first pass's %d, %d and %d",
+			name, d.StateDim, d.NumActions, d.ActionDim, f.Dim, f.NumActions, f.ActionDim)
 	}
 	if err := checkPairEpisode(name, d, e); err != nil {
 		return err
+	}
+	if f.ActionDim > 0 {
+		return f.episodeReal(d, e, ep)
 	}
 	phi, psi := f.maps()
 	k, dk, nA := phi.size(), psi.dim(), f.NumActions
@@ -527,6 +580,155 @@ func (f *PairKernelFeatures) Episode(d *dataset.Dataset, e int, ep *PairKernelEp
 		second(ep.fit, nf, ep.StepSq)
 		second(ep.other, no, ep.StepSq)
 	}
+	return nil
+}
+
+// episodeReal is Episode for real actions: one block, the features of
+// the scaled (state, action) vector, and psi(s', pi) the mean of psi over
+// the target's draws at s' (and at s_0 for the start term).
+func (f *PairKernelFeatures) episodeReal(d *dataset.Dataset, e int, ep *PairKernelEpisode) error {
+	name := f.Name
+	if f.draws.ActionDim() != f.ActionDim {
+		return fmt.Errorf("ratio: %s on real actions needs actions drawn from the target at the logged states (Target.Continuous; ihope estimate --target-draws), which a stream of shards does not carry", name)
+	}
+	phi, psi := f.maps()
+	k, dk := phi.size(), psi.dim()
+	D, P, jd := dk, k, f.Dim+f.ActionDim
+	if ep.m == nil || len(ep.StepPhi) != P || len(ep.m.Folds) != f.Folds || ep.m.Folds[0].D != D || ep.smp == nil {
+		*ep = PairKernelEpisode{m: f.NewMoments(), used: make([]bool, f.Folds), ch: minimax.NewChunk(minimax.ChunkLen, D, k),
+			x: make([]float64, jd), ps: make([]float64, dk), pn: make([]float64, dk),
+			fit: make([]float64, minimax.ChunkLen*k), RewardPhi: make([]float64, P), StepPhi: make([]float64, P), StepSq: make([]float64, k*k),
+			smp: f.draws.NewSampler(), xa: make([]float64, jd), pa: make([]float64, dk)}
+	}
+	m := ep.m
+	for fo := range m.Folds {
+		if ep.used[fo] {
+			zeroSums(m.Folds[fo])
+			clear(m.Start[fo])
+			ep.used[fo] = false
+		}
+	}
+	clear(m.StartN)
+	clear(m.StartSq)
+	clear(m.PhiSum)
+	clear(m.Second)
+	clear(ep.RewardPhi)
+	clear(ep.StepPhi)
+	clear(ep.StepSq)
+	m.Transitions, m.Skipped, ep.Steps = 0, 0, 0
+	lo, hi := d.Span(e)
+	T := hi - lo
+	if T == 0 {
+		return nil
+	}
+	// meanPsi sets dst = psi(s, pi), the mean of psi(s, a) over the
+	// target's actions drawn at obs.
+	meanPsi := func(dst, obs []float64, what string, t int) error {
+		clear(dst)
+		n := 0
+		err := ep.smp.Each(obs, func(a []float64) {
+			f.scaleJoint(ep.xa, obs, a)
+			psi.features(ep.xa, ep.pa)
+			for q, v := range ep.pa {
+				dst[q] += v
+			}
+			n++
+		})
+		if err != nil {
+			return fmt.Errorf("ratio: %s: episode %q step %d: at the %s state, %w", name, d.IDs[e], t, what, err)
+		}
+		inv := 1 / float64(n)
+		for q := range dst {
+			dst[q] *= inv
+		}
+		return nil
+	}
+	idh := minimax.HashID(d.IDs[e])
+	gamma := f.Gamma
+	if gamma < 1 {
+		// The start term, l = psi(s_0, pi), h = 0, c = 1, as for
+		// discrete actions.
+		fo := f.foldOf(idh, 0, T)
+		if err := meanPsi(ep.pn, d.ObsAt(lo), "start", 0); err != nil {
+			return err
+		}
+		ep.used[fo] = true
+		st := m.Start[fo]
+		for q, v := range ep.pn {
+			st[q] += v
+		}
+		m.StartN[fo]++
+		m.StartSq[fo] += minimax.Dot(ep.pn, ep.pn)
+	}
+	ch := ep.ch
+	r, nf, fold := 0, 0, -1
+	var a *minimax.Sums
+	flush := func() {
+		if r > 0 {
+			a.AccumulateBlock(ch, r, 0, k)
+			r = 0
+		}
+	}
+	second := func(rows []float64, n int, dst []float64) {
+		if n > 0 {
+			blas64.Syrk(blas.Trans, 1, blas64.General{Rows: n, Cols: k, Stride: k, Data: rows[:n*k]}, 1,
+				blas64.Symmetric{N: k, Stride: k, Data: dst[:k*k], Uplo: blas.Upper})
+		}
+	}
+	for t := range T {
+		j := lo + t
+		next, ok := d.NextObs(e, j)
+		if !ok {
+			continue
+		}
+		fo := f.foldOf(idh, t, T)
+		if fo != fold || r == minimax.ChunkLen {
+			flush()
+			if fo != fold {
+				fold, a = fo, m.Folds[fo]
+				ep.used[fo] = true
+			}
+		}
+		if nf == minimax.ChunkLen {
+			second(ep.fit, nf, m.Second)
+			second(ep.fit, nf, ep.StepSq)
+			nf = 0
+		}
+		fs := ep.fit[nf*k : (nf+1)*k]
+		nf++
+		// Transition i: l_i = gamma psi(s'_i, pi) - psi(s_i, a_i) and
+		// h_i = phi(s_i, a_i).
+		f.scaleJoint(ep.x, d.ObsAt(j), d.ActionVecAt(j))
+		phi.features(ep.x, fs)
+		psi.features(ep.x, ep.ps)
+		if err := meanPsi(ep.pn, next, "next", t); err != nil {
+			return err
+		}
+		row := ch.L[r*D : (r+1)*D]
+		for q, v := range ep.pn {
+			row[q] = gamma*v - ep.ps[q]
+		}
+		nl := math.Sqrt(minimax.Dot(row, row))
+		copy(ch.G[r*k:(r+1)*k], fs)
+		for q, v := range fs {
+			ch.R[r*k+q] = nl * v
+		}
+		ch.C[r], ch.RC[r] = 0, 0
+		a.Z++
+		a.Z2++
+		r++
+		m.Transitions++
+		rw := d.Reward[j]
+		for q, v := range fs {
+			m.PhiSum[q] += v
+			ep.RewardPhi[q] += rw * v
+			ep.StepPhi[q] += v
+		}
+		ep.Steps++
+	}
+	flush()
+	second(ep.fit, nf, m.Second)
+	second(ep.fit, nf, ep.StepSq)
 	return nil
 }
 

@@ -190,7 +190,10 @@ func (b *pairBatch) loss(nd *minimax.NeuralData, gamma, lambda float64, grad boo
 // fitPairNeural is the neural fit shared by MWL (lambda 0) and DualDICE on
 // real states and discrete actions (see MWL and DualDICE).
 func fitPairNeural(name string, d *dataset.Dataset, gamma float64, target value.Target, s value.MinimaxNeural, dice bool) (*PairNeuralModel, error) {
-	if err := checkPairLogs(name, d, gamma, target); err != nil {
+	if d != nil && d.ActionDim > 0 {
+		return nil, fmt.Errorf("ratio: %s: the neural form needs discrete actions; the kernel form (the default) runs on real actions with the target's draws", name)
+	}
+	if _, err := checkPairLogs(name, d, gamma, target); err != nil {
 		return nil, err
 	}
 	set, err := s.Resolve("ratio: " + name)

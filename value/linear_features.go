@@ -141,20 +141,7 @@ func newLinFeatures(d *dataset.Dataset, spec featureSpec) (*linFeatures, error) 
 		if numMonomials(nvar, degree, maxLinearFeatures) < 0 {
 			return nil, limit()
 		}
-		f.amono = newMonomials(f.actionDim, degree)
-		index := func(m monomials, n int) map[string]int32 {
-			out := map[string]int32{}
-			for t, e := range m.exponents(n) {
-				out[fmt.Sprint(e)] = int32(t)
-			}
-			return out
-		}
-		si, ai := index(f.smono, f.stateDim), index(f.amono, f.actionDim)
-		for _, e := range newMonomials(nvar, degree).exponents(nvar) {
-			f.sIdx = append(f.sIdx, si[fmt.Sprint(e[:f.stateDim])])
-			f.aIdx = append(f.aIdx, ai[fmt.Sprint(e[f.stateDim:])])
-		}
-		f.P = len(f.sIdx)
+		f.jointPoly(degree)
 	}
 	f.p = f.P * max(f.numActions, 1)
 	if f.p > maxLinearFeatures {
@@ -162,6 +149,29 @@ func newLinFeatures(d *dataset.Dataset, spec featureSpec) (*linFeatures, error) 
 			f.P, max(f.numActions, 1), maxLinearFeatures)
 	}
 	return f, nil
+}
+
+// jointPoly sets the features of real actions to the joint monomials of
+// degree at most degree in the standardised (state, action) vector, in
+// the order of newMonomials over (x, y), each the product of a state
+// monomial (smono, already set) and an action monomial.
+func (f *linFeatures) jointPoly(degree int) {
+	nvar := f.stateDim + f.actionDim
+	f.amono = newMonomials(f.actionDim, degree)
+	index := func(m monomials, n int) map[string]int32 {
+		out := map[string]int32{}
+		for t, e := range m.exponents(n) {
+			out[fmt.Sprint(e)] = int32(t)
+		}
+		return out
+	}
+	si, ai := index(f.smono, f.stateDim), index(f.amono, f.actionDim)
+	f.sIdx, f.aIdx = nil, nil
+	for _, e := range newMonomials(nvar, degree).exponents(nvar) {
+		f.sIdx = append(f.sIdx, si[fmt.Sprint(e[:f.stateDim])])
+		f.aIdx = append(f.aIdx, ai[fmt.Sprint(e[f.stateDim:])])
+	}
+	f.P = len(f.sIdx)
 }
 
 // basis writes the basis functions of the standardised state z (stateDim

@@ -102,6 +102,27 @@ import (
 // is shrunk far harder by ridge 1e-4 (bias -0.15); with ridge 1e-8 it has
 // 0.060 / 0.021 / 0.015 at gamma = 1.
 //
+// Real states, real actions (kernel, closed form; Target.Continuous,
+// ihope estimate --target-draws): the same loss and solve with one block
+// instead of one per action. q's features are the joint monomials of
+// degree Degree of the standardised (state, action) vector z = (x, y)
+// (Linear's "poly" features for real actions, 15 for a 1-d state and
+// action at degree 4), G is the RKHS of the Gaussian kernel of z,
+// exp(-||z - z~||^2 / (2 h^2)) (the product of the state's and the
+// action's Gaussian kernels, where discrete actions have 1[a = a~]; h the
+// median heuristic of the logged z times Bandwidth), in KernelFeatures
+// random Fourier features of z, and phi(s', pi) = E_{a'~pi} phi(s', a')
+// at the next and start states is the mean of phi(s', a') over the
+// target's actions drawn there (Target.Samples of them, as Linear reads
+// them: with policy.Draws of one draw per state, that draw). q is linear
+// in theta, so one draw per state is unbiased for the loss's residuals
+// and the fit stays consistent, as LSTD-Q's does (Linear). On the 1-d
+// linear-Gaussian problem (lineargauss.Problem1D, whose q is quadratic in
+// (s, a)) with one draw per state, the RMSE over 3 seeds falls from 0.030
+// to 0.020 (gamma = 0.9) and from 0.0065 to 0.0037 (gamma = 1) as the log
+// grows from 20 to 80 episodes of 100 steps (package ope's
+// TestMinimaxDrawsConverge).
+//
 // Real states, discrete actions (neural, Neural set; --value-model
 // neural): q(s, .) = Shift + Unit net(x), a network of the standardised
 // state with one linear output per action (Shift = mean(r)/(1 - gamma),
@@ -172,7 +193,8 @@ func (MQL) FitsHorizon() bool { return false }
 
 // Fit learns q on d with discount gamma in (0, 1] and the target's action
 // distribution: the tabular solve for discrete states, the kernel fit for
-// real states and discrete actions.
+// real states (discrete actions, or real ones with the target's draws in
+// target.Continuous).
 func (l MQL) Fit(d *dataset.Dataset, gamma float64, target Target) (Model, error) {
 	if err := checkDiscount("mql", gamma); err != nil {
 		return nil, err
@@ -351,14 +373,12 @@ const mqlFolds = 5
 // mql_stream.go: the first fixes the scaling and the kernel's scale, the
 // second sums the loss's moments; FitMoments solves.
 func (l MQL) fitKernel(d *dataset.Dataset, gamma float64, target Target) (*MQLKernelModel, error) {
-	if d.ActionDim != 0 || target.Continuous != nil {
-		return nil, errors.New("value: mql needs discrete actions (the target's whole distribution at every next state)")
-	}
 	set, err := l.kernelSettings()
 	if err != nil {
 		return nil, err
 	}
-	if _, err := newRealTarget("mql", d, target); err != nil {
+	rt, err := newRealTarget("mql", d, target)
+	if err != nil {
 		return nil, err
 	}
 	prep, err := l.NewPrep(gamma)
@@ -368,6 +388,9 @@ func (l MQL) fitKernel(d *dataset.Dataset, gamma float64, target Target) (*MQLKe
 	f, err := minimax.FirstPass(d, prep.Add, prep.Features)
 	if err != nil {
 		return nil, err
+	}
+	if d.ActionDim > 0 {
+		f.target = rt
 	}
 	m, err := f.momentsOf(d, set.workers)
 	if err != nil {
@@ -404,9 +427,11 @@ func (m *MQLKernelModel) Values(d *dataset.Dataset) (q, v, next []float64, err e
 			if !ok {
 				continue
 			}
-			probs, ok := d.NextTargetProbs(e, j)
-			if !ok {
-				continue
+			var probs []float64 // real actions: the draws at obs
+			if f.numActions > 0 {
+				if probs, ok = d.NextTargetProbs(e, j); !ok {
+					continue
+				}
 			}
 			f.expected(sc, obs, probs)
 			next[j] = dot(sc.psi, m.theta)

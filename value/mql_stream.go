@@ -95,7 +95,13 @@ type MQLPrep struct {
 	Dim, NumActions int
 	States          minimax.Welford
 	Episodes        int
-	Sample          minimax.BottomK
+	// Sample holds (state, action) vectors for real actions, states
+	// for discrete ones.
+	Sample minimax.BottomK
+	// ActionDim is the length of a real action (0 for discrete actions),
+	// Actions their per-dimension mean and variance.
+	ActionDim int
+	Actions   minimax.Welford
 }
 
 // NewPrep returns an empty first pass of l's kernel fit for discount
@@ -114,13 +120,16 @@ func (l MQL) NewPrep(gamma float64) (*MQLPrep, error) {
 }
 
 // checkMQLEpisode checks the columns of d and the steps of episode e as
-// the kernel fit reads them.
+// the kernel fit reads them. For real actions the target's draws are
+// checked where they are read (MQLFeatures.Episode).
 func checkMQLEpisode(d *dataset.Dataset, e int) error {
-	if d.ActionDim != 0 {
-		return errors.New("value: mql needs discrete actions (the target's whole distribution at every next state)")
+	if d.StateDim <= 0 {
+		return errors.New("value: mql needs real-valued states (StateDim > 0); use the tabular learner for discrete states")
 	}
-	if _, err := newRealTarget("mql", d, Target{}); err != nil {
-		return err
+	if d.ActionDim == 0 {
+		if _, err := newRealTarget("mql", d, Target{}); err != nil {
+			return err
+		}
 	}
 	lo, hi := d.Span(e)
 	for j := lo; j < hi; j++ {
@@ -137,13 +146,16 @@ func (p *MQLPrep) Add(d *dataset.Dataset, e int) error {
 		return err
 	}
 	if p.Dim == 0 {
-		p.Dim, p.NumActions = d.StateDim, d.NumActions
+		p.Dim, p.NumActions, p.ActionDim = d.StateDim, d.NumActions, d.ActionDim
 		p.States = minimax.NewWelford(p.Dim)
-		p.Sample = minimax.BottomK{K: rffMedianStates, Dim: p.Dim}
+		if p.ActionDim > 0 {
+			p.Actions = minimax.NewWelford(p.ActionDim)
+		}
+		p.Sample = minimax.BottomK{K: rffMedianStates, Dim: p.Dim + p.ActionDim}
 	}
-	if d.StateDim != p.Dim || d.NumActions != p.NumActions {
-		return fmt.Errorf("value: mql: %d state components and %d actions, the first episodes' %d and %d",
-			d.StateDim, d.NumActions, p.Dim, p.NumActions)
+	if d.StateDim != p.Dim || d.NumActions != p.NumActions || d.ActionDim != p.ActionDim {
+		return fmt.Errorf("value: mql: %d state components, %d actions and %d action components, the first episodes' %d, %d and %d",
+			d.StateDim, d.NumActions, d.ActionDim, p.Dim, p.NumActions, p.ActionDim)
 	}
 	lo, hi := d.Span(e)
 	if hi == lo {
@@ -151,11 +163,19 @@ func (p *MQLPrep) Add(d *dataset.Dataset, e int) error {
 	}
 	p.Episodes++
 	idh := minimax.HashID(d.IDs[e])
+	row := make([]float64, p.Dim+p.ActionDim)
 	for j := lo; j < hi; j++ {
 		obs := d.ObsAt(j)
 		p.States.Add(obs)
+		if p.ActionDim > 0 {
+			p.Actions.Add(d.ActionVecAt(j))
+		}
 		if key := minimax.StepKey(mqlMedianSalt, idh, j-lo); p.Sample.Admits(key) {
-			p.Sample.Add(key, obs)
+			copy(row, obs)
+			if p.ActionDim > 0 {
+				copy(row[p.Dim:], d.ActionVecAt(j))
+			}
+			p.Sample.Add(key, row)
 		}
 	}
 	return nil
@@ -170,14 +190,20 @@ func (p *MQLPrep) Merge(o *MQLPrep) error {
 		return nil
 	}
 	if p.Dim == 0 {
-		p.Dim, p.NumActions = o.Dim, o.NumActions
+		p.Dim, p.NumActions, p.ActionDim = o.Dim, o.NumActions, o.ActionDim
 		p.States = minimax.NewWelford(p.Dim)
-		p.Sample = minimax.BottomK{K: o.Sample.K, Dim: o.Dim}
+		if p.ActionDim > 0 {
+			p.Actions = minimax.NewWelford(p.ActionDim)
+		}
+		p.Sample = minimax.BottomK{K: o.Sample.K, Dim: o.Sample.Dim}
 	}
-	if p.Dim != o.Dim || p.NumActions != o.NumActions {
+	if p.Dim != o.Dim || p.NumActions != o.NumActions || p.ActionDim != o.ActionDim {
 		return errors.New("value: mql: cannot merge first passes of different shapes")
 	}
 	p.States.Merge(&o.States)
+	if p.ActionDim > 0 {
+		p.Actions.Merge(&o.Actions)
+	}
 	p.Episodes += o.Episodes
 	p.Sample.Merge(&o.Sample)
 	return nil
@@ -187,6 +213,17 @@ func (p *MQLPrep) Merge(o *MQLPrep) error {
 // first pass: the scaling of q's monomials and the scale Sigma of the
 // kernel's random Fourier features, the number of folds (1, or 5 to
 // cross-validate) and whether they are episode-wise.
+//
+// For real actions (ActionDim > 0, ActionMean and ActionScale their
+// scaling) q's features are the joint monomials of the standardised
+// (state, action) vector z = (x, y) of degree at most Degree (Linear's
+// "poly" features for real actions), and the kernel is the Gaussian of
+// z, exp(-||z - z~||^2 / (2 Sigma^2)), in KernelFeatures random Fourier
+// features of z: the product of the state's and the action's Gaussian
+// kernels, where discrete actions have 1[a = a~]. The target's expected
+// features E_{a~pi} phi(s, a) at the next and start states are the mean
+// over the actions drawn from Target.Continuous there (ihope estimate
+// --target-draws), as fqe's (ActionDraws).
 type MQLFeatures struct {
 	Kernel          MQLKernel
 	Gamma           float64
@@ -196,9 +233,15 @@ type MQLFeatures struct {
 	Folds           int
 	ByEpisode       bool
 
+	ActionDim               int
+	ActionMean, ActionScale []float64
+
 	f   *linFeatures
 	psi rffMap
 	set mqlSettings
+	// target reads the draws of real actions (set by the in-memory fit;
+	// a stream has none and cannot fit real actions).
+	target realTarget
 }
 
 // Features fixes the feature maps from the first pass.
@@ -210,14 +253,18 @@ func (p *MQLPrep) Features() (*MQLFeatures, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &MQLFeatures{Kernel: p.Kernel, Gamma: p.Gamma, Dim: p.Dim, NumActions: p.NumActions, Folds: 1}
+	f := &MQLFeatures{Kernel: p.Kernel, Gamma: p.Gamma, Dim: p.Dim, NumActions: p.NumActions, Folds: 1, ActionDim: p.ActionDim}
 	f.Mean, f.Scale = p.States.Scaling()
+	if p.ActionDim > 0 {
+		f.ActionMean, f.ActionScale = p.Actions.Scaling()
+	}
 	if p.Kernel.CrossValidate {
 		f.Folds, f.ByEpisode = mqlFolds, p.Episodes >= mqlFolds
 	}
 	xs := p.Sample.Sorted()
-	(scaler{mean: f.Mean, scale: f.Scale}).applyRows(xs, p.Dim)
-	f.Sigma = set.bw * medianOfRows(xs, p.Dim)
+	joint := scaler{mean: append(slices.Clone(f.Mean), f.ActionMean...), scale: append(slices.Clone(f.Scale), f.ActionScale...)}
+	joint.applyRows(xs, p.Dim+p.ActionDim)
+	f.Sigma = set.bw * medianOfRows(xs, p.Dim+p.ActionDim)
 	return f, f.init()
 }
 
@@ -238,17 +285,23 @@ func (f *MQLFeatures) init() error {
 		return err
 	}
 	lf := &linFeatures{state: scaler{mean: f.Mean, scale: f.Scale}, numActions: f.NumActions, stateDim: f.Dim}
-	if numMonomials(f.Dim, set.degree, maxLinearFeatures) < 0 {
-		return fmt.Errorf("value: mql: degree %d in %d variables gives more than %d features; lower Degree", set.degree, f.Dim, maxLinearFeatures)
+	nvar := f.Dim + f.ActionDim
+	if numMonomials(nvar, set.degree, maxLinearFeatures) < 0 {
+		return fmt.Errorf("value: mql: degree %d in %d variables gives more than %d features; lower Degree", set.degree, nvar, maxLinearFeatures)
 	}
 	lf.smono = newMonomials(f.Dim, set.degree)
 	lf.nb = lf.smono.len()
 	lf.P = lf.nb
-	lf.p = lf.P * f.NumActions
+	if f.ActionDim > 0 {
+		lf.numActions, lf.actionDim = 0, f.ActionDim
+		lf.action = scaler{mean: f.ActionMean, scale: f.ActionScale}
+		lf.jointPoly(set.degree)
+	}
+	lf.p = lf.P * max(lf.numActions, 1)
 	if lf.p > maxLinearFeatures {
 		return fmt.Errorf("value: mql: %d features (times %d actions) is more than %d; lower Degree", lf.P, f.NumActions, maxLinearFeatures)
 	}
-	f.f, f.psi, f.set = lf, newRFFSigma(f.Dim, set.dk, f.Sigma), set
+	f.f, f.psi, f.set = lf, newRFFSigma(nvar, set.dk, f.Sigma), set
 	return nil
 }
 
@@ -256,7 +309,8 @@ func (f *MQLFeatures) init() error {
 func (f *MQLFeatures) Same(g *MQLFeatures) bool {
 	return f.Kernel == g.Kernel && f.Gamma == g.Gamma && f.Dim == g.Dim && f.NumActions == g.NumActions &&
 		f.Sigma == g.Sigma && f.Folds == g.Folds && f.ByEpisode == g.ByEpisode &&
-		slices.Equal(f.Mean, g.Mean) && slices.Equal(f.Scale, g.Scale)
+		slices.Equal(f.Mean, g.Mean) && slices.Equal(f.Scale, g.Scale) && f.ActionDim == g.ActionDim &&
+		slices.Equal(f.ActionMean, g.ActionMean) && slices.Equal(f.ActionScale, g.ActionScale)
 }
 
 // NumFeatures returns p, the coefficients of q (without rho).
@@ -274,7 +328,7 @@ func (f *MQLFeatures) dims() (int, int) {
 	if f.Gamma == 1 {
 		P++
 	}
-	return f.NumActions * f.psi.d, P
+	return max(f.NumActions, 1) * f.psi.d, P
 }
 
 // foldOf returns the fold of step t of an episode of T steps whose id
@@ -330,9 +384,12 @@ func (f *MQLFeatures) Episode(d *dataset.Dataset, e int, ep *MQLEpisode) error {
 	if err := checkMQLEpisode(d, e); err != nil {
 		return err
 	}
-	if d.StateDim != f.Dim || d.NumActions != f.NumActions {
-		return fmt.Errorf("value: mql: %d state components and %d actions, the first pass's %d and %d",
-			d.StateDim, d.NumActions, f.Dim, f.NumActions)
+	if d.StateDim != f.Dim || d.NumActions != f.NumActions || d.ActionDim != f.ActionDim {
+		return fmt.Errorf("value: mql: %d state components, %d actions and %d action components, the first pass's %d, %d and %d",
+			d.StateDim, d.NumActions, d.ActionDim, f.Dim, f.NumActions, f.ActionDim)
+	}
+	if f.ActionDim > 0 {
+		return f.episodeReal(d, e, ep)
 	}
 	lf, psi, gamma := f.f, f.psi, f.Gamma
 	dk, nA, p := psi.d, f.NumActions, lf.p
@@ -431,6 +488,112 @@ func (f *MQLFeatures) Episode(d *dataset.Dataset, e int, ep *MQLEpisode) error {
 	return nil
 }
 
+// episodeReal is Episode for real actions: one block, the kernel's
+// features of the standardised (state, action) vector, and the target's
+// expected features at the next and start states the mean over its
+// draws there.
+func (f *MQLFeatures) episodeReal(d *dataset.Dataset, e int, ep *MQLEpisode) error {
+	if f.target.cont == nil || f.target.actionDim != f.ActionDim {
+		return errors.New("value: mql on real actions needs actions drawn from the target at the logged states (Target.Continuous; ihope estimate --target-draws), which a stream of shards does not carry")
+	}
+	lf, psi, gamma := f.f, f.psi, f.Gamma
+	dk, p := psi.d, lf.p
+	_, P := f.dims()
+	if ep.m == nil || len(ep.m.Folds) != f.Folds || ep.m.Folds[0].P != P || len(ep.ps) != dk || ep.sc.smp == nil {
+		*ep = MQLEpisode{m: f.NewMoments(), used: make([]bool, f.Folds), ch: minimax.NewChunk(minimax.ChunkLen, dk, P),
+			sc: lf.newScratch(f.target), z: make([]float64, f.Dim+f.ActionDim), ps: make([]float64, dk)}
+	}
+	m := ep.m
+	for fo, used := range ep.used {
+		if used {
+			zeroSums(m.Folds[fo])
+			ep.used[fo] = false
+		}
+	}
+	clear(m.Start)
+	m.Transitions, m.Skipped, m.Episodes = 0, 0, 0
+	lo, hi := d.Span(e)
+	T := hi - lo
+	if T == 0 {
+		return nil
+	}
+	ch, sc := ep.ch, ep.sc
+	// expected sets sc.psi = E_{a~pi} phi(obs, a) from the draws at obs.
+	expected := func(obs []float64, what string, j int) error {
+		lf.expected(sc, obs, nil)
+		if !allFinite(sc.psi) {
+			return fmt.Errorf("value: mql: episode %q step %d: at the %s state, %w", d.IDs[e], j-lo, what, errNoDraw)
+		}
+		return nil
+	}
+	if err := expected(d.ObsAt(lo), "start", lo); err != nil {
+		return err
+	}
+	m.Episodes = 1
+	copy(m.Start, sc.psi)
+	idh := minimax.HashID(d.IDs[e])
+	inv := 1 / math.Sqrt(float64(dk))
+	r, fold := 0, -1
+	var a *minimax.Sums
+	flush := func() {
+		if r > 0 {
+			a.AccumulateRows(ch, r, 0, dk)
+			r = 0
+		}
+	}
+	for j := lo; j < hi; j++ {
+		next, ok := d.NextObs(e, j)
+		if !ok {
+			continue
+		}
+		fo := f.foldOf(idh, j-lo, T)
+		if fo != fold || r == minimax.ChunkLen {
+			flush()
+			if fo != fold {
+				fold, a = fo, m.Folds[fo]
+				ep.used[fo] = true
+			}
+		}
+		// Transition i: l_i = psi(s_i, a_i), h_i = gamma phi(s'_i, pi) -
+		// phi(s_i, a_i) (and -1 for rho), c_i = r_i, as for discrete
+		// actions with one block.
+		if err := expected(next, "next", j); err != nil {
+			return err
+		}
+		g := ch.G[r*P : (r+1)*P]
+		for t, v := range sc.psi {
+			g[t] = gamma * v
+		}
+		lf.stateAction(sc.x, sc, d, j) // also leaves the standardised (s_j, a_j) in sc.z
+		for t, v := range sc.x {
+			g[t] -= v
+		}
+		if gamma == 1 {
+			g[p] = -1
+		}
+		psi.eval(ep.ps, sc.z)
+		lrow := ch.L[r*dk : (r+1)*dk]
+		sq := 0.0
+		for t, v := range ep.ps {
+			lrow[t] = v * inv
+			sq += lrow[t] * lrow[t]
+		}
+		nl := math.Sqrt(sq)
+		rw := d.Reward[j]
+		for t, v := range g {
+			ch.R[r*P+t] = nl * v
+		}
+		ch.C[r], ch.RC[r] = rw, nl*rw
+		a.Z++
+		a.Z2++
+		a.H0 += sq * rw * rw
+		r++
+		m.Transitions++
+	}
+	flush()
+	return nil
+}
+
 // zeroSums clears s.
 func zeroSums(s *minimax.Sums) {
 	clear(s.S)
@@ -504,7 +667,11 @@ func (l MQL) FitMoments(f *MQLFeatures, m *MQLMoments) (*MQLKernelModel, error) 
 	penalty := ownCurvature(all, func(t int) bool {
 		return t < p && (gamma == 1 || t%lf.P != 0) // the constant is monomial 0 of each block
 	})
-	model := &MQLKernelModel{f: lf, target: realTarget{numActions: f.NumActions}, rho: math.NaN(),
+	target := realTarget{numActions: f.NumActions}
+	if f.ActionDim > 0 {
+		target = f.target
+	}
+	model := &MQLKernelModel{f: lf, target: target, rho: math.NaN(),
 		Transitions: m.Transitions, Skipped: m.Skipped}
 	nu := l.Ridge
 	if nu == 0 {

@@ -1,6 +1,7 @@
 package value
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -257,3 +258,129 @@ func episodeOfStep(d *dataset.Dataset, j int) int {
 // fixed pieces the learners split their passes into, so that the result
 // does not depend on the number of goroutines.
 func stepHalves(n int) [2][2]int { return [2][2]int{{0, n / 2}, {n / 2, n}} }
+
+// ActionDraws is a target over real actions as the learners of
+// real-valued states read it: at a state, Target.Samples actions
+// (DefaultSamples if 0) drawn from Target.Continuous by a generator seeded
+// by Target.Seed and the state's bits (mcSampler), so that a state gets
+// the same draws wherever it appears, and E_{a~pi} f(s, a) is their mean.
+// With policy.Draws (ihope estimate --target-draws) and one draw per
+// state, every draw is that one action; with several, Samples of them are
+// picked uniformly, as fqe does. Package ratio's kernel fits (mwl) read
+// it.
+type ActionDraws struct{ t realTarget }
+
+// NewActionDraws checks pi against the logs d of real states and real
+// actions and returns how the learner who reads the target there.
+func NewActionDraws(who string, d *dataset.Dataset, pi Target) (ActionDraws, error) {
+	if d == nil || d.ActionDim == 0 {
+		return ActionDraws{}, fmt.Errorf("value: %s: draws of the target's actions are for logs of real-valued actions", who)
+	}
+	t, err := newRealTarget(who, d, pi)
+	if err != nil {
+		return ActionDraws{}, err
+	}
+	return ActionDraws{t: t}, nil
+}
+
+// ActionDim is the length of an action vector (0 for the zero value).
+func (a ActionDraws) ActionDim() int { return a.t.actionDim }
+
+// Samples is the number of actions drawn per state.
+func (a ActionDraws) Samples() int { return a.t.samples }
+
+// ActionSampler draws the actions of an ActionDraws; one per goroutine.
+type ActionSampler struct{ s *mcSampler }
+
+// NewSampler returns a sampler of a's draws.
+func (a ActionDraws) NewSampler() *ActionSampler { return &ActionSampler{s: newMCSampler(a.t)} }
+
+// Each calls f with every action drawn at obs, in order (the slice is the
+// policy's, fresh at each call). An action that is not finite (a
+// policy.Draws given no draw at obs returns NaNs) is an error.
+func (s *ActionSampler) Each(obs []float64, f func(a []float64)) error {
+	ok := true
+	s.s.draw(obs, func(_ int, a []float64) {
+		if !allFinite(a) {
+			ok = false
+		}
+		f(a)
+	})
+	if !ok {
+		return errNoDraw
+	}
+	return nil
+}
+
+// errNoDraw is the error of a state where the target's draws are not
+// finite: a draws file without a draw at that state.
+var errNoDraw = errors.New("no finite action of the target drawn there (a draws file without a draw at this state?)")
+
+// TargetProbsFromDraws returns a copy of the logs d of real states and
+// discrete actions whose target_prob_k columns (TargetProbs, and
+// FinalTargetProbs after every episode whose next state is known) are the
+// frequencies of the target's actions drawn at each state: t.Continuous's
+// draws are one-component vectors holding an action's index 0 ...
+// NumActions-1, Samples of them per state as ActionDraws reads them. It
+// is how mql and mwl (package ope) read a discrete target known only by
+// actions drawn from it; with one draw per state of a deterministic
+// target the columns are its one-hot rows exactly. The other columns are
+// shared with d.
+func TargetProbsFromDraws(who string, d *dataset.Dataset, t Target) (*dataset.Dataset, error) {
+	switch {
+	case d == nil || d.StateDim <= 0 || d.ActionDim != 0 || d.NumActions <= 0:
+		return nil, fmt.Errorf("value: %s: the target's draws of discrete actions are for logs of real states and discrete actions", who)
+	case t.Continuous == nil || t.Continuous.ActionDim() != 1:
+		return nil, fmt.Errorf("value: %s: draws of discrete actions are one-component vectors holding the action's index", who)
+	case t.Samples < 0:
+		return nil, fmt.Errorf("value: %s: Target.Samples %d, want >= 0", who, t.Samples)
+	}
+	s := t.Samples
+	if s == 0 {
+		s = DefaultSamples
+	}
+	smp := &ActionSampler{s: newMCSampler(realTarget{actionDim: 1, cont: t.Continuous, samples: s, seed: t.Seed})}
+	nA := d.NumActions
+	freq := func(dst, obs []float64, e, step int, where string) error {
+		clear(dst)
+		bad := math.NaN()
+		err := smp.Each(obs, func(a []float64) {
+			k := int(a[0])
+			if float64(k) != a[0] || k < 0 || k >= nA {
+				bad = a[0]
+				return
+			}
+			dst[k]++
+		})
+		if err == nil && !math.IsNaN(bad) {
+			err = fmt.Errorf("action %v drawn, want an index in 0..%d", bad, nA-1)
+		}
+		if err != nil {
+			return fmt.Errorf("value: %s: episode %q step %d: at the %s state, %w", who, d.IDs[e], step, where, err)
+		}
+		for k := range dst {
+			dst[k] /= float64(s)
+		}
+		return nil
+	}
+	out := *d
+	out.TargetProbs = make([]float64, d.NumSteps()*nA)
+	out.FinalTargetProbs = make([]float64, d.NumEpisodes()*nA)
+	out.HasFinalTarget = make([]bool, d.NumEpisodes())
+	for e := range d.NumEpisodes() {
+		lo, hi := d.Span(e)
+		for j := lo; j < hi; j++ {
+			if err := freq(out.TargetProbs[j*nA:(j+1)*nA], d.ObsAt(j), e, j-lo, "logged"); err != nil {
+				return nil, err
+			}
+		}
+		if d.HasFinal[e] && hi > lo {
+			obs := d.FinalObs[e*d.StateDim : (e+1)*d.StateDim]
+			if err := freq(out.FinalTargetProbs[e*nA:(e+1)*nA], obs, e, hi-1-lo, "next"); err != nil {
+				return nil, err
+			}
+			out.HasFinalTarget[e] = true
+		}
+	}
+	return &out, nil
+}
