@@ -44,7 +44,7 @@ type estimateCmd struct {
 	Workers          int      `help:"Goroutines for the estimators and the bootstrap (default: the number of CPUs)."`
 	JSON             bool     `name:"json" help:"Print exactly one JSON object on stdout."`
 	Timings          bool     `help:"Also give each estimator's time in --json (seconds) and in the --report. Without it they hold only what the data, the flags and the seeds fix, so two runs write the same bytes (the table on the terminal always shows the times)."`
-	TargetDraws      string   `name:"target-draws" placeholder:"FILE" help:"For logs of real-valued actions: actions drawn from the target policy at the logged states, a CSV (state_0,...,action_0,...; .tsv and .gz too) with a draw at every logged state and at every given next state, which lets fqe and dr (and their linear or neural value models) run where the target cannot be run by ihope."`
+	TargetDraws      string   `name:"target-draws" placeholder:"FILE" help:"For logs of real-valued actions: actions drawn from the target policy at the logged states, a CSV (state_0,...,action_0,...; .tsv and .gz too) with a draw at every logged state and at every given next state, which lets fqe, dr (with their linear or neural value models), mql and mwl run where the target cannot be run by ihope."`
 	Bounds           bool     `help:"Also give each row that has one a confidence bound on its estimand at level 1-alpha (bound_low, bound_high, bound_method in --json): HCOPE on the horizon value beside the trajectory-wise IS rows, the kernel Bellman interval on the long-run value beside model-based and fqe (discrete states, gamma < 1). Needs --reward-range."`
 	RewardRange      string   `name:"reward-range" placeholder:"LO,HI" help:"With --bounds: the range every reward lies in, as you know it (not the sample's minimum and maximum: the bounds' guarantee rests on a range known before the data). With a negative LO write --reward-range=LO,HI."`
 	Baseline         string   `placeholder:"VALUE|NAME|behavior" help:"With --bounds: a verdict per target policy against a value, another target policy (--target-policy NAME=FILE) or the behavior's own value: better or worse with the bounds' confidence, or not shown."`
@@ -158,7 +158,7 @@ func (c *estimateCmd) write(e *runEnv, ev *evaluate.Evaluator, rep *evaluate.Rep
 // statistics are sums, Poisson bootstrap intervals.
 func (c *estimateCmd) runStream(e *runEnv, ev *evaluate.Evaluator) error {
 	if c.TargetDraws != "" {
-		return usagef("--target-draws: fqe and dr on real actions do not stream; run them on one file that fits in memory")
+		return usagef("--target-draws: the estimators of real actions (fqe, dr, mql, mwl) do not stream; run them on one file that fits in memory")
 	}
 	for _, f := range []struct {
 		set  bool

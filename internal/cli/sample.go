@@ -21,7 +21,7 @@ type sampleCmd struct {
 	Out         string `required:"" placeholder:"FILE" help:"Output file: .csv, .tsv, .csv.gz, .tsv.gz or .parquet, by its extension; - for standard output (with --format)."`
 	Format      string `placeholder:"FORMAT" help:"With --out -: the format to write, csv, tsv, csv.gz, tsv.gz or parquet."`
 	IDPrefix    string `name:"id-prefix" placeholder:"PREFIX" help:"Prefix of the episode ids (PREFIX0, PREFIX1, ...): shards sampled with different seeds then have distinct ids, as ihope estimate --data 'DIR/*.parquet' needs."`
-	TargetDraws string `name:"target-draws" placeholder:"FILE" help:"Pendulum: also write to FILE (CSV; .gz compresses) one action drawn from the target at every logged state and next state (state_0,...,action_0,...), which ihope estimate --target-draws reads so that fqe and dr run on real actions. Drawn with its own stream of --seed."`
+	TargetDraws string `name:"target-draws" placeholder:"FILE" help:"Pendulum: also write to FILE (CSV; .gz compresses) one action drawn from the target at every logged state and next state (state_0,...,action_0,...), which ihope estimate --target-draws reads so that fqe, dr, mql and mwl run on real actions. Drawn with its own stream of --seed."`
 	TargetProbs bool   `name:"target-probs" help:"Also write the target's whole action distribution (target_prob_0, target_prob_1, ... and next_target_prob_k on each episode's last row), which model-based, fqe and dr need (tabular worlds)."`
 }
 
