@@ -93,6 +93,9 @@ type DataSummary struct {
 	Terminal int     `json:"terminal_episodes"`
 	Gamma    float64 `json:"gamma"`
 	Estimand string  `json:"estimand"`
+	// NotRun says which estimators of the default set were left out for
+	// estimating another value than the one asked for.
+	NotRun string `json:"not_run,omitempty"`
 
 	// Where the behavior probabilities come from (estimate_behavior.go).
 	Behavior    string       `json:"behavior"`
@@ -261,6 +264,9 @@ func (r *Report) forFiles() *Report {
 // the default set's rows that do not apply change nothing.
 func noEstimate(named []string, asked string, rep *Report) error {
 	if len(rep.Estimates) == 0 {
+		if len(named) == 0 && asked != "" {
+			return fmt.Errorf("no estimate of the %s value asked for: no estimator of the default set estimates it on these logs (see the warnings)", asked)
+		}
 		return nil
 	}
 	ran, match := false, false
@@ -315,6 +321,7 @@ func (c *Evaluator) estimate(d *dataset.Dataset, target *Target, stderr io.Write
 	}
 	rep.Warnings = append(rep.Warnings, warnings...)
 	rep.Warnings = append(rep.Warnings, c.noBehaviorWarnings(d, opts)...)
+	rep.Data.NotRun = c.otherEstimand(d, opts, nil)
 	entries, skipped := c.choose(d, opts)
 	var absorbed []string // estimators of the long run left out at gamma = 1 (ope.ErrAbsorbingAverage)
 	var ok []ope.Entry    // the estimators that succeeded, for the intervals
@@ -436,6 +443,9 @@ func (c *Evaluator) choose(d *dataset.Dataset, opts ope.Options) ([]ope.Entry, [
 		if registryDefault && !en.Default() {
 			continue // dominated in every world of ihope benchmark: by name only
 		}
+		if registryDefault && en.Estimand(opts) != opts.Estimand {
+			continue // another estimand's: on request (otherEstimand says so)
+		}
 		err := en.Applies(d, opts)
 		if err != nil && !explicit {
 			continue
@@ -444,6 +454,40 @@ func (c *Evaluator) choose(d *dataset.Dataset, opts ope.Options) ([]ope.Entry, [
 		skipped = append(skipped, err)
 	}
 	return out, skipped
+}
+
+// otherEstimand names the estimators of the default set that apply to d
+// but estimate another value than the one asked for (opts.Estimand): the
+// default set runs those of the estimand asked for only, so that every
+// row answers the question asked (issue 31); the others run on request.
+// It returns the report's line about them ("" if none).
+func (c *Evaluator) otherEstimand(d *dataset.Dataset, opts ope.Options, streamable []string) string {
+	names, registryDefault := c.defaultEstimators()
+	if len(c.Estimators) > 0 || !registryDefault {
+		return ""
+	}
+	var other []string
+	var est ope.Estimand
+	asked := opts.Estimand.OrDefault()
+	for _, name := range names {
+		en, _ := ope.Lookup(name)
+		if !en.Default() || en.Estimand(opts) == asked || en.Applies(d, opts) != nil {
+			continue
+		}
+		if streamable != nil && !slices.Contains(streamable, name) {
+			continue
+		}
+		other, est = append(other, name), en.Estimand(opts)
+	}
+	if len(other) == 0 {
+		return ""
+	}
+	verb, them := "estimate", "them"
+	if len(other) == 1 {
+		verb, them = "estimates", "it"
+	}
+	return fmt.Sprintf("%s %s the %s value, not the %s value asked for: not run (--estimand %s runs %s, or name %s with --estimators)",
+		strings.Join(other, ", "), verb, est, asked, est, them, them)
 }
 
 // runOne runs one estimator on d and returns its row and warnings. An
@@ -827,6 +871,9 @@ func printEstimate(out io.Writer, r *Report) {
 			fmt.Fprintf(out, "%s: %d networks (--restarts), weighted by the mean ratio of the middle %d by their own estimates, which range over [%s, %s], sd %s\n",
 				row.Estimator, row.Restarts, kept, words.Num("%.4g", lo), words.Num("%.4g", hi), words.Num("%.3g", *row.RestartSD))
 		}
+	}
+	if d.NotRun != "" {
+		fmt.Fprintln(out, d.NotRun)
 	}
 	printBounds(out, r)
 	if r.Ranking != nil {

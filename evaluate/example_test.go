@@ -11,9 +11,9 @@ import (
 )
 
 // The whole evaluation ihope estimate runs, from a library: the default
-// estimators with their intervals, the warnings and the recommended
-// estimate, on 50 Taxi episodes whose log carries the target's
-// probabilities.
+// estimators of the horizon value (the estimand of several episodes) with
+// their intervals, the warnings and the recommended estimate, on 50 Taxi
+// episodes whose log carries the target's probabilities.
 func ExampleEvaluator_Evaluate() {
 	target, _ := taxi.Policy("pi19")
 	behavior, _ := taxi.Policy("pi18")
@@ -47,6 +47,5 @@ func ExampleEvaluator_Evaluate() {
 	// wis-trajectory  horizon   -0.180  [-0.361, -0.021]
 	// wis-stepwise    horizon   -0.122  [-0.229, -0.038]
 	// mis             horizon   -0.154  [-0.193, -0.085]
-	// bch-tabular     long-run  -0.198  [-0.264, -0.110]
 	// recommended: mis
 }

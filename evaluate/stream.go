@@ -44,8 +44,8 @@ func (c *Evaluator) newStats(d *dataset.Dataset, target *policy.Tabular) (*strea
 				continue
 			}
 			en, _ := ope.Lookup(name)
-			if !en.Default() {
-				continue
+			if !en.Default() || en.Estimand(opts) != opts.Estimand.OrDefault() {
+				continue // dominated everywhere, or another estimand's (choose)
 			}
 			switch err := stream.Applies(name, d, applies); {
 			case err == nil:
@@ -218,6 +218,7 @@ func (c *Evaluator) EvaluateShards(files []string, o dataset.ReadOptions, file s
 	}
 	t0 := time.Now()
 	var stats *stream.Stats
+	var notRun string // the default set's estimators of another estimand (otherEstimand)
 	// One pass over the shards, or two when an estimator's features are
 	// fixed by the whole log (bch-kernel): the first pass feeds AddFirst,
 	// the second Add.
@@ -254,6 +255,7 @@ func (c *Evaluator) EvaluateShards(files []string, o dataset.ReadOptions, file s
 			if stats, err = c.newStats(d, target); err != nil {
 				return err
 			}
+			notRun = c.otherEstimand(d, c.streamOptions(target), stream.Streamable())
 			twoPass = stats.FirstPass()
 		}
 		if twoPass {
@@ -279,6 +281,8 @@ func (c *Evaluator) EvaluateShards(files []string, o dataset.ReadOptions, file s
 	}
 	rep := streamReport(res, file)
 	rep.Warnings = append([]string{}, rep.Warnings...) // [] in JSON, never null
+	rep.Data.NotRun = notRun
+	rep.Data.NotRun = notRun
 	var one *Target
 	if len(targets) == 1 {
 		one = &targets[0]

@@ -50,14 +50,14 @@ func absorbing(name string, d *dataset.Dataset, gamma float64, est Estimand) (ab
 		return a, nil
 	}
 	T := d.MaxLen()
-	if est.orDefault() == LongRun {
+	if est.OrDefault() == LongRun {
 		if gamma == 1 {
 			return a, fmt.Errorf("%s: %d of %d episodes end in a terminal state, %w", name, d.NumTerminal(), d.NumEpisodes(), ErrAbsorbingAverage)
 		}
 		T++
 	}
 	a.d = d.Absorbing(T)
-	if est.orDefault() == LongRun {
+	if est.OrDefault() == LongRun {
 		// z is logged after every terminal step and stays for ever: a
 		// discounted weigher counts a terminal episode's last step, in z,
 		// as itself and every later one, gamma^t/(1 - gamma)

@@ -142,7 +142,7 @@ func RangeWarning(name string, v float64, s dataset.Summary) string {
 // it grows with the number of episodes logged (39 steps at 200 episodes,
 // 58 at 2000 on one world), and the value with it.
 func HorizonWarning(s dataset.Summary, est Estimand) string {
-	if est.orDefault() != Horizon || s.Terminal == 0 {
+	if est.OrDefault() != Horizon || s.Terminal == 0 {
 		return ""
 	}
 	if s.Terminal == s.Episodes && s.Episodes > 1 && s.MinLength < s.MaxLength {

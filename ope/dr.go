@@ -127,7 +127,7 @@ func (e DR) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	if err := checkBehavior(name, d); err != nil {
 		return Result{}, err
 	}
-	est := e.Estimand.orDefault()
+	est := e.Estimand.OrDefault()
 	a, err := absorbing(name, d, gamma, est)
 	if err != nil {
 		return Result{}, err

@@ -48,9 +48,9 @@ func DefaultEstimand(d *dataset.Dataset) Estimand {
 	return Horizon
 }
 
-// orDefault returns e, or Horizon if e is empty (the estimand the
+// OrDefault returns e, or Horizon if e is empty (the estimand the
 // estimators targeted before estimands were stated).
-func (e Estimand) orDefault() Estimand {
+func (e Estimand) OrDefault() Estimand {
 	if e == "" {
 		return Horizon
 	}

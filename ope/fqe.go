@@ -59,7 +59,7 @@ func (e FQE) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	if err := checkEpisodes(name, d); err != nil {
 		return Result{}, err
 	}
-	est := e.Estimand.orDefault()
+	est := e.Estimand.OrDefault()
 	a, err := absorbing(name, d, gamma, est)
 	if err != nil {
 		return Result{}, err

@@ -93,7 +93,7 @@ func (e *ModelBased) Estimate(d *dataset.Dataset, gamma float64) (Result, error)
 			name, target.NumStates(), target.NumActions(), m.NumStates(), m.NumActions())
 	}
 	var v float64
-	switch e.Estimand.orDefault() {
+	switch e.Estimand.OrDefault() {
 	case Horizon:
 		T := e.Horizon
 		if T == 0 {
@@ -128,7 +128,7 @@ func (e *ModelBased) Estimate(d *dataset.Dataset, gamma float64) (Result, error)
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return Result{}, fmt.Errorf("%s: value %v", name, v)
 	}
-	return Result{Value: v, Model: &SolvedCountModel{m, target}, Estimand: e.Estimand.orDefault(), Learner: "tabular"}, nil
+	return Result{Value: v, Model: &SolvedCountModel{m, target}, Estimand: e.Estimand.OrDefault(), Learner: "tabular"}, nil
 }
 
 // oneLength reports whether every episode of d has the same length.

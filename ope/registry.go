@@ -146,7 +146,7 @@ func (o Options) valueTarget() value.Target {
 // valueLearner is the value learner Options.ValueModel names for the
 // estimand, nil for the data's choice.
 func (o Options) valueLearner() value.Learner {
-	finite := o.Estimand.orDefault() == Horizon
+	finite := o.Estimand.OrDefault() == Horizon
 	switch o.ValueModel {
 	case "tabular":
 		return value.Tabular{Finite: finite}
@@ -255,7 +255,7 @@ func (e Entry) Estimand(o Options) Estimand {
 	if e.Targets != "" {
 		return e.Targets
 	}
-	return o.Estimand.orDefault()
+	return o.Estimand.OrDefault()
 }
 
 // SlowOn reports whether e's refit is slow on d (Slow, or

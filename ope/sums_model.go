@@ -33,7 +33,7 @@ func (e *ModelBased) NewSums(gamma float64, copies int) (Sums, error) {
 	if err := checkSumsArgs(name, gamma, copies); err != nil {
 		return nil, err
 	}
-	est := e.Estimand.orDefault()
+	est := e.Estimand.OrDefault()
 	if est != Horizon && est != LongRun {
 		return nil, fmt.Errorf("%s: unknown estimand %q", name, e.Estimand)
 	}

@@ -72,7 +72,7 @@ func (e FQE) NewSums(gamma float64, copies int) (Sums, error) {
 	if err := checkSumsArgs(name, gamma, copies); err != nil {
 		return nil, err
 	}
-	est := e.Estimand.orDefault()
+	est := e.Estimand.OrDefault()
 	finite := est == Horizon
 	if e.Value != nil {
 		if err := checkValueEstimand(name, e.Value, est); err != nil {

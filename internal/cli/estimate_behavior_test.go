@@ -53,7 +53,7 @@ func TestEstimateWithoutBehavior(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.LogBehavior = nil
-	weighing := []string{"wis-trajectory", "wis-stepwise", "mis", "bch-tabular"} // the default set's (plain IS only by name)
+	weighing := []string{"wis-trajectory", "wis-stepwise", "mis"} // the default set's under the horizon value (plain IS only by name; bch-tabular under the long-run value)
 	for _, ext := range []string{"csv", "parquet"} {
 		path := filepath.Join(dir, "nobehavior."+ext)
 		if err := dataset.WriteFile(path, d); err != nil {
@@ -89,6 +89,12 @@ func TestEstimateWithoutBehavior(t *testing.T) {
 		f := rep.Data.BehaviorFit
 		if rows["naive"].Behavior != "" || rep.Data.Behavior != "fitted" || f == nil || f.Model != "counts" || f.Folds != 5 || !f.Calibrated || f.KL != nil {
 			t.Errorf("%s: naive %+v, data %+v, fit %+v", ext, rows["naive"], rep.Data, f)
+		}
+		// bch-tabular, of the long-run value, runs on the fitted
+		// probabilities when that value is asked for.
+		rep = estimateJSON(t, "--data", path, "--bootstrap", "0", "--fit-behavior", "--estimand", "long-run")
+		if r := rowsByName(rep)["bch-tabular"]; r.Behavior != "fitted" || r.Estimate == nil {
+			t.Errorf("%s: bch-tabular under the long-run value: %+v", ext, r)
 		}
 	}
 }

@@ -86,7 +86,8 @@ func TestEstimateStreamEqualsOneFile(t *testing.T) {
 		}
 	}
 	// The default set: the streamable estimators of estimate's default
-	// set, with Poisson bootstrap intervals.
+	// set of the horizon value, with Poisson bootstrap intervals, and a
+	// line naming those of the long-run value.
 	rep := estimate("--data", shards, "--bootstrap", "30")
 	var got []string
 	for _, r := range rep.Estimates {
@@ -95,8 +96,17 @@ func TestEstimateStreamEqualsOneFile(t *testing.T) {
 			t.Errorf("%s: interval %v %v around %v", r.Estimator, r.CILow, r.CIHigh, *r.Estimate)
 		}
 	}
-	if strings.Join(got, ",") != "naive,wis-trajectory,wis-stepwise,model-based,fqe,bch-tabular,mwl,mql,dualdice" || rep.Bootstrap == nil || rep.Bootstrap.Method != "episodes (Poisson)" {
-		t.Errorf("default rows %v, bootstrap %+v", got, rep.Bootstrap)
+	if strings.Join(got, ",") != "naive,wis-trajectory,wis-stepwise,model-based,fqe" || rep.Bootstrap == nil || rep.Bootstrap.Method != "episodes (Poisson)" ||
+		!strings.HasPrefix(rep.Data.NotRun, "bch-tabular, mwl, mql, dualdice estimate the long-run value") {
+		t.Errorf("default rows %v, bootstrap %+v, not run %q", got, rep.Bootstrap, rep.Data.NotRun)
+	}
+	rep = estimate("--data", shards, "--bootstrap", "0", "--estimand", "long-run")
+	got = nil
+	for _, r := range rep.Estimates {
+		got = append(got, r.Estimator)
+	}
+	if strings.Join(got, ",") != "model-based,fqe,bch-tabular,mwl,mql,dualdice" {
+		t.Errorf("default rows of the long-run value %v", got)
 	}
 	// With the target's table from a file instead of the columns.
 	policyFile := filepath.Join(dir, "pi19.csv")
@@ -320,7 +330,7 @@ func TestEstimateStreamMinimaxKernel(t *testing.T) {
 		}
 	}
 	// The default set on real states with the target's columns.
-	st, err := evaluate.NewStreamStats(d, evaluate.StreamOptions{Gamma: 1})
+	st, err := evaluate.NewStreamStats(d, evaluate.StreamOptions{Gamma: 1, Estimand: "long-run"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,7 +56,8 @@ func TestTargetDistributionRoundTrip(t *testing.T) {
 		if _, errOut, code := run(t, append(append([]string{"sample", "--out", path}, common...), c.sample...)...); code != ExitOK {
 			t.Fatalf("%s %s: sample: %s", c.name, c.ext, errOut)
 		}
-		args := append([]string{"estimate", "--data", path, "--json", "--bootstrap", "0", "--estimand", "horizon"}, c.estimate...)
+		args := append([]string{"estimate", "--data", path, "--json", "--bootstrap", "0", "--estimand", "horizon",
+			"--estimators", "model-based,fqe,mis,dr,bch-tabular"}, c.estimate...)
 		out, errOut, code := run(t, args...)
 		if code != ExitOK {
 			t.Fatalf("%s %s: estimate: %s", c.name, c.ext, errOut)
