@@ -339,16 +339,23 @@ func TestPipelineKernelTwoPasses(t *testing.T) {
 			t.Errorf("%s --value-model neural: %v", name, err)
 		}
 	}
-	def, err := runPipeline(t, dir, evaluate.StreamOptions{Gamma: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rows []string
-	for _, e := range def.Estimates {
-		rows = append(rows, e.Estimator)
-	}
-	if strings.Join(rows, ",") != "naive,wis-trajectory,wis-stepwise,bch-kernel" {
-		t.Errorf("default rows %v", rows)
+	// The default set is the estimand's: the horizon value's, then the
+	// long-run value's.
+	for _, c := range []struct{ estimand, want string }{
+		{"", "naive,wis-trajectory,wis-stepwise"},
+		{"long-run", "bch-kernel"},
+	} {
+		def, err := runPipeline(t, dir, evaluate.StreamOptions{Gamma: 1, Estimand: c.estimand})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rows []string
+		for _, e := range def.Estimates {
+			rows = append(rows, e.Estimator)
+		}
+		if strings.Join(rows, ",") != c.want {
+			t.Errorf("default rows under %q: %v, want %s", c.estimand, rows, c.want)
+		}
 	}
 }
 
@@ -409,7 +416,7 @@ func TestPipelineMinimaxKernel(t *testing.T) {
 		}
 		sameReports(t, got, want)
 	}
-	def, err := runPipeline(t, dir, evaluate.StreamOptions{Gamma: 1})
+	def, err := runPipeline(t, dir, evaluate.StreamOptions{Gamma: 1, Estimand: "long-run"})
 	if err != nil {
 		t.Fatal(err)
 	}
