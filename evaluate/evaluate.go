@@ -646,7 +646,7 @@ func applyInterval(rep *Report, row *Row, iv ope.Interval, B int) {
 		row.Interval = iv.Method
 		bias := stat.Mean(iv.Estimates, nil) - *row.Estimate
 		row.BootstrapBias = &bias
-		if half := (iv.High - iv.Low) / 2; math.Abs(bias) > half {
+		if half := (iv.High - iv.Low) / 2; biasedBootstrap(&bias, half) {
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf(
 				"%s: the bootstrap puts its estimate %.3g away from the mean of its resamples, more than half the interval's width (%.3g): the estimator is biased on these logs, and its percentile interval may not hold the truth",
 				row.Estimator, bias, half))
@@ -659,7 +659,7 @@ func applyInterval(rep *Report, row *Row, iv ope.Interval, B int) {
 			row.Estimator, iv.Failures, B, iv.FirstFailure))
 	}
 	if row.RestartSD != nil && row.CILow != nil {
-		if half := (*row.CIHigh - *row.CILow) / 2; *row.RestartSD > half/2 {
+		if half := (*row.CIHigh - *row.CILow) / 2; trainingDominates(row.RestartSD, half) {
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf(
 				"%s: its %d networks' estimates spread by sd %.3g, more than a quarter of the interval's width (%.3g): the training, not the data, dominates the uncertainty; raise --restarts",
 				row.Estimator, row.Restarts, *row.RestartSD, 2*half))

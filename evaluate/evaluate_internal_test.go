@@ -273,3 +273,30 @@ func TestRowWarningsAdapter(t *testing.T) {
 		}
 	}
 }
+
+// distrusted gives the reasons applyInterval warns of, and no reason to a
+// row without them.
+func TestDistrusted(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	base := Row{Estimate: f(0.5), CILow: f(0.4), CIHigh: f(0.6), Resamples: 100}
+	for _, c := range []struct {
+		name string
+		edit func(*Row)
+		want string
+	}{
+		{"clean", func(*Row) {}, ""},
+		{"bias under half the width", func(r *Row) { r.BootstrapBias = f(0.09) }, ""},
+		{"bias over half the width", func(r *Row) { r.BootstrapBias = f(-0.11) }, "biased"},
+		{"a tenth of the resamples failed", func(r *Row) { r.BootstrapFailures = 10 }, ""},
+		{"more than a tenth failed", func(r *Row) { r.BootstrapFailures = 11 }, "failed on 11 of 100"},
+		{"networks spread over a quarter of the width", func(r *Row) { r.RestartSD = f(0.051) }, "networks disagree"},
+		{"no interval, no verdict", func(r *Row) { r.CILow, r.CIHigh, r.BootstrapBias = nil, nil, f(1) }, ""},
+	} {
+		r := base
+		c.edit(&r)
+		got := distrusted(r)
+		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}

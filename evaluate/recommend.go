@@ -34,6 +34,7 @@ func recommend(rep *Report) {
 			row := compareRow(r)
 			row.Collapsed = r.Unit != "" && len(ope.WeightSummaryWarnings(r.Estimator, ope.Unit(r.Unit),
 				ope.WeightSummary{ESS: r.ESS, Units: r.Units, MaxShare: share(r.MaxWeightShare)})) > 0
+			row.Failed = distrusted(r)
 			rows = append(rows, row)
 		}
 		rec := ope.Recommend(rows, ope.Estimand(rep.Data.Estimand), lo, hi)
@@ -86,4 +87,38 @@ func valueRange(rep *Report) (lo, hi float64) {
 func outOfRange(v, lo, hi float64) bool {
 	tol := 1e-9 * math.Max(1, math.Max(math.Abs(lo), math.Abs(hi)))
 	return v < lo-tol || v > hi+tol
+}
+
+// distrusted returns why a row's own diagnostics distrust it ("" if they
+// do not), the conditions under which applyInterval warns: a bootstrap
+// that puts the estimate further from its resamples' mean than half the
+// interval (biased on these logs), more than a tenth of the resamples
+// failed, or networks whose own estimates spread by more than a quarter
+// of the interval (the training, not the data, decides the number).
+func distrusted(r Row) string {
+	if r.CILow == nil || r.CIHigh == nil {
+		return ""
+	}
+	half := (*r.CIHigh - *r.CILow) / 2
+	switch {
+	case biasedBootstrap(r.BootstrapBias, half):
+		return "its bootstrap finds it biased on these logs"
+	case r.Resamples > 0 && r.BootstrapFailures*10 > r.Resamples:
+		return fmt.Sprintf("it failed on %d of %d bootstrap resamples", r.BootstrapFailures, r.Resamples)
+	case trainingDominates(r.RestartSD, half):
+		return "its networks disagree more than the data's uncertainty"
+	}
+	return ""
+}
+
+// biasedBootstrap reports whether a bootstrap bias exceeds half the
+// interval's width.
+func biasedBootstrap(bias *float64, half float64) bool {
+	return bias != nil && math.Abs(*bias) > half
+}
+
+// trainingDominates reports whether the networks' spread exceeds a
+// quarter of the interval's width.
+func trainingDominates(restartSD *float64, half float64) bool {
+	return restartSD != nil && *restartSD > half/2
 }

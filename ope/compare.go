@@ -36,6 +36,9 @@ type Row struct {
 	Low, High float64
 	SE        float64
 	Collapsed bool
+	// Failed, if not "", is why the row's own diagnostics distrust it
+	// (its bootstrap finds it biased, say): Recommend leaves it out.
+	Failed string
 }
 
 // valueModel returns the value model a row reads (fqe's learner, dr's

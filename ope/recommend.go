@@ -26,7 +26,8 @@ type Recommendation struct {
 //  1. Candidates are the rows of that estimand with an estimate and an
 //     interval, inside the rewards' range [lo, hi] (a normalised value
 //     cannot leave it), whose weights do not collapse (Row.Collapsed),
-//     and that estimate the target's value (not naive's behavior value).
+//     and that estimate the target's value (not naive's behavior value),
+//     whose own diagnostics do not distrust them (Row.Failed).
 //  2. They are ordered from more bias and less variance to less bias and
 //     more: value models (fqe), models corrected by a ratio (dr), then
 //     the ratio and IS family; within a family the wider interval first.
@@ -59,6 +60,8 @@ func Recommend(rows []Row, estimand Estimand, lo, hi float64) Recommendation {
 			reason = fmt.Sprintf("outside the rewards' range [%.4g, %.4g]", lo, hi)
 		case r.Collapsed:
 			reason = "its weights collapse"
+		case r.Failed != "":
+			reason = r.Failed
 		}
 		if reason != "" {
 			rec.Excluded = append(rec.Excluded, r.Estimator+": "+reason)

@@ -34,6 +34,8 @@ func TestRecommend(t *testing.T) {
 		{"out of the rewards' range is left out", []ope.Row{row("fqe", 7.1, 7.0, 7.2), row("dr", 0.5, 0.4, 0.6)}, "dr", "only estimator"},
 		{"collapsed weights are left out", []ope.Row{{Estimator: "wis-stepwise", Estimand: ope.Horizon, Estimate: 0.2, Low: 0.19, High: 0.21, Collapsed: true},
 			row("dr", 0.5, 0.4, 0.6)}, "dr", "only estimator"},
+		{"a row its diagnostics distrust is left out", []ope.Row{{Estimator: "bch-neural", Estimand: ope.Horizon, Estimate: 0.2, Low: 0.19, High: 0.21, Failed: "its bootstrap finds it biased on these logs"},
+			row("dr", 0.5, 0.4, 0.6)}, "dr", "only estimator"},
 		{"naive and other estimands do not compete", []ope.Row{row("naive", 0.3, 0.29, 0.31), {Estimator: "bch-tabular", Estimand: ope.LongRun, Estimate: 0.5, Low: 0.49, High: 0.51},
 			row("wis-stepwise", 0.5, 0.4, 0.6)}, "wis-stepwise", "only estimator"},
 		{"no interval, no candidate", []ope.Row{row("dr", 0.5, nan, nan)}, "", "no estimator of the horizon value"},
