@@ -96,6 +96,9 @@ type DR struct {
 	// Folds is the number of cross-fitting folds; 0 means 2, 1 turns
 	// cross-fitting off.
 	Folds int
+	// SelectSeed shuffles the episodes into the folds of the value
+	// model's selection (value.Select) when Value is nil on real states.
+	SelectSeed uint64
 }
 
 var _ Estimator = DR{}
@@ -136,10 +139,19 @@ func (e DR) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	e.Target = a.target(e.Target)
 	vl := e.Value
 	if vl == nil {
-		vl = autoValue(d, est)
+		vl = autoValue(d, est, e.SelectSeed)
 	}
 	if err := checkValueEstimand(name, vl, est); err != nil {
 		return Result{}, err
+	}
+	// A learner that chooses its class (value.Select) chooses once, on
+	// every episode, and the winner is cross-fitted: choosing again in
+	// each fold would cost K selections and could give each fold another
+	// class. The bootstrap reruns the whole, so its intervals count the
+	// choice's variability.
+	vl, sel, err := chooseValue(vl, d, gamma, e.Target)
+	if err != nil {
+		return Result{}, fmt.Errorf("%s: value model: %w", name, err)
 	}
 	rl := e.ratioLearner(d, est)
 	K := e.Folds
@@ -214,6 +226,7 @@ func (e DR) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 		return Result{}, fmt.Errorf("%s: the estimate is %v", name, val)
 	}
 	res := Result{Value: val, SE: se, Estimand: est, Learner: ratioName + "/" + vl.Name()}
+	res.setSelection(sel)
 	if K == 1 && d.NumEpisodes() > 1 {
 		res.Warnings = append(res.Warnings, "dr: no cross-fitting (1 fold): the models are judged on the data they fitted")
 	}

@@ -61,6 +61,14 @@ type Result struct {
 	// gives on its own, in fit order; their spread is the training's
 	// share of the estimate's uncertainty. Nil for the others.
 	Restarts []float64
+	// ModelClass names the function class a learner on real states chose
+	// from the data ("poly4"; see ope/selection.go), "" where nothing
+	// was chosen. (Model, the fitted model itself, keeps its name.)
+	ModelClass string
+	// Selection holds the held-out score of every class the learner
+	// chose among, in the order of its candidates; nil where nothing was
+	// chosen.
+	Selection []Candidate
 }
 
 // checkGamma returns an error unless 0 < gamma <= 1.

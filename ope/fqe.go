@@ -19,9 +19,14 @@ import (
 // It needs the target's whole action distribution (Target, or the logs'
 // target_prob_k columns) but no behavior probabilities. With Value nil the
 // learner is chosen from the data: value.Tabular for discrete states and
-// actions, value.Linear otherwise.
+// actions, otherwise value.Select, the linear model whose polynomial
+// degree (2 to 6) is chosen by its held-out TD residual over folds of
+// episodes shuffled by SelectSeed, then refitted on all the data
+// (ope/selection.go; value.Linear, a fixed degree 2, before).
 //
-// Result.Model is the value.Model, Result.Learner its learner's name.
+// Result.Model is the value.Model, Result.Learner its learner's name;
+// where the class was chosen, Result.ModelClass names the winner and
+// Result.Selection holds every candidate's held-out score.
 //
 // References:
 //
@@ -43,6 +48,9 @@ type FQE struct {
 	// SampleSeed, and its model is evaluated on every step.
 	Reservoir  int
 	SampleSeed uint64
+	// SelectSeed shuffles the episodes into the folds of the value
+	// model's selection (value.Select) when Value is nil on real states.
+	SelectSeed uint64
 }
 
 var _ Estimator = FQE{}
@@ -67,12 +75,17 @@ func (e FQE) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	d = a.d
 	l := e.Value
 	if l == nil {
-		l = autoValue(d, est)
+		l = autoValue(d, est, e.SelectSeed)
 	}
 	if err := checkValueEstimand(name, l, est); err != nil {
 		return Result{}, err
 	}
-	m, err := l.Fit(d, gamma, a.target(e.Target))
+	pi := a.target(e.Target)
+	l, sel, err := chooseValue(l, d, gamma, pi)
+	if err != nil {
+		return Result{}, fmt.Errorf("%s: %w", name, err)
+	}
+	m, err := l.Fit(d, gamma, pi)
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: %w", name, err)
 	}
@@ -81,6 +94,7 @@ func (e FQE) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 		return Result{}, fmt.Errorf("%s: %w", name, err)
 	}
 	res := Result{Value: v, Estimand: est, Model: m, Learner: l.Name()}
+	res.setSelection(sel)
 	if readsStarts(est, gamma) {
 		if w := StartWarning(name, d); w != "" {
 			res.Warnings = append(res.Warnings, w)
@@ -90,13 +104,19 @@ func (e FQE) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 }
 
 // autoValue is the value learner the data call for: exact tabular for
-// discrete states and actions, linear features otherwise.
-func autoValue(d *dataset.Dataset, est Estimand) value.Learner {
+// discrete states and actions, otherwise linear features whose
+// polynomial degree is chosen from the data (value.Select, its folds
+// shuffled by seed). The fixed degree-2 model misfit every world whose q
+// is not quadratic: on the point mass of env/pointmass (200 episodes of
+// 100 steps, 6 seeds, long run) fqe's mean |error| was 0.109 (gamma =
+// 0.99) and 0.141 (gamma = 1); selected, 0.032 and 0.015 (degree 4 won
+// every seed).
+func autoValue(d *dataset.Dataset, est Estimand, seed uint64) value.Learner {
 	finite := est == Horizon
 	if d.Discrete() && d.ActionDim == 0 {
 		return value.Tabular{Finite: finite}
 	}
-	return value.Linear{Finite: finite}
+	return value.Select{Finite: finite, Seed: seed}
 }
 
 // ErrStationaryHorizon is what fqe and dr refuse (wrapped, with the

@@ -280,7 +280,7 @@ var registry = []Entry{
 		New: func(o Options) Estimator { return &ModelBased{Target: o.Target, Estimand: o.Estimand} }, Bound: kernelBellmanBound},
 	{Name: "fqe", Label: "fitted Q evaluation", Needs: NeedsTargetDist, Reads: ReadsValueModel,
 		New: func(o Options) Estimator {
-			return FQE{Value: o.valueLearner(), Target: o.valueTarget(), Estimand: o.Estimand, Reservoir: o.Reservoir, SampleSeed: o.Seed}
+			return FQE{Value: o.valueLearner(), Target: o.valueTarget(), Estimand: o.Estimand, Reservoir: o.Reservoir, SampleSeed: o.Seed, SelectSeed: o.Seed}
 		}, Bound: kernelBellmanBound},
 	{Name: "mis", Targets: Horizon, Label: "marginalized IS (time-indexed ratios)", Needs: NeedsDiscreteStates | NeedsBehavior, Unit: UnitStep,
 		New: func(o Options) Estimator { return MIS{} }},
@@ -295,7 +295,7 @@ var registry = []Entry{
 	{Name: "dr", Label: "doubly robust (ratio + value model)", SlowOnRealStates: true, Needs: NeedsTargetDist | NeedsBehavior, Reads: ReadsCorrectedModel,
 		New: func(o Options) Estimator {
 			return DR{Ratio: o.ratioLearner(), Kernel: o.Kernel, Value: o.valueLearner(), Target: o.valueTarget(),
-				Estimand: o.Estimand, Folds: o.Folds}
+				Estimand: o.Estimand, Folds: o.Folds, SelectSeed: o.Seed}
 		}},
 	{Name: "mwl", Targets: LongRun, Label: "minimax weight learning (state-action ratio)", SlowOnRealStates: true, Needs: NeedsTargetDist, Unit: UnitStep,
 		New: func(o Options) Estimator {

@@ -1,0 +1,374 @@
+package value
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/ihope-ope/ihope/dataset"
+)
+
+// Candidate is one function class a Select chooses among: a learner and
+// the name a result reports it by ("poly4", "rff50-bw1").
+type Candidate struct {
+	Name    string
+	Learner Learner
+}
+
+// Score is a candidate's held-out Bellman score (see Select): the mean
+// squared held-out TD residual and its standard error, clustered by
+// episode.
+type Score struct {
+	Name      string
+	Score, SE float64
+}
+
+// Selection is what a Select chose and why: the winner's name and every
+// candidate's held-out score, in the order of the candidates. Scores is
+// nil when there was nothing to choose from (one candidate, or fewer
+// than two episodes to make folds of).
+type Selection struct {
+	Winner string
+	Scores []Score
+}
+
+// Chooser is implemented by learners that choose their function class
+// from the data (Select). ope's dr calls Choose once on the whole log and
+// cross-fits the winner, instead of choosing again inside every fold.
+type Chooser interface {
+	Choose(d *dataset.Dataset, gamma float64, pi Target) (Learner, Selection, error)
+}
+
+// DefaultSelectFolds is Select's number of folds when Folds is 0.
+const DefaultSelectFolds = 5
+
+// selectStream is the second word of the PCG state that shuffles the
+// episodes into folds ("linsel" in ASCII), mixed with Select.Seed.
+const selectStream = 0x6c696e73656c
+
+// Select is a value learner that chooses its function class from the
+// data by a held-out Bellman criterion, then refits the winner on all of
+// the data.
+//
+// The folds. The distinct episode ids (copies of an episode in a
+// bootstrap resample share one) are put in their natural order
+// (Dataset.IDOrder), shuffled by a PCG seeded by Seed, and dealt into K =
+// Folds folds (DefaultSelectFolds; at most the number of distinct ids).
+// Every candidate is fitted on K - 1 folds and scored on the held-out
+// one, each fold in turn, so that every episode is held out once.
+//
+// The criterion is the held-out mean squared TD residual of the fitted
+// model, with the target's next-action expectation:
+//
+//	score = sum_j delta_j^2 / n,   delta_j = r_j + gamma v(s'_j) - q(s_j, a_j)   (minus rho for gamma = 1),
+//
+// over the held-out transitions j with a known next state (a
+// finite-horizon model reads q^h and v^(h-1), Model.Values), pooled over
+// the folds, v(s') = sum_a pi(a|s') q(s', a). Its expectation is the
+// mean squared Bellman error E[(Bq - q)^2] plus the conditional variance
+// E[Var(r + gamma v(s') | s, a)], the double-sampling term, which
+// depends on the candidate only through its v and is alike for
+// candidates that fit v well; held out, a flexible class that chases the
+// sampled targets pays for it instead of being rewarded. This is the
+// held-out TD error of Thomas, Theocharous and Ghavamzadeh's validation
+// of value models and of Zhang and Jiang (2021), "Towards hyperparameter-
+// free policy selection for offline reinforcement learning", Section 3,
+// where it is the baseline their BVFT improves on (BVFT removes the
+// double-sampling term by comparing pairs of candidates through a
+// piecewise-constant projection; it is not implemented here). The SE is
+// the delta-method standard error of the ratio of sums, clustered by
+// episode. The winner is the candidate of least score: Select returns the
+// argmin of its own held-out scores (a failed fit, or a score that is
+// not finite, is never chosen; if every candidate fails, the first
+// candidate's error is returned).
+//
+// With Candidates nil the classes are LinearCandidates(d, Finite):
+// polynomial degrees 2 to 6 within the feature cap. With fewer than two
+// distinct episodes there are no folds, and the first candidate is used
+// without a score.
+//
+// The name is the candidates' (Linear's "linear" for the default set),
+// so that a row reports the learner as before and its class in
+// Selection.Winner.
+type Select struct {
+	// Candidates are the classes; nil: LinearCandidates(d, Finite).
+	Candidates []Candidate
+	// Finite asks for finite-horizon models (the default candidates are
+	// fitted with Linear's Finite).
+	Finite bool
+	// Folds is the number of folds; 0: DefaultSelectFolds.
+	Folds int
+	// Seed shuffles the episodes into folds.
+	Seed uint64
+}
+
+var (
+	_ Learner   = Select{}
+	_ Chooser   = Select{}
+	_ Horizoned = Select{}
+)
+
+// Name returns the name of the first candidate, "linear" for the default
+// set.
+func (s Select) Name() string {
+	if len(s.Candidates) > 0 {
+		return s.Candidates[0].Learner.Name()
+	}
+	return Linear{}.Name()
+}
+
+// FitsHorizon reports Finite.
+func (s Select) FitsHorizon() bool { return s.Finite }
+
+// WithSeed returns s with another fold seed.
+func (s Select) WithSeed(seed uint64) Learner { s.Seed = seed; return s }
+
+// Fit chooses the class (Choose) and fits it on all of d. The model is a
+// *SelectedModel.
+func (s Select) Fit(d *dataset.Dataset, gamma float64, pi Target) (Model, error) {
+	l, sel, err := s.Choose(d, gamma, pi)
+	if err != nil {
+		return nil, err
+	}
+	m, err := l.Fit(d, gamma, pi)
+	if err != nil {
+		return nil, err
+	}
+	return &SelectedModel{Model: m, Selection: sel}, nil
+}
+
+// SelectedModel is a Select's fit: the winner's model, refitted on all the
+// data, and the selection that chose it.
+type SelectedModel struct {
+	Model
+	Selection Selection
+}
+
+// linearCap is LinearCandidates' rule: at most one feature per
+// linearStepsPerFeature fitted transitions.
+const linearStepsPerFeature = 20
+
+// LinearCandidates returns the default classes of Select for the logs d:
+// Linear's polynomial features of degree 2, 3, ..., 6 ("poly2" ...
+// "poly6"), with Finite, keeping the degrees whose number of features is
+// at most one per 20 logged steps (the feature counts grow as
+// C(k + degree, degree) in the k state components, times the number of
+// discrete actions, or in the k + m state and action components for real
+// actions; on a 2-d state with 5 actions degree 6 has 140 features,
+// enough for 2,800 steps), and degree 2 always (the class before
+// selection, exact where q is quadratic). Random Fourier features are not
+// in the default set: on the point mass of env/pointmass they cost 4 to
+// 10 times a polynomial fit and were never chosen (see docs); a caller
+// may add them as candidates (Linear with Features "rff").
+func LinearCandidates(d *dataset.Dataset, finite bool) []Candidate {
+	n := d.NumSteps()
+	out := []Candidate{}
+	for deg := 2; deg <= 6; deg++ {
+		p := linearFeatureCount(d, deg)
+		if deg > 2 && (p < 0 || p*linearStepsPerFeature > n) {
+			break
+		}
+		out = append(out, Candidate{Name: fmt.Sprintf("poly%d", deg), Learner: Linear{Degree: deg, Finite: finite}})
+	}
+	return out
+}
+
+// linearFeatureCount is the number of "poly" features of the given degree
+// on d's logs, -1 beyond maxLinearFeatures.
+func linearFeatureCount(d *dataset.Dataset, degree int) int {
+	if d.ActionDim > 0 {
+		return numMonomials(d.StateDim+d.ActionDim, degree, maxLinearFeatures)
+	}
+	c := numMonomials(d.StateDim, degree, maxLinearFeatures)
+	if c < 0 || c*max(d.NumActions, 1) > maxLinearFeatures {
+		return -1
+	}
+	return c * max(d.NumActions, 1)
+}
+
+// Choose scores every candidate on the held-out folds of d and returns the
+// winner's learner and the selection (see Select). It does not refit the
+// winner.
+func (s Select) Choose(d *dataset.Dataset, gamma float64, pi Target) (Learner, Selection, error) {
+	if d == nil || d.NumEpisodes() == 0 {
+		return nil, Selection{}, errors.New("value: select: no data")
+	}
+	cands := s.Candidates
+	if cands == nil {
+		if d.StateDim <= 0 {
+			return nil, Selection{}, errors.New("value: select: the default candidates (polynomial features) need real-valued states")
+		}
+		cands = LinearCandidates(d, s.Finite)
+	}
+	if len(cands) == 0 {
+		return nil, Selection{}, errors.New("value: select: no candidates")
+	}
+	K := s.Folds
+	if K == 0 {
+		K = DefaultSelectFolds
+	}
+	if K < 2 {
+		return nil, Selection{}, fmt.Errorf("value: select: %d folds, want at least 2", K)
+	}
+	folds, nIDs := selectFolds(d, K, s.Seed)
+	K = min(K, nIDs)
+	if len(cands) == 1 || K < 2 {
+		return cands[0].Learner, Selection{Winner: cands[0].Name}, nil
+	}
+	train, held := make([]*dataset.Dataset, K), make([]*dataset.Dataset, K)
+	for k := range K {
+		var tr, he []int
+		for e, f := range folds {
+			if f == k {
+				he = append(he, e)
+			} else {
+				tr = append(tr, e)
+			}
+		}
+		train[k], held[k] = d.Subset(tr), d.Subset(he)
+	}
+	// sums[c][k] are the held-out residual sums of candidate c on fold k.
+	sums := make([][]tdSums, len(cands))
+	errs := make([]error, len(cands))
+	for c := range cands {
+		sums[c] = make([]tdSums, K)
+	}
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for c := range cands {
+		for k := range K {
+			g.Go(func() error {
+				m, err := cands[c].Learner.Fit(train[k], gamma, pi)
+				if err == nil {
+					sums[c][k], err = heldOutTD(m, held[k], gamma)
+				}
+				if err != nil {
+					sums[c][k].err = fmt.Errorf("value: select: %s on fold %d: %w", cands[c].Name, k, err)
+				}
+				return nil
+			})
+		}
+	}
+	_ = g.Wait()
+	sel := Selection{Scores: make([]Score, 0, len(cands))}
+	best, bestScore := -1, math.Inf(1)
+	for c, cd := range cands {
+		var all tdSums
+		for k := range K {
+			if sums[c][k].err != nil {
+				errs[c] = sums[c][k].err
+				break
+			}
+			all.merge(sums[c][k])
+		}
+		if errs[c] != nil {
+			continue // a failed class gets no score and is not chosen
+		}
+		sc, se := all.score()
+		if math.IsNaN(sc) || math.IsInf(sc, 0) {
+			continue
+		}
+		sel.Scores = append(sel.Scores, Score{Name: cd.Name, Score: sc, SE: se})
+		if best < 0 || sc < bestScore {
+			best, bestScore = c, sc
+		}
+	}
+	if best < 0 {
+		return nil, Selection{}, errors.Join(errs...)
+	}
+	sel.Winner = cands[best].Name
+	return cands[best].Learner, sel, nil
+}
+
+// selectFolds returns the fold of every episode of d and the number of
+// distinct ids: the distinct ids in their natural order, shuffled by a
+// PCG seeded by seed, the i-th in fold i mod K.
+func selectFolds(d *dataset.Dataset, K int, seed uint64) (fold []int, nIDs int) {
+	order := d.IDOrder()
+	var first []int // the first episode of each distinct id, in order
+	for r, e := range order {
+		if r == 0 || d.IDs[e] != d.IDs[order[r-1]] {
+			first = append(first, e)
+		}
+	}
+	perm := make([]int, len(first))
+	for i := range perm {
+		perm[i] = i
+	}
+	rng := rand.New(rand.NewPCG(seed, selectStream))
+	rng.Shuffle(len(perm), func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
+	foldOf := make(map[string]int, len(first))
+	for i, p := range perm {
+		foldOf[d.IDs[first[p]]] = i % K
+	}
+	fold = make([]int, len(d.IDs))
+	for e, id := range d.IDs {
+		fold[e] = foldOf[id]
+	}
+	return fold, len(first)
+}
+
+// tdSums are the per-episode sums of squared held-out TD residuals.
+type tdSums struct {
+	a, n []float64 // per episode: sum of delta^2, number of transitions
+	err  error
+}
+
+func (t *tdSums) merge(o tdSums) {
+	t.a = append(t.a, o.a...)
+	t.n = append(t.n, o.n...)
+}
+
+// score returns sum a / sum n and its delta-method standard error
+// clustered by episode, sqrt(m/(m-1) sum_e (a_e - score n_e)^2) / sum n.
+func (t tdSums) score() (score, se float64) {
+	var A, N float64
+	for i, a := range t.a {
+		A += a
+		N += t.n[i]
+	}
+	if !(N > 0) {
+		return math.NaN(), math.NaN()
+	}
+	score = A / N
+	m := float64(len(t.a))
+	if m < 2 {
+		return score, math.NaN()
+	}
+	ss := 0.0
+	for i, a := range t.a {
+		r := a - score*t.n[i]
+		ss += r * r
+	}
+	return score, math.Sqrt(ss*m/(m-1)) / N
+}
+
+// heldOutTD returns the sums of squared TD residuals of m on the
+// episodes of d.
+func heldOutTD(m Model, d *dataset.Dataset, gamma float64) (tdSums, error) {
+	q, _, next, err := m.Values(d)
+	if err != nil {
+		return tdSums{}, err
+	}
+	rho := m.Rho()
+	if math.IsNaN(rho) {
+		rho = 0
+	}
+	t := tdSums{a: make([]float64, d.NumEpisodes()), n: make([]float64, d.NumEpisodes())}
+	for e := range d.NumEpisodes() {
+		lo, hi := d.Span(e)
+		for j := lo; j < hi; j++ {
+			if math.IsNaN(next[j]) {
+				continue
+			}
+			delta := d.Reward[j] - rho + gamma*next[j] - q[j]
+			t.a[e] += delta * delta
+			t.n[e]++
+		}
+	}
+	return t, nil
+}
