@@ -26,19 +26,23 @@ import (
 
 // Row is one estimator's result; the JSON names are a contract.
 type Row struct {
-	Estimator     string   `json:"estimator"`
-	Policy        string   `json:"policy,omitempty"`
-	Estimate      *float64 `json:"estimate"`
-	Estimand      string   `json:"estimand,omitempty"`
-	Model         string   `json:"model,omitempty"`
-	Behavior      string   `json:"behavior,omitempty"`
-	Note          string   `json:"note,omitempty"`
-	Error         string   `json:"error,omitempty"`
-	CILow         *float64 `json:"ci_low"`
-	CIHigh        *float64 `json:"ci_high"`
-	Transient     *float64 `json:"transient,omitempty"`
-	TransientSE   *float64 `json:"transient_se,omitempty"`
-	BootstrapBias *float64 `json:"bootstrap_bias,omitempty"`
+	Estimator string   `json:"estimator"`
+	Policy    string   `json:"policy,omitempty"`
+	Estimate  *float64 `json:"estimate"`
+	Estimand  string   `json:"estimand,omitempty"`
+	Model     string   `json:"model,omitempty"`
+	// Selection holds the held-out score of every function class a
+	// learner on real states chose among (the winner in Model's
+	// parentheses): lower is better.
+	Selection     []Candidate `json:"selection,omitempty"`
+	Behavior      string      `json:"behavior,omitempty"`
+	Note          string      `json:"note,omitempty"`
+	Error         string      `json:"error,omitempty"`
+	CILow         *float64    `json:"ci_low"`
+	CIHigh        *float64    `json:"ci_high"`
+	Transient     *float64    `json:"transient,omitempty"`
+	TransientSE   *float64    `json:"transient_se,omitempty"`
+	BootstrapBias *float64    `json:"bootstrap_bias,omitempty"`
 	// Restarts is the number of networks an ensemble (bch-neural)
 	// averaged, RestartEstimates their own estimates and RestartSD their
 	// standard deviation: the share of the training's randomness in the
@@ -518,6 +522,14 @@ func (c *Evaluator) runOne(en ope.Entry, d *dataset.Dataset, opts ope.Options, s
 	row.Estimate = &v
 	row.Estimand = string(res.Estimand)
 	row.Model = res.Learner
+	if res.ModelClass != "" {
+		// The class the learner chose from the data, and every
+		// candidate's held-out score (issue 29).
+		row.Model += "(" + res.ModelClass + ")"
+		for _, c := range res.Selection {
+			row.Selection = append(row.Selection, Candidate{Model: c.Model, Score: c.Score, SE: c.SE})
+		}
+	}
 	var notes []string
 	if note, warn := estimandNote(res.Estimand, opts.Estimand, c.Gamma, d.MinLen()); note != "" {
 		row.Note = note
@@ -997,3 +1009,11 @@ func (c *Evaluator) options(d *dataset.Dataset, target *Target) (ope.Options, []
 }
 
 // readPolicyFile reads a tabular policy CSV (state,p0,...,p{K-1}).
+
+// Candidate is one function class a learner chose among, with its
+// held-out score and that score's standard error (ope.Candidate).
+type Candidate struct {
+	Model string  `json:"model"`
+	Score float64 `json:"score"`
+	SE    float64 `json:"se"`
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/env/lineargauss"
+	"github.com/ihope-ope/ihope/env/pointmass"
 	"github.com/ihope-ope/ihope/internal/progress"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/ratio"
@@ -298,5 +299,38 @@ func TestDistrusted(t *testing.T) {
 		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
+	}
+}
+
+// On real states the row names the class its value model chose, and the
+// JSON lists every candidate's held-out score, the winner's the least.
+func TestRowSelection(t *testing.T) {
+	sys, target, behavior := pointmass.Problem()
+	d, err := sys.Sample(rand.New(rand.NewPCG(1, 0)), behavior, target, 60, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Defaults()
+	o.Gamma, o.Bootstrap, o.Estimators, o.Estimand = 0.99, 0, []string{"fqe"}, "long-run"
+	ev, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := ev.Evaluate(d, "pointmass", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rep.Estimates[0]
+	if r.Estimate == nil || len(r.Selection) < 2 {
+		t.Fatalf("row %+v", r)
+	}
+	best := r.Selection[0]
+	for _, c := range r.Selection {
+		if c.Score < best.Score {
+			best = c
+		}
+	}
+	if r.Model != "linear("+best.Model+")" {
+		t.Errorf("model %q, the least held-out score %s's", r.Model, best.Model)
 	}
 }
