@@ -94,6 +94,7 @@ func TestPointMassSelectionTable(t *testing.T) {
 		const S = 20
 		var fqe2, fqeSel, dr2, drSel, mql, wis float64
 		fixed := make([]float64, 5)
+		wins := map[string]int{}
 		for seed := uint64(1); seed <= S; seed++ {
 			d, err := sys.Sample(rand.New(rand.NewPCG(seed, 0)), behavior, target, 200, 100)
 			if err != nil {
@@ -107,7 +108,11 @@ func TestPointMassSelectionTable(t *testing.T) {
 				return math.Abs(r.Value-truth) / S
 			}
 			fqe2 += e(ope.FQE{Value: value.Linear{}, Estimand: ope.LongRun})
-			fqeSel += e(ope.FQE{Estimand: ope.LongRun, SelectSeed: seed})
+			sel := ope.FQE{Estimand: ope.LongRun, SelectSeed: seed}
+			fqeSel += e(sel)
+			if r, err := sel.Estimate(d, gamma); err == nil {
+				wins[r.ModelClass]++
+			}
 			dr2 += e(ope.DR{Value: value.Linear{}, Estimand: ope.LongRun})
 			drSel += e(ope.DR{Estimand: ope.LongRun, SelectSeed: seed})
 			mql += e(ope.MQL{})
@@ -120,8 +125,8 @@ func TestPointMassSelectionTable(t *testing.T) {
 		for _, x := range fixed {
 			oracle = math.Min(oracle, x)
 		}
-		t.Logf("gamma %g | fqe %.4f (deg 2: %.4f) | dr %.4f (deg 2: %.4f) | mql %.4f | wis-stepwise %.4f | oracle class %.4f (fixed 2..6: %s)",
-			gamma, fqeSel, fqe2, drSel, dr2, mql, wis, oracle, fmt.Sprintf("%.4f", fixed))
+		t.Logf("gamma %g | fqe %.4f (deg 2: %.4f) | dr %.4f (deg 2: %.4f) | mql %.4f | wis-stepwise %.4f | oracle class %.4f (fixed 2..6: %s) | winners %v",
+			gamma, fqeSel, fqe2, drSel, dr2, mql, wis, oracle, fmt.Sprintf("%.4f", fixed), wins)
 		if fqeSel > 1.5*oracle || drSel > 1.5*oracle {
 			t.Errorf("gamma %g: fqe %.4f or dr %.4f beyond 1.5 x the oracle class %.4f", gamma, fqeSel, drSel, oracle)
 		}
