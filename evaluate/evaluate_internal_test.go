@@ -334,3 +334,16 @@ func TestRowSelection(t *testing.T) {
 		t.Errorf("model %q, the least held-out score %s's", r.Model, best.Model)
 	}
 }
+
+// The resamples refit the class the whole log chose, and only a chosen
+// polynomial degree is fixed.
+func TestResampleOptions(t *testing.T) {
+	for _, c := range []struct {
+		model string
+		want  int
+	}{{"linear(poly4)", 4}, {"kernel/linear(poly6)", 6}, {"linear", 0}, {"tabular", 0}, {"marginal/tabular", 0}} {
+		if got := resampleOptions(ope.Options{}, Row{Model: c.model}).ValueDegree; got != c.want {
+			t.Errorf("%s: degree %d, want %d", c.model, got, c.want)
+		}
+	}
+}

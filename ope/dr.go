@@ -99,6 +99,8 @@ type DR struct {
 	// SelectSeed shuffles the episodes into the folds of the value
 	// model's selection (value.Select) when Value is nil on real states.
 	SelectSeed uint64
+	// Degree, if not 0, fixes the degree value.Select would choose.
+	Degree int
 }
 
 var _ Estimator = DR{}
@@ -139,7 +141,7 @@ func (e DR) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	e.Target = a.target(e.Target)
 	vl := e.Value
 	if vl == nil {
-		vl = autoValue(d, est, e.SelectSeed)
+		vl = autoValue(d, est, e.SelectSeed, e.Degree)
 	}
 	if err := checkValueEstimand(name, vl, est); err != nil {
 		return Result{}, err

@@ -51,6 +51,8 @@ type FQE struct {
 	// SelectSeed shuffles the episodes into the folds of the value
 	// model's selection (value.Select) when Value is nil on real states.
 	SelectSeed uint64
+	// Degree, if not 0, fixes the degree value.Select would choose.
+	Degree int
 }
 
 var _ Estimator = FQE{}
@@ -75,7 +77,7 @@ func (e FQE) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	d = a.d
 	l := e.Value
 	if l == nil {
-		l = autoValue(d, est, e.SelectSeed)
+		l = autoValue(d, est, e.SelectSeed, e.Degree)
 	}
 	if err := checkValueEstimand(name, l, est); err != nil {
 		return Result{}, err
@@ -111,10 +113,13 @@ func (e FQE) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 // 100 steps, 6 seeds, long run) fqe's mean |error| was 0.109 (gamma =
 // 0.99) and 0.141 (gamma = 1); selected, 0.032 and 0.015 (degree 4 won
 // every seed).
-func autoValue(d *dataset.Dataset, est Estimand, seed uint64) value.Learner {
+func autoValue(d *dataset.Dataset, est Estimand, seed uint64, degree int) value.Learner {
 	finite := est == Horizon
 	if d.Discrete() && d.ActionDim == 0 {
 		return value.Tabular{Finite: finite}
+	}
+	if degree > 0 {
+		return value.Linear{Degree: degree, Finite: finite}
 	}
 	return value.Select{Finite: finite, Seed: seed}
 }

@@ -103,6 +103,11 @@ type Options struct {
 	// kernel forms are the default; the other names leave them as they
 	// are).
 	ValueModel, RatioModel string
+	// ValueDegree, if not 0, fixes the polynomial degree of the linear
+	// value model fqe and dr choose from the data on real states
+	// (value.Select): the bootstrap's resamples refit the class the whole
+	// log chose instead of choosing again, 26 fits fewer each.
+	ValueDegree int
 	// Minimax holds the settings of the neural forms of mwl, dualdice
 	// and mql (its Seed is overridden by Seed).
 	Minimax value.MinimaxNeural
@@ -280,7 +285,7 @@ var registry = []Entry{
 		New: func(o Options) Estimator { return &ModelBased{Target: o.Target, Estimand: o.Estimand} }, Bound: kernelBellmanBound},
 	{Name: "fqe", Label: "fitted Q evaluation", Needs: NeedsTargetDist, Reads: ReadsValueModel,
 		New: func(o Options) Estimator {
-			return FQE{Value: o.valueLearner(), Target: o.valueTarget(), Estimand: o.Estimand, Reservoir: o.Reservoir, SampleSeed: o.Seed, SelectSeed: o.Seed}
+			return FQE{Value: o.valueLearner(), Target: o.valueTarget(), Estimand: o.Estimand, Reservoir: o.Reservoir, SampleSeed: o.Seed, SelectSeed: o.Seed, Degree: o.ValueDegree}
 		}, Bound: kernelBellmanBound},
 	{Name: "mis", Targets: Horizon, Label: "marginalized IS (time-indexed ratios)", Needs: NeedsDiscreteStates | NeedsBehavior, Unit: UnitStep,
 		New: func(o Options) Estimator { return MIS{} }},
@@ -295,7 +300,7 @@ var registry = []Entry{
 	{Name: "dr", Label: "doubly robust (ratio + value model)", SlowOnRealStates: true, Needs: NeedsTargetDist | NeedsBehavior, Reads: ReadsCorrectedModel,
 		New: func(o Options) Estimator {
 			return DR{Ratio: o.ratioLearner(), Kernel: o.Kernel, Value: o.valueLearner(), Target: o.valueTarget(),
-				Estimand: o.Estimand, Folds: o.Folds, SelectSeed: o.Seed}
+				Estimand: o.Estimand, Folds: o.Folds, SelectSeed: o.Seed, Degree: o.ValueDegree}
 		}},
 	{Name: "mwl", Targets: LongRun, Label: "minimax weight learning (state-action ratio)", SlowOnRealStates: true, Needs: NeedsTargetDist, Unit: UnitStep,
 		New: func(o Options) Estimator {
