@@ -439,22 +439,8 @@ func (f *PairKernelFeatures) Episode(d *dataset.Dataset, e int, ep *PairKernelEp
 			fit: make([]float64, minimax.ChunkLen*k), other: make([]float64, minimax.ChunkLen*k),
 			RewardPhi: make([]float64, P), StepPhi: make([]float64, P), StepSq: make([]float64, nA*k*k)}
 	}
+	ep.reset()
 	m := ep.m
-	for fo := range m.Folds {
-		if ep.used[fo] {
-			zeroSums(m.Folds[fo])
-			clear(m.Start[fo])
-			ep.used[fo] = false
-		}
-	}
-	clear(m.StartN)
-	clear(m.StartSq)
-	clear(m.PhiSum)
-	clear(m.Second)
-	clear(ep.RewardPhi)
-	clear(ep.StepPhi)
-	clear(ep.StepSq)
-	m.Transitions, m.Skipped, ep.Steps = 0, 0, 0
 	lo, hi := d.Span(e)
 	T := hi - lo
 	if T == 0 {
@@ -600,22 +586,8 @@ func (f *PairKernelFeatures) episodeReal(d *dataset.Dataset, e int, ep *PairKern
 			fit: make([]float64, minimax.ChunkLen*k), RewardPhi: make([]float64, P), StepPhi: make([]float64, P), StepSq: make([]float64, k*k),
 			smp: f.draws.NewSampler(), xa: make([]float64, jd), pa: make([]float64, dk)}
 	}
+	ep.reset()
 	m := ep.m
-	for fo := range m.Folds {
-		if ep.used[fo] {
-			zeroSums(m.Folds[fo])
-			clear(m.Start[fo])
-			ep.used[fo] = false
-		}
-	}
-	clear(m.StartN)
-	clear(m.StartSq)
-	clear(m.PhiSum)
-	clear(m.Second)
-	clear(ep.RewardPhi)
-	clear(ep.StepPhi)
-	clear(ep.StepSq)
-	m.Transitions, m.Skipped, ep.Steps = 0, 0, 0
 	lo, hi := d.Span(e)
 	T := hi - lo
 	if T == 0 {
@@ -810,4 +782,25 @@ func (l DualDICE) FitMoments(f *PairKernelFeatures, m *PairKernelMoments) (*Pair
 		return nil, fmt.Errorf("ratio: dualdice: ridge %v, want >= 0", l.Ridge)
 	}
 	return fitPairMoments("dualdice", l.Kernel, penaltySecondMoment, f, m)
+}
+
+// reset zeroes the episode's sums for the next episode, keeping their
+// storage (the folds it touched, the start moments, the step features).
+func (ep *PairKernelEpisode) reset() {
+	m := ep.m
+	for fo := range m.Folds {
+		if ep.used[fo] {
+			zeroSums(m.Folds[fo])
+			clear(m.Start[fo])
+			ep.used[fo] = false
+		}
+	}
+	clear(m.StartN)
+	clear(m.StartSq)
+	clear(m.PhiSum)
+	clear(m.Second)
+	clear(ep.RewardPhi)
+	clear(ep.StepPhi)
+	clear(ep.StepSq)
+	m.Transitions, m.Skipped, ep.Steps = 0, 0, 0
 }

@@ -398,15 +398,8 @@ func (f *MQLFeatures) Episode(d *dataset.Dataset, e int, ep *MQLEpisode) error {
 		*ep = MQLEpisode{m: f.NewMoments(), used: make([]bool, f.Folds), ch: minimax.NewChunk(minimax.ChunkLen, dk, P),
 			sc: lf.newScratch(realTarget{numActions: nA}), z: make([]float64, f.Dim), ps: make([]float64, dk)}
 	}
+	ep.reset()
 	m := ep.m
-	for fo, used := range ep.used {
-		if used {
-			zeroSums(m.Folds[fo])
-			ep.used[fo] = false
-		}
-	}
-	clear(m.Start)
-	m.Transitions, m.Skipped, m.Episodes = 0, 0, 0
 	lo, hi := d.Span(e)
 	T := hi - lo
 	if T == 0 {
@@ -472,14 +465,7 @@ func (f *MQLFeatures) Episode(d *dataset.Dataset, e int, ep *MQLEpisode) error {
 			if gamma == 1 {
 				g[p] = -1
 			}
-			rw := d.Reward[j]
-			for t, v := range g {
-				ch.R[r*P+t] = nl * v
-			}
-			ch.C[r], ch.RC[r] = rw, nl*rw
-			a.Z++
-			a.Z2++
-			a.H0 += sq * rw * rw
+			addTransition(ch, a, r, P, g, nl, sq, d.Reward[j])
 			r++
 			m.Transitions++
 		}
@@ -503,15 +489,8 @@ func (f *MQLFeatures) episodeReal(d *dataset.Dataset, e int, ep *MQLEpisode) err
 		*ep = MQLEpisode{m: f.NewMoments(), used: make([]bool, f.Folds), ch: minimax.NewChunk(minimax.ChunkLen, dk, P),
 			sc: lf.newScratch(f.target), z: make([]float64, f.Dim+f.ActionDim), ps: make([]float64, dk)}
 	}
+	ep.reset()
 	m := ep.m
-	for fo, used := range ep.used {
-		if used {
-			zeroSums(m.Folds[fo])
-			ep.used[fo] = false
-		}
-	}
-	clear(m.Start)
-	m.Transitions, m.Skipped, m.Episodes = 0, 0, 0
 	lo, hi := d.Span(e)
 	T := hi - lo
 	if T == 0 {
@@ -579,14 +558,7 @@ func (f *MQLFeatures) episodeReal(d *dataset.Dataset, e int, ep *MQLEpisode) err
 			sq += lrow[t] * lrow[t]
 		}
 		nl := math.Sqrt(sq)
-		rw := d.Reward[j]
-		for t, v := range g {
-			ch.R[r*P+t] = nl * v
-		}
-		ch.C[r], ch.RC[r] = rw, nl*rw
-		a.Z++
-		a.Z2++
-		a.H0 += sq * rw * rw
+		addTransition(ch, a, r, P, g, nl, sq, d.Reward[j])
 		r++
 		m.Transitions++
 	}
@@ -750,4 +722,31 @@ func ownCurvature(k *minimax.Sums, penalised func(t int) bool) []float64 {
 		}
 	}
 	return pen
+}
+
+// reset zeroes the episode's sums for the next episode, keeping their
+// storage.
+func (ep *MQLEpisode) reset() {
+	m := ep.m
+	for fo, used := range ep.used {
+		if used {
+			zeroSums(m.Folds[fo])
+			ep.used[fo] = false
+		}
+	}
+	clear(m.Start)
+	m.Transitions, m.Skipped, m.Episodes = 0, 0, 0
+}
+
+// addTransition writes one transition's row r of the chunk: the Bellman
+// features g scaled by the test function's norm nl (sq = nl^2) and the
+// reward rw, and counts it in the fold's sums a.
+func addTransition(ch *minimax.Chunk, a *minimax.Sums, r, P int, g []float64, nl, sq, rw float64) {
+	for t, v := range g {
+		ch.R[r*P+t] = nl * v
+	}
+	ch.C[r], ch.RC[r] = rw, nl*rw
+	a.Z++
+	a.Z2++
+	a.H0 += sq * rw * rw
 }
