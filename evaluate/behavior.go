@@ -125,7 +125,7 @@ func (c *Evaluator) noBehaviorWarnings(d *dataset.Dataset, opts ope.Options) []s
 	}
 	var out []string
 	for _, name := range LogEstimators {
-		if en, _ := ope.Lookup(name); en.Default() && en.Estimand(opts) == opts.Estimand.OrDefault() && errors.Is(en.Applies(d, opts), ope.ErrNoBehavior) {
+		if en, _ := ope.Lookup(name); inDefaultSet(en, opts) && errors.Is(en.Applies(d, opts), ope.ErrNoBehavior) {
 			out = append(out, name)
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"math"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -77,6 +76,9 @@ type Row struct {
 	*RowBound // --bounds (bounds.go)
 
 	weights []float64 // Result.Weights, kept for --report only
+	// modelClass is Result.ModelClass, the function class a learner on
+	// real states chose ("poly4"): the bootstrap's resamples refit it.
+	modelClass string
 }
 
 type DataSummary struct {
@@ -202,12 +204,11 @@ func (c *Evaluator) Prepare(d *dataset.Dataset) (*dataset.Dataset, error) {
 // rows say why); NoEstimate says whether the run gave none of what was
 // asked.
 func (c *Evaluator) Evaluate(d *dataset.Dataset, file string, targets []Target, refs map[string]float64) (*Report, error) {
-	if c.behavior == nil {
-		_, info, err := c.fitBehavior(d)
-		if err != nil {
+	if c.behavior == nil { // Prepare not called: it fits the behavior with Options.FitBehavior
+		var err error
+		if d, err = c.Prepare(d); err != nil {
 			return nil, err
 		}
-		c.behavior = info
 	}
 	rep, err := c.estimateTargets(d, targets, refs, c.Progress)
 	if err != nil {
@@ -445,11 +446,8 @@ func (c *Evaluator) choose(d *dataset.Dataset, opts ope.Options) ([]ope.Entry, [
 	var skipped []error
 	for _, name := range names {
 		en, _ := ope.Lookup(name)
-		if registryDefault && !en.Default() {
-			continue // dominated in every world of ihope benchmark: by name only
-		}
-		if registryDefault && en.Estimand(opts) != opts.Estimand {
-			continue // another estimand's: on request (otherEstimand says so)
+		if registryDefault && !inDefaultSet(en, opts) {
+			continue // dominated everywhere, or another estimand's: by name only (otherEstimand says so)
 		}
 		err := en.Applies(d, opts)
 		if err != nil && !explicit {
@@ -459,6 +457,13 @@ func (c *Evaluator) choose(d *dataset.Dataset, opts ope.Options) ([]ope.Entry, [
 		skipped = append(skipped, err)
 	}
 	return out, skipped
+}
+
+// inDefaultSet reports whether en runs without --estimators under opts:
+// it is in the registry's default set (not dominated in every world of
+// ihope benchmark) and estimates the value asked for (issue 31).
+func inDefaultSet(en ope.Entry, opts ope.Options) bool {
+	return en.Default() && en.Estimand(opts) == opts.Estimand.OrDefault()
 }
 
 // otherEstimand names the estimators of the default set that apply to d
@@ -476,7 +481,7 @@ func (c *Evaluator) otherEstimand(d *dataset.Dataset, opts ope.Options, streamab
 	asked := opts.Estimand.OrDefault()
 	for _, name := range names {
 		en, _ := ope.Lookup(name)
-		if !en.Default() || en.Estimand(opts) == asked || en.Applies(d, opts) != nil {
+		if !en.Default() || inDefaultSet(en, opts) || en.Applies(d, opts) != nil {
 			continue
 		}
 		if streamable != nil && !slices.Contains(streamable, name) {
@@ -527,6 +532,7 @@ func (c *Evaluator) runOne(en ope.Entry, d *dataset.Dataset, opts ope.Options, s
 		// The class the learner chose from the data, and every
 		// candidate's held-out score (issue 29).
 		row.Model += "(" + res.ModelClass + ")"
+		row.modelClass = res.ModelClass
 		for _, c := range res.Selection {
 			row.Selection = append(row.Selection, Candidate{Model: c.Model, Score: c.Score, SE: c.SE})
 		}
@@ -1021,16 +1027,15 @@ type Candidate struct {
 
 // resampleOptions are the options of a row's estimator on the bootstrap's
 // resamples: opts, with the value model's class fixed to the one the
-// whole log chose (the row's model, "linear(poly4)"), so that a resample
+// whole log chose (the row's modelClass, "poly4"), so that a resample
 // refits one class instead of choosing among five over five folds (26
 // fits: on 150 Pendulum episodes of 1,000 steps, 25 s a resample). The
 // interval then holds the class fixed; its choice's own variability is
 // not in it.
 func resampleOptions(opts ope.Options, row Row) ope.Options {
-	if _, class, ok := strings.Cut(row.Model, "(poly"); ok {
-		if deg, err := strconv.Atoi(strings.TrimSuffix(class, ")")); err == nil {
-			opts.ValueDegree = deg
-		}
+	var deg int
+	if _, err := fmt.Sscanf(row.modelClass, "poly%d", &deg); err == nil {
+		opts.ValueDegree = deg
 	}
 	return opts
 }

@@ -339,10 +339,10 @@ func TestRowSelection(t *testing.T) {
 // polynomial degree is fixed.
 func TestResampleOptions(t *testing.T) {
 	for _, c := range []struct {
-		model string
-		want  int
-	}{{"linear(poly4)", 4}, {"kernel/linear(poly6)", 6}, {"linear", 0}, {"tabular", 0}, {"marginal/tabular", 0}} {
-		if got := resampleOptions(ope.Options{}, Row{Model: c.model}).ValueDegree; got != c.want {
+		model, class string
+		want         int
+	}{{"linear(poly4)", "poly4", 4}, {"kernel/linear(poly6)", "poly6", 6}, {"linear", "", 0}, {"tabular", "", 0}, {"marginal/tabular", "", 0}} {
+		if got := resampleOptions(ope.Options{}, Row{Model: c.model, modelClass: c.class}).ValueDegree; got != c.want {
 			t.Errorf("%s: degree %d, want %d", c.model, got, c.want)
 		}
 	}

@@ -44,7 +44,7 @@ func (c *Evaluator) newStats(d *dataset.Dataset, target *policy.Tabular) (*strea
 				continue
 			}
 			en, _ := ope.Lookup(name)
-			if !en.Default() || en.Estimand(opts) != opts.Estimand.OrDefault() {
+			if !inDefaultSet(en, opts) {
 				continue // dominated everywhere, or another estimand's (choose)
 			}
 			switch err := stream.Applies(name, d, applies); {
@@ -174,8 +174,15 @@ func streamReport(res *stream.Results, file string) *Report {
 // in its summary), as EvaluateShards returns it: the report ihope-beam
 // writes.
 func StreamReport(res *stream.Results, file string) *Report {
+	return shardsReport(res, file, nil, nil)
+}
+
+// shardsReport is the report of a stream's results for the target policy
+// one (nil: the shards' own target columns), with the references refs.
+func shardsReport(res *stream.Results, file string, one *Target, refs map[string]float64) *Report {
 	rep := streamReport(res, file)
 	rep.Warnings = append([]string{}, rep.Warnings...) // [] in JSON, never null
+	nameOnePolicy(rep, one, refs)
 	recommend(rep)
 	return rep
 }
@@ -279,16 +286,12 @@ func (c *Evaluator) EvaluateShards(files []string, o dataset.ReadOptions, file s
 	if err != nil {
 		return nil, err
 	}
-	rep := streamReport(res, file)
-	rep.Warnings = append([]string{}, rep.Warnings...) // [] in JSON, never null
-	rep.Data.NotRun = notRun
-	rep.Data.NotRun = notRun
 	var one *Target
 	if len(targets) == 1 {
 		one = &targets[0]
 	}
-	nameOnePolicy(rep, one, refs)
-	recommend(rep)
+	rep := shardsReport(res, file, one, refs)
+	rep.Data.NotRun = notRun
 	for i := range rep.Estimates {
 		rep.Estimates[i].Seconds = time.Since(t0).Seconds()
 	}
