@@ -77,7 +77,7 @@ func FuzzReadCSV(f *testing.F) {
 //
 // testdata/fuzz/FuzzReadParquet keeps the inputs that failed before: a
 // page declaring gigabytes, a damaged LZ4 page parquet-go doubled its
-// buffer for until the process died, run lengths far beyond their page.
+// buffer for until the process died (since read with ihope's own LZ4 codec, lz4Block), run lengths far beyond their page.
 func FuzzReadParquet(f *testing.F) {
 	f.Add(writeParquet(f, sampled(f, 2, 3)))
 	f.Add(writeParquet(f, continuous(f)))

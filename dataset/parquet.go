@@ -47,7 +47,10 @@ func readParquet(r io.ReaderAt, size int64, name string, o *ReadOptions) (d *Dat
 		return nil, nil, &FormatError{File: name, Msg: "not a readable Parquet file: " + msg}
 	}
 	chk, msg := newPQChecker(r, size)
-	if msg != "" {
+	switch {
+	case strings.Contains(msg, notRead):
+		return nil, nil, &FormatError{File: name, Msg: msg}
+	case msg != "":
 		return nil, nil, &FormatError{File: name, Msg: "damaged Parquet file: " + msg}
 	}
 	defer chk.close()
@@ -90,6 +93,9 @@ func readParquet(r io.ReaderAt, size int64, name string, o *ReadOptions) (d *Dat
 		}
 		cols = append(cols, pc)
 		leaf = append(leaf, c.Index())
+		if !mendLZ4(c) {
+			return nil, nil, &FormatError{File: name, Column: names[j], Msg: "compressed with LZ4_RAW, which this build of ihope cannot read (its parquet-go misreads it); write the file with ZSTD or Snappy"}
+		}
 		info = append(info, pqColumnInfo{kind: c.Type().Kind(), maxDef: c.MaxDefinitionLevel()})
 	}
 
@@ -183,13 +189,16 @@ func checkChunks(chk *pqChecker, g int, n int64, cols []*pqColumn, leaf []int, i
 			}()
 			for i = int(next.Add(1) - 1); i < len(cols); i = int(next.Add(1) - 1) {
 				msgs[i] = c.checkChunk(&c.md.RowGroups[g].Columns[leaf[i]], n, info[i])
+				if info[i].kind == parquet.Boolean {
+					cols[i].bools, cols[i].nextBool = append(cols[i].bools[:0], c.bools...), 0
+				}
 			}
 		}()
 	}
 	wg.Wait()
 	// A damaged chunk is reported before one ihope cannot read as it is.
 	for i, msg := range msgs {
-		if msg != "" && !unreadable(msg) {
+		if msg != "" && !strings.Contains(msg, notRead) {
 			return &FormatError{File: name, Column: cols[i].col.name, Msg: fmt.Sprintf("damaged Parquet file: row group %d: %s", g, msg)}
 		}
 	}
@@ -199,12 +208,6 @@ func checkChunks(chk *pqChecker, g int, n int64, cols []*pqColumn, leaf []int, i
 		}
 	}
 	return nil
-}
-
-// unreadable reports whether a message of checkChunk's refuses a page
-// that is not damaged but that parquet-go would misread.
-func unreadable(msg string) bool {
-	return strings.Contains(msg, lz4Unsafe) || strings.Contains(msg, booleanMisread)
 }
 
 // readBatches reads n rows of the columns in batches of pqBatch and calls
@@ -293,6 +296,12 @@ type pqColumn struct {
 	// labels reports that the values are read as text: episode ids, and
 	// the labels of categorical columns.
 	labels bool
+
+	// bools are a BOOLEAN column's values in its row group, not null, as
+	// pqcheck decoded them (appendBooleans says why), a bit each; the next
+	// value read is bit nextBool.
+	bools    []byte
+	nextBool int
 }
 
 // pqValues are a batch of a column's values, converted.
@@ -396,10 +405,8 @@ func (c *pqColumn) convert(i int, out *pqValues) {
 	}
 	switch c.kind {
 	case parquet.Boolean:
-		out.i[i] = 0
-		if v.Boolean() {
-			out.i[i] = 1
-		}
+		out.i[i] = int64(c.bools[c.nextBool/8] >> (c.nextBool % 8) & 1)
+		c.nextBool++
 	case parquet.Int32:
 		if c.unsigned {
 			out.i[i] = int64(uint32(v.Int32()))

@@ -247,9 +247,10 @@ type pqChecker struct {
 	head, raw, out []byte
 	lens           [2][]int64
 
-	// unsafe is the refusal of the chunk's first LZ4_RAW page parquet-go
-	// would lose (see lz4Unsafe), reported if the chunk is not damaged.
-	unsafe string
+	// bools are the chunk's BOOLEAN values, not null, a bit each
+	// (appendBooleans); nbools counts them.
+	bools  []byte
+	nbools int
 }
 
 // readHeader decodes the page header at off into h, with at most left
@@ -421,6 +422,10 @@ func footerShape(b []byte) (groups, chunks uint64, err error) {
 	return groups, chunks, err
 }
 
+// notRead ends a message that refuses a part of a file that is not
+// damaged but that ihope does not read.
+const notRead = "which ihope does not read"
+
 // checkMeta checks what the metadata declares against the file: the rows
 // against its size, the column chunks against where its data lies.
 func (c *pqChecker) checkMeta() string {
@@ -455,7 +460,13 @@ func (c *pqChecker) checkMeta() string {
 			switch m.Codec {
 			case format.Uncompressed, format.Snappy, format.Gzip, format.Brotli, format.Zstd, format.Lz4Raw:
 			default:
-				return fmt.Sprintf("column %d is compressed with %s, which ihope does not read (it reads snappy, gzip, brotli, zstd and lz4_raw)", k, m.Codec)
+				return fmt.Sprintf("column %d is compressed with %s, %s (it reads snappy, gzip, brotli, zstd and lz4_raw)", k, m.Codec, notRead)
+			}
+			// parquet-go decompresses every chunk of a column with the
+			// codec of its first.
+			if first := c.md.RowGroups[0].Columns; g > 0 && k < len(first) && m.Codec != first[k].MetaData.Codec {
+				return fmt.Sprintf("column %d is compressed with %s in row group 0 and %s in row group %d, %s: write it with one codec",
+					k, first[k].MetaData.Codec, m.Codec, g, notRead)
 			}
 		}
 	}
@@ -494,7 +505,7 @@ func (c *pqChecker) checkChunk(cc *format.ColumnChunk, rows int64, col pqColumnI
 	}
 	total := m.TotalCompressedSize
 	bound := maxExpansion * c.size
-	c.unsafe = ""
+	c.bools, c.nbools = c.bools[:0], 0
 	if col.valueSize() == 0 {
 		bound = max(bound, maxStringPage)
 	}
@@ -579,6 +590,9 @@ func (c *pqChecker) checkChunk(cc *format.ColumnChunk, rows int64, col pqColumnI
 			if msg := checkValues(d.Encoding, content, nonNull, col, dictN, &c.lens); msg != "" {
 				return fail("%s", msg)
 			}
+			if col.kind == parquet.Boolean {
+				c.bools, c.nbools = appendBooleans(c.bools, c.nbools, d.Encoding, content, nonNull)
+			}
 		case format.DataPageV2:
 			if !h.DataPageHeaderV2.Valid {
 				return fail("no data page header")
@@ -622,14 +636,17 @@ func (c *pqChecker) checkChunk(cc *format.ColumnChunk, rows int64, col pqColumnI
 			if msg := checkValues(d.Encoding, content, nonNull, col, dictN, &c.lens); msg != "" {
 				return fail("%s", msg)
 			}
+			if col.kind == parquet.Boolean {
+				c.bools, c.nbools = appendBooleans(c.bools, c.nbools, d.Encoding, content, nonNull)
+			}
 		default:
-			return fail("a page of type %s, which ihope does not read", h.Type)
+			return fail("a page of type %s, %s", h.Type, notRead)
 		}
 	}
 	if values != rows {
 		return fmt.Sprintf("its pages hold %d values, but its row group has %d rows", values, rows)
 	}
-	return c.unsafe
+	return ""
 }
 
 // decompress decompresses a page that declares n bytes uncompressed into
@@ -684,23 +701,8 @@ func (c *pqChecker) decompress(codec format.CompressionCodec, src []byte, n int)
 	if len(out) != n {
 		return nil, fmt.Sprintf("its %s stream holds %d bytes, its header declares %d", codec, len(out), n)
 	}
-	if codec == format.Lz4Raw && 3*len(src) > n && c.unsafe == "" {
-		c.unsafe = fmt.Sprintf("%s page of %d bytes that decompresses to %d", lz4Unsafe, len(src), n)
-	}
 	return out, ""
 }
-
-// lz4Unsafe starts the message that refuses an LZ4_RAW page that
-// compresses less than 3:1. parquet-go (0.32) decodes LZ4_RAW into a
-// buffer of 3 times the compressed size; when that is larger than the
-// buffer it was given, it decodes into a new one and then keeps the old,
-// so the page reads as whatever that buffer held before (DuckDB's LZ4
-// files failed with "decoding level expected 5000 values but got only
-// 0"; a stale buffer could as well read as wrong numbers). Pages that
-// compress 3:1 or better decode in place and are read.
-const lz4Unsafe = "ihope cannot read LZ4_RAW pages that compress less than 3:1 " +
-	"(parquet-go, its Parquet reader, loses them); write the file with ZSTD or Snappy instead " +
-	"(DuckDB: COPY ... TO 'log.parquet' (FORMAT parquet, COMPRESSION zstd); pandas: to_parquet(..., compression=\"zstd\")): an LZ4_RAW"
 
 // scratch returns the checker's buffer for decompressed pages, n bytes
 // long.
@@ -875,7 +877,7 @@ func checkValues(enc format.Encoding, b []byte, n int, col pqColumnInfo, dictN i
 		}
 		return ""
 	}
-	return fmt.Sprintf("values encoded as %s, which ihope does not read", enc)
+	return fmt.Sprintf("values encoded as %s, %s", enc, notRead)
 }
 
 // checkBooleans checks n BOOLEAN values: bit-packed, a bit each (PLAIN),
@@ -896,74 +898,59 @@ func checkBooleans(enc format.Encoding, b []byte, n int) string {
 		if k != int64(len(b)-4) {
 			return fmt.Sprintf("declares %d bytes of booleans in %d", k, len(b)-4)
 		}
-		if _, msg := scanLevels(b[4:], n); msg != "" {
-			return msg
-		}
-		if i := rleBooleansMisread(b[4:], n); i >= 0 {
-			return fmt.Sprintf("%s (value %d)", booleanMisread, i)
-		}
-		return ""
+		_, msg := scanLevels(b[4:], n)
+		return msg
 	}
-	return fmt.Sprintf("booleans encoded as %s, which ihope does not read", enc)
+	return fmt.Sprintf("booleans encoded as %s, %s", enc, notRead)
 }
 
-// booleanMisread refuses RLE-encoded booleans that parquet-go would
-// misread.
-const booleanMisread = "ihope cannot read these RLE-encoded booleans " +
-	"(parquet-go, its Parquet reader, misreads them); write the column as an integer (0/1), " +
-	"or with version 1 data pages (arrow-rs: WriterVersion V1; pyarrow: data_page_version=\"1.0\")"
-
-// rleBooleansMisread returns the first of the n booleans in b (an
-// RLE/bit-packed hybrid stream of bit width 1, checked by scanLevels)
-// that parquet-go (0.32) reads wrongly, or -1 if it reads them all
-// right. Its decoder appends a bit-packed run's bytes as they are, but an
-// RLE run of k values as ceil(k/8) copies of the value's byte: a run of
-// ones reads as 0x01 bytes, and a run of a length not a multiple of 8
-// shifts every value after it (arrow-rs's v2 pages: a terminal of 1 on
-// row 11 read on row 17).
-func rleBooleansMisread(b []byte, n int) int {
-	var right, theirs []byte // bits, least significant first
-	total := 0
-	set := func(dst []byte, i int, v bool) []byte {
-		for len(dst) <= i/8 {
-			dst = append(dst, 0)
+// appendBooleans appends the n booleans of b, encoded as enc and checked
+// by checkBooleans, to the bit set bits of k booleans (least significant
+// bit first), and returns it and k + n.
+//
+// ihope decodes BOOLEAN columns itself because parquet-go (0.32) misreads
+// RLE-encoded ones: its decoder appends a bit-packed run's bytes as they
+// are, but an RLE run of k values as ceil(k/8) copies of the value's byte,
+// so a run of ones reads as 0x01 bytes and a run of a length not a
+// multiple of 8 shifts every value after it (arrow-rs's v2 pages: a
+// terminal of 1 on row 11 read on row 17).
+func appendBooleans(bits []byte, k int, enc format.Encoding, b []byte, n int) ([]byte, int) {
+	set := func(v bool) {
+		if k%8 == 0 {
+			bits = append(bits, 0)
 		}
 		if v {
-			dst[i/8] |= 1 << (i % 8)
+			bits[k/8] |= 1 << (k % 8)
 		}
-		return dst
+		k++
 	}
-	for i := 0; i < len(b) && total < n; {
-		h, k := binary.Uvarint(b[i:])
-		i += k
+	if enc == format.Plain {
+		for j := range n {
+			set(b[j/8]>>(j%8)&1 == 1)
+		}
+		return bits, k
+	}
+	b = b[4:]
+	for i, left := 0, n; i < len(b) && left > 0; {
+		h, w := binary.Uvarint(b[i:])
+		i += w
 		count := int(h >> 1)
-		if h&1 == 1 {
+		if h&1 == 1 { // bit-packed: count groups of 8
 			run := b[i : i+count]
-			for j := range 8 * count {
-				right = set(right, total+j, run[j/8]>>(j%8)&1 == 1)
+			for j := range min(8*count, left) {
+				set(run[j/8]>>(j%8)&1 == 1)
 			}
-			theirs = append(theirs, run...)
-			total += 8 * count
+			left -= min(8*count, left)
 			i += count
-		} else {
-			v := b[i]
-			for j := range count {
-				right = set(right, total+j, v == 1)
+		} else { // a run of count copies of one value, in a byte
+			for range min(count, left) {
+				set(b[i]&1 == 1)
 			}
-			for range (count + 7) / 8 {
-				theirs = append(theirs, v)
-			}
-			total += count
+			left -= min(count, left)
 			i++
 		}
 	}
-	for i := range n {
-		r := right[i/8]>>(i%8)&1 == 1
-		if i/8 >= len(theirs) || theirs[i/8]>>(i%8)&1 == 1 != r {
-			return i
-		}
-	}
-	return -1
+	return bits, k
 }
 
 // checkPlain checks n plainly encoded values: n fixed-size values, or n

@@ -261,6 +261,9 @@ func TestParquetHostile(t *testing.T) {
 			"row group 0 declares 1073741824 bytes of column 2 at offset"},
 		{"unsupported codec", footer(plain, func(md *format.FileMetaData) { md.RowGroups[0].Columns[0].MetaData.Codec = format.LZO }),
 			"column 0 is compressed with LZO, which ihope does not read"},
+		{"codec changes between row groups", footer(typedParquet(t, d, parquet.Compression(&parquet.Snappy), v1, parquet.MaxRowsPerRowGroup(6)),
+			func(md *format.FileMetaData) { md.RowGroups[1].Columns[0].MetaData.Codec = format.Lz4Raw }),
+			"column 0 is compressed with SNAPPY in row group 0 and LZ4_RAW in row group 1, which ihope does not read"},
 		{"another file", footer(plain, func(md *format.FileMetaData) { md.RowGroups[0].Columns[0].FilePath = "other.parquet" }),
 			`keeps column 0 in another file, "other.parquet"`},
 		{"bad sorting column", footer(plain, func(md *format.FileMetaData) {

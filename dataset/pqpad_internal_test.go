@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"strings"
 	"testing"
+
+	"github.com/parquet-go/parquet-go/format"
 )
 
 // hybrid builds an RLE/bit-packed hybrid stream of bit width 1 from
@@ -124,25 +126,41 @@ func TestFooterShape(t *testing.T) {
 	}
 }
 
-// TestRLEBooleansMisread checks which RLE-encoded booleans are refused:
-// those parquet-go reads wrongly (its RLE runs are whole bytes of the
-// value), and only those.
-func TestRLEBooleansMisread(t *testing.T) {
+// TestAppendBooleans checks ihope's own decoding of BOOLEAN pages, plain
+// and RLE, the runs parquet-go (0.32) misreads among them (its RLE runs are
+// whole bytes of the value), appended after booleans that end mid-byte.
+func TestAppendBooleans(t *testing.T) {
+	withLength := func(b []byte) []byte {
+		return append(binary.LittleEndian.AppendUint32(nil, uint32(len(b))), b...)
+	}
 	for _, c := range []struct {
 		name string
+		enc  format.Encoding
 		b    []byte
 		n    int
-		want int
+		want string // the values, 0 and 1
 	}{
-		{"bit-packed only", hybrid(hybridRun{groups: 2, fill: 0x5a}), 13, -1},
-		{"zeros in whole bytes, then bit-packed", hybrid(hybridRun{rle: 16}, hybridRun{groups: 1, fill: 0x04}), 24, -1},
-		{"ones", hybrid(hybridRun{rle: 8, v: 1}), 8, 1},
-		// arrow-rs's v2 pages: 10 false then a true, read at 16.
-		{"a run of 10 zeros, then a one", hybrid(hybridRun{rle: 10}, hybridRun{rle: 1, v: 1}), 11, 10},
-		{"zeros to the end", hybrid(hybridRun{rle: 11}), 11, -1},
+		{"plain", format.Plain, []byte{0x5a, 0x01}, 9, "010110101"},
+		{"bit-packed only", format.RLE, withLength(hybrid(hybridRun{groups: 2, fill: 0x5a})), 13, "0101101001011"},
+		{"zeros in whole bytes, then bit-packed", format.RLE, withLength(hybrid(hybridRun{rle: 16}, hybridRun{groups: 1, fill: 0x04})), 20, "00000000000000000010"},
+		{"ones", format.RLE, withLength(hybrid(hybridRun{rle: 8, v: 1})), 8, "11111111"},
+		// arrow-rs's v2 pages: 10 false then a true (parquet-go read it at 16).
+		{"a run of 10 zeros, then a one", format.RLE, withLength(hybrid(hybridRun{rle: 10}, hybridRun{rle: 1, v: 1})), 11, "00000000001"},
+		// DuckDB's: the last run padded past the page's values.
+		{"a padded last run", format.RLE, withLength(hybrid(hybridRun{rle: 3, v: 1}, hybridRun{groups: 32, fill: 0xff})), 5, "11111"},
 	} {
-		if got := rleBooleansMisread(c.b, c.n); got != c.want {
-			t.Errorf("%s: %d, want %d", c.name, got, c.want)
+		if msg := checkBooleans(c.enc, c.b, c.n); msg != "" {
+			t.Errorf("%s: checkBooleans: %s", c.name, msg)
+			continue
+		}
+		bits, k := appendBooleans([]byte{0x05}, 3, c.enc, c.b, c.n) // 1, 0, 1 before
+		want := "101" + c.want
+		got := ""
+		for i := range k {
+			got += string('0' + bits[i/8]>>(i%8)&1)
+		}
+		if got != want || len(bits) != (k+7)/8 {
+			t.Errorf("%s: %s in %d bytes, want %s", c.name, got, len(bits), want)
 		}
 	}
 }
