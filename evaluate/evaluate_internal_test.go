@@ -156,6 +156,46 @@ func TestRankingLeavesOutOfRange(t *testing.T) {
 	}
 }
 
+// A row its own diagnostics distrust (here a bootstrap bias beyond half
+// its interval) is left out of the ranking as it is of the
+// recommendation, and the ranking says so.
+func TestRankingLeavesDistrusted(t *testing.T) {
+	v := func(x float64) *float64 { return &x }
+	rep := &Report{Data: DataSummary{Estimand: "horizon", Steps: 10, rewardLow: -1, rewardHigh: 0},
+		Policies: []PolicyInfo{{Name: "A"}, {Name: "B"}}}
+	for _, r := range []struct {
+		est, pol string
+		x, bias  float64
+	}{{"fqe", "A", -0.5, 0}, {"fqe", "B", -0.1, 0.3}, {"dr", "A", -0.5, 0}, {"dr", "B", -0.2, 0}} {
+		rep.Estimates = append(rep.Estimates, Row{Estimator: r.est, Policy: r.pol, Estimand: "horizon", Estimate: v(r.x),
+			CILow: v(r.x - 0.1), CIHigh: v(r.x + 0.1), BootstrapBias: v(r.bias), Resamples: 100})
+	}
+	rk := newRanking(rep)
+	for _, e := range rk.Estimators {
+		switch e.Estimator {
+		case "fqe":
+			if len(e.Order) != 1 || e.Order[0] != "A" || len(e.Distrusted) != 1 || e.Distrusted[0] != "B" || len(e.Failed) != 0 {
+				t.Errorf("fqe ranking %+v: want A only, B distrusted", e)
+			}
+		case "dr":
+			if len(e.Order) != 2 || e.Order[0] != "B" || len(e.Distrusted) != 0 {
+				t.Errorf("dr ranking %+v", e)
+			}
+		}
+	}
+	var out strings.Builder
+	printRanking(&out, rk)
+	if !strings.Contains(out.String(), "A (distrusted by its own diagnostics, left out: B)") {
+		t.Errorf("the ranking does not say fqe's B is left out:\n%s", out.String())
+	}
+	recommend(rep)
+	for _, r := range rep.Recommended {
+		if r.Policy == "B" && (r.Estimator == nil || *r.Estimator != "dr") {
+			t.Errorf("B: recommended %+v, want dr (fqe is distrusted)", r)
+		}
+	}
+}
+
 // The bootstrap's bars are labelled by what they resample: the slow
 // estimators' refits have a bar (and so an ETA) of their own, named, and
 // with several target policies each bar names its policy.

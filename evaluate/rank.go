@@ -38,6 +38,10 @@ type EstimatorRanking struct {
 	// logged rewards' range, which a normalised value cannot leave: left
 	// out of the order.
 	OutOfRange []string `json:"out_of_range,omitempty"`
+	// Distrusted lists the policies whose row its own diagnostics
+	// distrust (distrusted: a biased bootstrap, failed resamples,
+	// networks that disagree): left out of the order too.
+	Distrusted []string `json:"distrusted,omitempty"`
 	// Compared counts the policies with both an estimate and a
 	// reference, over which Spearman and RegretAt1 are computed (at
 	// least 2). Spearman is null when the estimates or references are
@@ -65,7 +69,7 @@ func newRanking(rep *Report) *Ranking {
 	r.ReferenceOrder, _ = order(r.Policies, ref)
 	var names []string
 	est := map[string][]float64{}
-	outside := map[string][]string{}
+	outside, distrust := map[string][]string{}, map[string][]string{}
 	lo, hi := valueRange(rep)
 	for _, row := range rep.Estimates {
 		v, ok := est[row.Estimator]
@@ -80,18 +84,20 @@ func newRanking(rep *Report) *Ranking {
 		switch {
 		case row.Estimate != nil && outOfRange(*row.Estimate, lo, hi):
 			outside[row.Estimator] = append(outside[row.Estimator], row.Policy)
+		case row.Estimate != nil && distrusted(row) != "":
+			distrust[row.Estimator] = append(distrust[row.Estimator], row.Policy)
 		case row.Estimate != nil:
 			v[at[row.Policy]] = *row.Estimate
 		}
 	}
 	for _, name := range names {
 		v := est[name]
-		er := EstimatorRanking{Estimator: name, OutOfRange: outside[name]}
+		er := EstimatorRanking{Estimator: name, OutOfRange: outside[name], Distrusted: distrust[name]}
 		er.Order, er.Ties = order(r.Policies, v)
 		var e, t []float64
 		for i, x := range v {
 			switch {
-			case math.IsNaN(x) && slices.Contains(er.OutOfRange, r.Policies[i]):
+			case math.IsNaN(x) && (slices.Contains(er.OutOfRange, r.Policies[i]) || slices.Contains(er.Distrusted, r.Policies[i])):
 			case math.IsNaN(x):
 				er.Failed = append(er.Failed, r.Policies[i])
 			case !math.IsNaN(ref[i]):
@@ -146,6 +152,33 @@ func orderText(names []string, ties []bool) string {
 	return b.String()
 }
 
+// text is the estimator's order as the table and the report print it,
+// with the policies it left out and why.
+func (e EstimatorRanking) text() string {
+	text := orderText(e.Order, e.Ties)
+	if len(e.Failed) > 0 {
+		text += fmt.Sprintf(" (failed: %s)", strings.Join(e.Failed, ", "))
+	}
+	if len(e.OutOfRange) > 0 {
+		text += fmt.Sprintf(" (outside the rewards' range, left out: %s)", strings.Join(e.OutOfRange, ", "))
+	}
+	if len(e.Distrusted) > 0 {
+		text += fmt.Sprintf(" (distrusted by its own diagnostics, left out: %s)", strings.Join(e.Distrusted, ", "))
+	}
+	if len(e.Order) > 0 {
+		return text
+	}
+	switch {
+	case len(e.OutOfRange) > 0 && len(e.Distrusted) > 0:
+		return "left out: every estimate outside the rewards' range or distrusted by its own diagnostics"
+	case len(e.OutOfRange) > 0:
+		return "left out: every estimate outside the rewards' range"
+	case len(e.Distrusted) > 0:
+		return "left out: every estimate distrusted by its own diagnostics"
+	}
+	return "failed"
+}
+
 // printRanking prints each estimator's order of the policies and, where
 // references are known, its rank correlation and regret@1.
 func printRanking(out io.Writer, r *Ranking) {
@@ -174,19 +207,7 @@ func printRanking(out io.Writer, r *Ranking) {
 		}
 	}
 	for _, e := range r.Estimators {
-		text := orderText(e.Order, e.Ties)
-		if len(e.Failed) > 0 {
-			text += fmt.Sprintf(" (failed: %s)", strings.Join(e.Failed, ", "))
-		}
-		if len(e.OutOfRange) > 0 {
-			text += fmt.Sprintf(" (outside the rewards' range, left out: %s)", strings.Join(e.OutOfRange, ", "))
-		}
-		if len(e.Order) == 0 {
-			text = "failed"
-			if len(e.OutOfRange) > 0 {
-				text = "left out: every estimate outside the rewards' range"
-			}
-		}
+		text := e.text()
 		fmt.Fprintf(tw, "\n%s\t%s\t", e.Estimator, text)
 		if metrics {
 			rho, regret := "-", "-"

@@ -285,12 +285,7 @@ func newRankingView(r *Ranking) *rankingView {
 		v.Rows = append(v.Rows, rankingRow{Estimator: "reference", Order: orderText(r.ReferenceOrder, nil)})
 	}
 	for _, e := range r.Estimators {
-		row := rankingRow{Estimator: e.Estimator, Order: orderText(e.Order, e.Ties), Spearman: "-", Regret: "-"}
-		if len(e.Order) == 0 {
-			row.Order = "failed"
-		} else if len(e.Failed) > 0 {
-			row.Order += " (failed: " + strings.Join(e.Failed, ", ") + ")"
-		}
+		row := rankingRow{Estimator: e.Estimator, Order: e.text(), Spearman: "-", Regret: "-"}
 		if e.Spearman != nil {
 			row.Spearman = words.Num("%.3f", *e.Spearman)
 		}
