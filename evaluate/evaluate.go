@@ -21,6 +21,7 @@ import (
 	"github.com/ihope-ope/ihope/internal/words"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/ratio"
+	"github.com/ihope-ope/ihope/stream"
 	"github.com/ihope-ope/ihope/value"
 )
 
@@ -66,7 +67,11 @@ type Row struct {
 	Resamples      int      `json:"bootstrap_resamples"`
 	// Interval is how the interval was formed from the resamples:
 	// "percentile", or "student-t" for fewer than ope.PercentileMin.
-	Interval          string `json:"interval,omitempty"`
+	Interval string `json:"interval,omitempty"`
+	// Resampling is how the resamples were estimated: "sums" (the
+	// estimator's statistics over Poisson copies of the episodes, its
+	// features fixed by the whole log) or "refit" (refitted on each).
+	Resampling        string `json:"resampling,omitempty"`
 	BootstrapFailures int    `json:"bootstrap_failures,omitempty"`
 	// Seconds is the estimator's wall time, in --json only with
 	// --timings (so that two runs with the same seeds print the same
@@ -582,9 +587,21 @@ func (c *Evaluator) runOne(en ope.Entry, d *dataset.Dataset, opts ope.Options, s
 }
 
 // intervals runs the bootstrap for the estimators that succeeded (rows
-// are their rows in rep) and fills in their intervals. Slow estimators,
-// which retrain on every resample, get --bootstrap-refit resamples: the
-// first ones the others see (same seed, same streams).
+// are their rows in rep) and fills in their intervals.
+//
+// One bootstrap semantics for the log in memory and a stream of shards:
+// with several episodes, every episode has a Poisson(1) multiplicity in
+// each resample (ope.PoissonCounts of the seed and its id). The
+// estimators whose statistics are sums over episodes (package stream) take
+// their interval from copies of those sums weighted by the
+// multiplicities, filled in one pass over the log (two for the learners
+// whose features the whole log fixes): the code a stream of shards runs,
+// so the log in memory and as one shard give the same interval
+// (TestMemoryEqualsOneShard); their row's "resampling" is "sums". The
+// others refit on each resample (the same multiplicities,
+// ope.Bootstrap.Poisson; "resampling" "refit"), and the slow ones among
+// them get only --bootstrap-refit resamples: the first ones the others
+// see. One episode is resampled in blocks, refitting every estimator.
 func (c *Evaluator) intervals(rep *Report, d *dataset.Dataset, opts ope.Options, entries []ope.Entry, rows []int, stderr io.Writer) error {
 	workers := c.Workers
 	if workers <= 0 {
@@ -592,6 +609,9 @@ func (c *Evaluator) intervals(rep *Report, d *dataset.Dataset, opts ope.Options,
 	}
 	base := ope.Bootstrap{Alpha: c.Alpha, Seed: c.Seed, BlockLength: c.BlockLength, Workers: workers}
 	method, L := base.Method(d)
+	if method == "episodes" {
+		base.Poisson, method = true, poissonMethod
+	}
 	rep.Bootstrap = &BootstrapInfo{Resamples: c.Bootstrap, Alpha: c.Alpha, Method: method, BlockLength: L, Seed: c.Seed}
 	if err := base.Check(d, c.Gamma); err != nil {
 		rep.Bootstrap = nil
@@ -608,12 +628,15 @@ func (c *Evaluator) intervals(rep *Report, d *dataset.Dataset, opts ope.Options,
 		B   int
 	}
 	nSlow := min(c.BootstrapRefit, c.Bootstrap)
-	fast, slow := group{B: c.Bootstrap}, group{B: nSlow}
+	summed, fast, slow := group{B: c.Bootstrap}, group{B: c.Bootstrap}, group{B: nSlow}
 	for i, en := range entries {
-		if en.SlowOn(d) {
+		switch {
+		case base.Poisson && summable(en, d, opts, c.Gamma):
+			summed.idx = append(summed.idx, i)
+		case en.SlowOn(d):
 			slow.idx = append(slow.idx, i)
 			rep.Bootstrap.ResamplesRefit, rep.Bootstrap.ResamplesBCHNeural = nSlow, nSlow
-		} else {
+		default:
 			fast.idx = append(fast.idx, i)
 		}
 	}
@@ -628,6 +651,32 @@ func (c *Evaluator) intervals(rep *Report, d *dataset.Dataset, opts ope.Options,
 		}
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf(
 			"%s %s on every resample, so the bootstrap interval uses only %d resamples (--bootstrap-refit): treat its ends as rough", strings.Join(names, " and "), verb, nSlow))
+	}
+	if len(summed.idx) > 0 {
+		names := make([]string, len(summed.idx))
+		for k, i := range summed.idx {
+			names[k] = entries[i].Name
+		}
+		res, err := c.sumIntervals(d, names, opts, stderr)
+		if err != nil {
+			return err
+		}
+		for k, i := range summed.idx {
+			est := res.Estimates[k]
+			if est.Err != nil || est.Interval == nil {
+				// The sums failed where the estimator did not: refit it.
+				if entries[i].SlowOn(d) {
+					slow.idx = append(slow.idx, i)
+					rep.Bootstrap.ResamplesRefit, rep.Bootstrap.ResamplesBCHNeural = nSlow, nSlow
+				} else {
+					fast.idx = append(fast.idx, i)
+				}
+				continue
+			}
+			row := &rep.Estimates[rows[i]]
+			applyInterval(rep, row, *est.Interval, c.Bootstrap)
+			row.Resampling = "sums"
+		}
 	}
 	for _, g := range []group{fast, slow} {
 		if len(g.idx) == 0 || g.B == 0 {
@@ -650,11 +699,78 @@ func (c *Evaluator) intervals(rep *Report, d *dataset.Dataset, opts ope.Options,
 			return err
 		}
 		for k, i := range g.idx {
-			applyInterval(rep, &rep.Estimates[rows[i]], ivs[k], g.B)
+			row := &rep.Estimates[rows[i]]
+			applyInterval(rep, row, ivs[k], g.B)
+			row.Resampling = "refit"
 		}
 	}
 	rep.Warnings = append(rep.Warnings, rowWarnings(rep)...)
 	return nil
+}
+
+// summable reports whether estimator en's interval on d comes from its
+// statistics' Poisson copies (intervals): its statistics are sums over
+// episodes on logs like d (stream.Applies) that hold no trained model
+// (ope.SampleSums: bch-neural and the neural forms retrain on every
+// resample), and d has no episode ending in a terminal state (the sums
+// pad those to the log's longest episode, known only at the end).
+func summable(en ope.Entry, d *dataset.Dataset, opts ope.Options, gamma float64) bool {
+	opts.RealStates = d.StateDim > 0 // as a stream's (newStats)
+	if d.Terminal != nil && slices.Contains(d.Terminal, true) {
+		return false
+	}
+	if stream.Applies(en.Name, d, opts) != nil {
+		return false
+	}
+	sums, err := en.New(opts).(ope.Summer).NewSums(gamma, 1)
+	if err != nil {
+		return false
+	}
+	_, trained := sums.(*ope.SampleSums)
+	return !trained
+}
+
+// sumIntervals fills the named estimators' statistics over d, with
+// c.Bootstrap Poisson copies, as a stream of one shard does, and returns
+// their estimates and intervals.
+func (c *Evaluator) sumIntervals(d *dataset.Dataset, names []string, opts ope.Options, stderr io.Writer) (*stream.Results, error) {
+	opts.RealStates = d.StateDim > 0 // as a stream's (newStats)
+	s, err := stream.New(stream.Config{Estimators: names, Gamma: c.Gamma, Resamples: c.Bootstrap, Seed: c.Seed, Alpha: c.Alpha, Options: opts})
+	if err != nil {
+		return nil, err
+	}
+	n := d.NumEpisodes()
+	passes := 1
+	if s.FirstPass() {
+		passes = 2
+	}
+	label := "bootstrap, Poisson copies of the sums"
+	if c.policyLabel != "" {
+		label = c.policyLabel + ": " + label
+	}
+	progress, finish := bootstrapProgress(stderr, passes*n, label)
+	defer finish()
+	each := func(add func(d *dataset.Dataset, lo, hi int) error) error {
+		for e := range n {
+			if err := add(d, e, e+1); err != nil {
+				return err
+			}
+			if progress != nil {
+				progress(0)
+			}
+		}
+		return nil
+	}
+	if passes == 2 {
+		if err := each(s.AddFirst); err != nil {
+			return nil, err
+		}
+		s.EndFirst()
+	}
+	if err := each(s.Add); err != nil {
+		return nil, err
+	}
+	return s.Finish()
 }
 
 // applyInterval fills in row's interval from B resamples, and warns of a

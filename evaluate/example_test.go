@@ -43,9 +43,9 @@ func ExampleEvaluator_Evaluate() {
 	// rep.WriteText its table.
 
 	// Output:
-	// naive           horizon   -0.309  [-0.363, -0.253]
-	// wis-trajectory  horizon   -0.180  [-0.361, -0.021]
-	// wis-stepwise    horizon   -0.122  [-0.229, -0.038]
-	// mis             horizon   -0.154  [-0.193, -0.085]
+	// naive           horizon   -0.309  [-0.353, -0.252]
+	// wis-trajectory  horizon   -0.180  [-0.330, -0.030]
+	// wis-stepwise    horizon   -0.122  [-0.210, -0.034]
+	// mis             horizon   -0.154  [-0.184, -0.084]
 	// recommended: mis
 }

@@ -103,8 +103,11 @@ func (s *PairKernelSums) EndFirst() error {
 		s.Moments[c] = f.NewMoments()
 		s.A[c], s.B[c] = make(Floats, p), make(Floats, p)
 	}
-	k := p / f.NumActions
-	s.Q2 = make(Floats, f.NumActions*k*k)
+	// One block of features per action, or one block of joint (state,
+	// action) features on real actions (NumActions 0).
+	blocks := max(f.NumActions, 1)
+	k := p / blocks
+	s.Q2 = make(Floats, blocks*k*k)
 	return nil
 }
 
@@ -209,7 +212,7 @@ func (s *PairKernelSums) Finish(c int) (Result, WeightSummary, error) {
 	res := Result{Value: val, Estimand: LongRun, Model: m, Learner: "kernel"}
 	var ws WeightSummary
 	if c == 0 {
-		nA := s.Features.NumActions
+		nA := max(s.Features.NumActions, 1) // blocks, as in EndFirst
 		k := len(theta) / nA
 		sq := 0.0
 		for a := range nA {

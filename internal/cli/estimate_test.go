@@ -243,13 +243,13 @@ func TestEstimateContinuous(t *testing.T) {
 		if r.Estimator == "bch-tabular" {
 			t.Error("bch-tabular ran on real states")
 		}
-		if r.Estimator == "bch-neural" || r.Estimator == "bch-kernel" { // the slow refits
-			found = found || r.Estimator == "bch-neural"
-			if r.Estimate == nil || r.CILow == nil || r.Resamples != 2 {
+		if r.Estimator == "bch-neural" { // the slow refit
+			found = true
+			if r.Estimate == nil || r.CILow == nil || r.Resamples != 2 || r.Resampling != "refit" {
 				t.Errorf("%s row %+v", r.Estimator, r)
 			}
-		} else if r.Resamples != 6 {
-			t.Errorf("%s: %d resamples, want 6", r.Estimator, r.Resamples)
+		} else if r.Resamples != 6 || r.Resampling != "sums" { // bch-kernel too: its sums' Poisson copies
+			t.Errorf("%s: %d resamples by %q, want 6 by sums", r.Estimator, r.Resamples, r.Resampling)
 		}
 	}
 	if !found {
@@ -303,8 +303,8 @@ func TestEstimateIntervalWords(t *testing.T) {
 		B          string
 		line, cell string
 	}{
-		{"50", "intervals: 95% bootstrap, 50 resamples over episodes, as mean ± Student t × sd (too few for percentiles)", "] t "},
-		{"100", "intervals: 95% percentile bootstrap, 100 resamples over episodes, seed 1", "] boot "},
+		{"50", "intervals: 95% bootstrap, 50 resamples over episodes (Poisson), as mean ± Student t × sd (too few for percentiles)", "] t "},
+		{"100", "intervals: 95% percentile bootstrap, 100 resamples over episodes (Poisson), seed 1", "] boot "},
 	} {
 		out, errOut, code := run(t, "estimate", "--data", path, "--estimators", "wis-stepwise", "--bootstrap", c.B)
 		if code != ExitOK {

@@ -104,7 +104,7 @@ func TestResamplesRefitField(t *testing.T) {
 	if _, errOut, code := run(t, "sample", "--env", "pendulum", "-n", "6", "-T", "50", "--out", pend); code != ExitOK {
 		t.Fatal(errOut)
 	}
-	out, errOut, code := run(t, "estimate", "--data", pend, "--json", "--bootstrap", "4", "--bootstrap-refit", "3", "--estimators", "naive,bch-kernel")
+	out, errOut, code := run(t, "estimate", "--data", pend, "--json", "--bootstrap", "4", "--bootstrap-refit", "3", "--restarts", "1", "--estimators", "naive,bch-neural")
 	if code != ExitOK {
 		t.Fatal(errOut)
 	}
