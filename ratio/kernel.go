@@ -246,6 +246,12 @@ type Kernel struct {
 	// If 0, it is chosen by cross-validation. It must not be negative.
 	Ridge float64
 
+	// LeastLoss chooses the ridge of least mean held-out loss instead of
+	// the largest within one standard error of it (the default; see the
+	// 20-seed comparison in docs/methods.md: neither rule is better on
+	// every world).
+	LeastLoss bool
+
 	// Signed drops the constraint theta >= 0: the minimiser is then one
 	// KKT solve and w may be negative (KernelModel.Negative counts where).
 	Signed bool

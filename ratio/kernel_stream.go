@@ -604,6 +604,9 @@ func (l Kernel) solveSums(model *KernelModel, folds []*minimax.Sums, cbar []floa
 			return fmt.Errorf("ratio: %w", err)
 		}
 		nu, model.Folds, model.Grid, model.HeldOutLoss, model.HeldOutSE = cv.Ridge, cv.Folds, cv.Grid, cv.Loss, cv.SE
+		if l.LeastLoss {
+			nu = cv.LeastLoss()
+		}
 	}
 	sol, err := minimax.NewQP(all, cbar, nil)
 	if err != nil {

@@ -571,6 +571,22 @@ func CrossValidate(all *Sums, folds []*Sums, a, pen, grid []float64, signed bool
 	return cv, nil
 }
 
+// LeastLoss returns the ridge of the grid whose mean held-out loss is
+// the least (the plain minimum, which the one-standard-error rule of
+// Ridge moves up the grid), or Ridge where there was no grid.
+func (cv CV) LeastLoss() float64 {
+	best := -1
+	for k, m := range cv.Loss {
+		if !math.IsInf(m, 1) && (best < 0 || m < cv.Loss[best]) {
+			best = k
+		}
+	}
+	if best < 0 {
+		return cv.Ridge
+	}
+	return cv.Grid[best]
+}
+
 // ChunkLen is the number of terms of one chunk of AccumulateFolds.
 const ChunkLen = 512
 
