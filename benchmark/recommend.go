@@ -25,7 +25,8 @@ func withRecommended(l results.Line, lo, hi float64) results.Line {
 		if est == "" {
 			est = string(ope.Horizon)
 		}
-		row := ope.Row{Estimator: r.Estimator, Estimand: ope.Estimand(est), Estimate: float64(r.Estimate), Low: math.NaN(), High: math.NaN()}
+		row := ope.Row{Estimator: r.Estimator, Estimand: ope.Estimand(est), Estimate: float64(r.Estimate), Low: math.NaN(), High: math.NaN(),
+			Collapsed: r.Collapsed}
 		if r.Low != nil && r.High != nil {
 			row.Low, row.High = float64(*r.Low), float64(*r.High)
 		}

@@ -148,6 +148,9 @@ func (w *World) Run(ctx context.Context, c *experiment.Cell, i int, quick bool) 
 		}
 		recs[k].Estimate = results.Float(res.Value)
 		recs[k].Estimand = string(res.Estimand)
+		if en, ok := ope.Lookup(e.Name()); ok && res.Weights != nil {
+			recs[k].Collapsed = len(ope.WeightSummaryWarnings(en.Name, en.Unit, ope.SummarizeWeights(res.Weights))) > 0
+		}
 		if se, ok := e.(ope.StdErrer); ok && se.HasSE() && d.NumEpisodes() > 1 && !math.IsNaN(res.SE) && !math.IsInf(res.SE, 0) {
 			lo, hi := results.Float(res.Value-z*res.SE), results.Float(res.Value+z*res.SE)
 			recs[k].Low, recs[k].High, recs[k].Interval = &lo, &hi, "wald"

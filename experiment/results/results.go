@@ -73,6 +73,9 @@ type Record struct {
 	Low      *Float `json:"low,omitempty"`
 	High     *Float `json:"high,omitempty"`
 	Interval string `json:"interval,omitempty"`
+	// Collapsed says that the estimate's weights collapse onto a few
+	// units (ope.WeightSummaryWarnings), as ihope estimate warns.
+	Collapsed bool `json:"collapsed,omitempty"`
 }
 
 // Line is one cell of the results file: one JSON object per line.
