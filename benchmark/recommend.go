@@ -2,6 +2,7 @@ package benchmark
 
 import (
 	"math"
+	"strings"
 
 	"github.com/ihope-ope/ihope/experiment/results"
 	"github.com/ihope-ope/ihope/ope"
@@ -32,6 +33,14 @@ func withRecommended(l results.Line, lo, hi float64) results.Line {
 		}
 		rows = append(rows, row)
 		byName[r.Estimator] = r
+	}
+	if p, ok := l.Metrics[MarkovMetric]; ok && float64(p) <= ope.MarkovAlpha {
+		for i := range rows {
+			name, _, _ := strings.Cut(rows[i].Estimator, "[") // "dr[folds=1]" is dr's
+			if en, ok := ope.Lookup(name); ok && en.Markov {
+				rows[i].Failed = "the logged states do not look Markov"
+			}
+		}
 	}
 	rec := ope.Recommend(rows, ope.Horizon, lo, hi)
 	out := l

@@ -186,5 +186,14 @@ func (w *World) Run(ctx context.Context, c *experiment.Cell, i int, quick bool) 
 	for name, v := range tr {
 		out.Truths[string(name)] = v
 	}
+	// The test ihope estimate runs before it recommends (evaluate's
+	// checkMarkov), for the leaderboard's recommended estimate.
+	if mk, err := (ope.MarkovTest{Seed: c.Rand("markov/" + w.Name + "/" + t.Name).Uint64()}).Run(d); err == nil {
+		out.Metrics = map[string]float64{MarkovMetric: mk.PValue}
+	}
 	return out, nil
 }
+
+// MarkovMetric names a cell's p-value of ope.MarkovTest in the results
+// file's metrics.
+const MarkovMetric = "markov_p"

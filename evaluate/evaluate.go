@@ -105,6 +105,11 @@ type DataSummary struct {
 	Terminal int     `json:"terminal_episodes"`
 	Gamma    float64 `json:"gamma"`
 	Estimand string  `json:"estimand"`
+	// MarkovP is the p-value of the test of whether the logged states
+	// are Markov (ope.MarkovTest), on discrete logs where an estimator
+	// that assumes it ran; at most ope.MarkovAlpha, those estimators are left
+	// out of the recommendation and the ranking, with a warning.
+	MarkovP *float64 `json:"markov_p,omitempty"`
 	// NotRun says which estimators of the default set were left out for
 	// estimating another value than the one asked for.
 	NotRun string `json:"not_run,omitempty"`
@@ -370,12 +375,38 @@ func (c *Evaluator) estimate(d *dataset.Dataset, target *Target, stderr io.Write
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: not run: they would estimate the long-run value, and %d of %s end in a terminal state, so the long-run average reward (gamma = 1) is 0 for every policy; discount (gamma < 1) to run them%s",
 			strings.Join(absorbed, ", "), d.NumTerminal(), words.Plural(d.NumEpisodes(), "episode"), also))
 	}
+	c.checkMarkov(rep, d, ok)
 	c.addBounds(rep, d, opts)
 	if c.Bootstrap == 0 {
 		rep.Warnings = append(rep.Warnings, rowWarnings(rep)...)
 		return rep, nil
 	}
 	return rep, c.intervals(rep, d, opts, ok, rows, stderr)
+}
+
+// checkMarkov tests whether the states of a discrete log are Markov when
+// an estimator that assumes it (ope.Entry.Markov) gave an estimate
+// (ran), and warns when they do not look so.
+func (c *Evaluator) checkMarkov(rep *Report, d *dataset.Dataset, ran []ope.Entry) {
+	var markov []string
+	for _, en := range ran {
+		if en.Markov {
+			markov = append(markov, en.Name)
+		}
+	}
+	if len(markov) == 0 || !d.Discrete() || d.ActionDim > 0 {
+		return
+	}
+	res, err := ope.MarkovTest{Seed: c.Seed}.Run(d)
+	if err != nil {
+		return
+	}
+	rep.Data.MarkovP = &res.PValue
+	if res.PValue <= ope.MarkovAlpha {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf(
+			"the logged states do not look Markov: what follows a step (its reward and next state) depends on the step before it, beyond the step's own state and action (permutation test, p = %.3g): states that look alike behave differently (aliased, or a state that leaves out what matters). %s model the states and may be biased by any amount; the importance-sampling estimators do not need Markov states, and the recommendation leaves the others out",
+			res.PValue, strings.Join(markov, ", ")))
+	}
 }
 
 // estimatorRun is what runOne returned for one estimator.

@@ -185,7 +185,7 @@ func TestRankingLeavesDistrusted(t *testing.T) {
 	}
 	var out strings.Builder
 	printRanking(&out, rk)
-	if !strings.Contains(out.String(), "A (distrusted by its own diagnostics, left out: B)") {
+	if !strings.Contains(out.String(), "A (distrusted by its diagnostics, left out: B)") {
 		t.Errorf("the ranking does not say fqe's B is left out:\n%s", out.String())
 	}
 	recommend(rep)

@@ -38,9 +38,10 @@ type EstimatorRanking struct {
 	// logged rewards' range, which a normalised value cannot leave: left
 	// out of the order.
 	OutOfRange []string `json:"out_of_range,omitempty"`
-	// Distrusted lists the policies whose row its own diagnostics
-	// distrust (distrusted: a biased bootstrap, failed resamples,
-	// networks that disagree): left out of the order too.
+	// Distrusted lists the policies whose row the report distrusts (its
+	// own diagnostics: a biased bootstrap, failed resamples, networks
+	// that disagree; or states that do not look Markov for an estimator
+	// that assumes them): left out of the order too.
 	Distrusted []string `json:"distrusted,omitempty"`
 	// Compared counts the policies with both an estimate and a
 	// reference, over which Spearman and RegretAt1 are computed (at
@@ -84,7 +85,7 @@ func newRanking(rep *Report) *Ranking {
 		switch {
 		case row.Estimate != nil && outOfRange(*row.Estimate, lo, hi):
 			outside[row.Estimator] = append(outside[row.Estimator], row.Policy)
-		case row.Estimate != nil && distrusted(row) != "":
+		case row.Estimate != nil && rep.distrust(row) != "":
 			distrust[row.Estimator] = append(distrust[row.Estimator], row.Policy)
 		case row.Estimate != nil:
 			v[at[row.Policy]] = *row.Estimate
@@ -163,18 +164,18 @@ func (e EstimatorRanking) text() string {
 		text += fmt.Sprintf(" (outside the rewards' range, left out: %s)", strings.Join(e.OutOfRange, ", "))
 	}
 	if len(e.Distrusted) > 0 {
-		text += fmt.Sprintf(" (distrusted by its own diagnostics, left out: %s)", strings.Join(e.Distrusted, ", "))
+		text += fmt.Sprintf(" (distrusted by its diagnostics, left out: %s)", strings.Join(e.Distrusted, ", "))
 	}
 	if len(e.Order) > 0 {
 		return text
 	}
 	switch {
 	case len(e.OutOfRange) > 0 && len(e.Distrusted) > 0:
-		return "left out: every estimate outside the rewards' range or distrusted by its own diagnostics"
+		return "left out: every estimate outside the rewards' range or distrusted by its diagnostics"
 	case len(e.OutOfRange) > 0:
 		return "left out: every estimate outside the rewards' range"
 	case len(e.Distrusted) > 0:
-		return "left out: every estimate distrusted by its own diagnostics"
+		return "left out: every estimate distrusted by its diagnostics"
 	}
 	return "failed"
 }

@@ -34,7 +34,7 @@ func recommend(rep *Report) {
 			row := compareRow(r)
 			row.Collapsed = r.Unit != "" && len(ope.WeightSummaryWarnings(r.Estimator, ope.Unit(r.Unit),
 				ope.WeightSummary{ESS: r.ESS, Units: r.Units, MaxShare: share(r.MaxWeightShare)})) > 0
-			row.Failed = distrusted(r)
+			row.Failed = rep.distrust(r)
 			rows = append(rows, row)
 		}
 		rec := ope.Recommend(rows, ope.Estimand(rep.Data.Estimand), lo, hi)
@@ -87,6 +87,21 @@ func valueRange(rep *Report) (lo, hi float64) {
 func outOfRange(v, lo, hi float64) bool {
 	tol := 1e-9 * math.Max(1, math.Max(math.Abs(lo), math.Abs(hi)))
 	return v < lo-tol || v > hi+tol
+}
+
+// distrust returns why the report distrusts row r: its own diagnostics
+// (distrusted), or states that do not look Markov for an estimator that
+// assumes them (Data.MarkovP).
+func (rep *Report) distrust(r Row) string {
+	if why := distrusted(r); why != "" {
+		return why
+	}
+	if p := rep.Data.MarkovP; p != nil && *p <= ope.MarkovAlpha {
+		if en, ok := ope.Lookup(r.Estimator); ok && en.Markov {
+			return fmt.Sprintf("the logged states do not look Markov (p = %.3g)", *p)
+		}
+	}
+	return ""
 }
 
 // distrusted returns why a row's own diagnostics distrust it ("" if they

@@ -221,6 +221,11 @@ type Entry struct {
 	// states only (dr, whose ratio there is a kernel fit; on discrete
 	// states its refit takes milliseconds). Use SlowOn.
 	SlowOnRealStates bool
+	// Markov marks the estimators that assume the logged states are
+	// Markov (a value function or a model of the dynamics, a ratio of
+	// state distributions); the importance-sampling family and naive do
+	// not (MarkovTest says when a log's states are not).
+	Markov bool
 	// Targets is the estimand the estimator always targets (Horizon for
 	// naive, the importance-sampling family and mis; LongRun for the
 	// density ratios and the minimax learners), "" for those that follow
@@ -281,38 +286,38 @@ var registry = []Entry{
 		New: func(Options) Estimator { return &StepwiseIS{} }},
 	{Name: "wis-stepwise", Targets: Horizon, Label: "step-wise WIS", Needs: NeedsBehavior, Unit: UnitStep,
 		New: func(Options) Estimator { return &StepwiseWIS{} }},
-	{Name: "model-based", Label: "model-based (fitted MDP)", Needs: NeedsDiscreteStates | NeedsTargetPolicy,
+	{Name: "model-based", Markov: true, Label: "model-based (fitted MDP)", Needs: NeedsDiscreteStates | NeedsTargetPolicy,
 		New: func(o Options) Estimator { return &ModelBased{Target: o.Target, Estimand: o.Estimand} }, Bound: kernelBellmanBound},
-	{Name: "fqe", Label: "fitted Q evaluation", Needs: NeedsTargetDist, Reads: ReadsValueModel,
+	{Name: "fqe", Markov: true, Label: "fitted Q evaluation", Needs: NeedsTargetDist, Reads: ReadsValueModel,
 		New: func(o Options) Estimator {
 			return FQE{Value: o.valueLearner(), Target: o.valueTarget(), Estimand: o.Estimand, Reservoir: o.Reservoir, SampleSeed: o.Seed, SelectSeed: o.Seed, Degree: o.ValueDegree}
 		}, Bound: kernelBellmanBound},
-	{Name: "mis", Targets: Horizon, Label: "marginalized IS (time-indexed ratios)", Needs: NeedsDiscreteStates | NeedsBehavior, Unit: UnitStep,
+	{Name: "mis", Markov: true, Targets: Horizon, Label: "marginalized IS (time-indexed ratios)", Needs: NeedsDiscreteStates | NeedsBehavior, Unit: UnitStep,
 		New: func(o Options) Estimator { return MIS{} }},
-	{Name: "bch-tabular", Targets: LongRun, Label: "density ratio, tabular (paper)", Needs: NeedsDiscreteStates | NeedsBehavior, Unit: UnitStep,
+	{Name: "bch-tabular", Markov: true, Targets: LongRun, Label: "density ratio, tabular (paper)", Needs: NeedsDiscreteStates | NeedsBehavior, Unit: UnitStep,
 		New: func(o Options) Estimator { return DensityRatio{Learner: o.Tabular} }},
-	{Name: "bch-kernel", Targets: LongRun, Label: "density ratio, kernel (closed form)", Needs: NeedsRealStates | NeedsBehavior, Unit: UnitStep, Slow: true,
+	{Name: "bch-kernel", Markov: true, Targets: LongRun, Label: "density ratio, kernel (closed form)", Needs: NeedsRealStates | NeedsBehavior, Unit: UnitStep, Slow: true,
 		New: func(o Options) Estimator { return DensityRatio{Learner: o.Kernel} }},
-	{Name: "bch-neural", Targets: LongRun, Label: "density ratio, neural (paper)", Needs: NeedsRealStates | NeedsBehavior, Unit: UnitStep, Slow: true,
+	{Name: "bch-neural", Markov: true, Targets: LongRun, Label: "density ratio, neural (paper)", Needs: NeedsRealStates | NeedsBehavior, Unit: UnitStep, Slow: true,
 		New: func(o Options) Estimator {
 			return DensityRatio{Learner: o.neuralRatio(), Reservoir: o.Reservoir, SampleSeed: o.Seed}
 		}},
-	{Name: "dr", Label: "doubly robust (ratio + value model)", SlowOnRealStates: true, Needs: NeedsTargetDist | NeedsBehavior, Reads: ReadsCorrectedModel,
+	{Name: "dr", Markov: true, Label: "doubly robust (ratio + value model)", SlowOnRealStates: true, Needs: NeedsTargetDist | NeedsBehavior, Reads: ReadsCorrectedModel,
 		New: func(o Options) Estimator {
 			return DR{Ratio: o.ratioLearner(), Kernel: o.Kernel, Value: o.valueLearner(), Target: o.valueTarget(),
 				Estimand: o.Estimand, Folds: o.Folds, SelectSeed: o.Seed, Degree: o.ValueDegree}
 		}},
-	{Name: "mwl", Targets: LongRun, Label: "minimax weight learning (state-action ratio)", SlowOnRealStates: true, Needs: NeedsTargetDist, Unit: UnitStep,
+	{Name: "mwl", Markov: true, Targets: LongRun, Label: "minimax weight learning (state-action ratio)", SlowOnRealStates: true, Needs: NeedsTargetDist, Unit: UnitStep,
 		New: func(o Options) Estimator {
 			return PairRatio{Learner: ratio.MWL{Neural: o.RatioModel == "neural", Network: o.minimaxNeural()},
 				Target: o.valueTarget(), Normalise: true, Reservoir: o.Reservoir, SampleSeed: o.Seed, RealStates: o.RealStates}
 		}},
-	{Name: "mql", Targets: LongRun, Label: "minimax Q-learning", SlowOnRealStates: true, Needs: NeedsTargetDist,
+	{Name: "mql", Markov: true, Targets: LongRun, Label: "minimax Q-learning", SlowOnRealStates: true, Needs: NeedsTargetDist,
 		New: func(o Options) Estimator {
 			return MQL{Value: value.MQL{Neural: o.ValueModel == "neural", Network: o.minimaxNeural()}, Target: o.valueTarget(),
 				Reservoir: o.Reservoir, SampleSeed: o.Seed, RealStates: o.RealStates}
 		}},
-	{Name: "dualdice", Targets: LongRun, Label: "DualDICE (GenDICE's normalisation at gamma = 1)", SlowOnRealStates: true, Needs: NeedsTargetDist | NeedsDiscreteActions, Unit: UnitStep,
+	{Name: "dualdice", Markov: true, Targets: LongRun, Label: "DualDICE (GenDICE's normalisation at gamma = 1)", SlowOnRealStates: true, Needs: NeedsTargetDist | NeedsDiscreteActions, Unit: UnitStep,
 		New: func(o Options) Estimator {
 			return PairRatio{Learner: ratio.DualDICE{Neural: o.RatioModel == "neural", Network: o.minimaxNeural()}, Target: o.valueTarget(),
 				Reservoir: o.Reservoir, SampleSeed: o.Seed, RealStates: o.RealStates}

@@ -79,6 +79,11 @@ func TestEstimateStreamEqualsOneFile(t *testing.T) {
 		}
 		gd, wd := got.Data, want.Data
 		gd.File, wd.File = "", ""
+		// The Markov test permutes the whole log's steps: one file only.
+		if wd.MarkovP == nil {
+			t.Errorf("gamma %s: one file without markov_p", gamma)
+		}
+		wd.MarkovP = nil
 		gj, _ := json.Marshal(gd)
 		wj, _ := json.Marshal(wd)
 		if string(gj) != string(wj) {
