@@ -140,7 +140,7 @@ def test_recommended():
 
 def test_options_reach_the_binary(taxi_csv):
     a = ihope.estimate(taxi_csv, bootstrap=20, seed=9, alpha=0.1, estimators=["wis-stepwise"], report=False)
-    assert a.bootstrap == {"resamples": 20, "alpha": 0.1, "method": "episodes", "seed": 9}
+    assert a.bootstrap == {"resamples": 20, "alpha": 0.1, "method": "episodes (Poisson)", "seed": 9}
     with pytest.raises(ihope.UsageError, match="--no-such-flag"):
         ihope.estimate(taxi_csv, no_such_flag=1, report=False)
 
