@@ -2,7 +2,6 @@ package benchmark
 
 import (
 	"math"
-	"strings"
 
 	"github.com/ihope-ope/ihope/experiment/results"
 	"github.com/ihope-ope/ihope/ope"
@@ -36,8 +35,7 @@ func withRecommended(l results.Line, lo, hi float64) results.Line {
 	}
 	if p, ok := l.Metrics[MarkovMetric]; ok && float64(p) <= ope.MarkovAlpha {
 		for i := range rows {
-			name, _, _ := strings.Cut(rows[i].Estimator, "[") // "dr[folds=1]" is dr's
-			if en, ok := ope.Lookup(name); ok && en.Markov {
+			if en, ok := entryOf(rows[i].Estimator, nil); ok && en.Markov {
 				rows[i].Failed = "the logged states do not look Markov"
 			}
 		}

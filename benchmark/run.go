@@ -88,19 +88,28 @@ func build(names []string, o ope.Options) ([]ope.Estimator, error) {
 	out := make([]ope.Estimator, len(names))
 	for i, name := range names {
 		oi := o
-		for _, v := range Variants {
-			if v.Name == name {
-				name = v.Of
-				v.Set(&oi)
-			}
-		}
-		e, ok := ope.Lookup(name)
+		e, ok := entryOf(name, &oi)
 		if !ok {
 			return nil, fmt.Errorf("benchmark: unknown estimator %q", name)
 		}
 		out[i] = e.New(oi)
 	}
 	return out, nil
+}
+
+// entryOf returns the registry entry of a row's name, a variant's
+// (Variant.Of) included, and applies the variant's setting to o if o is
+// not nil.
+func entryOf(name string, o *ope.Options) (ope.Entry, bool) {
+	for _, v := range Variants {
+		if v.Name == name {
+			name = v.Of
+			if o != nil {
+				v.Set(o)
+			}
+		}
+	}
+	return ope.Lookup(name)
 }
 
 // Run computes one cell: the exact truths of target i, the log of the

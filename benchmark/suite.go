@@ -114,3 +114,24 @@ func (w *World) panel(quick bool) experiment.Panel {
 	}
 	return p
 }
+
+// WorldNamed returns the full-size world of that name (World.Name,
+// "modelfail") from any suite.
+func WorldNamed(name string) (*World, error) {
+	suites, err := Suites(All)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range suites {
+		worlds, err := s.Worlds(false)
+		if err != nil {
+			return nil, err
+		}
+		for _, w := range worlds {
+			if w.Name == name {
+				return w, nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("benchmark: no world %q", name)
+}

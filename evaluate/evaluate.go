@@ -658,16 +658,44 @@ func (c *Evaluator) intervals(rep *Report, d *dataset.Dataset, opts ope.Options,
 		idx []int // indices into entries and rows
 		B   int
 	}
-	nSlow := min(c.BootstrapRefit, c.Bootstrap)
-	summed, fast, slow := group{B: c.Bootstrap}, group{B: c.Bootstrap}, group{B: nSlow}
+	// The estimators whose sums give their interval first; those left,
+	// and those whose sums failed where the estimator did not, refit.
+	var refit []int
+	var summed []int
 	for i, en := range entries {
-		switch {
-		case base.Poisson && summable(en, d, opts, c.Gamma):
-			summed.idx = append(summed.idx, i)
-		case en.SlowOn(d):
+		if base.Poisson && summable(en, d, opts, c.Gamma) {
+			summed = append(summed, i)
+		} else {
+			refit = append(refit, i)
+		}
+	}
+	if len(summed) > 0 {
+		names := make([]string, len(summed))
+		for k, i := range summed {
+			names[k] = entries[i].Name
+		}
+		res, err := c.sumIntervals(d, names, opts, stderr)
+		if err != nil {
+			return err
+		}
+		for k, i := range summed {
+			est := res.Estimates[k]
+			if est.Err != nil || est.Interval == nil {
+				refit = append(refit, i)
+				continue
+			}
+			row := &rep.Estimates[rows[i]]
+			applyInterval(rep, row, *est.Interval, c.Bootstrap)
+			row.Resampling = "sums"
+		}
+	}
+	nSlow := min(c.BootstrapRefit, c.Bootstrap)
+	fast, slow := group{B: c.Bootstrap}, group{B: nSlow}
+	for _, i := range refit {
+		if entries[i].SlowOn(d) {
 			slow.idx = append(slow.idx, i)
 			rep.Bootstrap.ResamplesRefit, rep.Bootstrap.ResamplesBCHNeural = nSlow, nSlow
-		default:
+		} else {
 			fast.idx = append(fast.idx, i)
 		}
 	}
@@ -682,32 +710,6 @@ func (c *Evaluator) intervals(rep *Report, d *dataset.Dataset, opts ope.Options,
 		}
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf(
 			"%s %s on every resample, so the bootstrap interval uses only %d resamples (--bootstrap-refit): treat its ends as rough", strings.Join(names, " and "), verb, nSlow))
-	}
-	if len(summed.idx) > 0 {
-		names := make([]string, len(summed.idx))
-		for k, i := range summed.idx {
-			names[k] = entries[i].Name
-		}
-		res, err := c.sumIntervals(d, names, opts, stderr)
-		if err != nil {
-			return err
-		}
-		for k, i := range summed.idx {
-			est := res.Estimates[k]
-			if est.Err != nil || est.Interval == nil {
-				// The sums failed where the estimator did not: refit it.
-				if entries[i].SlowOn(d) {
-					slow.idx = append(slow.idx, i)
-					rep.Bootstrap.ResamplesRefit, rep.Bootstrap.ResamplesBCHNeural = nSlow, nSlow
-				} else {
-					fast.idx = append(fast.idx, i)
-				}
-				continue
-			}
-			row := &rep.Estimates[rows[i]]
-			applyInterval(rep, row, *est.Interval, c.Bootstrap)
-			row.Resampling = "sums"
-		}
 	}
 	for _, g := range []group{fast, slow} {
 		if len(g.idx) == 0 || g.B == 0 {

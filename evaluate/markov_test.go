@@ -16,16 +16,10 @@ import (
 // does not assume them: the value models err there by about 0.5 (their
 // interval far from the truth -0.6), step-wise WIS by 0.01.
 func TestEstimateWarnsNotMarkov(t *testing.T) {
-	suites, err := benchmark.Suites("cobs")
+	w, err := benchmark.WorldNamed("modelfail")
 	if err != nil {
 		t.Fatal(err)
 	}
-	worlds, err := suites[0].Worlds(false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	i := slices.IndexFunc(worlds, func(w *benchmark.World) bool { return w.Name == "modelfail" })
-	w := worlds[i]
 	k := len(w.Targets) / 2
 	d, err := w.Sample(rand.New(rand.NewPCG(1, 0)), k)
 	if err != nil {

@@ -10,8 +10,6 @@ import (
 
 	"gonum.org/v1/gonum/stat"
 
-	"github.com/ihope-ope/ihope/env/lineargauss"
-	"github.com/ihope-ope/ihope/env/pendulum"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/ratio"
 	"github.com/ihope-ope/ihope/rollout"
@@ -31,31 +29,9 @@ func TestKernelRidgeRuleTable(t *testing.T) {
 		t.Skip("set IHOPE_LONG=1 to run (about 20 minutes of CPU)")
 	}
 	seeds := envInt(t, "IHOPE_TABLE_SEEDS", 20)
-	var worlds []realWorld
-	for _, g := range []float64{1, 0.99} {
-		worlds = append(worlds,
-			linearGaussWorld(t, fmt.Sprintf("linear-Gaussian 1-d, γ = %g", g), lineargauss.Problem1D(), 40, 200, g),
-			linearGaussWorld(t, fmt.Sprintf("linear-Gaussian 2-d, γ = %g", g), lineargauss.Problem2D(), 40, 200, g))
-	}
+	worlds := linearGaussWorlds(t)
 	if os.Getenv("IHOPE_TABLE_PENDULUM") != "0" {
-		world, target := pendulum.Pendulum{}, pendulum.DefaultTarget()
-		behavior, err := pendulum.Behavior(1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		longAvg, _ := pendulumLongRun(2000, 1000, 2000)
-		for _, g := range []float64{1, 0.99} {
-			horizon, _, err := rollout.Evaluate(rand.New(rand.NewPCG(2018, 12)), world, target, 20000, 1000, g)
-			if err != nil {
-				t.Fatal(err)
-			}
-			long := horizon // gamma^1000 = 4e-5: the discounted values agree
-			if g == 1 {
-				long = longAvg
-			}
-			worlds = append(worlds, realWorld{fmt.Sprintf("Pendulum, γ = %g", g), world, behavior, target, 150, 1000, g,
-				map[ope.Estimand]float64{ope.Horizon: horizon, ope.LongRun: long}})
-		}
+		worlds = append(worlds, pendulumWorlds(t)...)
 	}
 	rules := []struct {
 		name   string

@@ -16,22 +16,13 @@ import (
 // most two at or below 0.05 (a correct test exceeds that with probability
 // 0.08).
 func TestMarkovTest(t *testing.T) {
-	suites, err := benchmark.Suites("cobs")
+	fail, err := benchmark.WorldNamed("modelfail")
 	if err != nil {
 		t.Fatal(err)
 	}
-	worlds, err := suites[0].Worlds(false)
+	graph, err := benchmark.WorldNamed("graph")
 	if err != nil {
 		t.Fatal(err)
-	}
-	var fail, graph *benchmark.World
-	for _, w := range worlds {
-		switch w.Name {
-		case "modelfail":
-			fail = w
-		case "graph":
-			graph = w
-		}
 	}
 	for seed := range 5 {
 		d, err := fail.Sample(rand.New(rand.NewPCG(uint64(seed), 3)), 0)

@@ -77,6 +77,46 @@ func pendulumLongRun(m, burn, steps int) (mean, se float64) {
 	return mean, sd / math.Sqrt(float64(m))
 }
 
+// linearGaussWorlds are the linear-Gaussian cells of the real-state
+// tables: 1-d and 2-d, gamma 1 and 0.99, 40 episodes of 200 steps.
+func linearGaussWorlds(t *testing.T) []realWorld {
+	var worlds []realWorld
+	for _, g := range []float64{1, 0.99} {
+		worlds = append(worlds,
+			linearGaussWorld(t, fmt.Sprintf("linear-Gaussian 1-d, γ = %g", g), lineargauss.Problem1D(), 40, 200, g),
+			linearGaussWorld(t, fmt.Sprintf("linear-Gaussian 2-d, γ = %g", g), lineargauss.Problem2D(), 40, 200, g))
+	}
+	return worlds
+}
+
+// pendulumWorlds are the Pendulum cells of the real-state tables at the
+// paper's defaults (150 episodes of 1000 steps, behavior pi+), average
+// and discounted: the T-step truths by 20,000 rollouts, the long-run
+// average by pendulumLongRun.
+func pendulumWorlds(t *testing.T) []realWorld {
+	world, target := pendulum.Pendulum{}, pendulum.DefaultTarget()
+	behavior, err := pendulum.Behavior(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	longAvg, longSE := pendulumLongRun(2000, 1000, 2000)
+	t.Logf("Pendulum long-run average reward %.4f +- %.4f", longAvg, longSE)
+	var worlds []realWorld
+	for _, g := range []float64{1, 0.99} {
+		horizon, _, err := rollout.Evaluate(rand.New(rand.NewPCG(2018, 12)), world, target, 20000, 1000, g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		long := horizon // gamma^1000 = 4e-5: the discounted values agree
+		if g == 1 {
+			long = longAvg
+		}
+		worlds = append(worlds, realWorld{fmt.Sprintf("Pendulum, γ = %g", g), world, behavior, target, 150, 1000, g,
+			map[ope.Estimand]float64{ope.Horizon: horizon, ope.LongRun: long}})
+	}
+	return worlds
+}
+
 // TestRealStatesTable is the table of issue 12: mean |error| over 20
 // seeds of the density-ratio estimators, dr and step-wise WIS on the
 // linear-Gaussian systems (1-d and 2-d, gamma 1 and 0.99) and on Pendulum
@@ -93,31 +133,7 @@ func TestRealStatesTable(t *testing.T) {
 	// IHOPE_TABLE_SEEDS and IHOPE_TABLE_TRAIN_SEEDS shorten the run
 	// (0 training seeds leaves the spread out).
 	seeds, trainSeeds := envInt(t, "IHOPE_TABLE_SEEDS", 20), envInt(t, "IHOPE_TABLE_TRAIN_SEEDS", 5)
-	world, target := pendulum.Pendulum{}, pendulum.DefaultTarget()
-	behavior, err := pendulum.Behavior(1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	longAvg, longSE := pendulumLongRun(2000, 1000, 2000)
-	t.Logf("Pendulum long-run average reward %.4f +- %.4f", longAvg, longSE)
-	var worlds []realWorld
-	for _, g := range []float64{1, 0.99} {
-		worlds = append(worlds,
-			linearGaussWorld(t, fmt.Sprintf("linear-Gaussian 1-d, γ = %g", g), lineargauss.Problem1D(), 40, 200, g),
-			linearGaussWorld(t, fmt.Sprintf("linear-Gaussian 2-d, γ = %g", g), lineargauss.Problem2D(), 40, 200, g))
-	}
-	for _, g := range []float64{1, 0.99} {
-		horizon, _, err := rollout.Evaluate(rand.New(rand.NewPCG(2018, 12)), world, target, 20000, 1000, g)
-		if err != nil {
-			t.Fatal(err)
-		}
-		long := horizon // gamma^1000 = 4e-5: the discounted values agree
-		if g == 1 {
-			long = longAvg
-		}
-		worlds = append(worlds, realWorld{fmt.Sprintf("Pendulum, γ = %g", g), world, behavior, target, 150, 1000, g,
-			map[ope.Estimand]float64{ope.Horizon: horizon, ope.LongRun: long}})
-	}
+	worlds := append(linearGaussWorlds(t), pendulumWorlds(t)...)
 
 	names := []string{"bch-kernel", "bch-neural", "dr", "wis-stepwise"}
 	var table strings.Builder
