@@ -69,8 +69,10 @@ type Row struct {
 	// "percentile", or "student-t" for fewer than ope.PercentileMin.
 	Interval string `json:"interval,omitempty"`
 	// Resampling is how the resamples were estimated: "sums" (the
-	// estimator's statistics over Poisson copies of the episodes, its
-	// features fixed by the whole log) or "refit" (refitted on each).
+	// estimator's statistics over Poisson copies of the episodes, or of
+	// one episode's blocks, its features fixed by the whole log),
+	// "fitted" (the model trained on the whole log kept, its evaluation
+	// over the same copies: bch-neural) or "refit" (refitted on each).
 	Resampling        string `json:"resampling,omitempty"`
 	BootstrapFailures int    `json:"bootstrap_failures,omitempty"`
 	// Seconds is the estimator's wall time, in --json only with
@@ -84,6 +86,9 @@ type Row struct {
 	// modelClass is Result.ModelClass, the function class a learner on
 	// real states chose ("poly4"): the bootstrap's resamples refit it.
 	modelClass string
+	// fitted is the estimator's Result (without its weights) where it
+	// trained a model the bootstrap can keep (ope.FittedSums).
+	fitted *ope.Result
 }
 
 type DataSummary struct {
@@ -131,6 +136,11 @@ type BootstrapInfo struct {
 	Alpha       float64 `json:"alpha"`
 	Method      string  `json:"method"`
 	BlockLength int     `json:"block_length,omitempty"`
+	// SumBlockLength is, for one episode, the block length of the
+	// Poisson block bootstrap of the rows whose "resampling" is "sums"
+	// or "fitted" (ope.Bootstrap.SumBlockLength); BlockLength is the
+	// moving-block bootstrap's, for the rows that refit.
+	SumBlockLength int `json:"sum_block_length,omitempty"`
 	// ResamplesRefit is the number of resamples of the estimators that
 	// refit a model on each (--bootstrap-refit); ResamplesBCHNeural is
 	// its old name, the same number, kept in the JSON for one release.
@@ -562,6 +572,11 @@ func (c *Evaluator) runOne(en ope.Entry, d *dataset.Dataset, opts ope.Options, s
 		v = 0 // not -0, which JSON would print
 	}
 	row.Estimate = &v
+	if res.Trained() {
+		r := res
+		r.Weights = nil
+		row.fitted = &r
+	}
 	row.Estimand = string(res.Estimand)
 	row.Model = res.Learner
 	if res.ModelClass != "" {
@@ -629,10 +644,17 @@ func (c *Evaluator) runOne(en ope.Entry, d *dataset.Dataset, opts ope.Options, s
 // whose features the whole log fixes): the code a stream of shards runs,
 // so the log in memory and as one shard give the same interval
 // (TestMemoryEqualsOneShard); their row's "resampling" is "sums". The
-// others refit on each resample (the same multiplicities,
-// ope.Bootstrap.Poisson; "resampling" "refit"), and the slow ones among
-// them get only --bootstrap-refit resamples: the first ones the others
-// see. One episode is resampled in blocks, refitting every estimator.
+// estimators that train a model (bch-neural) keep the model trained on
+// the whole log and sum its evaluation over the same copies ("fitted",
+// as a stream does). The others refit on each resample (the same
+// multiplicities, ope.Bootstrap.Poisson; "refit"), and the slow ones
+// among them get only --bootstrap-refit resamples: the first ones the
+// others see. --refit refits every estimator.
+//
+// One episode is cut into blocks: the estimators whose sums add block by
+// block (ope.BlockSums: bch-kernel, bch-neural) weigh each block of
+// --block-length steps by its own Poisson(1) multiplicity
+// (ope.BlockCounts); the others refit on moving-block resamples.
 func (c *Evaluator) intervals(rep *Report, d *dataset.Dataset, opts ope.Options, entries []ope.Entry, rows []int, stderr io.Writer) error {
 	workers := c.Workers
 	if workers <= 0 {
@@ -650,22 +672,27 @@ func (c *Evaluator) intervals(rep *Report, d *dataset.Dataset, opts ope.Options,
 		rep.Warnings = append(rep.Warnings, rowWarnings(rep)...) // the Wald intervals and dr's standard error
 		return nil
 	}
-	if method == "blocks" {
-		rep.Warnings = append(rep.Warnings, fmt.Sprintf(
-			"one episode only: intervals come from a moving-block bootstrap with blocks of %d steps; they assume steps further apart than that are nearly independent", L))
-	}
 	type group struct {
 		idx []int // indices into entries and rows
 		B   int
 	}
-	// The estimators whose sums give their interval first; those left,
-	// and those whose sums failed where the estimator did not, refit.
-	var refit []int
-	var summed []int
+	// The estimators whose sums give their interval first, then those
+	// that keep their trained model; those left, and those whose sums
+	// failed where the estimator did not, refit.
+	blocks := 0
+	if method == "blocks" {
+		blocks = base.SumBlockLength(d.NumSteps())
+	}
+	var refit, summed, fitted []int
 	for i, en := range entries {
-		if base.Poisson && summable(en, d, opts, c.Gamma) {
+		switch {
+		case c.Refit:
+			refit = append(refit, i)
+		case (base.Poisson || blocks > 0) && summable(en, d, opts, c.Gamma, blocks > 0):
 			summed = append(summed, i)
-		} else {
+		case (base.Poisson || blocks > 0) && rep.Estimates[rows[i]].fitted != nil:
+			fitted = append(fitted, i)
+		default:
 			refit = append(refit, i)
 		}
 	}
@@ -674,7 +701,7 @@ func (c *Evaluator) intervals(rep *Report, d *dataset.Dataset, opts ope.Options,
 		for k, i := range summed {
 			names[k] = entries[i].Name
 		}
-		res, err := c.sumIntervals(d, names, opts, stderr)
+		res, err := c.sumIntervals(d, names, opts, blocks, stderr)
 		if err != nil {
 			return err
 		}
@@ -688,6 +715,16 @@ func (c *Evaluator) intervals(rep *Report, d *dataset.Dataset, opts ope.Options,
 			applyInterval(rep, row, *est.Interval, c.Bootstrap)
 			row.Resampling = "sums"
 		}
+	}
+	for _, i := range fitted {
+		row := &rep.Estimates[rows[i]]
+		iv, err := c.fittedInterval(d, entries[i].New(opts), *row.fitted, blocks, stderr)
+		if err != nil {
+			refit = append(refit, i)
+			continue
+		}
+		applyInterval(rep, row, iv, c.Bootstrap)
+		row.Resampling = "fitted"
 	}
 	nSlow := min(c.BootstrapRefit, c.Bootstrap)
 	fast, slow := group{B: c.Bootstrap}, group{B: nSlow}
@@ -737,8 +774,36 @@ func (c *Evaluator) intervals(rep *Report, d *dataset.Dataset, opts ope.Options,
 			row.Resampling = "refit"
 		}
 	}
+	if method == "blocks" {
+		rep.Warnings = append(rep.Warnings, blocksWarning(rep, L, blocks))
+	}
 	rep.Warnings = append(rep.Warnings, rowWarnings(rep)...)
 	return nil
+}
+
+// blocksWarning says how the intervals of one episode were formed: the
+// rows that refit from moving blocks of L steps, those that sum from
+// Poisson-weighted blocks of sumL steps (whose length it records in
+// rep.Bootstrap).
+func blocksWarning(rep *Report, L, sumL int) string {
+	var summed, refit []string
+	for _, row := range rep.Estimates {
+		switch row.Resampling {
+		case "sums", "fitted":
+			summed = append(summed, row.Estimator)
+		case "refit":
+			refit = append(refit, row.Estimator)
+		}
+	}
+	var parts []string
+	if len(summed) > 0 {
+		rep.Bootstrap.SumBlockLength = sumL
+		parts = append(parts, fmt.Sprintf("%s from a Poisson block bootstrap (blocks of %d steps, each weighted by its own Poisson draw in every resample)", strings.Join(summed, ", "), sumL))
+	}
+	if len(refit) > 0 {
+		parts = append(parts, fmt.Sprintf("%s from a moving-block bootstrap with blocks of %d steps", strings.Join(refit, ", "), L))
+	}
+	return "one episode only: the intervals of " + strings.Join(parts, "; those of ") + "; they assume steps further apart than a block are nearly independent"
 }
 
 // summable reports whether estimator en's interval on d comes from its
@@ -746,8 +811,10 @@ func (c *Evaluator) intervals(rep *Report, d *dataset.Dataset, opts ope.Options,
 // episodes on logs like d (stream.Applies) that hold no trained model
 // (ope.SampleSums: bch-neural and the neural forms retrain on every
 // resample), and d has no episode ending in a terminal state (the sums
-// pad those to the log's longest episode, known only at the end).
-func summable(en ope.Entry, d *dataset.Dataset, opts ope.Options, gamma float64) bool {
+// pad those to the log's longest episode, known only at the end). With
+// blocks (one episode), the sums must also add block by block
+// (ope.BlockSums).
+func summable(en ope.Entry, d *dataset.Dataset, opts ope.Options, gamma float64, blocks bool) bool {
 	opts.RealStates = d.StateDim > 0 // as a stream's (newStats)
 	if d.Terminal != nil && slices.Contains(d.Terminal, true) {
 		return false
@@ -759,14 +826,20 @@ func summable(en ope.Entry, d *dataset.Dataset, opts ope.Options, gamma float64)
 	if err != nil {
 		return false
 	}
-	_, trained := sums.(*ope.SampleSums)
-	return !trained
+	if _, trained := sums.(*ope.SampleSums); trained {
+		return false
+	}
+	if _, ok := sums.(ope.BlockSums); blocks && !ok {
+		return false
+	}
+	return true
 }
 
 // sumIntervals fills the named estimators' statistics over d, with
 // c.Bootstrap Poisson copies, as a stream of one shard does, and returns
-// their estimates and intervals.
-func (c *Evaluator) sumIntervals(d *dataset.Dataset, names []string, opts ope.Options, stderr io.Writer) (*stream.Results, error) {
+// their estimates and intervals. blocks > 0 cuts d's one episode into
+// blocks of that many steps, each a unit of the copies.
+func (c *Evaluator) sumIntervals(d *dataset.Dataset, names []string, opts ope.Options, blocks int, stderr io.Writer) (*stream.Results, error) {
 	opts.RealStates = d.StateDim > 0 // as a stream's (newStats)
 	s, err := stream.New(stream.Config{Estimators: names, Gamma: c.Gamma, Resamples: c.Bootstrap, Seed: c.Seed, Alpha: c.Alpha, Options: opts})
 	if err != nil {
@@ -800,10 +873,52 @@ func (c *Evaluator) sumIntervals(d *dataset.Dataset, names []string, opts ope.Op
 		}
 		s.EndFirst()
 	}
-	if err := each(s.Add); err != nil {
+	add := s.Add
+	if blocks > 0 {
+		add = func(d *dataset.Dataset, lo, hi int) error { return s.AddBlocks(d, lo, blocks) }
+	}
+	if err := each(add); err != nil {
 		return nil, err
 	}
 	return s.Finish()
+}
+
+// fittedInterval is the interval of an estimator that trained a model on
+// d (res its Result): the model kept, its evaluation summed over Poisson
+// copies of the episodes, or of blocks of that many steps of d's one
+// episode (ope.FittedSums).
+func (c *Evaluator) fittedInterval(d *dataset.Dataset, est ope.Estimator, res ope.Result, blocks int, stderr io.Writer) (ope.Interval, error) {
+	s, ok, err := ope.FittedSums(est, res, d, c.Gamma, c.Bootstrap+1)
+	if err != nil || !ok {
+		return ope.Interval{}, fmt.Errorf("%s: no fitted sums (%v)", est.Name(), err)
+	}
+	label := est.Name() + ": bootstrap, its trained model kept"
+	if c.policyLabel != "" {
+		label = c.policyLabel + ": " + label
+	}
+	progress, finish := bootstrapProgress(stderr, d.NumEpisodes(), label)
+	defer finish()
+	mult := make([]int, c.Bootstrap+1)
+	for e := range d.NumEpisodes() {
+		if blocks > 0 {
+			err = s.(ope.BlockSums).AddBlocks(d, e, blocks, func(b int) []int {
+				mult[0] = 1
+				ope.BlockCounts(c.Seed, d.IDs[e], b, mult[1:])
+				return mult
+			})
+		} else {
+			mult[0] = 1
+			ope.PoissonCounts(c.Seed, d.IDs[e], mult[1:])
+			err = s.Add(d, e, mult)
+		}
+		if err != nil {
+			return ope.Interval{}, err
+		}
+		if progress != nil {
+			progress(0)
+		}
+	}
+	return ope.SumsInterval(est.Name(), s, c.Bootstrap, c.Alpha), nil
 }
 
 // applyInterval fills in row's interval from B resamples, and warns of a

@@ -23,6 +23,7 @@ type Options struct {
 	Estimators     []string // the estimators to run (nil: the default set that applies)
 	Bootstrap      int      // resamples for the intervals; 0 turns them off
 	BootstrapRefit int      // resamples of the estimators that refit a model on each (at most Bootstrap)
+	Refit          bool     // refit every estimator on every resample, not only those whose statistics do not sum
 	NeuralBatch    int      // bch-neural's sample size per draw
 	Restarts       int      // networks bch-neural averages
 	Reservoir      int      // steps of whole episodes bch-neural trains on over shards

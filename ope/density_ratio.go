@@ -96,6 +96,7 @@ func (e DensityRatio) Estimate(d *dataset.Dataset, gamma float64) (Result, error
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: %w", name, err)
 	}
+	fitted := m
 	var restarts []float64
 	for k, wk := range members {
 		rk, err := ratioEstimate(d, gamma, wk)
@@ -116,6 +117,11 @@ func (e DensityRatio) Estimate(d *dataset.Dataset, gamma float64) (Result, error
 	}
 	res.Restarts = restarts
 	res.Model = m
+	if _, ok := e.Learner.(ratio.Tabular); !ok {
+		if _, ok := e.Learner.(ratio.Kernel); !ok {
+			res.fitted = fitted // a learner that trains (NewSums: SampleSums)
+		}
+	}
 	// The halves of the logged steps: an episode's absorbing steps, reward
 	// 0 and at the end, are not a start transient.
 	res.Weights = a.stepWeights(res.Weights)

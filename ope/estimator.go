@@ -19,6 +19,10 @@ type Estimator interface {
 	Estimate(d *dataset.Dataset, gamma float64) (Result, error)
 }
 
+// Trained reports whether r holds a model its learner trained, which
+// FittedSums can evaluate over bootstrap copies.
+func (r Result) Trained() bool { return r.fitted != nil }
+
 // Result is an estimate with the weights behind it.
 type Result struct {
 	Value float64
@@ -33,6 +37,10 @@ type Result struct {
 	// ratio.Model for the density-ratio estimators, a *CountModel for
 	// the model-based one; nil for the others.
 	Model any
+	// fitted is the learner's whole fitted model where it trains (every
+	// network of bch-neural's ensemble, before the middle half is kept):
+	// FittedSums evaluates it over bootstrap copies.
+	fitted any
 	// Warnings are what the estimator has to say about its own fit, in
 	// plain words, each starting with its name.
 	Warnings []string

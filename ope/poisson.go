@@ -38,6 +38,22 @@ func PoissonCounts(seed uint64, id string, mult []int) {
 	}
 }
 
+// BlockCounts sets mult[r] to the multiplicity of block b (steps b L to
+// (b+1) L - 1) of the episode with the given id in resample r: the
+// Poisson bootstrap of one long episode cut into blocks (BlockSums), each
+// block a unit with its own Poisson(1) draws. Block b's key is the
+// episode's mixed with b, so no two blocks share their draws, and they
+// differ from the episode's own (PoissonCounts).
+func BlockCounts(seed uint64, id string, b int, mult []int) {
+	h := fmix64(poissonKey(seed, id) ^ fmix64(uint64(b)+blockSalt))
+	for r := range mult {
+		mult[r] = poisson1(poissonUniform(h, r))
+	}
+}
+
+// blockSalt separates BlockCounts's keys from PoissonCounts's.
+const blockSalt = 0x626c6f636b73 // "blocks"
+
 const golden = 0x9e3779b97f4a7c15
 
 // poissonKey is h of PoissonCount.

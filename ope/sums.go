@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"runtime"
 	"strconv"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"golang.org/x/sync/errgroup"
 )
 
 // Summer is implemented by the estimators whose statistics are sums over
@@ -52,6 +54,41 @@ type Sums interface {
 	// concurrent calls (package stream finishes the resamples in
 	// parallel).
 	Finish(c int) (Result, WeightSummary, error)
+}
+
+// BlockSums are Sums that can also add an episode in blocks of steps,
+// each with its own multiplicities: the Poisson block bootstrap of one
+// long episode, whose resamples weigh blocks, not episodes (BlockCounts).
+// Adding an episode as one block is Add.
+type BlockSums interface {
+	Sums
+	// AddBlocks adds episode e of d cut into blocks of length steps (the
+	// last may be shorter): block b, steps b length to (b+1) length - 1,
+	// with multiplicity mult(b)[c] in copy c, each step keeping its place
+	// in the episode.
+	AddBlocks(d *dataset.Dataset, e, length int, mult func(b int) []int) error
+}
+
+// SumsInterval is the (1 - alpha) interval of the B bootstrap copies of
+// s (copies 1 to B), their final solves run in parallel (one per CPU):
+// IntervalOf their estimates, a non-finite estimate counted as a failed
+// resample.
+func SumsInterval(name string, s Sums, B int, alpha float64) Interval {
+	values, errs := make([]float64, B), make([]error, B)
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for r := range B {
+		g.Go(func() error {
+			res, _, err := s.Finish(r + 1)
+			if err == nil && (math.IsNaN(res.Value) || math.IsInf(res.Value, 0)) {
+				err = fmt.Errorf("%s: the estimate is %v", name, res.Value)
+			}
+			values[r], errs[r] = res.Value, err
+			return nil
+		})
+	}
+	g.Wait()
+	return IntervalOf(values, errs, alpha)
 }
 
 // TwoPassSums are Sums whose terms are features fixed by statistics of the

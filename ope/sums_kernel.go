@@ -67,7 +67,7 @@ type KernelRatioSums struct {
 	// largest q; OutQ is the largest q of the others.
 	TopQ, TopPhi Floats
 	OutQ         Float
-	Count        []int64 // episodes, per copy
+	Count        []int64 // episodes (blocks, in AddBlocks) with multiplicity, per copy
 	Steps        int
 
 	ep       ratio.KernelEpisode
@@ -144,6 +144,13 @@ func (s *KernelRatioSums) EndFirst() error {
 
 // Add implements Sums (the second pass).
 func (s *KernelRatioSums) Add(d *dataset.Dataset, e int, mult []int) error {
+	return s.AddBlocks(d, e, d.Len(e), func(int) []int { return mult })
+}
+
+// AddBlocks implements BlockSums: the second pass of episode e in blocks
+// of length steps, each block's share (ratio.KernelFeatures.EpisodeRange)
+// added to copy c mult(b)[c] times.
+func (s *KernelRatioSums) AddBlocks(d *dataset.Dataset, e, length int, mult func(b int) []int) error {
 	const name = "bch-kernel"
 	if s.Features == nil {
 		return fmt.Errorf("%s: the first pass has not ended (it fixes the features the second pass sums)", name)
@@ -151,29 +158,46 @@ func (s *KernelRatioSums) Add(d *dataset.Dataset, e int, mult []int) error {
 	if err := checkBehavior(name, d); err != nil {
 		return err
 	}
-	if err := s.Features.Episode(d, e, &s.ep); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
 	lo, hi := d.Span(e)
 	T := hi - lo
 	if T == 0 {
-		return nil
+		return s.Features.Episode(d, e, &s.ep) // checks the episode
 	}
+	if length <= 0 {
+		return fmt.Errorf("%s: blocks of %d steps", name, length)
+	}
+	for b, a := 0, 0; a < T; b, a = b+1, a+length {
+		if err := s.addRange(d, e, a, min(a+length, T), mult(b)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addRange adds steps [a, b) of episode e, in copy c mult[c] times.
+func (s *KernelRatioSums) addRange(d *dataset.Dataset, e, a, b int, mult []int) error {
+	const name = "bch-kernel"
+	if err := s.Features.EpisodeRange(d, e, a, b, &s.ep); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	lo, hi := d.Span(e)
+	T, n := hi-lo, b-a
 	p := s.Features.NumFeatures()
-	// q_j, then the episode's A and B, once for all copies.
-	s.buf = slices.Grow(s.buf[:0], T+2*p)[:T+2*p]
-	qs, ea, eb := s.buf[:T], s.buf[T:T+p], s.buf[T+p:]
+	// q_j, then the block's A and B, once for all copies.
+	s.buf = slices.Grow(s.buf[:0], n+2*p)[:n+2*p]
+	qs, ea, eb := s.buf[:n], s.buf[n:n+p], s.buf[n+p:]
 	clear(ea)
 	clear(eb)
 	lg := math.Log(s.Gamma)
 	half := T / 2
 	phi := s.ep.Phi
-	for t := range T {
+	for i := range n {
+		t := a + i
 		j := lo + t
 		q := math.Exp(d.LogRatio(j) + float64(t)*lg - float64(s.MaxLogQ))
-		qs[t] = q
+		qs[i] = q
 		r := d.Reward[j]
-		row := phi[t*p : (t+1)*p]
+		row := phi[i*p : (i+1)*p]
 		var a1, b1 Floats
 		switch {
 		case t < half:
@@ -181,26 +205,26 @@ func (s *KernelRatioSums) Add(d *dataset.Dataset, e int, mult []int) error {
 		case t >= T-half:
 			a1, b1 = s.A2, s.B2
 		}
-		for i, v := range row {
-			ea[i] += q * r * v
-			eb[i] += q * v
+		for k, v := range row {
+			ea[k] += q * r * v
+			eb[k] += q * v
 			if a1 != nil {
-				a1[i] += q * r * v
-				b1[i] += q * v
+				a1[k] += q * r * v
+				b1[k] += q * v
 			}
 		}
 		s.top(q, row)
 	}
 	// Q2 += sum_t (q_t phi_t)(q_t phi_t)^T: scale the rows in place (phi
-	// is the episode's scratch, not used after this).
-	for t := range T {
-		for i := t * p; i < (t+1)*p; i++ {
-			phi[i] *= qs[t]
+	// is the block's scratch, not used after this).
+	for i := range n {
+		for k := i * p; k < (i+1)*p; k++ {
+			phi[k] *= qs[i]
 		}
 	}
-	blas64.Syrk(blas.Trans, 1, blas64.General{Rows: T, Cols: p, Stride: p, Data: phi[:T*p]}, 1,
+	blas64.Syrk(blas.Trans, 1, blas64.General{Rows: n, Cols: p, Stride: p, Data: phi[:n*p]}, 1,
 		blas64.Symmetric{N: p, Stride: p, Data: s.Q2, Uplo: blas.Upper})
-	s.Steps += T
+	s.Steps += n
 	for c, k := range mult {
 		if k == 0 {
 			continue

@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/ratio"
 )
 
 var _ TwoPassSums = (*SampleSums)(nil)
@@ -90,6 +91,16 @@ type sampleModel interface {
 	// finish returns copy c's estimate from its sums and maxima over its
 	// episodes.
 	finish(c int, sum, max []float64, episodes int64) (Result, WeightSummary, error)
+}
+
+// blockModel is a sampleModel whose sums are sums over steps, so that an
+// episode's blocks can be summed apart (SampleSums.AddBlocks): prepare
+// evaluates the model at every step of the one-episode d, steps adds
+// steps [a, b) of it as episode adds a whole episode.
+type blockModel interface {
+	sampleModel
+	prepare(d *dataset.Dataset) error
+	steps(d *dataset.Dataset, a, b int, sum, max []float64)
 }
 
 // SampleSums are the statistics of an estimator whose learner trains a
@@ -212,14 +223,53 @@ func (s *SampleSums) EndFirst() error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.name, err)
 	}
-	s.trained, s.sample = true, nil
 	s.sampleEps, s.sampleLength = len(parts), d.NumSteps()
+	s.endWith(ns, nm)
+	return nil
+}
+
+// endWith ends the first pass of a model trained with ns sums and nm
+// maxima per copy.
+func (s *SampleSums) endWith(ns, nm int) {
+	s.trained, s.sample = true, nil
 	s.sum, s.max = make([][]float64, s.copies), make([][]float64, s.copies)
 	for c := range s.copies {
 		s.sum[c], s.max[c] = make([]float64, ns), make([]float64, nm)
 	}
 	s.epSum, s.epMax = make([]float64, ns), make([]float64, nm)
-	return nil
+}
+
+// FittedSums returns the second pass's statistics of the model the
+// estimator fitted on all of d in res (Estimate's Result) with the given
+// copies, ready for Add or AddBlocks over d's episodes: the bootstrap
+// that keeps the in-memory fit and resamples only its evaluation (the
+// stream's SampleSums, trained on the whole log rather than a sample).
+// It reports false for an estimator whose learner does not train
+// (its sums refit the final solve on every copy, which costs little) or
+// for a Result without its fitted model.
+func FittedSums(est Estimator, res Result, d *dataset.Dataset, gamma float64, copies int) (Sums, bool, error) {
+	e, ok := est.(DensityRatio)
+	if !ok || res.fitted == nil {
+		return nil, false, nil
+	}
+	m, ok := res.fitted.(ratio.Model)
+	if !ok {
+		return nil, false, nil
+	}
+	if err := checkSumsArgs(e.Name(), gamma, copies); err != nil {
+		return nil, false, err
+	}
+	s := newSampleRatioSums(e, gamma, copies)
+	sr := s.model.(*sampleRatio)
+	for ep := range d.NumEpisodes() {
+		if err := sr.first(d, ep); err != nil {
+			return nil, false, err
+		}
+	}
+	ns, nm := sr.use(m)
+	s.sampleEps, s.sampleLength = d.NumEpisodes(), d.NumSteps()
+	s.endWith(ns, nm)
+	return s, true, nil
 }
 
 // Add implements Sums (the second pass): the model's sums and maxima of
@@ -236,6 +286,43 @@ func (s *SampleSums) Add(d *dataset.Dataset, e int, mult []int) error {
 	if err := s.model.episode(d.Subset([]int{e}), s.epSum, s.epMax); err != nil {
 		return err
 	}
+	s.addCopies(mult)
+	return nil
+}
+
+// AddBlocks implements BlockSums for the models that can sum an
+// episode's blocks (bch-neural's); the others fail.
+func (s *SampleSums) AddBlocks(d *dataset.Dataset, e, length int, mult func(b int) []int) error {
+	bm, ok := s.model.(blockModel)
+	if !ok {
+		return fmt.Errorf("%s: its statistics cannot be cut into blocks of an episode", s.model.form())
+	}
+	if !s.trained {
+		return fmt.Errorf("%s: the first pass has not ended (it trains the model the second pass evaluates)", s.name)
+	}
+	if length <= 0 {
+		return fmt.Errorf("%s: blocks of %d steps", s.name, length)
+	}
+	sub := d.Subset([]int{e})
+	T := sub.NumSteps()
+	if T == 0 {
+		return nil
+	}
+	if err := bm.prepare(sub); err != nil {
+		return err
+	}
+	for b, a := 0, 0; a < T; b, a = b+1, a+length {
+		clear(s.epSum)
+		clear(s.epMax)
+		bm.steps(sub, a, min(a+length, T), s.epSum, s.epMax)
+		s.addCopies(mult(b))
+	}
+	return nil
+}
+
+// addCopies adds the unit's sums and maxima (epSum, epMax) to every copy
+// c mult[c] times.
+func (s *SampleSums) addCopies(mult []int) {
 	for c, k := range mult {
 		if k == 0 {
 			continue
@@ -249,7 +336,6 @@ func (s *SampleSums) Add(d *dataset.Dataset, e int, mult []int) error {
 			s.max[c][i] = math.Max(s.max[c][i], v)
 		}
 	}
-	return nil
 }
 
 // Merge implements Sums: samples with samples (first pass), and second

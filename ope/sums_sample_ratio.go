@@ -32,8 +32,9 @@ type sampleRatio struct {
 	// (n1, d1, n2, d2) per member (4r entries, part-major): the second
 	// moments of Result.TransientSE's delta method (halvesGap).
 	halves     []float64
-	x          []float64 // scratch: one episode\'s x
-	q2         []float64 // member x member
+	x          []float64   // scratch: one unit's x
+	ws         [][]float64 // every member's w at the steps prepare evaluated
+	q2         []float64   // member x member
 	logSteps   int
 	topQ, topW []float64 // q and member ratios of the steps kept
 	topB       []float64 // q max_k w_k of the steps kept
@@ -70,6 +71,13 @@ func (s *sampleRatio) fit(d *dataset.Dataset) (int, int, error) {
 	if err != nil {
 		return 0, 0, err
 	}
+	ns, nm := s.use(m)
+	return ns, nm, nil
+}
+
+// use takes m as the trained model and returns the number of sums and
+// maxima per copy.
+func (s *sampleRatio) use(m ratio.Model) (int, int) {
 	s.model = m
 	s.members = 1
 	if am, ok := m.(*ratio.EnsembleModel); ok {
@@ -79,7 +87,7 @@ func (s *sampleRatio) fit(d *dataset.Dataset) (int, int, error) {
 	s.n1, s.d1, s.n2, s.d2 = make([]float64, r), make([]float64, r), make([]float64, r), make([]float64, r)
 	s.q2 = make([]float64, r*r)
 	s.halves, s.x = make([]float64, 16*r*r), make([]float64, 4*r)
-	return 2 * r, 0, nil
+	return 2 * r, 0
 }
 
 // ratios returns every member's w at the steps of d (one member: the
@@ -93,7 +101,17 @@ func (s *sampleRatio) ratios(d *dataset.Dataset) ([][]float64, error) {
 	return [][]float64{w}, err
 }
 
-func (s *sampleRatio) episode(d *dataset.Dataset, sum, _ []float64) error {
+func (s *sampleRatio) episode(d *dataset.Dataset, sum, max []float64) error {
+	if err := s.prepare(d); err != nil {
+		return err
+	}
+	s.steps(d, 0, d.NumSteps(), sum, max)
+	return nil
+}
+
+// prepare evaluates every member at the steps of the one-episode d, for
+// steps.
+func (s *sampleRatio) prepare(d *dataset.Dataset) error {
 	if err := checkBehavior(s.name, d); err != nil {
 		return err
 	}
@@ -101,14 +119,23 @@ func (s *sampleRatio) episode(d *dataset.Dataset, sum, _ []float64) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.name, err)
 	}
+	s.ws = ws
+	return nil
+}
+
+// steps adds steps [a, b) of the one-episode d, which prepare evaluated:
+// to sum, and to the statistics of copy 0, where the delta method's
+// second moments (halves) take the steps as one unit.
+func (s *sampleRatio) steps(d *dataset.Dataset, a, b int, sum, _ []float64) {
+	ws := s.ws
 	r := s.members
 	en, ed := sum[:r], sum[r:2*r]
 	lg := math.Log(s.gamma)
 	T := d.NumSteps()
 	half := T / 2
-	x := s.x // this episode's n1, d1, n2, d2 per member
+	x := s.x // this unit's n1, d1, n2, d2 per member
 	clear(x)
-	for t := range T {
+	for t := a; t < b; t++ {
 		q := math.Exp(d.LogRatio(t) + float64(t)*lg - s.maxLogQ)
 		rw := d.Reward[t]
 		top := 0.0
@@ -142,8 +169,7 @@ func (s *sampleRatio) episode(d *dataset.Dataset, sum, _ []float64) error {
 			s.halves[i*len(x)+j] += a * b
 		}
 	}
-	s.logSteps += T
-	return nil
+	s.logSteps += b - a
 }
 
 // keep offers a step (q, its largest member weight b = q max_k w_k) to

@@ -354,6 +354,18 @@ type episodeHalf struct {
 // phi, of the loss's terms for the sums) run on two goroutines when
 // GOMAXPROCS allows, and are added in a fixed order.
 func (f *KernelFeatures) Episode(d *dataset.Dataset, e int, ep *KernelEpisode) error {
+	return f.EpisodeRange(d, e, 0, d.Len(e), ep)
+}
+
+// EpisodeRange forms the share of steps [a, b) of episode e of d in ep:
+// the loss's terms of those steps' transitions (and, for gamma < 1, the
+// episode's dummy start term when a = 0), and their states' discounted
+// sums, each step keeping its place t in the whole episode (its discount
+// gamma^t and its fold). The shares of the blocks of a partition of the
+// episode add up to the episode's share: the block bootstrap of one long
+// episode weighs each block by its own multiplicity (ope.BlockSums).
+// ep.Phi holds phi(x_t) of steps a to b-1.
+func (f *KernelFeatures) EpisodeRange(d *dataset.Dataset, e, a, b int, ep *KernelEpisode) error {
 	if d.StateDim != len(f.Mean) {
 		return fmt.Errorf("ratio: states of dimension %d, the model's are %d", d.StateDim, len(f.Mean))
 	}
@@ -377,37 +389,41 @@ func (f *KernelFeatures) Episode(d *dataset.Dataset, e int, ep *KernelEpisode) e
 	ep.weight, ep.transitions = 0, 0
 	lo, hi := d.Span(e)
 	T := hi - lo
-	ep.steps = T
-	ep.Phi = slices.Grow(ep.Phi[:0], T*dw)[:T*dw]
-	if T == 0 {
+	if a < 0 || b > T || a > b {
+		return fmt.Errorf("ratio: steps [%d, %d) of an episode of %d", a, b, T)
+	}
+	n := b - a
+	ep.steps = n
+	ep.Phi = slices.Grow(ep.Phi[:0], n*dw)[:n*dw]
+	if n == 0 {
 		return nil
 	}
 	gamma := f.Gamma
 	// The loss's terms, in the order of kernelTransitions.
 	idh := fnv1a(d.IDs[e])
 	ep.terms = ep.terms[:0]
-	if gamma < 1 {
+	if gamma < 1 && a == 0 {
 		ep.terms = append(ep.terms, kernelTerm{t: -1, fold: f.foldOf(idh, 0, T), rho: 1})
 	}
-	g := gamma // gamma^(t+1)
-	for j := lo; j < hi; j++ {
-		if _, ok := d.NextObs(e, j); ok && g > 0 {
-			t := j - lo
-			ep.terms = append(ep.terms, kernelTerm{t: t, fold: f.foldOf(idh, t, T), rho: g, beta: math.Exp(d.LogTarget[j] - d.LogBehavior[j])})
-		}
+	// gamma^t by repeated products from t = 0, as the in-memory fit
+	// forms it, whatever a.
+	g := 1.0
+	for range a {
 		g *= gamma
 	}
-	ep.transitions = len(ep.terms)
-	ep.disc = slices.Grow(ep.disc[:0], T)[:T]
-	g = 1.0 // gamma^t, by repeated products as the in-memory fit forms it
-	for t := range T {
-		ep.disc[t] = g
+	ep.disc = slices.Grow(ep.disc[:0], n)[:n]
+	for t := a; t < b; t++ {
+		ep.disc[t-a] = g
 		ep.weight += g
 		g *= gamma
+		if _, ok := d.NextObs(e, lo+t); ok && g > 0 {
+			ep.terms = append(ep.terms, kernelTerm{t: t, fold: f.foldOf(idh, t, T), rho: g, beta: math.Exp(d.LogTarget[lo+t] - d.LogBehavior[lo+t])})
+		}
 	}
+	ep.transitions = len(ep.terms)
 	// Half h: the steps [sh, sh') for phi and the state sums, then the
 	// terms [th, th') (which read phi(x_t) of any step: after a barrier).
-	stepCut, termCut := T/2, len(ep.terms)/2
+	stepCut, termCut := n/2, len(ep.terms)/2
 	var wg sync.WaitGroup
 	run := func(body func(h int)) {
 		if runtime.GOMAXPROCS(0) > 1 {
@@ -423,17 +439,17 @@ func (f *KernelFeatures) Episode(d *dataset.Dataset, e int, ep *KernelEpisode) e
 	run(func(h int) {
 		hf := &ep.half[h]
 		clear(hf.state)
-		a, b := 0, stepCut
+		i0, i1 := 0, stepCut
 		if h == 1 {
-			a, b = stepCut, T
+			i0, i1 = stepCut, n
 		}
-		for t := a; t < b; t++ {
-			f.scale(hf.x, d.ObsAt(lo+t))
-			row := ep.Phi[t*dw : (t+1)*dw]
+		for i := i0; i < i1; i++ {
+			f.scale(hf.x, d.ObsAt(lo+a+i))
+			row := ep.Phi[i*dw : (i+1)*dw]
 			phi.features(hf.x, row)
-			gt := ep.disc[t]
-			for i, v := range row {
-				hf.state[i] += gt * v
+			gt := ep.disc[i]
+			for k, v := range row {
+				hf.state[k] += gt * v
 			}
 		}
 	})
@@ -443,7 +459,7 @@ func (f *KernelFeatures) Episode(d *dataset.Dataset, e int, ep *KernelEpisode) e
 		if h == 1 {
 			terms = ep.terms[termCut:]
 		}
-		f.accumulateTerms(d, lo, terms, ep.Phi, hf)
+		f.accumulateTerms(d, lo, a, terms, ep.Phi, hf)
 	})
 	for h := range ep.half {
 		hf := &ep.half[h]
@@ -468,9 +484,9 @@ func (f *KernelFeatures) Episode(d *dataset.Dataset, e int, ep *KernelEpisode) e
 }
 
 // accumulateTerms adds the loss's terms of an episode starting at step lo
-// of d to hf's sums per fold, in chunks of at most ChunkLen; phi holds
-// phi(x_t) of the episode's steps.
-func (f *KernelFeatures) accumulateTerms(d *dataset.Dataset, lo int, terms []kernelTerm, phiRows []float64, hf *episodeHalf) {
+// of d to hf's sums per fold, in chunks of at most ChunkLen; phiRows holds
+// phi(x_t) of the episode's steps from step from on.
+func (f *KernelFeatures) accumulateTerms(d *dataset.Dataset, lo, from int, terms []kernelTerm, phiRows []float64, hf *episodeHalf) {
 	phi, psi := f.maps()
 	dk, dw := psi.dim(), phi.size()
 	for k := range hf.used {
@@ -512,7 +528,7 @@ func (f *KernelFeatures) accumulateTerms(d *dataset.Dataset, lo int, terms []ker
 		phi.features(hf.x, hf.fn)
 		var fs []float64 // nil for the dummy: Delta = 1 - w(s_0)
 		if tm.t >= 0 {
-			fs = phiRows[tm.t*dw : (tm.t+1)*dw]
+			fs = phiRows[(tm.t-from)*dw : (tm.t-from+1)*dw]
 		}
 		setLossRow(a, ch, n, tm.rho, tm.beta, fs, hf.fn)
 		n++

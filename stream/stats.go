@@ -8,11 +8,8 @@ import (
 	"fmt"
 	"math"
 	"reflect"
-	"runtime"
 	"slices"
 	"strings"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/ope"
@@ -130,6 +127,9 @@ type Stats struct {
 	// Discrete and the sizes of the data, from the first episodes added.
 	shape shape
 	mult  []int
+	// blocked is set once AddBlocks has cut an episode into blocks: its
+	// blocks are the bootstrap's units, so one episode has intervals.
+	blocked bool
 }
 
 // shape is what the shards must agree on.
@@ -318,6 +318,41 @@ func (s *Stats) Add(d *dataset.Dataset, lo, hi int) error {
 	return nil
 }
 
+// AddBlocks adds episode e of d, as Add does, cut into blocks of length
+// steps, each block with its own Poisson(1) multiplicity in every copy
+// (ope.BlockCounts): the Poisson block bootstrap of one long episode.
+// Every estimator's sums must add blocks (ope.BlockSums).
+func (s *Stats) AddBlocks(d *dataset.Dataset, e, length int) error {
+	if s.FirstPass() {
+		return errors.New("stream: the first pass has not ended (AddFirst every episode, then EndFirst)")
+	}
+	if err := s.checkEpisodes(d, e, e+1); err != nil {
+		return err
+	}
+	s.sum.Add(d, e, e+1)
+	s.blocked = true
+	mult := s.mult
+	blockMult := func(b int) []int {
+		mult[0] = 1
+		ope.BlockCounts(s.cfg.Seed, d.IDs[e], b, mult[1:])
+		return mult
+	}
+	for k, sm := range s.sums {
+		if s.errs[k] != "" || s.leader[k] >= 0 {
+			continue
+		}
+		bs, ok := sm.(ope.BlockSums)
+		if !ok {
+			s.errs[k] = s.cfg.Estimators[k] + ": its statistics cannot be cut into blocks of an episode"
+			continue
+		}
+		if err := bs.AddBlocks(d, e, length, blockMult); err != nil {
+			s.errs[k] = err.Error()
+		}
+	}
+	return nil
+}
+
 // check refuses a shard whose columns differ from the first one's.
 func (s *Stats) check(d *dataset.Dataset) error {
 	return s.checkShape(shape{Set: true, StateDim: d.StateDim, ActionDim: d.ActionDim, Behavior: d.HasBehavior(), TargetProbs: d.HasTargetProbs()})
@@ -421,7 +456,7 @@ func (s *Stats) Finish() (*Results, error) {
 	out := &Results{Summary: s.sum.Summary(), StateDim: s.shape.StateDim, Behavior: s.shape.Behavior, Config: s.cfg,
 		Warnings: slices.Clone(s.cfg.Notes)}
 	B := s.cfg.Resamples
-	if B > 0 && s.sum.S.Episodes < 2 {
+	if B > 0 && s.sum.S.Episodes < 2 && !s.blocked {
 		out.Warnings = append(out.Warnings, OneEpisodeWarning)
 		B = 0
 	}
@@ -438,22 +473,7 @@ func (s *Stats) Finish() (*Results, error) {
 			est.Err = fmt.Errorf("%s: the estimate is %v", en.Name, est.Result.Value)
 		}
 		if est.Err == nil && B > 0 {
-			// The resamples' final solves are independent: one per CPU.
-			values, errs := make([]float64, B), make([]error, B)
-			var g errgroup.Group
-			g.SetLimit(runtime.GOMAXPROCS(0))
-			for r := range B {
-				g.Go(func() error {
-					res, _, err := sm.Finish(r + 1)
-					if err == nil && (math.IsNaN(res.Value) || math.IsInf(res.Value, 0)) {
-						err = fmt.Errorf("%s: the estimate is %v", en.Name, res.Value)
-					}
-					values[r], errs[r] = res.Value, err
-					return nil
-				})
-			}
-			g.Wait()
-			iv := ope.IntervalOf(values, errs, s.cfg.Alpha)
+			iv := ope.SumsInterval(en.Name, sm, B, s.cfg.Alpha)
 			est.Interval = &iv
 		}
 		out.Estimates = append(out.Estimates, est)

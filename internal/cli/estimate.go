@@ -26,6 +26,7 @@ type estimateCmd struct {
 	Estimators       []string `sep:"," placeholder:"LIST" help:"Comma-separated estimators to run (default: every one that applies but is-trajectory and is-stepwise, which ihope benchmark shows worse than their weighted twins everywhere): ${estimators}."`
 	Bootstrap        int      `default:"200" help:"Bootstrap resamples for the intervals; 0 turns intervals off."`
 	BootstrapRefit   int      `name:"bootstrap-refit" default:"20" help:"Bootstrap resamples for the estimators that refit a model costing seconds on every resample (bch-kernel, bch-neural; at most --bootstrap)."`
+	Refit            bool     `name:"refit" help:"Refit every estimator on every bootstrap resample (the slow ones on --bootstrap-refit resamples), instead of summing statistics over Poisson copies or keeping bch-neural's trained networks fixed (see docs/intervals.md)."`
 	BootstrapNeural  *int     `name:"bootstrap-neural" hidden:"" renamed:"bootstrap-refit" why:"it governs every estimator that refits on each resample, bch-kernel too"`
 	NeuralBatch      int      `default:"${neuralbatch}" help:"Transitions in the sample whose kernel loss each of bch-neural's networks minimises for ${sampleiters} iterations before drawing the next (the kernel costs batch^2 per iteration)."`
 	Restarts         int      `default:"${restarts}" help:"Networks bch-neural averages, each trained with its own seed derived from --train-seed; the notes give the spread of their estimates (restart_sd in --json)."`
@@ -66,7 +67,7 @@ var testNeural struct {
 
 // options are the evaluation's options the flags give.
 func (c *estimateCmd) options(stderr io.Writer) evaluate.Options {
-	o := evaluate.Options{Gamma: c.Gamma, Estimators: c.Estimators, Bootstrap: c.Bootstrap, BootstrapRefit: c.BootstrapRefit,
+	o := evaluate.Options{Gamma: c.Gamma, Estimators: c.Estimators, Bootstrap: c.Bootstrap, BootstrapRefit: c.BootstrapRefit, Refit: c.Refit,
 		NeuralBatch: c.NeuralBatch, Restarts: c.Restarts, Reservoir: c.Reservoir, Alpha: c.Alpha, Seed: c.Seed, TrainSeed: c.TrainSeed,
 		Estimand: c.Estimand, ValueModel: c.ValueModel, RatioModel: c.RatioModel, Folds: c.Folds, BlockLength: c.BlockLength,
 		Workers: c.Workers, Timings: c.Timings, KeepWeights: c.Report != "", Bandit: c.Bandit, DrawsFile: c.TargetDraws,

@@ -243,9 +243,9 @@ func TestEstimateContinuous(t *testing.T) {
 		if r.Estimator == "bch-tabular" {
 			t.Error("bch-tabular ran on real states")
 		}
-		if r.Estimator == "bch-neural" { // the slow refit
+		if r.Estimator == "bch-neural" { // its trained networks kept
 			found = true
-			if r.Estimate == nil || r.CILow == nil || r.Resamples != 2 || r.Resampling != "refit" {
+			if r.Estimate == nil || r.CILow == nil || r.Resamples != 6 || r.Resampling != "fitted" {
 				t.Errorf("%s row %+v", r.Estimator, r)
 			}
 		} else if r.Resamples != 6 || r.Resampling != "sums" { // bch-kernel too: its sums' Poisson copies

@@ -98,13 +98,14 @@ func TestRenamedFlags(t *testing.T) {
 }
 
 // The estimate's JSON counts the refitting estimators' resamples under
-// resamples_refit and, for one release, under its old name.
+// resamples_refit and, for one release, under its old name (bch-neural
+// refits under --refit).
 func TestResamplesRefitField(t *testing.T) {
 	pend := filepath.Join(t.TempDir(), "pend.csv")
 	if _, errOut, code := run(t, "sample", "--env", "pendulum", "-n", "6", "-T", "50", "--out", pend); code != ExitOK {
 		t.Fatal(errOut)
 	}
-	out, errOut, code := run(t, "estimate", "--data", pend, "--json", "--bootstrap", "4", "--bootstrap-refit", "3", "--restarts", "1", "--estimators", "naive,bch-neural")
+	out, errOut, code := run(t, "estimate", "--data", pend, "--json", "--bootstrap", "4", "--bootstrap-refit", "3", "--restarts", "1", "--estimators", "naive,bch-neural", "--refit")
 	if code != ExitOK {
 		t.Fatal(errOut)
 	}
