@@ -225,14 +225,14 @@ func TestQuickRun(t *testing.T) {
 //
 // Truths (horizon) 0, 1, 2, spread 2; long-run 10, 20, 30.
 //
-//	estimator "a" (horizon): seed 0 estimates 0, 1, 3 (errors 0, 0, 1),
+//	estimator "wis-stepwise" (horizon): seed 0 estimates 0, 1, 3 (errors 0, 0, 1),
 //	  intervals [-1, 1] (holds 0), [2, 3] (misses 1), [2, 4] (holds 2);
 //	  seed 1 estimates 1, 1, 2 (errors 1, 0, 0), no intervals.
 //	  MSE = (0+0+1+1+0+0)/6 = 1/3, nMSE = 1/12; coverage 2/3.
 //	  Seed 0 orders the family right: Spearman 1, regret@1 0; seed 1 ties
 //	  the first two (ranks 1.5, 1.5, 3 against 1, 2, 3): Spearman
 //	  1.5/sqrt(1.5*2) = sqrt(3)/2, regret@1 0. Means: (1+sqrt(3)/2)/2, 0.
-//	estimator "b" (long-run): seed 0 estimates 30, 20, 10 (errors 20, 0,
+//	estimator "bch-tabular" (long-run): seed 0 estimates 30, 20, 10 (errors 20, 0,
 //	  20 against 10, 20, 30), seed 1 30, failure, 10 (errors 20, 20).
 //	  MSE = (400+0+400+400+400)/5 = 320; Spearman -1 and regret@1
 //	  (30-10)/(30-10) = 1 from seed 0 alone (seed 1 is incomplete);
@@ -245,14 +245,14 @@ func TestBuildByHand(t *testing.T) {
 	var lines []results.Line
 	cells := [2][3][]rec{
 		{
-			{{Estimator: "a", Estimate: 0, Estimand: "horizon", Low: f(-1), High: f(1)}, {Estimator: "b", Estimate: 30, Estimand: "long-run"}},
-			{{Estimator: "a", Estimate: 1, Estimand: "horizon", Low: f(2), High: f(3)}, {Estimator: "b", Estimate: 20, Estimand: "long-run"}},
-			{{Estimator: "a", Estimate: 3, Estimand: "horizon", Low: f(2), High: f(4)}, {Estimator: "b", Estimate: 10, Estimand: "long-run"}},
+			{{Estimator: "wis-stepwise", Estimate: 0, Estimand: "horizon", Low: f(-1), High: f(1)}, {Estimator: "bch-tabular", Estimate: 30, Estimand: "long-run"}},
+			{{Estimator: "wis-stepwise", Estimate: 1, Estimand: "horizon", Low: f(2), High: f(3)}, {Estimator: "bch-tabular", Estimate: 20, Estimand: "long-run"}},
+			{{Estimator: "wis-stepwise", Estimate: 3, Estimand: "horizon", Low: f(2), High: f(4)}, {Estimator: "bch-tabular", Estimate: 10, Estimand: "long-run"}},
 		},
 		{
-			{{Estimator: "a", Estimate: 1, Estimand: "horizon"}, {Estimator: "b", Estimate: 30, Estimand: "long-run"}},
-			{{Estimator: "a", Estimate: 1, Estimand: "horizon"}, {Estimator: "b", Error: "failed"}},
-			{{Estimator: "a", Estimate: 2, Estimand: "horizon"}, {Estimator: "b", Estimate: 10, Estimand: "long-run"}},
+			{{Estimator: "wis-stepwise", Estimate: 1, Estimand: "horizon"}, {Estimator: "bch-tabular", Estimate: 30, Estimand: "long-run"}},
+			{{Estimator: "wis-stepwise", Estimate: 1, Estimand: "horizon"}, {Estimator: "bch-tabular", Error: "failed"}},
+			{{Estimator: "wis-stepwise", Estimate: 2, Estimand: "horizon"}, {Estimator: "bch-tabular", Estimate: 10, Estimand: "long-run"}},
 		},
 	}
 	for seed := range 2 {
@@ -276,7 +276,7 @@ func TestBuildByHand(t *testing.T) {
 		t.Fatalf("board %+v", b)
 	}
 	rows := slices.DeleteFunc(b.Worlds[0].Rows, func(r benchmark.Row) bool { return r.Estimator == benchmark.Recommended })
-	if len(rows) != 2 || rows[0].Estimator != "a" || rows[1].Estimator != "b" {
+	if len(rows) != 2 || rows[0].Estimator != "wis-stepwise" || rows[1].Estimator != "bch-tabular" {
 		t.Fatalf("rows %+v", rows)
 	}
 	check := func(what string, got *float64, want float64) {
@@ -305,7 +305,7 @@ func TestBuildByHand(t *testing.T) {
 		t.Errorf("rows %+v, %+v", a, bb)
 	}
 	// One world: the overall table is the world's, ranked the same.
-	if o := slices.DeleteFunc(b.Overall, func(r benchmark.Row) bool { return r.Estimator == benchmark.Recommended }); len(o) != 2 || o[0].Estimator != "a" || *o[0].Log10NMSE != *a.Log10NMSE || o[0].Worlds != 1 {
+	if o := slices.DeleteFunc(b.Overall, func(r benchmark.Row) bool { return r.Estimator == benchmark.Recommended }); len(o) != 2 || o[0].Estimator != "wis-stepwise" || *o[0].Log10NMSE != *a.Log10NMSE || o[0].Worlds != 1 {
 		t.Errorf("overall %+v", o)
 	}
 }

@@ -9,9 +9,13 @@ import (
 
 // Recommended is the leaderboard's row of the recommended estimate: in
 // every cell, the record ope.Recommend chooses among the cell's records
-// of the horizon value (the estimand the benchmark asks for), from their
-// estimates and intervals alone, as ihope estimate's "recommended" does.
-// A cell where the rule chooses none counts as failed.
+// of the horizon value (the estimand the benchmark asks for), as ihope
+// estimate's "recommended" does: among the rows ihope estimate prints
+// without --estimators (the registry's default set: no variant, not
+// is-trajectory or is-stepwise), leaving out those whose diagnostics
+// distrust them (ope.Distrust: their bootstrap finds them biased) and
+// those that assume Markov states on a log that fails ope.MarkovTest. A
+// cell where the rule chooses none counts as failed.
 const Recommended = "recommended"
 
 // withRecommended returns l with the recommended estimate's record
@@ -21,6 +25,9 @@ func withRecommended(l results.Line, lo, hi float64) results.Line {
 	var rows []ope.Row
 	byName := map[string]results.Record{}
 	for _, r := range l.Records {
+		if en, ok := ope.Lookup(r.Estimator); !ok || !en.Default() {
+			continue // a variant, or not in ihope estimate's default set
+		}
 		est := r.Estimand
 		if est == "" {
 			est = string(ope.Horizon)
@@ -29,13 +36,16 @@ func withRecommended(l results.Line, lo, hi float64) results.Line {
 			Collapsed: r.Collapsed}
 		if r.Low != nil && r.High != nil {
 			row.Low, row.High = float64(*r.Low), float64(*r.High)
+			if r.BootstrapBias != nil {
+				row.Failed = ope.Distrust(row.Low, row.High, float64(*r.BootstrapBias), r.BootstrapFailures, r.Resamples, math.NaN())
+			}
 		}
 		rows = append(rows, row)
 		byName[r.Estimator] = r
 	}
 	if p, ok := l.Metrics[MarkovMetric]; ok && float64(p) <= ope.MarkovAlpha {
 		for i := range rows {
-			if en, ok := entryOf(rows[i].Estimator, nil); ok && en.Markov {
+			if en, ok := ope.Lookup(rows[i].Estimator); ok && en.Markov {
 				rows[i].Failed = "the logged states do not look Markov"
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 
+	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/ihope-ope/ihope/dataset"
@@ -187,6 +188,8 @@ func (w *World) Run(ctx context.Context, c *experiment.Cell, i int, quick bool) 
 			}
 			lo, hi := results.Float(ivs[j].Low), results.Float(ivs[j].High)
 			recs[k].Low, recs[k].High, recs[k].Interval = &lo, &hi, ivs[j].Method
+			bias := results.Float(stat.Mean(ivs[j].Estimates, nil) - float64(recs[k].Estimate))
+			recs[k].BootstrapBias, recs[k].BootstrapFailures, recs[k].Resamples = &bias, ivs[j].Failures, B
 		}
 	}
 	tr := truths.(map[ope.Estimand]float64)

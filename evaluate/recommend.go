@@ -105,35 +105,29 @@ func (rep *Report) distrust(r Row) string {
 }
 
 // distrusted returns why a row's own diagnostics distrust it ("" if they
-// do not), the conditions under which applyInterval warns: a bootstrap
-// that puts the estimate further from its resamples' mean than half the
-// interval (biased on these logs), more than a tenth of the resamples
-// failed, or networks whose own estimates spread by more than a quarter
-// of the interval (the training, not the data, decides the number).
+// do not): ope.Distrust of its bootstrap and networks.
 func distrusted(r Row) string {
 	if r.CILow == nil || r.CIHigh == nil {
 		return ""
 	}
-	half := (*r.CIHigh - *r.CILow) / 2
-	switch {
-	case biasedBootstrap(r.BootstrapBias, half):
-		return "its bootstrap finds it biased on these logs"
-	case r.Resamples > 0 && r.BootstrapFailures*10 > r.Resamples:
-		return fmt.Sprintf("it failed on %d of %d bootstrap resamples", r.BootstrapFailures, r.Resamples)
-	case trainingDominates(r.RestartSD, half):
-		return "its networks disagree more than the data's uncertainty"
+	bias, sd := math.NaN(), math.NaN()
+	if r.BootstrapBias != nil {
+		bias = *r.BootstrapBias
 	}
-	return ""
+	if r.RestartSD != nil {
+		sd = *r.RestartSD
+	}
+	return ope.Distrust(*r.CILow, *r.CIHigh, bias, r.BootstrapFailures, r.Resamples, sd)
 }
 
 // biasedBootstrap reports whether a bootstrap bias exceeds half the
-// interval's width.
+// interval's width (ope.BiasedBootstrap).
 func biasedBootstrap(bias *float64, half float64) bool {
-	return bias != nil && math.Abs(*bias) > half
+	return bias != nil && ope.BiasedBootstrap(*bias, half)
 }
 
 // trainingDominates reports whether the networks' spread exceeds a
-// quarter of the interval's width.
+// quarter of the interval's width (ope.TrainingDominates).
 func trainingDominates(restartSD *float64, half float64) bool {
-	return restartSD != nil && *restartSD > half/2
+	return restartSD != nil && ope.TrainingDominates(*restartSD, half)
 }

@@ -3,6 +3,7 @@ package ope
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -150,8 +151,14 @@ func DisagreementWarning(rows []Row, gamma, gap float64) string {
 // largeCorrection's).
 func ValueMisfitWarnings(rows []Row) []string {
 	var out []string
-	for _, f := range rows {
+	for i, f := range rows {
 		if e, _ := Lookup(f.Estimator); e.Reads != ReadsValueModel || math.IsNaN(f.Estimate) {
+			continue
+		}
+		if slices.ContainsFunc(rows[:i], func(o Row) bool { // model-based and the tabular fqe: one model, one warning
+			e, _ := Lookup(o.Estimator)
+			return e.Reads == ReadsValueModel && o.Estimate == f.Estimate && o.Learner == f.Learner
+		}) {
 			continue
 		}
 		for _, r := range rows {

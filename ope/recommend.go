@@ -31,9 +31,13 @@ type Recommendation struct {
 //  2. They are ordered from more bias and less variance to less bias and
 //     more: value models (fqe), models corrected by a ratio (dr), then
 //     the ratio and IS family; within a family the wider interval first.
-//  3. The order is walked while each interval meets every earlier one;
+//  3. A value model whose interval misses that of a model corrected by a
+//     ratio (dr) is left out: dr adds to the value model its Bellman
+//     residuals weighted by the ratio, so their gap measures the model's
+//     own bias.
+//  4. The order is walked while each interval meets every earlier one;
 //     the choice is the narrowest interval walked.
-//  4. If the second candidate already misses the first, nothing confirms
+//  5. If the second candidate already misses the first, nothing confirms
 //     either, and the rule chooses none.
 //
 // Rows with the same estimate and interval (model-based and fqe on a
@@ -88,10 +92,25 @@ func Recommend(rows []Row, estimand Estimand, lo, hi float64) Recommendation {
 		}
 		return 0
 	})
+	meet := func(a, b Row) bool { return a.Low <= b.High && b.Low <= a.High }
+	var kept []Row
+	for _, v := range cands {
+		biased := ""
+		for _, c := range cands {
+			if biasOrder(v) == 0 && biasOrder(c) == 1 && !meet(v, c) && biased == "" {
+				biased = c.Estimator
+			}
+		}
+		if biased != "" {
+			rec.Excluded = append(rec.Excluded, fmt.Sprintf("%s: its interval misses %s's, which corrects its model by the ratio: the model is biased on this log", v.Estimator, biased))
+			continue
+		}
+		kept = append(kept, v)
+	}
+	cands = kept
 	for _, c := range cands {
 		rec.Candidates = append(rec.Candidates, c.Estimator)
 	}
-	meet := func(a, b Row) bool { return a.Low <= b.High && b.Low <= a.High }
 	iv := func(r Row) string { return fmt.Sprintf("%s [%.4g, %.4g]", r.Estimator, r.Low, r.High) }
 	switch len(cands) {
 	case 0:
@@ -133,6 +152,36 @@ func Recommend(rows []Row, estimand Estimand, lo, hi float64) Recommendation {
 	}
 	return rec
 }
+
+// Distrust returns why an estimate's own diagnostics distrust it, "" if
+// they do not: a bootstrap (interval [low, high] from resamples
+// resamples, failures of them failed) that puts the estimate further from
+// its resamples' mean than half the interval (bias, biased on these
+// logs), more than a tenth of the resamples failed, or networks whose
+// own estimates spread (restartSD; NaN for none) by more than a quarter
+// of the interval (the training, not the data, decides the number). ihope
+// estimate warns of each, and its recommendation and the benchmark's
+// leave such rows out (Row.Failed).
+func Distrust(low, high, bias float64, failures, resamples int, restartSD float64) string {
+	half := (high - low) / 2
+	switch {
+	case BiasedBootstrap(bias, half):
+		return "its bootstrap finds it biased on these logs"
+	case resamples > 0 && failures*10 > resamples:
+		return fmt.Sprintf("it failed on %d of %d bootstrap resamples", failures, resamples)
+	case TrainingDominates(restartSD, half):
+		return "its networks disagree more than the data's uncertainty"
+	}
+	return ""
+}
+
+// BiasedBootstrap reports whether a bootstrap bias (the resamples' mean
+// minus the estimate) exceeds half the interval's width.
+func BiasedBootstrap(bias, half float64) bool { return math.Abs(bias) > half }
+
+// TrainingDominates reports whether the networks' spread exceeds a
+// quarter of the interval's width.
+func TrainingDominates(restartSD, half float64) bool { return restartSD > half/2 }
 
 // biasOrder ranks a row's family from more bias to less: a value model
 // alone (fqe), a model corrected by a ratio (dr), weighing the logs (the

@@ -30,7 +30,14 @@ func TestRecommend(t *testing.T) {
 			"fqe", "narrowest interval of the 3 estimators"},
 		{"model-based and fqe count once, as a value model", []ope.Row{
 			row("model-based", 0.5, 0.49, 0.51), row("fqe", 0.5, 0.49, 0.51), row("wis-stepwise", 0.5, 0.3, 0.7)},
-			"fqe", "narrowest interval of the 2 estimators"},
+			"model-based", "narrowest interval of the 2 estimators"},
+		{"a value model that dr's interval misses is left out, and dr walks on", []ope.Row{
+			row("model-based", 0.54, 0.52, 0.545), row("fqe", 0.54, 0.52, 0.545), row("dr", 0.61, 0.55, 0.67), row("mis", 0.3, 0.17, 0.94),
+			row("wis-stepwise", 0.54, 0.51, 0.63)},
+			"dr", "narrowest interval of the 3 estimators"},
+		{"a value model that only the IS rows miss still stops the walk", []ope.Row{
+			row("fqe", 0.54, 0.52, 0.55), row("wis-stepwise", 0.7, 0.6, 0.8)},
+			"", "disagree beyond their intervals"},
 		{"out of the rewards' range is left out", []ope.Row{row("fqe", 7.1, 7.0, 7.2), row("dr", 0.5, 0.4, 0.6)}, "dr", "only estimator"},
 		{"collapsed weights are left out", []ope.Row{{Estimator: "wis-stepwise", Estimand: ope.Horizon, Estimate: 0.2, Low: 0.19, High: 0.21, Collapsed: true},
 			row("dr", 0.5, 0.4, 0.6)}, "dr", "only estimator"},

@@ -286,7 +286,7 @@ var registry = []Entry{
 		New: func(Options) Estimator { return &StepwiseIS{} }},
 	{Name: "wis-stepwise", Targets: Horizon, Label: "step-wise WIS", Needs: NeedsBehavior, Unit: UnitStep,
 		New: func(Options) Estimator { return &StepwiseWIS{} }},
-	{Name: "model-based", Markov: true, Label: "model-based (fitted MDP)", Needs: NeedsDiscreteStates | NeedsTargetPolicy,
+	{Name: "model-based", Markov: true, Label: "model-based (fitted MDP)", Needs: NeedsDiscreteStates | NeedsTargetPolicy, Reads: ReadsValueModel,
 		New: func(o Options) Estimator { return &ModelBased{Target: o.Target, Estimand: o.Estimand} }, Bound: kernelBellmanBound},
 	{Name: "fqe", Markov: true, Label: "fitted Q evaluation", Needs: NeedsTargetDist, Reads: ReadsValueModel,
 		New: func(o Options) Estimator {

@@ -76,6 +76,13 @@ type Record struct {
 	// Collapsed says that the estimate's weights collapse onto a few
 	// units (ope.WeightSummaryWarnings), as ihope estimate warns.
 	Collapsed bool `json:"collapsed,omitempty"`
+	// BootstrapBias is the bootstrap resamples' mean minus the estimate
+	// and BootstrapFailures the resamples that failed, of Resamples,
+	// where the interval is the bootstrap's: what ihope estimate's
+	// diagnostics read (ope.Distrust).
+	BootstrapBias     *Float `json:"bootstrap_bias,omitempty"`
+	BootstrapFailures int    `json:"bootstrap_failures,omitempty"`
+	Resamples         int    `json:"resamples,omitempty"`
 }
 
 // Line is one cell of the results file: one JSON object per line.
