@@ -407,7 +407,11 @@ func (c *Evaluator) checkMarkov(rep *Report, d *dataset.Dataset, ran []ope.Entry
 	if len(markov) == 0 || !d.Discrete() || d.ActionDim > 0 {
 		return
 	}
-	res, err := ope.MarkovTest{Seed: c.Seed}.Run(d)
+	if c.markov == nil {
+		res, err := ope.MarkovTest{Seed: c.Seed}.Run(d)
+		c.markov = &markovRun{res, err}
+	}
+	res, err := c.markov.res, c.markov.err
 	if err != nil {
 		return
 	}
@@ -417,6 +421,12 @@ func (c *Evaluator) checkMarkov(rep *Report, d *dataset.Dataset, ran []ope.Entry
 			"the logged states do not look Markov: what follows a step (its reward and next state) depends on the step before it, beyond the step's own state and action (permutation test, p = %.3g): states that look alike behave differently (aliased, or a state that leaves out what matters). %s model the states and may be biased by any amount; the importance-sampling estimators do not need Markov states, and the recommendation leaves the others out",
 			res.PValue, strings.Join(markov, ", ")))
 	}
+}
+
+// markovRun is the Markov test's result on a log.
+type markovRun struct {
+	res ope.MarkovResult
+	err error
 }
 
 // estimatorRun is what runOne returned for one estimator.

@@ -107,6 +107,9 @@ type Evaluator struct {
 	Options
 
 	policyLabel string // the target policy being estimated, for the progress bars (several policies)
+	// markov is the Markov test of the log being evaluated, run once for
+	// all its target policies (the test reads no policy); nil until run.
+	markov *markovRun
 	// recalibrate, set by FitBehavior on discrete states, calibrates
 	// the fitted behavior probabilities to another target's (several
 	// policies).

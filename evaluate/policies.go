@@ -49,6 +49,8 @@ type TargetSummary struct {
 // logs carry one target's; a single policy file must agree with it, as
 // before).
 func (c *Evaluator) estimateTargets(d *dataset.Dataset, targets []Target, refs map[string]float64, stderr io.Writer) (*Report, error) {
+	c.markov = nil // the log's own test, shared by its target policies
+	defer func() { c.markov = nil }()
 	if len(targets) <= 1 {
 		var t *Target
 		if len(targets) == 1 {
