@@ -391,7 +391,39 @@ func (c *Evaluator) estimate(d *dataset.Dataset, target *Target, stderr io.Write
 		rep.Warnings = append(rep.Warnings, rowWarnings(rep)...)
 		return rep, nil
 	}
-	return rep, c.intervals(rep, d, opts, ok, rows, stderr)
+	if err := c.intervals(rep, d, opts, ok, rows, stderr); err != nil {
+		return nil, err
+	}
+	c.identification(rep, d, opts, ok)
+	return rep, nil
+}
+
+// identification warns where the log cannot tell bch-kernel's ratio from
+// one that gives another value (ope.IdentificationWarnings): its rows
+// with an interval, on real states.
+func (c *Evaluator) identification(rep *Report, d *dataset.Dataset, opts ope.Options, ran []ope.Entry) {
+	for _, en := range ran {
+		if en.Name != "bch-kernel" || d.StateDim == 0 {
+			continue
+		}
+		dr, ok := en.New(opts).(ope.DensityRatio)
+		if !ok {
+			continue
+		}
+		k, ok := dr.Learner.(ratio.Kernel)
+		if !ok {
+			continue
+		}
+		for _, row := range rep.Estimates {
+			if row.Estimator != en.Name || row.CILow == nil || row.CIHigh == nil {
+				continue
+			}
+			ws, err := ope.IdentificationWarnings(en.Name, d, c.Gamma, *row.CILow, *row.CIHigh, k, c.Seed)
+			if err == nil {
+				rep.Warnings = append(rep.Warnings, ws...)
+			}
+		}
+	}
 }
 
 // checkMarkov tests whether the states of a discrete log are Markov when
