@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/env/lineargauss"
 	"github.com/ihope-ope/ihope/evaluate"
 	"github.com/ihope-ope/ihope/rollout"
@@ -19,13 +20,27 @@ func BenchmarkDefaultRealStates(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	benchDefault(b, d)
+}
+
+// BenchmarkDefaultOneEpisode is ihope estimate without flags on one
+// real-state episode of 150,000 steps (the 1-d linear-Gaussian system):
+// the long-run default set (bch-kernel, bch-neural) with 200 resamples.
+func BenchmarkDefaultOneEpisode(b *testing.B) {
+	d, _ := gaussLog(b, 1, 150000, 1)
+	benchDefault(b, d)
+}
+
+// benchDefault evaluates d with the default options, every row with an
+// estimate to have its interval.
+func benchDefault(b *testing.B, d *dataset.Dataset) {
 	b.ReportAllocs()
 	for b.Loop() {
 		ev, err := evaluate.New(evaluate.Defaults())
 		if err != nil {
 			b.Fatal(err)
 		}
-		rep, err := ev.Evaluate(d, "lineargauss", nil, nil)
+		rep, err := ev.Evaluate(d, "bench", nil, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

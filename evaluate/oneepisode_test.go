@@ -143,26 +143,3 @@ func TestRealRatioCoverage(t *testing.T) {
 		}
 	}
 }
-
-// BenchmarkDefaultOneEpisode is ihope estimate without flags on one
-// real-state episode of 150,000 steps (the 1-d linear-Gaussian system):
-// the long-run default set (bch-kernel, bch-neural) with 200 resamples.
-func BenchmarkDefaultOneEpisode(b *testing.B) {
-	d, _ := gaussLog(b, 1, 150000, 1)
-	b.ReportAllocs()
-	for b.Loop() {
-		ev, err := evaluate.New(evaluate.Defaults())
-		if err != nil {
-			b.Fatal(err)
-		}
-		rep, err := ev.Evaluate(d, "lineargauss", nil, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, r := range rep.Estimates {
-			if r.Estimate != nil && r.CILow == nil {
-				b.Fatalf("%s: no interval", r.Estimator)
-			}
-		}
-	}
-}
