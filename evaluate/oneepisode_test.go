@@ -112,6 +112,9 @@ func TestRealRatioCoverage(t *testing.T) {
 			name  string
 			seeds int
 		}{{"bch-kernel", 40}, {"bch-neural", 20}} {
+			if only := os.Getenv("IHOPE_COVERAGE_ONLY"); only != "" && only != c.name {
+				continue
+			}
 			held, width, errs := 0, 0.0, 0.0
 			for seed := range c.seeds {
 				d, truth := gaussLog(t, shape.n, shape.T, uint64(seed)+1)

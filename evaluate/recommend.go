@@ -105,10 +105,14 @@ func (rep *Report) distrust(r Row) string {
 }
 
 // distrusted returns why a row's own diagnostics distrust it ("" if they
-// do not): ope.Distrust of its bootstrap and networks.
+// do not): an interval that keeps a trained model fixed ("fitted", which
+// undercovers), or ope.Distrust of its bootstrap and networks.
 func distrusted(r Row) string {
 	if r.CILow == nil || r.CIHigh == nil {
 		return ""
+	}
+	if r.Resampling == "fitted" {
+		return "its interval keeps its trained model fixed and is too narrow"
 	}
 	bias, sd := math.NaN(), math.NaN()
 	if r.BootstrapBias != nil {
