@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -103,11 +104,16 @@ func hasWarning(rep *evaluate.Report, s string) bool {
 // IHOPE_LONG=1 and prints the rows of docs/intervals.md's table; it fails
 // where bch-kernel's coverage is below 30 of 40 (a correct 90% interval
 // falls there with probability 0.003); bch-neural's is measured.
+// IHOPE_COVERAGE_ONLY=NAME runs one estimator's rows, and
+// IHOPE_COVERAGE_SHAPE=1 or 40 one log shape's.
 func TestRealRatioCoverage(t *testing.T) {
 	if os.Getenv("IHOPE_LONG") != "1" {
 		t.Skip("IHOPE_LONG=1 runs it (about 20 minutes on two cores)")
 	}
 	for _, shape := range []struct{ n, T int }{{1, 10000}, {40, 200}} {
+		if only := os.Getenv("IHOPE_COVERAGE_SHAPE"); only != "" && only != strconv.Itoa(shape.n) {
+			continue
+		}
 		for _, c := range []struct {
 			name  string
 			seeds int
