@@ -41,7 +41,9 @@ type Recommendation struct {
 //     either, and the rule chooses none.
 //
 // Rows with the same estimate and interval (model-based and fqe on a
-// tabular log; mwl, mql and dualdice) count once, in the earliest family.
+// tabular log; mwl, mql and dualdice) count once, in the earliest family,
+// but dr equal to a value model counts apart: its correction came out
+// zero, which confirms the model.
 // On the benchmark's cobs worlds this order did better than ordering by
 // width alone (docs/intervals.md).
 func Recommend(rows []Row, estimand Estimand, lo, hi float64) Recommendation {
@@ -72,7 +74,13 @@ func Recommend(rows []Row, estimand Estimand, lo, hi float64) Recommendation {
 			continue
 		}
 		same := func(a, b float64) bool { return math.Abs(a-b) <= tol }
-		if k := slices.IndexFunc(cands, func(c Row) bool { return same(c.Estimate, r.Estimate) && same(c.Low, r.Low) && same(c.High, r.High) }); k >= 0 {
+		// dr equal to a value model is not a copy of it: its correction
+		// (the ratio-weighted Bellman residuals) came out zero, which
+		// confirms the model (the ring, whose moves are deterministic).
+		confirms := func(a, b Row) bool { return biasOrder(a)+biasOrder(b) == 1 }
+		if k := slices.IndexFunc(cands, func(c Row) bool {
+			return same(c.Estimate, r.Estimate) && same(c.Low, r.Low) && same(c.High, r.High) && !confirms(c, r)
+		}); k >= 0 {
 			if biasOrder(r) < biasOrder(cands[k]) {
 				cands[k] = r
 			}

@@ -35,6 +35,9 @@ func TestRecommend(t *testing.T) {
 			row("model-based", 0.54, 0.52, 0.545), row("fqe", 0.54, 0.52, 0.545), row("dr", 0.61, 0.55, 0.67), row("mis", 0.3, 0.17, 0.94),
 			row("wis-stepwise", 0.54, 0.51, 0.63)},
 			"dr", "narrowest interval of the 3 estimators"},
+		{"dr equal to the value model confirms it", []ope.Row{
+			row("model-based", 0.35, 0.35, 0.35), row("fqe", 0.35, 0.35, 0.35), row("dr", 0.35, 0.35, 0.35), row("mis", 0.5, 0.38, 0.7)},
+			"model-based", "narrowest interval of the 2 estimators"},
 		{"a value model that only the IS rows miss still stops the walk", []ope.Row{
 			row("fqe", 0.54, 0.52, 0.55), row("wis-stepwise", 0.7, 0.6, 0.8)},
 			"", "disagree beyond their intervals"},
