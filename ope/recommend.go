@@ -48,7 +48,15 @@ type Recommendation struct {
 // width alone (docs/intervals.md).
 func Recommend(rows []Row, estimand Estimand, lo, hi float64) Recommendation {
 	rec := Recommendation{Estimate: math.NaN(), Low: math.NaN(), High: math.NaN()}
-	tol := 1e-9 * math.Max(1, math.Max(math.Abs(lo), math.Abs(hi)))
+	// Rounding's tolerance, on the scale of the rewards' range where it
+	// is finite (the benchmark's real-state worlds have none).
+	scale := 1.0
+	for _, v := range []float64{lo, hi} {
+		if !math.IsInf(v, 0) && !math.IsNaN(v) {
+			scale = math.Max(scale, math.Abs(v))
+		}
+	}
+	tol := 1e-9 * scale
 	var cands []Row
 	for _, r := range rows {
 		e, _ := Lookup(r.Estimator)
