@@ -122,9 +122,9 @@ type blockModel interface {
 // transitions (samplePair), for fqe and mql sum g0 v(s_0) with the
 // maxima that the bound on a diverged model needs (sampleValue).
 //
-// The bootstrap copies keep the model trained on the sample (the
-// in-memory bootstrap retrains on every resample): their interval is the
-// evaluation's sampling spread, not the training's. The statistics hold
+// The bootstrap copies keep the model trained on the sample (as the
+// in-memory bootstrap keeps its model, FittedSums, unless --refit): their
+// interval is the evaluation's sampling spread, not the fit's. The statistics hold
 // a trained model, which has no encoding: they do not move between
 // processes (MarshalBinary fails), so ihope-beam does not run these
 // estimators.
