@@ -400,14 +400,14 @@ func (c *Evaluator) estimate(d *dataset.Dataset, target *Target, stderr io.Write
 	return rep, nil
 }
 
-// identification warns where the log cannot tell bch-kernel's ratio from
-// one that gives another value (ope.IdentificationWarnings): its rows
-// with an interval, on real states.
+// identification warns where the log cannot tell a kernel ratio's
+// (bch-kernel's) from one that gives another value
+// (ope.IdentificationWarnings): its rows with an interval, on real states.
 func (c *Evaluator) identification(rep *Report, d *dataset.Dataset, opts ope.Options, ran []ope.Entry) {
+	if d.StateDim == 0 {
+		return
+	}
 	for _, en := range ran {
-		if en.Name != "bch-kernel" || d.StateDim == 0 {
-			continue
-		}
 		dr, ok := en.New(opts).(ope.DensityRatio)
 		if !ok {
 			continue

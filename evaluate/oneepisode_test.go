@@ -32,11 +32,14 @@ func gaussLog(t testing.TB, n, T int, seed uint64) (*dataset.Dataset, float64) {
 	return d, truth
 }
 
-// realRatios runs bch-kernel and bch-neural on d (two networks, the
-// bootstrap's resamples B at level 1 - alpha, under o's other settings).
+// realRatios runs o's estimators (default bch-kernel and bch-neural) on d
+// (two networks, the bootstrap's resamples B at level 1 - alpha, under
+// o's other settings).
 func realRatios(t testing.TB, d *dataset.Dataset, B int, alpha float64, o evaluate.Options) *evaluate.Report {
 	t.Helper()
-	o.Estimators = []string{"bch-kernel", "bch-neural"}
+	if len(o.Estimators) == 0 {
+		o.Estimators = []string{"bch-kernel", "bch-neural"}
+	}
 	o.Bootstrap, o.Alpha, o.Restarts = B, alpha, 2
 	ev, err := evaluate.New(o)
 	if err != nil {
@@ -125,16 +128,8 @@ func TestRealRatioCoverage(t *testing.T) {
 			for seed := range c.seeds {
 				d, truth := gaussLog(t, shape.n, shape.T, uint64(seed)+1)
 				o := evaluate.Defaults()
-				o.Estimators, o.Alpha, o.Restarts = []string{c.name}, 0.1, 2
-				ev, err := evaluate.New(o)
-				if err != nil {
-					t.Fatal(err)
-				}
-				rep, err := ev.Evaluate(d, "lineargauss", nil, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				r := rep.Estimates[0]
+				o.Estimators = []string{c.name}
+				r := realRatios(t, d, 200, 0.1, o).Estimates[0]
 				if r.CILow == nil {
 					t.Fatalf("seed %d: %s has no interval: %s", seed, r.Estimator, r.Error)
 				}

@@ -59,8 +59,8 @@ func (f FlowTest) Run(d *dataset.Dataset, gamma float64, w func(obs [][]float64)
 	if d.StateDim == 0 {
 		return FlowResult{}, errors.New("ratio: the flow test needs real-valued states")
 	}
-	if err := checkGammaFlow(gamma); err != nil {
-		return FlowResult{}, err
+	if !(gamma > 0 && gamma <= 1) {
+		return FlowResult{}, fmt.Errorf("ratio: discount %v outside (0, 1]", gamma)
 	}
 	D, B := f.Features, f.Flips
 	if D <= 0 {
@@ -218,11 +218,4 @@ func (f FlowTest) Run(d *dataset.Dataset, gamma float64, w func(obs [][]float64)
 		res.Z = res.U / sd
 	}
 	return res, nil
-}
-
-func checkGammaFlow(gamma float64) error {
-	if !(gamma > 0 && gamma <= 1) {
-		return fmt.Errorf("ratio: discount %v outside (0, 1]", gamma)
-	}
-	return nil
 }
