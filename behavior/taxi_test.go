@@ -9,11 +9,11 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/behavior"
-	"github.com/ihope-ope/ihope/env"
-	"github.com/ihope-ope/ihope/env/taxi"
 	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/ope"
-	"github.com/ihope-ope/ihope/rollout"
+	"github.com/ihope-ope/ihope/sim"
+	"github.com/ihope-ope/ihope/sim/rollout"
+	"github.com/ihope-ope/ihope/sim/taxi"
 )
 
 // Taxi logs (behavior pi18, target pi19, n = 200 episodes of T = 400
@@ -33,7 +33,7 @@ func TestTaxiFittedBehavior(t *testing.T) {
 	m := taxi.New()
 	target, _ := taxi.Policy("pi19")
 	beh, _ := taxi.Policy("pi18")
-	sim := env.NewSampler(m)
+	sampler := sim.NewSampler(m)
 	truth := mdp.Value(m, target, nil, T, 1)
 	names := []string{"bch-tabular"}
 	if seeds > 10 {
@@ -67,7 +67,7 @@ func TestTaxiFittedBehavior(t *testing.T) {
 	se := map[string]float64{} // sum of squared errors by estimator and kind
 	fails := map[string]int{}
 	for seed := range seeds {
-		d, err := rollout.Sample(rand.New(rand.NewPCG(uint64(seed)+1, 0)), sim, beh, target, n, T)
+		d, err := rollout.Sample(rand.New(rand.NewPCG(uint64(seed)+1, 0)), sampler, beh, target, n, T)
 		if err != nil {
 			t.Fatal(err)
 		}

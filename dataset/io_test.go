@@ -12,10 +12,10 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/policy"
-	"github.com/ihope-ope/ihope/rollout"
+	"github.com/ihope-ope/ihope/sim"
+	"github.com/ihope-ope/ihope/sim/rollout"
 )
 
 // mustNew builds a dataset from episodes in row form (dataset.New).
@@ -65,7 +65,7 @@ func sampled(t testing.TB, n, T int) *dataset.Dataset {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := rollout.Sample(rand.New(rand.NewPCG(1, 0)), env.NewSampler(newTiny()), b, p, n, T)
+	d, err := rollout.Sample(rand.New(rand.NewPCG(1, 0)), sim.NewSampler(newTiny()), b, p, n, T)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,9 +5,9 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/env/lineargauss"
 	"github.com/ihope-ope/ihope/evaluate"
-	"github.com/ihope-ope/ihope/rollout"
+	"github.com/ihope-ope/ihope/sim/lineargauss"
+	"github.com/ihope-ope/ihope/sim/rollout"
 )
 
 // BenchmarkDefaultRealStates is ihope estimate without flags on a

@@ -11,12 +11,12 @@ import (
 	"time"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/env/lineargauss"
-	"github.com/ihope-ope/ihope/env/pointmass"
 	"github.com/ihope-ope/ihope/internal/progress"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/ratio"
-	"github.com/ihope-ope/ihope/rollout"
+	"github.com/ihope-ope/ihope/sim/lineargauss"
+	"github.com/ihope-ope/ihope/sim/pointmass"
+	"github.com/ihope-ope/ihope/sim/rollout"
 )
 
 // The transient warning is silent at gamma < 1 once gamma^T < 0.01 (the

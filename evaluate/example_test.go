@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"github.com/ihope-ope/ihope/env"
-	"github.com/ihope-ope/ihope/env/taxi"
 	"github.com/ihope-ope/ihope/evaluate"
-	"github.com/ihope-ope/ihope/rollout"
+	"github.com/ihope-ope/ihope/sim"
+	"github.com/ihope-ope/ihope/sim/rollout"
+	"github.com/ihope-ope/ihope/sim/taxi"
 )
 
 // The whole evaluation ihope estimate runs, from a library: the default
@@ -17,7 +17,7 @@ import (
 func ExampleEvaluator_Evaluate() {
 	target, _ := taxi.Policy("pi19")
 	behavior, _ := taxi.Policy("pi18")
-	d, _ := rollout.Sample(rand.New(rand.NewPCG(1, 0)), env.NewSampler(taxi.New()), behavior, target, 50, 200)
+	d, _ := rollout.Sample(rand.New(rand.NewPCG(1, 0)), sim.NewSampler(taxi.New()), behavior, target, 50, 200)
 
 	o := evaluate.Defaults()
 	o.Bootstrap = 50

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ihope-ope/ihope/benchmark"
 	"github.com/ihope-ope/ihope/evaluate"
 	"github.com/ihope-ope/ihope/ope"
+	"github.com/ihope-ope/ihope/research/benchmark"
 )
 
 // On COBS's ModelFail, whose log aliases three states, ihope estimate

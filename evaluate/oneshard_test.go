@@ -7,14 +7,14 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/env"
-	"github.com/ihope-ope/ihope/env/lineargauss"
-	"github.com/ihope-ope/ihope/env/pointmass"
-	"github.com/ihope-ope/ihope/env/taxi"
 	"github.com/ihope-ope/ihope/evaluate"
 	"github.com/ihope-ope/ihope/internal/testsets"
 	"github.com/ihope-ope/ihope/ope"
-	"github.com/ihope-ope/ihope/rollout"
+	"github.com/ihope-ope/ihope/sim"
+	"github.com/ihope-ope/ihope/sim/lineargauss"
+	"github.com/ihope-ope/ihope/sim/pointmass"
+	"github.com/ihope-ope/ihope/sim/rollout"
+	"github.com/ihope-ope/ihope/sim/taxi"
 	"github.com/ihope-ope/ihope/stream"
 )
 
@@ -27,7 +27,7 @@ import (
 func TestMemoryEqualsOneShard(t *testing.T) {
 	pi19, _ := taxi.Policy("pi19")
 	pi18, _ := taxi.Policy("pi18")
-	discrete, err := rollout.Sample(rand.New(rand.NewPCG(3, 0)), env.NewSampler(taxi.New()), pi18, pi19, 24, 60)
+	discrete, err := rollout.Sample(rand.New(rand.NewPCG(3, 0)), sim.NewSampler(taxi.New()), pi18, pi19, 24, 60)
 	if err != nil {
 		t.Fatal(err)
 	}

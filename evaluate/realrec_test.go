@@ -10,10 +10,10 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/env/lineargauss"
-	"github.com/ihope-ope/ihope/env/pointmass"
 	"github.com/ihope-ope/ihope/evaluate"
-	"github.com/ihope-ope/ihope/rollout"
+	"github.com/ihope-ope/ihope/sim/lineargauss"
+	"github.com/ihope-ope/ihope/sim/pointmass"
+	"github.com/ihope-ope/ihope/sim/rollout"
 )
 
 // realRecWorld is a real-state world of the recommendation's comparison:

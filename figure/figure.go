@@ -17,7 +17,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
-	"github.com/ihope-ope/ihope/experiment/results"
+	"github.com/ihope-ope/ihope/figure/results"
 )
 
 // Size of every figure, legend included, and the resolution of PNGs.

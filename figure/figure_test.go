@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ihope-ope/ihope/experiment/results"
+	"github.com/ihope-ope/ihope/figure/results"
 	"github.com/ihope-ope/ihope/ope"
 )
 

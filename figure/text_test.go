@@ -13,7 +13,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/vgsvg"
 
-	"github.com/ihope-ope/ihope/experiment/results"
+	"github.com/ihope-ope/ihope/figure/results"
 )
 
 func TestSegments(t *testing.T) {

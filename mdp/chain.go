@@ -20,7 +20,7 @@ type chain struct {
 // newChain builds P_pi and r_pi, merging the outcomes of all actions that
 // lead to the same next state. It panics if pi and m disagree on the number
 // of actions (a programmer's mistake).
-func newChain(m Tabular, pi policy.Discrete) *chain {
+func newChain(m Finite, pi policy.Discrete) *chain {
 	n, nA := m.NumStates(), m.NumActions()
 	if pi.NumActions() != nA {
 		panic(fmt.Sprintf("mdp: policy has %d actions, MDP %d", pi.NumActions(), nA))

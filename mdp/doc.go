@@ -1,6 +1,6 @@
 // Package exact computes exact values, state visitations and stationary
 // density ratios of a policy in a finite MDP that exposes its table
-// (Tabular), the ground truth against which the estimators of package
+// (Finite), the ground truth against which the estimators of package
 // ope are measured.
 //
 // Every function first builds the policy's Markov chain once, as a sparse

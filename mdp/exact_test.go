@@ -10,7 +10,7 @@ import (
 	"github.com/ihope-ope/ihope/policy"
 )
 
-// table is a small Tabular given by its outcome lists.
+// table is a small Finite given by its outcome lists.
 type table struct {
 	init []float64
 	out  [][][]Outcome // out[s][a]

@@ -3,8 +3,8 @@ package mdp_test
 import (
 	"fmt"
 
-	"github.com/ihope-ope/ihope/env/taxi"
 	"github.com/ihope-ope/ihope/mdp"
+	"github.com/ihope-ope/ihope/sim/taxi"
 )
 
 // The true average reward per step of the paper's Taxi target policy over

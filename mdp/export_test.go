@@ -3,10 +3,10 @@ package mdp
 import "github.com/ihope-ope/ihope/policy"
 
 // Chain exposes the policy's Markov chain to the external tests
-// (taxi_test.go), which cannot be internal: env/taxi imports mdp.
+// (taxi_test.go), which cannot be internal: sim/taxi imports mdp.
 type Chain struct{ c *chain }
 
-func NewChain(m Tabular, pi policy.Discrete) Chain { return Chain{newChain(m, pi)} }
+func NewChain(m Finite, pi policy.Discrete) Chain { return Chain{newChain(m, pi)} }
 
 // Visitation solves for d_pi by dense LU (dense) or by iteration.
 func (c Chain) Visitation(d0 []float64, gamma float64, dense bool) ([]float64, error) {

@@ -13,8 +13,8 @@ type Outcome struct {
 	Reward float64
 }
 
-// Tabular is a finite MDP that exposes its transition table.
-type Tabular interface {
+// Finite is a finite MDP that exposes its transition table.
+type Finite interface {
 	NumStates() int
 	NumActions() int
 	// Initial returns the reset distribution d0 (length NumStates).
@@ -25,7 +25,7 @@ type Tabular interface {
 }
 
 // ExpectedReward returns r(s, a) = sum over outcomes of Prob * Reward.
-func ExpectedReward(m Tabular, s, a int) float64 {
+func ExpectedReward(m Finite, s, a int) float64 {
 	r := 0.0
 	for _, o := range m.Outcomes(s, a) {
 		r += o.Prob * o.Reward
@@ -35,7 +35,7 @@ func ExpectedReward(m Tabular, s, a int) float64 {
 
 // Check verifies that a table is well formed: probabilities in [0, 1]
 // summing to 1 within 1e-9, next states in range, finite rewards.
-func Check(m Tabular) error {
+func Check(m Finite) error {
 	nS, nA := m.NumStates(), m.NumActions()
 	if err := checkDist(m.Initial(), nS); err != nil {
 		return fmt.Errorf("mdp: initial distribution: %w", err)

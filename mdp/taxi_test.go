@@ -4,9 +4,9 @@ import (
 	"math"
 	"testing"
 
-	"github.com/ihope-ope/ihope/env/taxi"
 	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/policy"
+	"github.com/ihope-ope/ihope/sim/taxi"
 )
 
 // The tests on the Taxi world live outside package mdp, which taxi imports.
@@ -31,7 +31,7 @@ func TestTaxiValue(t *testing.T) {
 
 // bruteForce computes Value and VisitationT independently: straight from
 // the outcome lists, no merged chain, no early stop, weights from math.Pow.
-func bruteForce(m mdp.Tabular, pi policy.Discrete, T int, gamma float64) (float64, []float64) {
+func bruteForce(m mdp.Finite, pi policy.Discrete, T int, gamma float64) (float64, []float64) {
 	n, nA := m.NumStates(), m.NumActions()
 	d := append([]float64(nil), m.Initial()...)
 	visit := make([]float64, n)

@@ -25,7 +25,7 @@ import (
 // Value panics if T < 1, gamma is outside (0, 1], len(d0) differs from
 // m.NumStates() or pi and m differ in the number of actions: these are
 // programmer's mistakes, to be validated before calling.
-func Value(m Tabular, pi policy.Discrete, d0 []float64, T int, gamma float64) float64 {
+func Value(m Finite, pi policy.Discrete, d0 []float64, T int, gamma float64) float64 {
 	c, d0 := prepare(m, pi, d0, T, gamma)
 	return c.run(d0, T, gamma, nil)
 }
@@ -37,10 +37,10 @@ func Value(m Tabular, pi policy.Discrete, d0 []float64, T int, gamma float64) fl
 //
 // Value without its normalisation: the number COBS and most episodic OPE
 // benchmarks report as a policy's value. With a terminal state modelled as
-// an absorbing state of reward 0 (env.Episodic), it is the value of the
+// an absorbing state of reward 0 (sim.Episodic), it is the value of the
 // episode ended by absorption or by the horizon T, whichever comes first.
 // It panics on the same mistakes as Value.
-func Return(m Tabular, pi policy.Discrete, d0 []float64, T int, gamma float64) float64 {
+func Return(m Finite, pi policy.Discrete, d0 []float64, T int, gamma float64) float64 {
 	return Value(m, pi, d0, T, gamma) * discountSum(T, gamma)
 }
 
@@ -60,14 +60,14 @@ func discountSum(T int, gamma float64) float64 {
 // weights gamma_t (for gamma = 1, the state of a uniformly drawn step).
 // d0 nil means m.Initial(). It uses the same early stop as Value, with an
 // L1 error of at most 1e-14, and panics on the same mistakes.
-func VisitationT(m Tabular, pi policy.Discrete, d0 []float64, T int, gamma float64) []float64 {
+func VisitationT(m Finite, pi policy.Discrete, d0 []float64, T int, gamma float64) []float64 {
 	c, d0 := prepare(m, pi, d0, T, gamma)
 	visit := make([]float64, c.n)
 	c.run(d0, T, gamma, visit)
 	return visit
 }
 
-func prepare(m Tabular, pi policy.Discrete, d0 []float64, T int, gamma float64) (*chain, []float64) {
+func prepare(m Finite, pi policy.Discrete, d0 []float64, T int, gamma float64) (*chain, []float64) {
 	if T < 1 {
 		panic(fmt.Sprintf("mdp: horizon %d, want >= 1", T))
 	}
@@ -146,7 +146,7 @@ func l1dist(x, y []float64) float64 {
 // gamma < 1 the normalised discounted value (1-gamma) E_{d0}[V(s0)] =
 // sum_s d_pi(s) r_pi(s) under the normalised discounted visitation from
 // m.Initial() (Visitation). It is the limit of Value as T grows.
-func LongRun(m Tabular, pi policy.Discrete, gamma float64) (float64, error) {
+func LongRun(m Finite, pi policy.Discrete, gamma float64) (float64, error) {
 	d, err := Visitation(m, pi, gamma)
 	if err != nil {
 		return 0, err

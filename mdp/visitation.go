@@ -44,7 +44,7 @@ const maxIter = 1_000_000
 // or if the result's residual ||d - (1-gamma) d_0 - gamma d P_pi||_1
 // exceeds 1e-10. Negative rounding noise is set to 0 and d is rescaled to
 // sum to 1.
-func Visitation(m Tabular, pi policy.Discrete, gamma float64) ([]float64, error) {
+func Visitation(m Finite, pi policy.Discrete, gamma float64) ([]float64, error) {
 	if !(gamma > 0 && gamma <= 1) {
 		return nil, fmt.Errorf("mdp: discount %v outside (0, 1]", gamma)
 	}
@@ -274,7 +274,7 @@ func normalize(d []float64) []float64 {
 // states, pi is not absolutely continuous w.r.t. pi0's visitation and no
 // ratio-based estimator can be consistent (the mass d_pi puts there is
 // 1 - sum_s d_pi0(s) w(s)).
-func Ratio(m Tabular, pi, pi0 policy.Discrete, gamma float64) ([]float64, error) {
+func Ratio(m Finite, pi, pi0 policy.Discrete, gamma float64) ([]float64, error) {
 	d, err := Visitation(m, pi, gamma)
 	if err != nil {
 		return nil, fmt.Errorf("mdp: ratio: target: %w", err)

@@ -5,11 +5,11 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/ihope-ope/ihope/env"
-	"github.com/ihope-ope/ihope/env/ring"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/ratio"
-	"github.com/ihope-ope/ihope/rollout"
+	"github.com/ihope-ope/ihope/sim"
+	"github.com/ihope-ope/ihope/sim/ring"
+	"github.com/ihope-ope/ihope/sim/rollout"
 )
 
 // One episode with gamma < 1 has no block bootstrap: Run refuses it with
@@ -20,11 +20,11 @@ func TestBootstrapBlocksDiscounted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	one, err := rollout.Sample(rand.New(rand.NewPCG(6, 0)), env.NewSampler(m), ring.Policy(5, 0.6), ring.Policy(5, 0.3), 1, 300)
+	one, err := rollout.Sample(rand.New(rand.NewPCG(6, 0)), sim.NewSampler(m), ring.Policy(5, 0.6), ring.Policy(5, 0.3), 1, 300)
 	if err != nil {
 		t.Fatal(err)
 	}
-	many, err := rollout.Sample(rand.New(rand.NewPCG(7, 0)), env.NewSampler(m), ring.Policy(5, 0.6), ring.Policy(5, 0.3), 10, 30)
+	many, err := rollout.Sample(rand.New(rand.NewPCG(7, 0)), sim.NewSampler(m), ring.Policy(5, 0.6), ring.Policy(5, 0.3), 10, 30)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -277,7 +277,7 @@ func TestDRDoublyRobustHorizon(t *testing.T) {
 	}
 }
 
-// tinyTable is tinyMDP as an mdp.Tabular with start distribution d0.
+// tinyTable is tinyMDP as an mdp.Finite with start distribution d0.
 type tinyTable struct{ d0 [2]float64 }
 
 func (tinyTable) NumStates() int       { return 2 }

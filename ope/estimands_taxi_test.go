@@ -9,12 +9,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ihope-ope/ihope/env"
-	"github.com/ihope-ope/ihope/env/taxi"
 	"github.com/ihope-ope/ihope/internal/testsets"
 	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/ope"
-	"github.com/ihope-ope/ihope/rollout"
+	"github.com/ihope-ope/ihope/sim"
+	"github.com/ihope-ope/ihope/sim/rollout"
+	"github.com/ihope-ope/ihope/sim/taxi"
 )
 
 // The estimator family on the paper's Taxi (behavior pi18, target pi19,
@@ -44,7 +44,7 @@ func TestTaxiEstimands(t *testing.T) {
 	m := taxi.New()
 	target, _ := taxi.Policy("pi19")
 	behavior, _ := taxi.Policy("pi18")
-	sim := env.NewSampler(m)
+	sampler := sim.NewSampler(m)
 	for _, gamma := range []float64{1, 0.99} {
 		horizonTruth := mdp.Value(m, target, nil, T, gamma)
 		longTruth, err := mdp.LongRun(m, target, gamma)
@@ -68,7 +68,7 @@ func TestTaxiEstimands(t *testing.T) {
 			se := make(map[string][]float64)
 			covered := 0 // seeds whose dr Wald 90% interval holds the truth
 			for seed := range seeds {
-				d, err := rollout.Sample(rand.New(rand.NewPCG(uint64(seed)+1, 0)), sim, behavior, target, n, T)
+				d, err := rollout.Sample(rand.New(rand.NewPCG(uint64(seed)+1, 0)), sampler, behavior, target, n, T)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"github.com/ihope-ope/ihope/env"
-	"github.com/ihope-ope/ihope/env/taxi"
 	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/ratio"
-	"github.com/ihope-ope/ihope/rollout"
+	"github.com/ihope-ope/ihope/sim"
+	"github.com/ihope-ope/ihope/sim/rollout"
+	"github.com/ihope-ope/ihope/sim/taxi"
 )
 
 // The paper's estimator on its Taxi world: 200 episodes of 400 steps under
@@ -18,7 +18,7 @@ func ExampleDensityRatio_tabular() {
 	target, _ := taxi.Policy("pi19")
 	behavior, _ := taxi.Policy("pi18")
 	m := taxi.New()
-	d, _ := rollout.Sample(rand.New(rand.NewPCG(1, 0)), env.NewSampler(m), behavior, target, 200, 400)
+	d, _ := rollout.Sample(rand.New(rand.NewPCG(1, 0)), sim.NewSampler(m), behavior, target, 200, 400)
 
 	est := ope.DensityRatio{Learner: ratio.Tabular{}}
 	res, _ := est.Estimate(d, 1)

@@ -3,9 +3,9 @@ package ope_test
 import (
 	"fmt"
 
-	"github.com/ihope-ope/ihope/env/lineargauss"
 	"github.com/ihope-ope/ihope/ope"
-	"github.com/ihope-ope/ihope/rollout"
+	"github.com/ihope-ope/ihope/sim/lineargauss"
+	"github.com/ihope-ope/ihope/sim/rollout"
 )
 
 // The on-policy oracle of a continuous world rolls the target out; on the

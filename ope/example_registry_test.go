@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"github.com/ihope-ope/ihope/env"
-	"github.com/ihope-ope/ihope/env/taxi"
 	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/ope"
-	"github.com/ihope-ope/ihope/rollout"
+	"github.com/ihope-ope/ihope/sim"
+	"github.com/ihope-ope/ihope/sim/rollout"
+	"github.com/ihope-ope/ihope/sim/taxi"
 )
 
 // Every registered estimator that runs on these logs and the target's
@@ -19,7 +19,7 @@ import (
 func ExampleApplicable() {
 	target, _ := taxi.Policy("pi19")
 	behavior, _ := taxi.Policy("pi18")
-	d, _ := rollout.Sample(rand.New(rand.NewPCG(1, 0)), env.NewSampler(taxi.New()), behavior, target, 50, 200)
+	d, _ := rollout.Sample(rand.New(rand.NewPCG(1, 0)), sim.NewSampler(taxi.New()), behavior, target, 50, 200)
 
 	fmt.Printf("%-15s %.3f\n", "truth (exact)", mdp.Value(taxi.New(), target, nil, 200, 1))
 	opts := ope.Options{Seed: 1, Target: target} // the target's whole distribution: model-based, fqe, dr run too

@@ -109,7 +109,7 @@ func (e FQE) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 // discrete states and actions, otherwise linear features whose
 // polynomial degree is chosen from the data (value.Select, its folds
 // shuffled by seed). The fixed degree-2 model misfit every world whose q
-// is not quadratic: on the point mass of env/pointmass (200 episodes of
+// is not quadratic: on the point mass of sim/pointmass (200 episodes of
 // 100 steps, 6 seeds, long run) fqe's mean |error| was 0.109 (gamma =
 // 0.99) and 0.141 (gamma = 1); selected, 0.032 and 0.015 (degree 4 won
 // every seed).

@@ -7,11 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ihope-ope/ihope/env"
-	"github.com/ihope-ope/ihope/env/ring"
 	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/ope"
-	"github.com/ihope-ope/ihope/rollout"
+	"github.com/ihope-ope/ihope/sim"
+	"github.com/ihope-ope/ihope/sim/ring"
+	"github.com/ihope-ope/ihope/sim/rollout"
 )
 
 // The empirical Bernstein bound by hand: x = (0, 1, 2, 3), c = 2, so
@@ -48,7 +48,7 @@ func hcopeRing(t testing.TB, seed uint64, n, T int, gamma, pTarget float64) (flo
 		t.Fatal(err)
 	}
 	target := ring.Policy(5, pTarget)
-	d, err := rollout.Sample(rand.New(rand.NewPCG(seed, 11)), env.NewSampler(m), ring.Policy(5, 0.6), target, n, T)
+	d, err := rollout.Sample(rand.New(rand.NewPCG(seed, 11)), sim.NewSampler(m), ring.Policy(5, 0.6), target, n, T)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestHCOPERefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	m, _ := ring.New(5)
-	d, err := rollout.Sample(rand.New(rand.NewPCG(1, 11)), env.NewSampler(m), ring.Policy(5, 0.6), ring.Policy(5, 0.3), 50, 6)
+	d, err := rollout.Sample(rand.New(rand.NewPCG(1, 11)), sim.NewSampler(m), ring.Policy(5, 0.6), ring.Policy(5, 0.3), 50, 6)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,12 +10,12 @@ import (
 	"gonum.org/v1/gonum/floats/scalar"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/env"
-	"github.com/ihope-ope/ihope/env/ring"
-	"github.com/ihope-ope/ihope/env/taxi"
 	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/policy"
-	"github.com/ihope-ope/ihope/rollout"
+	"github.com/ihope-ope/ihope/sim"
+	"github.com/ihope-ope/ihope/sim/ring"
+	"github.com/ihope-ope/ihope/sim/rollout"
+	"github.com/ihope-ope/ihope/sim/taxi"
 )
 
 // loggedStep returns a logged step with behavior probability pb, target
@@ -275,7 +275,7 @@ func ringLogs(t testing.TB, seed uint64, pb, pt float64, n, T int) *dataset.Data
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(seed, 0))
-	d, err := rollout.Sample(rng, env.NewSampler(m), ring.Policy(5, pb), ring.Policy(5, pt), n, T)
+	d, err := rollout.Sample(rng, sim.NewSampler(m), ring.Policy(5, pb), ring.Policy(5, pt), n, T)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -424,7 +424,7 @@ func TestUnbiased(t *testing.T) {
 		n = 10   // episodes per dataset
 		T = 4
 	)
-	sampler := env.NewSampler(chain3{})
+	sampler := sim.NewSampler(chain3{})
 	for _, gamma := range []float64{1, 0.7} {
 		truth := mdp.Value(chain3{}, target, nil, T, gamma)
 		naiveTruth := mdp.Value(chain3{}, behavior, nil, T, gamma)
@@ -475,7 +475,7 @@ func benchData(b *testing.B) (*dataset.Dataset, *policy.Tabular) {
 			return
 		}
 		rng := rand.New(rand.NewPCG(4, 0))
-		benchD, benchErr = rollout.Sample(rng, env.NewSampler(taxi.New()), behavior, benchTarget, 200, 400)
+		benchD, benchErr = rollout.Sample(rng, sim.NewSampler(taxi.New()), behavior, benchTarget, 200, 400)
 	})
 	if benchErr != nil {
 		b.Fatal(benchErr)

@@ -6,9 +6,9 @@ import (
 	"os"
 	"testing"
 
-	"github.com/ihope-ope/ihope/env/lineargauss"
 	"github.com/ihope-ope/ihope/ope"
-	"github.com/ihope-ope/ihope/rollout"
+	"github.com/ihope-ope/ihope/sim/lineargauss"
+	"github.com/ihope-ope/ihope/sim/rollout"
 	"github.com/ihope-ope/ihope/value"
 )
 

@@ -8,18 +8,18 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/env"
-	"github.com/ihope-ope/ihope/env/taxi"
 	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/policy"
-	"github.com/ihope-ope/ihope/rollout"
+	"github.com/ihope-ope/ihope/sim"
+	"github.com/ihope-ope/ihope/sim/rollout"
+	"github.com/ihope-ope/ihope/sim/taxi"
 )
 
 // randomWorld returns a finite MDP of nS states and nA actions with
 // random transitions (each pair leads to 2 or 3 states) and rewards in
 // [0, 1] drawn per outcome, so that both the next state and the reward
 // are noisy, with two random policies over it.
-func randomWorld(t testing.TB, seed uint64, nS, nA int) (*env.Table, *policy.Tabular, *policy.Tabular) {
+func randomWorld(t testing.TB, seed uint64, nS, nA int) (*sim.Table, *policy.Tabular, *policy.Tabular) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 99))
 	out := make([][][]mdp.Outcome, nS)
@@ -40,7 +40,7 @@ func randomWorld(t testing.TB, seed uint64, nS, nA int) (*env.Table, *policy.Tab
 	}
 	init := make([]float64, nS)
 	init[0], init[1] = 0.5, 0.5
-	m, err := env.NewTable(out, init)
+	m, err := sim.NewTable(out, init)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func randomWorld(t testing.TB, seed uint64, nS, nA int) (*env.Table, *policy.Tab
 }
 
 // trueQ returns q^pi of m at gamma by value iteration to convergence.
-func trueQ(m mdp.Tabular, pi *policy.Tabular, gamma float64) []float64 {
+func trueQ(m mdp.Finite, pi *policy.Tabular, gamma float64) []float64 {
 	nS, nA := m.NumStates(), m.NumActions()
 	q := make([]float64, nS*nA)
 	nq := make([]float64, nS*nA)
@@ -95,7 +95,7 @@ func trueQ(m mdp.Tabular, pi *policy.Tabular, gamma float64) []float64 {
 	return q
 }
 
-func sampleWorld(t testing.TB, m *env.Table, behavior, target *policy.Tabular, seed uint64, n, T int) *dataset.Dataset {
+func sampleWorld(t testing.TB, m *sim.Table, behavior, target *policy.Tabular, seed uint64, n, T int) *dataset.Dataset {
 	t.Helper()
 	d, err := rollout.Sample(rand.New(rand.NewPCG(seed, 7)), m, behavior, target, n, T)
 	if err != nil {
@@ -278,7 +278,7 @@ func taxiLogForBounds(b *testing.B) (*dataset.Dataset, *policy.Tabular) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	d, err := rollout.Sample(rand.New(rand.NewPCG(1, 2)), env.NewSampler(m), behavior, target, 200, 400)
+	d, err := rollout.Sample(rand.New(rand.NewPCG(1, 2)), sim.NewSampler(m), behavior, target, 200, 400)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/ratio"
-	"github.com/ihope-ope/ihope/rollout"
+	"github.com/ihope-ope/ihope/sim/rollout"
 )
 
 // TestKernelRidgeRuleTable compares bch-kernel's rules for its ridge over

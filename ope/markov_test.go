@@ -5,9 +5,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/ihope-ope/ihope/benchmark"
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/ope"
+	"github.com/ihope-ope/ihope/research/benchmark"
 )
 
 // The Markov test rejects the aliased states of COBS's ModelFail on every

@@ -6,11 +6,11 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/env"
-	"github.com/ihope-ope/ihope/env/lineargauss"
-	"github.com/ihope-ope/ihope/env/taxi"
 	"github.com/ihope-ope/ihope/ope"
-	"github.com/ihope-ope/ihope/rollout"
+	"github.com/ihope-ope/ihope/sim"
+	"github.com/ihope-ope/ihope/sim/lineargauss"
+	"github.com/ihope-ope/ihope/sim/rollout"
+	"github.com/ihope-ope/ihope/sim/taxi"
 )
 
 // BenchmarkMinimaxTaxi times mwl, dualdice and mql (fit and estimate)
@@ -20,7 +20,7 @@ import (
 func BenchmarkMinimaxTaxi(b *testing.B) {
 	target, _ := taxi.Policy("pi19")
 	behavior, _ := taxi.Policy("pi18")
-	d, err := rollout.Sample(rand.New(rand.NewPCG(1, 0)), env.NewSampler(taxi.New()), behavior, target, 200, 400)
+	d, err := rollout.Sample(rand.New(rand.NewPCG(1, 0)), sim.NewSampler(taxi.New()), behavior, target, 200, 400)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/env/lineargauss"
 	"github.com/ihope-ope/ihope/ope"
+	"github.com/ihope-ope/ihope/sim/lineargauss"
 )
 
 // The neural forms of mwl, dualdice and mql run from the registry

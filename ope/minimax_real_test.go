@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ihope-ope/ihope/env/lineargauss"
 	"github.com/ihope-ope/ihope/ope"
+	"github.com/ihope-ope/ihope/sim/lineargauss"
 )
 
 // On real states (the discrete-action linear-Gaussian problem, truth by

@@ -7,11 +7,11 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/env/lineargauss"
 	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/policy"
 	"github.com/ihope-ope/ihope/ratio"
+	"github.com/ihope-ope/ihope/sim/lineargauss"
 	"github.com/ihope-ope/ihope/value"
 )
 

@@ -7,10 +7,10 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/policy"
-	"github.com/ihope-ope/ihope/rollout"
+	"github.com/ihope-ope/ihope/sim"
+	"github.com/ihope-ope/ihope/sim/rollout"
 	"github.com/ihope-ope/ihope/value"
 )
 
@@ -155,7 +155,7 @@ func (detMDP) Outcomes(s, a int) []mdp.Outcome {
 func TestModelBasedKnownModel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 0))
 	target := tabularPolicy(t, [][]float64{{0.3, 0.7}, {0.8, 0.2}, {0.5, 0.5}})
-	d, err := rollout.Sample(rng, env.NewSampler(detMDP{}), policy.Uniform(3, 2), target, 20, 15)
+	d, err := rollout.Sample(rng, sim.NewSampler(detMDP{}), policy.Uniform(3, 2), target, 20, 15)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +201,7 @@ func TestModelBasedKnownModel(t *testing.T) {
 func TestModelBasedUnequalLengths(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 0))
 	target := tabularPolicy(t, [][]float64{{0.3, 0.7}, {0.8, 0.2}, {0.5, 0.5}})
-	full, err := rollout.Sample(rng, env.NewSampler(detMDP{}), policy.Uniform(3, 2), target, 40, 15)
+	full, err := rollout.Sample(rng, sim.NewSampler(detMDP{}), policy.Uniform(3, 2), target, 40, 15)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,12 +7,12 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/env"
-	"github.com/ihope-ope/ihope/env/taxi"
 	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/ratio"
-	"github.com/ihope-ope/ihope/rollout"
+	"github.com/ihope-ope/ihope/sim"
+	"github.com/ihope-ope/ihope/sim/rollout"
+	"github.com/ihope-ope/ihope/sim/taxi"
 	"github.com/ihope-ope/ihope/value"
 )
 
@@ -27,7 +27,7 @@ func TestOneEpisode(t *testing.T) {
 	pi0, pi := tinyPolicies(t)
 	world := tinyTable{[2]float64{1, 0}}
 	const T = 40000
-	d, err := rollout.Sample(rand.New(rand.NewPCG(3, 0)), env.NewSampler(world), pi0, pi, 1, T)
+	d, err := rollout.Sample(rand.New(rand.NewPCG(3, 0)), sim.NewSampler(world), pi0, pi, 1, T)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func (spikeModel) StepRatios(d *dataset.Dataset) ([]float64, error) {
 // not with its default ratio on a log that supports it.
 func TestDRCorrectionCollapse(t *testing.T) {
 	pi0, pi := tinyPolicies(t)
-	d, err := rollout.Sample(rand.New(rand.NewPCG(4, 0)), env.NewSampler(tinyTable{[2]float64{0.5, 0.5}}), pi0, pi, 400, 50)
+	d, err := rollout.Sample(rand.New(rand.NewPCG(4, 0)), sim.NewSampler(tinyTable{[2]float64{0.5, 0.5}}), pi0, pi, 400, 50)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func TestDRCorrectionCollapse(t *testing.T) {
 func TestRatioSumsLongEpisode(t *testing.T) {
 	target, _ := taxi.Policy("pi19")
 	behavior, _ := taxi.Policy("pi18")
-	d, err := rollout.Sample(rand.New(rand.NewPCG(1, 0)), env.NewSampler(taxi.New()), behavior, target, 1, 20000)
+	d, err := rollout.Sample(rand.New(rand.NewPCG(1, 0)), sim.NewSampler(taxi.New()), behavior, target, 1, 20000)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,10 +6,10 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/policy"
-	"github.com/ihope-ope/ihope/rollout"
+	"github.com/ihope-ope/ihope/sim"
+	"github.com/ihope-ope/ihope/sim/rollout"
 )
 
 // firstStep is a 5-state chain 0 -> 1 -> ... -> 4 -> 4 with one action
@@ -34,7 +34,7 @@ func TestOnPolicyShape(t *testing.T) {
 		[]dataset.Step{loggedStep(0.5, 0.5, 7)},
 		[]dataset.Step{loggedStep(0.5, 0.5, 7), loggedStep(0.5, 0.5, 7), loggedStep(0.5, 0.5, 7), loggedStep(0.5, 0.5, 7)},
 	)
-	e := env.NewSampler(firstStep{})
+	e := sim.NewSampler(firstStep{})
 	pi := policy.Uniform(5, 1)
 	cases := []struct {
 		name              string
@@ -69,7 +69,7 @@ func TestOnPolicyShape(t *testing.T) {
 
 func TestOnPolicyValue(t *testing.T) {
 	target := tabularPolicy(t, [][]float64{{0.2, 0.8}, {0.9, 0.1}, {0.3, 0.7}})
-	e := env.NewSampler(chain3{})
+	e := sim.NewSampler(chain3{})
 	const n, T = 20000, 6
 	for _, gamma := range []float64{1, 0.8} {
 		est := &OnPolicy{Sim: rollout.Simulator{Env: e, Target: target}, Seed: 9, Episodes: n, Horizon: T}
@@ -97,7 +97,7 @@ func TestOnPolicyValue(t *testing.T) {
 }
 
 func TestOnPolicyErrors(t *testing.T) {
-	e := env.NewSampler(chain3{})
+	e := sim.NewSampler(chain3{})
 	cases := []struct {
 		name string
 		est  *OnPolicy

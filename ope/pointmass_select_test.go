@@ -6,14 +6,14 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/ihope-ope/ihope/env/pointmass"
 	"github.com/ihope-ope/ihope/internal/testsets"
 	"github.com/ihope-ope/ihope/ope"
+	"github.com/ihope-ope/ihope/sim/pointmass"
 	"github.com/ihope-ope/ihope/value"
 )
 
 // pointMassErrors returns, over seeds 1..S of 200 episodes of 100 steps
-// on the point mass (env/pointmass, long run), the mean |error| of fqe
+// on the point mass (sim/pointmass, long run), the mean |error| of fqe
 // with the selected class, of fqe with each fixed degree 2..6 (the best
 // of them is the oracle class in hindsight), and the winners.
 func pointMassErrors(t *testing.T, S int, gamma float64) (sel float64, fixed [5]float64, winners []string) {

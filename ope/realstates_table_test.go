@@ -12,12 +12,12 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/env"
-	"github.com/ihope-ope/ihope/env/lineargauss"
-	"github.com/ihope-ope/ihope/env/pendulum"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/policy"
-	"github.com/ihope-ope/ihope/rollout"
+	"github.com/ihope-ope/ihope/sim"
+	"github.com/ihope-ope/ihope/sim/lineargauss"
+	"github.com/ihope-ope/ihope/sim/pendulum"
+	"github.com/ihope-ope/ihope/sim/rollout"
 )
 
 // realWorld is one cell of the real-state table: a world, its policies,
@@ -25,7 +25,7 @@ import (
 // of each estimand.
 type realWorld struct {
 	name             string
-	sys              env.Continuous
+	sys              sim.Continuous
 	behavior, target policy.Continuous
 	n, T             int
 	gamma            float64

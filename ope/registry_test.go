@@ -8,12 +8,12 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/env"
-	"github.com/ihope-ope/ihope/env/lineargauss"
-	"github.com/ihope-ope/ihope/env/ring"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/ratio"
-	"github.com/ihope-ope/ihope/rollout"
+	"github.com/ihope-ope/ihope/sim"
+	"github.com/ihope-ope/ihope/sim/lineargauss"
+	"github.com/ihope-ope/ihope/sim/ring"
+	"github.com/ihope-ope/ihope/sim/rollout"
 )
 
 // registryNames is the registry's order, the order of ihope's tables.
@@ -28,12 +28,12 @@ func ringWorld(t testing.TB) (*dataset.Dataset, ope.Options) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sim, target := env.NewSampler(m), ring.Policy(5, 0.3)
-	d, err := rollout.Sample(rand.New(rand.NewPCG(21, 0)), sim, ring.Policy(5, 0.6), target, 8, 12)
+	sampler, target := sim.NewSampler(m), ring.Policy(5, 0.3)
+	d, err := rollout.Sample(rand.New(rand.NewPCG(21, 0)), sampler, ring.Policy(5, 0.6), target, 8, 12)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return d, ope.Options{Target: target, Sim: rollout.Simulator{Env: sim, Target: target}, OracleSeed: 3}
+	return d, ope.Options{Target: target, Sim: rollout.Simulator{Env: sampler, Target: target}, OracleSeed: 3}
 }
 
 // gaussWorld returns 4 episodes of 30 steps of the 1-D linear-Gaussian

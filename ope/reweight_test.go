@@ -6,11 +6,11 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/env"
-	"github.com/ihope-ope/ihope/env/ring"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/ratio"
-	"github.com/ihope-ope/ihope/rollout"
+	"github.com/ihope-ope/ihope/sim"
+	"github.com/ihope-ope/ihope/sim/ring"
+	"github.com/ihope-ope/ihope/sim/rollout"
 )
 
 // namedData is a dataset with a name for subtests.
@@ -24,7 +24,7 @@ type namedData struct {
 // -Inf): the logs the bootstrap's fast paths are checked on.
 func taxiAndRing(t *testing.T) []namedData {
 	m, _ := ring.New(5)
-	ringData, err := rollout.Sample(rand.New(rand.NewPCG(2, 0)), env.NewSampler(m), ring.Policy(5, 0.5), ring.Policy(5, 1), 40, 6)
+	ringData, err := rollout.Sample(rand.New(rand.NewPCG(2, 0)), sim.NewSampler(m), ring.Policy(5, 0.5), ring.Policy(5, 1), 40, 6)
 	if err != nil {
 		t.Fatal(err)
 	}

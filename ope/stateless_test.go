@@ -8,11 +8,11 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/env"
-	"github.com/ihope-ope/ihope/env/taxi"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/ratio"
-	"github.com/ihope-ope/ihope/rollout"
+	"github.com/ihope-ope/ihope/sim"
+	"github.com/ihope-ope/ihope/sim/rollout"
+	"github.com/ihope-ope/ihope/sim/taxi"
 )
 
 // statelessData returns two different Taxi logs (pi18 behavior, pi19
@@ -27,10 +27,10 @@ func statelessData(t *testing.T) ([]*dataset.Dataset, ope.Options) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sim := env.NewSampler(taxi.New())
+	sampler := sim.NewSampler(taxi.New())
 	var ds []*dataset.Dataset
 	for k, size := range [][2]int{{20, 60}, {12, 90}} {
-		d, err := rollout.Sample(rand.New(rand.NewPCG(uint64(30+k), 0)), sim, behavior, target, size[0], size[1])
+		d, err := rollout.Sample(rand.New(rand.NewPCG(uint64(30+k), 0)), sampler, behavior, target, size[0], size[1])
 		if err != nil {
 			t.Fatal(err)
 		}

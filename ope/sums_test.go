@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/env/taxi"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/ratio"
+	"github.com/ihope-ope/ihope/sim/taxi"
 	"github.com/ihope-ope/ihope/value"
 )
 

@@ -5,11 +5,11 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/ihope-ope/ihope/env"
-	"github.com/ihope-ope/ihope/env/taxi"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/ratio"
-	"github.com/ihope-ope/ihope/rollout"
+	"github.com/ihope-ope/ihope/sim"
+	"github.com/ihope-ope/ihope/sim/rollout"
+	"github.com/ihope-ope/ihope/sim/taxi"
 )
 
 // BenchmarkTaxiEstimators runs every estimator but the on-policy oracle on
@@ -18,7 +18,7 @@ import (
 func BenchmarkTaxiEstimators(b *testing.B) {
 	target, _ := taxi.Policy("pi19")
 	behavior, _ := taxi.Policy("pi18")
-	d, err := rollout.Sample(rand.New(rand.NewPCG(1, 0)), env.NewSampler(taxi.New()), behavior, target, 200, 400)
+	d, err := rollout.Sample(rand.New(rand.NewPCG(1, 0)), sim.NewSampler(taxi.New()), behavior, target, 200, 400)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func BenchmarkTaxiEstimators(b *testing.B) {
 func BenchmarkTaxiValueEstimators(b *testing.B) {
 	target, _ := taxi.Policy("pi19")
 	behavior, _ := taxi.Policy("pi18")
-	d, err := rollout.Sample(rand.New(rand.NewPCG(1, 0)), env.NewSampler(taxi.New()), behavior, target, 200, 400)
+	d, err := rollout.Sample(rand.New(rand.NewPCG(1, 0)), sim.NewSampler(taxi.New()), behavior, target, 200, 400)
 	if err != nil {
 		b.Fatal(err)
 	}

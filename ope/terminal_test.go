@@ -8,10 +8,10 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/env"
 	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/policy"
+	"github.com/ihope-ope/ihope/sim"
 )
 
 // quitMDP is an episodic MDP worked by hand: states A = 0 and B = 1,
@@ -108,9 +108,9 @@ func quitLog(t *testing.T, terminal, probs bool, pad int) *dataset.Dataset {
 }
 
 // quitTable is quitMDP as a table with its terminal state explicit: state
-// 2 absorbs with reward 0 (env.Episodic), and quitTarget its target, which
+// 2 absorbs with reward 0 (sim.Episodic), and quitTarget its target, which
 // takes action 0 there.
-func quitTable(t *testing.T) (*env.Table, *policy.Tabular) {
+func quitTable(t *testing.T) (*sim.Table, *policy.Tabular) {
 	t.Helper()
 	out := make([][][]mdp.Outcome, 3)
 	for s := range 2 {
@@ -124,7 +124,7 @@ func quitTable(t *testing.T) (*env.Table, *policy.Tabular) {
 		}
 	}
 	out[2] = [][]mdp.Outcome{{{Next: 2, Prob: 1}}, {{Next: 2, Prob: 1}}}
-	m, err := env.NewTable(out, []float64{1, 0, 0})
+	m, err := sim.NewTable(out, []float64{1, 0, 0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ const (
 // trajectory-wise IS family the documented 113/64.
 func TestTerminalByHand(t *testing.T) {
 	m, piZ := quitTable(t)
-	if err := env.CheckAbsorbing(m, func(s int) bool { return s == 2 }); err != nil {
+	if err := sim.CheckAbsorbing(m, func(s int) bool { return s == 2 }); err != nil {
 		t.Fatal(err)
 	}
 	pi, err := policy.NewTabular([][]float64{quitMDP.pi[0][:], quitMDP.pi[1][:]})

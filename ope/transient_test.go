@@ -7,12 +7,12 @@ import (
 
 	"gonum.org/v1/gonum/stat"
 
-	"github.com/ihope-ope/ihope/env"
-	"github.com/ihope-ope/ihope/env/ring"
-	"github.com/ihope-ope/ihope/env/taxi"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/ratio"
-	"github.com/ihope-ope/ihope/rollout"
+	"github.com/ihope-ope/ihope/sim"
+	"github.com/ihope-ope/ihope/sim/ring"
+	"github.com/ihope-ope/ihope/sim/rollout"
+	"github.com/ihope-ope/ihope/sim/taxi"
 )
 
 // The density ratio's transient diagnostic: on Taxi, whose episodes start
@@ -26,7 +26,7 @@ func TestTransient(t *testing.T) {
 	behavior, _ := taxi.Policy("pi18")
 	var taxiGap float64
 	for seed := range uint64(3) {
-		d, err := rollout.Sample(rand.New(rand.NewPCG(seed+1, 0)), env.NewSampler(taxi.New()), behavior, target, 200, 400)
+		d, err := rollout.Sample(rand.New(rand.NewPCG(seed+1, 0)), sim.NewSampler(taxi.New()), behavior, target, 200, 400)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -45,7 +45,7 @@ func TestTransient(t *testing.T) {
 	}
 	var ringGap float64
 	for seed := range uint64(3) {
-		d, err := rollout.Sample(rand.New(rand.NewPCG(seed+1, 0)), env.NewSampler(m), ring.Policy(5, 0.3), ring.Policy(5, 0.7), 200, 400)
+		d, err := rollout.Sample(rand.New(rand.NewPCG(seed+1, 0)), sim.NewSampler(m), ring.Policy(5, 0.3), ring.Policy(5, 0.7), 200, 400)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -75,7 +75,7 @@ func TestTransientSE(t *testing.T) {
 	}
 	var gaps, ses []float64
 	for seed := range uint64(40) {
-		d, err := rollout.Sample(rand.New(rand.NewPCG(seed+100, 0)), env.NewSampler(m), ring.Policy(5, 0.3), ring.Policy(5, 0.7), 50, 100)
+		d, err := rollout.Sample(rand.New(rand.NewPCG(seed+100, 0)), sim.NewSampler(m), ring.Policy(5, 0.3), ring.Policy(5, 0.7), 50, 100)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,7 +95,7 @@ func TestTransientSE(t *testing.T) {
 	}
 	target, _ := taxi.Policy("pi19")
 	behavior, _ := taxi.Policy("pi18")
-	d, err := rollout.Sample(rand.New(rand.NewPCG(1, 0)), env.NewSampler(taxi.New()), behavior, target, 800, 400)
+	d, err := rollout.Sample(rand.New(rand.NewPCG(1, 0)), sim.NewSampler(taxi.New()), behavior, target, 800, 400)
 	if err != nil {
 		t.Fatal(err)
 	}

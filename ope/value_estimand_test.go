@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ihope-ope/ihope/env/lineargauss"
 	"github.com/ihope-ope/ihope/ope"
+	"github.com/ihope-ope/ihope/sim/lineargauss"
 	"github.com/ihope-ope/ihope/value"
 )
 

@@ -8,19 +8,19 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ihope-ope/ihope/env"
-	"github.com/ihope-ope/ihope/env/lineargauss"
-	"github.com/ihope-ope/ihope/env/pendulum"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/policy"
-	"github.com/ihope-ope/ihope/rollout"
+	"github.com/ihope-ope/ihope/sim"
+	"github.com/ihope-ope/ihope/sim/lineargauss"
+	"github.com/ihope-ope/ihope/sim/pendulum"
+	"github.com/ihope-ope/ihope/sim/rollout"
 )
 
 // valueStudy logs n episodes of T steps per seed and returns each
 // estimator's errors against the truth, for the horizon estimand (the
 // normalised T-step value, which the Monte Carlo truth of the target's own
 // rollouts measures).
-func valueStudy(t *testing.T, sys env.Continuous, behavior, target policy.Continuous, truth float64, seeds, n, T int, gamma float64, names []string) map[string][]float64 {
+func valueStudy(t *testing.T, sys sim.Continuous, behavior, target policy.Continuous, truth float64, seeds, n, T int, gamma float64, names []string) map[string][]float64 {
 	t.Helper()
 	opts := ope.Options{TargetContinuous: target, Estimand: ope.Horizon, Seed: 1}
 	ests, err := ope.New(names, opts)

@@ -9,7 +9,7 @@ import (
 )
 
 // Continuous is a stochastic policy over real action vectors, seen through
-// observations: what env.Continuous's Observe returns and what a dataset
+// observations: what sim.Continuous's Observe returns and what a dataset
 // logs in Step.Obs.
 type Continuous interface {
 	// ActionDim is the length of an action vector.

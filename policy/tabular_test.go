@@ -63,7 +63,7 @@ func TestMixtureAndSoftmax(t *testing.T) {
 
 // The authors' policy files round-trip exactly through ReadCSV/WriteCSV.
 func TestCSVRoundTrip(t *testing.T) {
-	raw, err := os.ReadFile("../env/taxi/policies/pi19.csv")
+	raw, err := os.ReadFile("../sim/taxi/policies/pi19.csv")
 	if err != nil {
 		t.Fatal(err)
 	}

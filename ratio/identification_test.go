@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/env/pendulum"
 	"github.com/ihope-ope/ihope/ratio"
-	"github.com/ihope-ope/ihope/rollout"
+	"github.com/ihope-ope/ihope/sim/pendulum"
+	"github.com/ihope-ope/ihope/sim/rollout"
 )
 
 // TestDiscountedPendulumHeldOut measures what the kernel loss can tell on

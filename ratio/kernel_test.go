@@ -13,11 +13,11 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/env/lineargauss"
-	"github.com/ihope-ope/ihope/env/pendulum"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/ratio"
-	"github.com/ihope-ope/ihope/rollout"
+	"github.com/ihope-ope/ihope/sim/lineargauss"
+	"github.com/ihope-ope/ihope/sim/pendulum"
+	"github.com/ihope-ope/ihope/sim/rollout"
 )
 
 // trueRatio returns the closed-form ratio of a linear-Gaussian problem

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/ihope-ope/ihope/env/taxi"
+	"github.com/ihope-ope/ihope/sim/taxi"
 )
 
 // BenchmarkMarginalTaxi times Fit and StepRatios of the marginal ratios

@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/env/taxi"
 	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/policy"
+	"github.com/ihope-ope/ihope/sim/taxi"
 )
 
 // tiny is a 2-state, 2-action MDP with dyadic probabilities, so that a

@@ -200,7 +200,7 @@ func newPairTabularModel(pp *minimax.Pairs, ch *minimax.Chain, f *minimax.Flow) 
 // and initial distribution, and the target pi. With every pair the target
 // visits in the support of dD it is d_pi(s, a) / d_D(s, a) exactly, the
 // common limit of MWL and DualDICE on ever larger logs drawn from dD.
-func SolvePairs(m mdp.Tabular, dD []float64, pi policy.Discrete, gamma float64) (*PairTabularModel, error) {
+func SolvePairs(m mdp.Finite, dD []float64, pi policy.Discrete, gamma float64) (*PairTabularModel, error) {
 	pp, err := minimax.FromModel(m, dD, pi)
 	if err != nil {
 		return nil, fmt.Errorf("ratio: %w", err)

@@ -6,9 +6,9 @@ import (
 	"os"
 	"testing"
 
-	"github.com/ihope-ope/ihope/env/taxi"
 	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/ratio"
+	"github.com/ihope-ope/ihope/sim/taxi"
 )
 
 // Fed Taxi's population with the behavior's (stationary or discounted)

@@ -5,10 +5,10 @@ import (
 	"log"
 	"math/rand/v2"
 
-	"github.com/ihope-ope/ihope/env"
-	"github.com/ihope-ope/ihope/env/ring"
 	"github.com/ihope-ope/ihope/ratio"
-	"github.com/ihope-ope/ihope/rollout"
+	"github.com/ihope-ope/ihope/sim"
+	"github.com/ihope-ope/ihope/sim/ring"
+	"github.com/ihope-ope/ihope/sim/rollout"
 )
 
 // Learn the density ratio on the 5-state ring from 200 logged episodes.
@@ -21,7 +21,7 @@ func ExampleTabular_Fit() {
 	}
 	behavior, target := ring.Policy(5, 0.3), ring.Policy(5, 0.7)
 	rng := rand.New(rand.NewPCG(1, 0))
-	d, err := rollout.Sample(rng, env.NewSampler(m), behavior, target, 200, 50)
+	d, err := rollout.Sample(rng, sim.NewSampler(m), behavior, target, 200, 50)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -12,12 +12,12 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/env"
-	"github.com/ihope-ope/ihope/env/ring"
-	"github.com/ihope-ope/ihope/env/taxi"
 	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/policy"
-	"github.com/ihope-ope/ihope/rollout"
+	"github.com/ihope-ope/ihope/sim"
+	"github.com/ihope-ope/ihope/sim/ring"
+	"github.com/ihope-ope/ihope/sim/rollout"
+	"github.com/ihope-ope/ihope/sim/taxi"
 )
 
 // population returns the Counts of infinitely many transitions logged by
@@ -25,7 +25,7 @@ import (
 // gamma if gamma < 1), the dummy transitions (1-gamma) d_0, and the
 // normalisation is d_pi0. With them the loss vanishes exactly at the true
 // ratio (Theorems 1 and 3), so the solver must return it.
-func population(t *testing.T, m mdp.Tabular, pi, pi0 policy.Discrete, gamma float64) *Counts {
+func population(t *testing.T, m mdp.Finite, pi, pi0 policy.Discrete, gamma float64) *Counts {
 	t.Helper()
 	d0, err := mdp.Visitation(m, pi0, gamma)
 	if err != nil {
@@ -70,9 +70,9 @@ func taxiPolicies(t testing.TB) (target, behavior *policy.Tabular) {
 	return pi, pi0
 }
 
-func sample(t testing.TB, seed uint64, m mdp.Tabular, behavior, target policy.Discrete, n, T int) *dataset.Dataset {
+func sample(t testing.TB, seed uint64, m mdp.Finite, behavior, target policy.Discrete, n, T int) *dataset.Dataset {
 	t.Helper()
-	d, err := rollout.Sample(rand.New(rand.NewPCG(seed, 0)), env.NewSampler(m), behavior, target, n, T)
+	d, err := rollout.Sample(rand.New(rand.NewPCG(seed, 0)), sim.NewSampler(m), behavior, target, n, T)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,9 +4,9 @@ import (
 	"os"
 	"testing"
 
-	"github.com/ihope-ope/ihope/env/taxi"
 	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/ope"
+	"github.com/ihope-ope/ihope/sim/taxi"
 	"github.com/ihope-ope/ihope/stream"
 )
 

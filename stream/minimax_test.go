@@ -8,10 +8,10 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/env/lineargauss"
 	"github.com/ihope-ope/ihope/internal/testsets"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/ratio"
+	"github.com/ihope-ope/ihope/sim/lineargauss"
 	"github.com/ihope-ope/ihope/stream"
 	"github.com/ihope-ope/ihope/value"
 )

@@ -12,11 +12,11 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/env"
-	"github.com/ihope-ope/ihope/env/taxi"
 	"github.com/ihope-ope/ihope/internal/testsets"
 	"github.com/ihope-ope/ihope/ope"
-	"github.com/ihope-ope/ihope/rollout"
+	"github.com/ihope-ope/ihope/sim"
+	"github.com/ihope-ope/ihope/sim/rollout"
+	"github.com/ihope-ope/ihope/sim/taxi"
 	"github.com/ihope-ope/ihope/stream"
 	"github.com/ihope-ope/ihope/value"
 )
@@ -25,7 +25,7 @@ func taxiLog(t testing.TB, seed uint64, n, T int) *dataset.Dataset {
 	t.Helper()
 	target, _ := taxi.Policy("pi19")
 	behavior, _ := taxi.Policy("pi18")
-	d, err := rollout.Sample(rand.New(rand.NewPCG(seed, 0)), env.NewSampler(taxi.New()), behavior, target, n, T)
+	d, err := rollout.Sample(rand.New(rand.NewPCG(seed, 0)), sim.NewSampler(taxi.New()), behavior, target, n, T)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 )
 
 // CountModel is the maximum-likelihood tabular model of a dataset's
-// transitions, an mdp.Tabular:
+// transitions, an mdp.Finite:
 //
 //	P(s'|s,a) = N(s,a,s') / N(s,a),   r(s,a) = mean of the rewards logged at (s,a),
 //	Initial   = the empirical distribution of the episodes' first states,
@@ -49,7 +49,7 @@ type CountModel struct {
 	visits []int           // N(s,a)
 }
 
-var _ mdp.Tabular = (*CountModel)(nil)
+var _ mdp.Finite = (*CountModel)(nil)
 
 // FitCountModel fits the count model to d, which must have discrete states
 // and actions (NumStates > 0, NumActions > 0) with every id in range.

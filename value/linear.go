@@ -37,7 +37,7 @@ import (
 //   - real actions: the monomials of the joint vector (x(s), y(a)).
 //
 // With Degree 2 a q that is quadratic in (s, a) is represented exactly,
-// as in linear-quadratic control (env/lineargauss). These are Features
+// as in linear-quadratic control (sim/lineargauss). These are Features
 // "poly", the default.
 //
 // Features "rff" add NumRandom (DefaultNumRandom) random Fourier features

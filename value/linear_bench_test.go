@@ -8,7 +8,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/env/lineargauss"
+	"github.com/ihope-ope/ihope/sim/lineargauss"
 )
 
 // synthLog returns n steps in episodes of 1000 of random logs with real

@@ -12,12 +12,12 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/env"
-	"github.com/ihope-ope/ihope/env/lineargauss"
-	"github.com/ihope-ope/ihope/env/pendulum"
 	"github.com/ihope-ope/ihope/internal/testsets"
 	"github.com/ihope-ope/ihope/policy"
-	"github.com/ihope-ope/ihope/rollout"
+	"github.com/ihope-ope/ihope/sim"
+	"github.com/ihope-ope/ihope/sim/lineargauss"
+	"github.com/ihope-ope/ihope/sim/pendulum"
+	"github.com/ihope-ope/ihope/sim/rollout"
 )
 
 // qAt returns the model's q(s, a) at a state and a real action, for
@@ -632,7 +632,7 @@ func TestLinearBackupsChosen(t *testing.T) {
 	}
 	cases := []struct {
 		name             string
-		sys              env.Continuous
+		sys              sim.Continuous
 		behavior, target policy.Continuous
 		n, T             int
 		converges        bool    // the backups converge

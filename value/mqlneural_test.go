@@ -4,10 +4,10 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/ihope-ope/ihope/env/lineargauss"
 	"github.com/ihope-ope/ihope/internal/gradcheck"
 	"github.com/ihope-ope/ihope/internal/minimax"
 	"github.com/ihope-ope/ihope/nn"
+	"github.com/ihope-ope/ihope/sim/lineargauss"
 )
 
 // The gradient of the neural MQL's sample loss, profiled over the

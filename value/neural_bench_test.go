@@ -4,8 +4,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/ihope-ope/ihope/env/pendulum"
-	"github.com/ihope-ope/ihope/rollout"
+	"github.com/ihope-ope/ihope/sim/pendulum"
+	"github.com/ihope-ope/ihope/sim/rollout"
 )
 
 // BenchmarkNeuralPendulum times Neural.Fit with the default settings on

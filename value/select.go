@@ -161,7 +161,7 @@ const linearStepsPerFeature = 20
 // actions; on a 2-d state with 5 actions degree 6 has 140 features,
 // enough for 2,800 steps), and degree 2 always (the class before
 // selection, exact where q is quadratic). Random Fourier features are not
-// in the default set: on the point mass of env/pointmass they cost 4 to
+// in the default set: on the point mass of sim/pointmass they cost 4 to
 // 10 times a polynomial fit and were never chosen (see docs); a caller
 // may add them as candidates (Linear with Features "rff").
 func LinearCandidates(d *dataset.Dataset, finite bool) []Candidate {

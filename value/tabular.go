@@ -227,7 +227,7 @@ func (l Tabular) solveCounts(m *CountModel, pi policy.Discrete, gamma float64, s
 // For gamma = 1 the chain of pi must have one closed class (else rho is
 // not unique and SolveTabular returns an error). pi must have m's number
 // of actions and give a distribution for every state of m.
-func SolveTabular(m mdp.Tabular, pi policy.Discrete, gamma float64, horizon int, norm []float64) (*TabularModel, error) {
+func SolveTabular(m mdp.Finite, pi policy.Discrete, gamma float64, horizon int, norm []float64) (*TabularModel, error) {
 	const name = "value: solve"
 	if !(gamma > 0 && gamma <= 1) {
 		return nil, fmt.Errorf("%s: discount %v outside (0, 1]", name, gamma)
@@ -277,7 +277,7 @@ func SolveTabular(m mdp.Tabular, pi policy.Discrete, gamma float64, horizon int,
 // model the normalisation c (a distribution on all states, 0 outside the
 // active ones) and whether minor closed classes restart from c.
 type problem struct {
-	m       mdp.Tabular
+	m       mdp.Finite
 	pi      policy.Discrete
 	gamma   float64
 	horizon int
@@ -387,7 +387,7 @@ type TabularModel struct {
 	gamma   float64
 	horizon int // 0: stationary
 	rho     float64
-	mdp     mdp.Tabular
+	mdp     mdp.Finite
 	pi      policy.Discrete
 	states  []int   // the states solved for
 	idx     []int32 // state -> index in states, or -1
@@ -411,7 +411,7 @@ func (m *TabularModel) Horizon() int { return m.horizon }
 
 // MDP returns the model the values were solved in: the *CountModel of
 // the log for Tabular.Fit.
-func (m *TabularModel) MDP() mdp.Tabular { return m.mdp }
+func (m *TabularModel) MDP() mdp.Finite { return m.mdp }
 
 // Policy returns the target policy the values were solved for.
 func (m *TabularModel) Policy() policy.Discrete { return m.pi }

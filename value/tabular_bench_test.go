@@ -5,9 +5,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/ihope-ope/ihope/env"
-	"github.com/ihope-ope/ihope/env/taxi"
-	"github.com/ihope-ope/ihope/rollout"
+	"github.com/ihope-ope/ihope/sim"
+	"github.com/ihope-ope/ihope/sim/rollout"
+	"github.com/ihope-ope/ihope/sim/taxi"
 )
 
 // BenchmarkTabularTaxi times Fit and Values on the paper's default Taxi
@@ -25,7 +25,7 @@ func BenchmarkTabularTaxi(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	d, err := rollout.Sample(rand.New(rand.NewPCG(1, 0)), env.NewSampler(m), pi0, pi, 200, 400)
+	d, err := rollout.Sample(rand.New(rand.NewPCG(1, 0)), sim.NewSampler(m), pi0, pi, 200, 400)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -32,7 +32,7 @@ type chain struct {
 // all actions that lead to the same next state. A state with restart[i]
 // set takes the row restartRow instead of its outcomes (its reward stays
 // r_pi). It returns an error if an outcome leaves the set.
-func newChain(m mdp.Tabular, pi policy.Discrete, states []int, idx []int32, restart []bool, restartRow []float64) (*chain, error) {
+func newChain(m mdp.Finite, pi policy.Discrete, states []int, idx []int32, restart []bool, restartRow []float64) (*chain, error) {
 	n, nA := len(states), m.NumActions()
 	c := &chain{n: n, start: make([]int32, n+1), r: make([]float64, n), self: make([]float64, n)}
 	acc := make([]float64, n) // scratch row, zero between states

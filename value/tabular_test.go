@@ -9,11 +9,11 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/env"
-	"github.com/ihope-ope/ihope/env/taxi"
 	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/policy"
-	"github.com/ihope-ope/ihope/rollout"
+	"github.com/ihope-ope/ihope/sim"
+	"github.com/ihope-ope/ihope/sim/rollout"
+	"github.com/ihope-ope/ihope/sim/taxi"
 )
 
 // sars is one logged step (s, a, r, s'); next < 0 means no next state.
@@ -275,7 +275,7 @@ func taxiPolicy(t testing.TB, name string) *policy.Tabular {
 }
 
 // rPi returns r_pi(s) = sum_a pi(a|s) r(s,a).
-func rPi(m mdp.Tabular, pi policy.Discrete) []float64 {
+func rPi(m mdp.Finite, pi policy.Discrete) []float64 {
 	r := make([]float64, m.NumStates())
 	for s := range r {
 		for a := range m.NumActions() {
@@ -474,7 +474,7 @@ func randomMDP(rng *rand.Rand, nS, nA int, traps bool) *table {
 	return m
 }
 
-// table is a small mdp.Tabular given by its outcome lists.
+// table is a small mdp.Finite given by its outcome lists.
 type table struct {
 	init []float64
 	out  [][][]mdp.Outcome // out[s][a]
@@ -669,7 +669,7 @@ func TestTableFromData(t *testing.T) {
 func TestTabularTaxiSample(t *testing.T) {
 	m := taxi.New()
 	target, behavior := taxiPolicy(t, "pi19"), taxiPolicy(t, "pi18")
-	d, err := rollout.Sample(rand.New(rand.NewPCG(1, 0)), env.NewSampler(m), behavior, target, 200, 400)
+	d, err := rollout.Sample(rand.New(rand.NewPCG(1, 0)), sim.NewSampler(m), behavior, target, 200, 400)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,9 +23,9 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/env/lineargauss"
 	"github.com/ihope-ope/ihope/evaluate"
-	"github.com/ihope-ope/ihope/rollout"
+	"github.com/ihope-ope/ihope/sim/lineargauss"
+	"github.com/ihope-ope/ihope/sim/rollout"
 )
 
 // ihope is the ihope binary the tests compare the pipeline with, built

@@ -11,10 +11,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ihope-ope/ihope/benchmark"
-	"github.com/ihope-ope/ihope/experiment"
-	"github.com/ihope-ope/ihope/experiment/results"
 	"github.com/ihope-ope/ihope/figure"
+	"github.com/ihope-ope/ihope/figure/results"
+	"github.com/ihope-ope/ihope/research/benchmark"
+	"github.com/ihope-ope/ihope/research/experiment"
 )
 
 type benchmarkCmd struct {

@@ -12,7 +12,7 @@ import (
 	"github.com/ihope-ope/ihope/internal/words"
 	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/ope"
-	"github.com/ihope-ope/ihope/rollout"
+	"github.com/ihope-ope/ihope/sim/rollout"
 )
 
 type demoCmd struct {

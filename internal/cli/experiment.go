@@ -15,13 +15,13 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
-	"github.com/ihope-ope/ihope/experiment"
-	_ "github.com/ihope-ope/ihope/experiment/paper" // registers the paper's experiments
-	"github.com/ihope-ope/ihope/experiment/results"
 	"github.com/ihope-ope/ihope/figure"
+	"github.com/ihope-ope/ihope/figure/results"
 	"github.com/ihope-ope/ihope/internal/progress"
 	"github.com/ihope-ope/ihope/internal/words"
-	"github.com/ihope-ope/ihope/traci"
+	"github.com/ihope-ope/ihope/research/experiment"
+	_ "github.com/ihope-ope/ihope/research/experiment/paper" // registers the paper's experiments
+	"github.com/ihope-ope/ihope/sim/traci"
 )
 
 type experimentCmd struct {

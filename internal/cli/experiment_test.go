@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ihope-ope/ihope/experiment"
+	"github.com/ihope-ope/ihope/research/experiment"
 )
 
 func TestExperimentList(t *testing.T) {

@@ -6,8 +6,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/ihope-ope/ihope/experiment"
-	"github.com/ihope-ope/ihope/experiment/results"
+	"github.com/ihope-ope/ihope/figure/results"
+	"github.com/ihope-ope/ihope/research/experiment"
 )
 
 type plotCmd struct {

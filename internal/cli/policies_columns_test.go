@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/env/taxi"
 	"github.com/ihope-ope/ihope/policy"
+	"github.com/ihope-ope/ihope/sim/taxi"
 )
 
 // namedPolicyLog writes the log at path with the target columns of each

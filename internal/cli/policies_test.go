@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ihope-ope/ihope/env/taxi"
 	"github.com/ihope-ope/ihope/mdp"
+	"github.com/ihope-ope/ihope/sim/taxi"
 )
 
 // writePolicies writes the named Taxi policies as policy files in dir and

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ihope-ope/ihope/experiment/results"
+	"github.com/ihope-ope/ihope/figure/results"
 )
 
 // Every renamed flag works under its new name silently and under its old

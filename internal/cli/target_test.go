@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ihope-ope/ihope/env/taxi"
 	"github.com/ihope-ope/ihope/evaluate"
+	"github.com/ihope-ope/ihope/sim/taxi"
 )
 
 // The target's whole action distribution reaches the value-based and

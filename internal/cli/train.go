@@ -8,11 +8,11 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
-	"github.com/ihope-ope/ihope/env"
-	"github.com/ihope-ope/ihope/env/taxi"
 	"github.com/ihope-ope/ihope/internal/progress"
 	"github.com/ihope-ope/ihope/mdp"
-	"github.com/ihope-ope/ihope/train"
+	"github.com/ihope-ope/ihope/sim"
+	"github.com/ihope-ope/ihope/sim/taxi"
+	"github.com/ihope-ope/ihope/sim/train"
 )
 
 type trainCmd struct {
@@ -49,7 +49,7 @@ func (c *trainTaxiCmd) Run(e *runEnv) error {
 		defer bar.Finish()
 	}
 	m := taxi.New()
-	pols, err := q.Run(rand.New(rand.NewPCG(c.Seed, 0)), env.NewSampler(m), c.Iterations)
+	pols, err := q.Run(rand.New(rand.NewPCG(c.Seed, 0)), sim.NewSampler(m), c.Iterations)
 	if err != nil {
 		return err
 	}

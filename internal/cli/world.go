@@ -6,11 +6,11 @@ import (
 	"os"
 	"strings"
 
-	"github.com/ihope-ope/ihope/env"
-	"github.com/ihope-ope/ihope/env/ring"
-	"github.com/ihope-ope/ihope/env/taxi"
 	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/policy"
+	"github.com/ihope-ope/ihope/sim"
+	"github.com/ihope-ope/ihope/sim/ring"
+	"github.com/ihope-ope/ihope/sim/taxi"
 )
 
 // worldFlags choose a built-in tabular world and its two policies; demo
@@ -49,8 +49,8 @@ func (f *worldFlags) mix(stderr io.Writer) (float64, error) {
 // world is a tabular environment with a target and a behavior policy.
 type world struct {
 	name     string
-	table    mdp.Tabular
-	sim      env.Discrete
+	table    mdp.Finite
+	sim      sim.Discrete
 	target   *policy.Tabular
 	behavior *policy.Tabular
 	desc     string
@@ -94,7 +94,7 @@ func (f *worldFlags) build(stderr io.Writer) (*world, error) {
 	if w.behavior, err = policy.Mixture(mix, w.target, base); err != nil {
 		return nil, err
 	}
-	w.sim = env.NewSampler(w.table)
+	w.sim = sim.NewSampler(w.table)
 	return w, nil
 }
 

@@ -5,8 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/ihope-ope/ihope/env/lineargauss"
 	"github.com/ihope-ope/ihope/internal/gradcheck"
+	"github.com/ihope-ope/ihope/sim/lineargauss"
 )
 
 // FeatureLoss agrees with the double sum over (state, action) atoms of

@@ -203,7 +203,7 @@ func FromCounts(nS, nA int, init []float64, episodes int, count []int32, rSum []
 // state-action visitation it is the limit of FromData on ever longer
 // logs; any dD with the target's pairs in its support gives the state-
 // action learners the exact ratio d_pi(s,a)/dD(s,a).
-func FromModel(m mdp.Tabular, dD []float64, pi policy.Discrete) (*Pairs, error) {
+func FromModel(m mdp.Finite, dD []float64, pi policy.Discrete) (*Pairs, error) {
 	nS, nA := m.NumStates(), m.NumActions()
 	if len(dD) != nS*nA {
 		return nil, fmt.Errorf("data distribution of length %d, want %d states x %d actions", len(dD), nS, nA)

@@ -5,10 +5,10 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/ihope-ope/ihope/env"
-	"github.com/ihope-ope/ihope/env/taxi"
 	"github.com/ihope-ope/ihope/internal/minimax"
-	"github.com/ihope-ope/ihope/rollout"
+	"github.com/ihope-ope/ihope/sim"
+	"github.com/ihope-ope/ihope/sim/rollout"
+	"github.com/ihope-ope/ihope/sim/taxi"
 )
 
 // On sampled Taxi logs, the flow (MWL's system) and the values (MQL's,
@@ -19,7 +19,7 @@ func TestChainTaxiSample(t *testing.T) {
 	m := taxi.New()
 	pi, _ := taxi.Policy("pi19")
 	pi0, _ := taxi.Policy("pi18")
-	d, err := rollout.Sample(rand.New(rand.NewPCG(1, 0)), env.NewSampler(m), pi0, pi, 50, 400)
+	d, err := rollout.Sample(rand.New(rand.NewPCG(1, 0)), sim.NewSampler(m), pi0, pi, 50, 400)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,5 +1,5 @@
 // Command pendulumgen trains the Pendulum policies shipped by package
-// env/pendulum: pi_* (target.json), the final policy of a REINFORCE run,
+// sim/pendulum: pi_* (target.json), the final policy of a REINFORCE run,
 // and pi_+ (plus.json), a snapshot of the same run before convergence. It
 // then estimates both policies' average reward per step by Monte Carlo.
 //
@@ -25,10 +25,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ihope-ope/ihope/env/pendulum"
 	"github.com/ihope-ope/ihope/policy"
-	"github.com/ihope-ope/ihope/rollout"
-	"github.com/ihope-ope/ihope/train"
+	"github.com/ihope-ope/ihope/sim/pendulum"
+	"github.com/ihope-ope/ihope/sim/rollout"
+	"github.com/ihope-ope/ihope/sim/train"
 )
 
 func main() {

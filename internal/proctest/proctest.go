@@ -1,5 +1,5 @@
 // Package proctest checks, in tests, that no child process was left
-// behind (the SUMO runs of packages traci and env/sumo).
+// behind (the SUMO runs of packages traci and sim/sumo).
 package proctest
 
 import (

@@ -1,6 +1,6 @@
 // Package quantile holds the one quantile rule ihope uses, shared by the
 // estimators' bootstrap (package ope) and the figures' bands (package
-// experiment/results), which must not import each other.
+// figure/results), which must not import each other.
 package quantile
 
 import "math"

@@ -1,5 +1,5 @@
 // Command sumogen trains the traffic-light policies shipped by package
-// env/sumo (policies.json): ten iterations of the cross-entropy method on
+// sim/sumo (policies.json): ten iterations of the cross-entropy method on
 // the single intersection, whose last policy is the target pi_* and whose
 // iterations 6 to 9 are the four behavior policies (Appendix D of the
 // paper). It then evaluates the target, the behaviors and the uniform
@@ -30,7 +30,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/ihope-ope/ihope/env/sumo"
+	"github.com/ihope-ope/ihope/sim/sumo"
 	"github.com/ihope-ope/ihope/stream/tempdir"
 	"gonum.org/v1/gonum/stat"
 )
