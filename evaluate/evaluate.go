@@ -35,15 +35,15 @@ type Row struct {
 	// Selection holds the held-out score of every function class a
 	// learner on real states chose among (the winner in Model's
 	// parentheses): lower is better.
-	Selection     []Candidate `json:"selection,omitempty"`
-	Behavior      string      `json:"behavior,omitempty"`
-	Note          string      `json:"note,omitempty"`
-	Error         string      `json:"error,omitempty"`
-	CILow         *float64    `json:"ci_low"`
-	CIHigh        *float64    `json:"ci_high"`
-	Transient     *float64    `json:"transient,omitempty"`
-	TransientSE   *float64    `json:"transient_se,omitempty"`
-	BootstrapBias *float64    `json:"bootstrap_bias,omitempty"`
+	Selection     []ClassScore `json:"selection,omitempty"`
+	Behavior      string       `json:"behavior,omitempty"`
+	Note          string       `json:"note,omitempty"`
+	Error         string       `json:"error,omitempty"`
+	CILow         *float64     `json:"ci_low"`
+	CIHigh        *float64     `json:"ci_high"`
+	Transient     *float64     `json:"transient,omitempty"`
+	TransientSE   *float64     `json:"transient_se,omitempty"`
+	BootstrapBias *float64     `json:"bootstrap_bias,omitempty"`
 	// Restarts is the number of networks an ensemble (bch-neural)
 	// averaged, RestartEstimates their own estimates and RestartSD their
 	// standard deviation: the share of the training's randomness in the
@@ -629,7 +629,7 @@ func (c *Evaluator) runOne(en ope.Entry, d *dataset.Dataset, opts ope.Options, s
 		row.Model += "(" + res.ModelClass + ")"
 		row.modelClass = res.ModelClass
 		for _, c := range res.Selection {
-			row.Selection = append(row.Selection, Candidate{Model: c.Model, Score: c.Score, SE: c.SE})
+			row.Selection = append(row.Selection, ClassScore{Model: c.Model, Score: c.Score, SE: c.SE})
 		}
 	}
 	var notes []string
@@ -1352,9 +1352,9 @@ func (c *Evaluator) options(d *dataset.Dataset, target *Target) (ope.Options, []
 
 // readPolicyFile reads a tabular policy CSV (state,p0,...,p{K-1}).
 
-// Candidate is one function class a learner chose among, with its
-// held-out score and that score's standard error (ope.Candidate).
-type Candidate struct {
+// ClassScore is one function class a learner chose among, with its
+// held-out score and that score's standard error (ope.ClassScore).
+type ClassScore struct {
 	Model string  `json:"model"`
 	Score float64 `json:"score"`
 	SE    float64 `json:"se"`

@@ -6,8 +6,8 @@ import (
 	"slices"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/internal/minimax"
 	"github.com/ihope-ope/ihope/internal/quantile"
+	"github.com/ihope-ope/ihope/kernelloss"
 	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/policy"
 	"github.com/ihope-ope/ihope/ratio"
@@ -163,7 +163,7 @@ func HorizonWarning(s dataset.Summary, est Estimand) string {
 // sees what those actions do:
 // the ones that weigh logged actions leave them out, and the value
 // models fill them in by pooling (an unlogged action is read as the
-// behavior's mix of the logged ones, minimax.Chain), so every estimate
+// behavior's mix of the logged ones, kernelloss.Chain), so every estimate
 // then rests on an assumption the log cannot check. A support gap by
 // design and a rare action by chance look alike here. Measured: 2.0% on
 // the README's Taxi logs (n = 200, T = 400); 7.7% on a 5-state log whose
@@ -388,7 +388,7 @@ func StartWarning(name string, d *dataset.Dataset) string {
 	if d == nil || d.Discrete() || d.StateDim == 0 || d.NumEpisodes() == 0 || d.NumEpisodes() >= startFewEpisodes || d.NumSteps() == 0 {
 		return ""
 	}
-	mean, scale := minimax.Scaling(d)
+	mean, scale := kernelloss.Scaling(d)
 	dist := func(obs []float64) float64 {
 		s := 0.0
 		for k, v := range obs {

@@ -34,7 +34,7 @@ type Result struct {
 	// estimators that do not weight data (model-based, on-policy).
 	Weights []float64
 	// Model is what the estimator fitted, for diagnostics and figures: a
-	// ratio.Model for the density-ratio estimators, a *CountModel for
+	// ratio.Model for the density-ratio estimators, a *SolvedCountModel for
 	// the model-based one; nil for the others.
 	Model any
 	// fitted is the learner's whole fitted model where it trains (every
@@ -76,7 +76,7 @@ type Result struct {
 	// Selection holds the held-out score of every class the learner
 	// chose among, in the order of its candidates; nil where nothing was
 	// chosen.
-	Selection []Candidate
+	Selection []ClassScore
 }
 
 // checkGamma returns an error unless 0 < gamma <= 1.

@@ -154,7 +154,7 @@ func learnerKind(d *dataset.Dataset, m any) string {
 	return "kernel"
 }
 
-// MQL is minimax Q-learning, "mql" (value.MQL): q learned by its kernel
+// MinimaxQ is minimax Q-learning, "mql" (value.MQL): q learned by its kernel
 // loss on the Bellman residuals, read at the start states,
 //
 //	R = (1 - gamma) (1/m) sum_i v(s^i_0)   (gamma < 1),   R = rho   (gamma = 1),
@@ -163,7 +163,7 @@ func learnerKind(d *dataset.Dataset, m any) string {
 // distribution (Target, or the logs' target_prob_k columns; for real
 // actions, actions drawn from the target at the logged states,
 // Target.Continuous: --target-draws) and no behavior probabilities.
-type MQL struct {
+type MinimaxQ struct {
 	Value  value.MQL
 	Target value.Target
 	// Reservoir and SampleSeed matter only over a stream of shards
@@ -175,13 +175,13 @@ type MQL struct {
 	RealStates bool
 }
 
-var _ Estimator = MQL{}
+var _ Estimator = MinimaxQ{}
 
 // Name returns "mql".
-func (MQL) Name() string { return "mql" }
+func (MinimaxQ) Name() string { return "mql" }
 
 // Estimate fits q and reads it at the start states.
-func (e MQL) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
+func (e MinimaxQ) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	const name = "mql"
 	if err := checkGamma(gamma); err != nil {
 		return Result{}, fmt.Errorf("%s: %w", name, err)

@@ -153,11 +153,3 @@ type SolvedCountModel struct {
 	*value.CountModel
 	Target policy.Discrete
 }
-
-// CountModel is the count model of package value (value.CountModel), the
-// empirical MDP of a log, which the model-based estimator, fitted Q
-// evaluation and the doubly robust estimators share.
-type CountModel = value.CountModel
-
-// FitCountModel fits the count model to d (value.FitCountModel).
-func FitCountModel(d *dataset.Dataset) (*CountModel, error) { return value.FitCountModel(d) }

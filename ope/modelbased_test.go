@@ -44,7 +44,7 @@ func countData() *dataset.Dataset {
 }
 
 func TestCountModel(t *testing.T) {
-	m, err := FitCountModel(countData())
+	m, err := value.FitCountModel(countData())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestModelBasedHand(t *testing.T) {
 	// b: 2 from state 0, c: 1 from state 1): the mean of the three pushes
 	// through the count model.
 	d := countData()
-	m, err := FitCountModel(d)
+	m, err := value.FitCountModel(d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestModelBasedKnownModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := FitCountModel(d)
+	m, err := value.FitCountModel(d)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -115,7 +115,7 @@ func TestPointMassSelectionTable(t *testing.T) {
 			}
 			dr2 += e(ope.DR{Value: value.Linear{}, Estimand: ope.LongRun})
 			drSel += e(ope.DR{Estimand: ope.LongRun, SelectSeed: seed})
-			mql += e(ope.MQL{})
+			mql += e(ope.MinimaxQ{})
 			wis += e(&ope.StepwiseWIS{})
 			for deg := 2; deg <= 6; deg++ {
 				fixed[deg-2] += e(ope.FQE{Value: value.Linear{Degree: deg}, Estimand: ope.LongRun})

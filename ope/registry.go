@@ -314,7 +314,7 @@ var registry = []Entry{
 		}},
 	{Name: "mql", Markov: true, Targets: LongRun, Label: "minimax Q-learning", SlowOnRealStates: true, Needs: NeedsTargetDist,
 		New: func(o Options) Estimator {
-			return MQL{Value: value.MQL{Neural: o.ValueModel == "neural", Network: o.minimaxNeural()}, Target: o.valueTarget(),
+			return MinimaxQ{Value: value.MQL{Neural: o.ValueModel == "neural", Network: o.minimaxNeural()}, Target: o.valueTarget(),
 				Reservoir: o.Reservoir, SampleSeed: o.Seed, RealStates: o.RealStates}
 		}},
 	{Name: "dualdice", Markov: true, Targets: LongRun, Label: "DualDICE (GenDICE's normalisation at gamma = 1)", SlowOnRealStates: true, Needs: NeedsTargetDist | NeedsDiscreteActions, Unit: UnitStep,

@@ -5,25 +5,25 @@ import (
 	"github.com/ihope-ope/ihope/value"
 )
 
-// Candidate is one function class a learner on real states chose among
+// ClassScore is one function class a learner on real states chose among
 // (Result.Selection): its name ("poly2" ... "poly6" for the linear value
 // model behind fqe, dr and mql), its held-out score (for the value
 // models, the mean squared held-out TD residual of value.Select; lower
 // is better) and that score's standard error, clustered by episode.
-type Candidate struct {
+type ClassScore struct {
 	Model string
 	Score float64
 	SE    float64
 }
 
 // candidates converts a value model's selection into Result.Selection.
-func candidates(sel value.Selection) []Candidate {
+func candidates(sel value.Selection) []ClassScore {
 	if sel.Scores == nil {
 		return nil
 	}
-	out := make([]Candidate, len(sel.Scores))
+	out := make([]ClassScore, len(sel.Scores))
 	for i, s := range sel.Scores {
-		out[i] = Candidate{Model: s.Name, Score: s.Score, SE: s.SE}
+		out[i] = ClassScore{Model: s.Name, Score: s.Score, SE: s.SE}
 	}
 	return out
 }

@@ -10,7 +10,7 @@ import (
 	"sync"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/internal/minimax"
+	"github.com/ihope-ope/ihope/kernelloss"
 	"github.com/ihope-ope/ihope/policy"
 	"github.com/ihope-ope/ihope/value"
 )
@@ -25,9 +25,9 @@ import (
 // given (Target) or gathered from the logs' target_prob_k columns (Rows,
 // as value.TableFromData does).
 //
-// From these the count model (value.NewCountModel, as FitCountModel
+// From these the count model (value.NewCountModel, as value.FitCountModel
 // builds it) and the state-action problem of mwl, dualdice and mql
-// (minimax.FromCounts, as minimax.FromData builds it) follow number for
+// (kernelloss.FromCounts, as kernelloss.FromData builds it) follow number for
 // number: keys are kept in order of first appearance, so that copy 0
 // lists every pair's next states in the order the in-memory learners see
 // them, and copy c those of the Poisson resample rebuilt as a dataset
@@ -397,9 +397,9 @@ func (s *TabularCounts) stateSteps(c int) []int {
 	return out
 }
 
-// pairProblem returns copy c's state-action problem (minimax.FromCounts)
+// pairProblem returns copy c's state-action problem (kernelloss.FromCounts)
 // with target pi.
-func (s *TabularCounts) pairProblem(c int, pi policy.Discrete) (*minimax.Pairs, error) {
+func (s *TabularCounts) pairProblem(c int, pi policy.Discrete) (*kernelloss.Pairs, error) {
 	if s.Episodes[c] == 0 {
 		return nil, fmt.Errorf("no episodes")
 	}
@@ -415,7 +415,7 @@ func (s *TabularCounts) pairProblem(c int, pi policy.Discrete) (*minimax.Pairs, 
 		}
 	}
 	var states, counts []int32
-	return minimax.FromCounts(nS, nA, s.Init[c], int(s.Episodes[c]), count, rSum, func(sa int) ([]int32, []int32) {
+	return kernelloss.FromCounts(nS, nA, s.Init[c], int(s.Episodes[c]), count, rSum, func(sa int) ([]int32, []int32) {
 		states, counts = states[:0], counts[:0]
 		for _, x := range s.succ[at[sa]] {
 			if n := s.Count[c][x.at]; n > 0 {

@@ -17,7 +17,7 @@ var (
 	_ CountSums = (*MQLSums)(nil)
 	_ Summer    = FQE{}
 	_ Summer    = PairRatio{}
-	_ Summer    = MQL{}
+	_ Summer    = MinimaxQ{}
 )
 
 // givenTable returns the rows of a given discrete target as a
@@ -157,7 +157,7 @@ func (s *FQESums) Finish(c int) (Result, WeightSummary, error) {
 
 // PairRatioSums are the statistics of mwl and dualdice in their tabular
 // form (TabularCounts). Finish builds the state-action problem with
-// minimax.FromCounts, solves for w with the learner's own tabular solve
+// kernelloss.FromCounts, solves for w with the learner's own tabular solve
 // (ratio.MWL.FitCounts, ratio.DualDICE.FitCounts) and weighs the
 // transitions' reward sums by it, pair by pair.
 type PairRatioSums struct {
@@ -299,7 +299,7 @@ func (s *TabularCounts) imputed(name string, target *policy.Tabular) []string {
 }
 
 // MQLSums are mql's statistics in its tabular form (TabularCounts).
-// Finish builds the state-action problem with minimax.FromCounts, solves
+// Finish builds the state-action problem with kernelloss.FromCounts, solves
 // for q with value.MQL.FitCounts, the in-memory solve, and reads it at
 // the logged starts: (1 - gamma) times the mean of v(s_0), or rho
 // (gamma = 1).
@@ -312,7 +312,7 @@ type MQLSums struct {
 // MQLKernelSums), and its neural form (SampleSums: trained on a sample
 // of episodes drawn in the first pass, evaluated on every step in the
 // second).
-func (e MQL) NewSums(gamma float64, copies int) (Sums, error) {
+func (e MinimaxQ) NewSums(gamma float64, copies int) (Sums, error) {
 	const name = "mql"
 	if err := checkSumsArgs(name, gamma, copies); err != nil {
 		return nil, err

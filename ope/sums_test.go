@@ -130,7 +130,7 @@ func TestSumsEncode(t *testing.T) {
 		t.Fatal(err)
 	}
 	ests := append(summers(), &ope.ModelBased{Estimand: ope.LongRun}, ope.FQE{},
-		ope.PairRatio{Learner: ratio.MWL{}}, ope.PairRatio{Learner: ratio.DualDICE{}}, ope.MQL{})
+		ope.PairRatio{Learner: ratio.MWL{}}, ope.PairRatio{Learner: ratio.DualDICE{}}, ope.MinimaxQ{})
 	for _, est := range ests {
 		s := sumsOf(t, est, d, 0.9, 3, 1, nil)
 		want, _, err := s.Finish(2)

@@ -252,7 +252,7 @@ func TestImputedWarning(t *testing.T) {
 		// mwl, dualdice and mql impute alike in their exact solves: the
 		// count model of the log says so for them (the chain alternates,
 		// so the long run's share is the horizon's).
-		for _, e := range []ope.Estimator{ope.PairRatio{Learner: ratio.MWL{}, Normalise: true}, ope.PairRatio{Learner: ratio.DualDICE{}}, ope.MQL{}} {
+		for _, e := range []ope.Estimator{ope.PairRatio{Learner: ratio.MWL{}, Normalise: true}, ope.PairRatio{Learner: ratio.DualDICE{}}, ope.MinimaxQ{}} {
 			res, err := e.Estimate(d, 1)
 			if err != nil {
 				t.Fatal(err)

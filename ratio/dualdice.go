@@ -30,13 +30,13 @@ import (
 // constraint (the limit of its penalty), as MWL does.
 //
 // Discrete states and actions (tabular): phi and psi are the indicator
-// features of the logged pairs with the pooling rules of minimax.Chain.
+// features of the logged pairs with the pooling rules of kernelloss.Chain.
 // Then G is square and nonsingular (gamma < 1), and as lambda tends to 0
 // the saddle point tends to the exact solution of the flow equations,
 // which is MWL's: with Ridge 0, the default, DualDICE is MWL exactly
 // (and so equals mql's estimate). With Ridge > 0 (gamma < 1 only) it
 // minimises the flow residual plus lambda E_D[w^2] by conjugate gradients
-// (minimax.Chain.RidgeFlow), which shrinks w towards 0.
+// (kernelloss.Chain.RidgeFlow), which shrinks w towards 0.
 //
 // Real states, discrete actions: the features of MWL (the bumps for zeta,
 // the random Fourier features of the kernel for nu), the same constraints
@@ -77,7 +77,7 @@ import (
 //	Values. ICLR 2020 (the normalisation constraint for gamma = 1).
 type DualDICE struct {
 	// Ridge is the tabular fit's lambda relative to the loss's mean
-	// curvature (see minimax.Chain.RidgeFlow); 0 takes the limit
+	// curvature (see kernelloss.Chain.RidgeFlow); 0 takes the limit
 	// lambda -> 0, the exact flow. It must not be negative.
 	Ridge float64
 	// Kernel holds the settings of the real-state fit (its Ridge fixes

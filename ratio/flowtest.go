@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/internal/minimax"
+	"github.com/ihope-ope/ihope/kernelloss"
 )
 
 // FlowTest is the log's own test of a density ratio w against the flow
@@ -70,7 +70,7 @@ func (f FlowTest) Run(d *dataset.Dataset, gamma float64, w func(obs [][]float64)
 		B = 999
 	}
 	rng := rand.New(rand.NewPCG(f.Seed, 0x666c6f77)) // "flow"
-	mean, scale := minimax.Scaling(d)
+	mean, scale := kernelloss.Scaling(d)
 	dim := d.StateDim
 	scaled := func(obs []float64) []float64 {
 		x := make([]float64, dim)
@@ -142,7 +142,7 @@ func (f FlowTest) Run(d *dataset.Dataset, gamma float64, w func(obs [][]float64)
 				x = append(x, scaled(next[i])...)
 			}
 		}
-		if h, err = minimax.Median(rng, x, dim, 1000); err != nil {
+		if h, err = kernelloss.Median(rng, x, dim, 1000); err != nil {
 			return FlowResult{}, fmt.Errorf("ratio: %w", err)
 		}
 	}

@@ -9,7 +9,7 @@ import (
 	"slices"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/internal/minimax"
+	"github.com/ihope-ope/ihope/kernelloss"
 )
 
 // Kernel learns the density ratio w(s) = d_pi(s)/d_pi0(s) of real-valued
@@ -396,7 +396,7 @@ func (m *KernelModel) Ratio(obs []float64) float64 {
 	}
 	f := make([]float64, len(m.Coef))
 	m.bumps().features(x, f)
-	return minimax.Dot(f, m.Coef)
+	return kernelloss.Dot(f, m.Coef)
 }
 
 // StepRatios returns w(s_t) for every step of d, in step order.
@@ -409,16 +409,16 @@ func (m *KernelModel) StepRatios(d *dataset.Dataset) ([]float64, error) {
 	out := make([]float64, n)
 	const chunk = 1024
 	nChunks := (n + chunk - 1) / chunk
-	minimax.Parallel(runtime.GOMAXPROCS(0), func(p int) {
+	kernelloss.Parallel(runtime.GOMAXPROCS(0), func(p int) {
 		x := make([]float64, len(m.Mean))
 		f := make([]float64, len(m.Coef))
-		for c := p; c < nChunks; c += minimax.Groups {
+		for c := p; c < nChunks; c += kernelloss.Groups {
 			for j := c * chunk; j < min(n, (c+1)*chunk); j++ {
 				for k, v := range d.ObsAt(j) {
 					x[k] = (v - m.Mean[k]) / m.Scale[k]
 				}
 				phi.features(x, f)
-				out[j] = minimax.Dot(f, m.Coef)
+				out[j] = kernelloss.Dot(f, m.Coef)
 			}
 		}
 	})
@@ -464,7 +464,7 @@ func (l Kernel) Fit(d *dataset.Dataset, gamma float64) (Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := minimax.FirstPass(d, prep.Add, prep.Features)
+	f, err := kernelloss.FirstPass(d, prep.Add, prep.Features)
 	if err != nil {
 		return nil, err
 	}
@@ -541,7 +541,7 @@ func (f *fourier) dim() int { return 2 * f.m }
 
 func (f *fourier) features(x, out []float64) {
 	for j := range f.m {
-		s, c := math.Sincos(minimax.Dot(f.omega[j*f.in:(j+1)*f.in], x))
+		s, c := math.Sincos(kernelloss.Dot(f.omega[j*f.in:(j+1)*f.in], x))
 		out[j] = f.scale * c
 		out[f.m+j] = f.scale * s
 	}
@@ -660,12 +660,12 @@ func stateMean(d *dataset.Dataset, gamma float64, mean, scale []float64, phi *bu
 	g := d.Discounts(gamma)
 	const chunk = 1024
 	nChunks := (n + chunk - 1) / chunk
-	sums := make([][]float64, minimax.Groups)
-	minimax.Parallel(workers, func(p int) {
+	sums := make([][]float64, kernelloss.Groups)
+	kernelloss.Parallel(workers, func(p int) {
 		s := make([]float64, dw+1) // sum g phi, then sum g
 		x := make([]float64, d.StateDim)
 		f := make([]float64, dw)
-		for c := p; c < nChunks; c += minimax.Groups {
+		for c := p; c < nChunks; c += kernelloss.Groups {
 			for j := c * chunk; j < min(n, (c+1)*chunk); j++ {
 				for k, v := range d.ObsAt(j) {
 					x[k] = (v - mean[k]) / scale[k]
@@ -701,7 +701,7 @@ func stateMean(d *dataset.Dataset, gamma float64, mean, scale []float64, phi *bu
 // step, from the bumps' features fs of s and fn of s'. It adds the term's
 // weight to a's normalisers. The in-memory accumulation and the second
 // pass over a stream (kernel_stream.go) both build their rows with it.
-func setLossRow(a *minimax.Sums, ch *minimax.Chunk, r int, rho, beta float64, fs, fn []float64) {
+func setLossRow(a *kernelloss.Quadratic, ch *kernelloss.Chunk, r int, rho, beta float64, fs, fn []float64) {
 	dk, dw := len(ch.L)/len(ch.C), len(fn)
 	pr := ch.L[r*dk : (r+1)*dk]
 	for q := range pr {
@@ -728,13 +728,13 @@ func setLossRow(a *minimax.Sums, ch *minimax.Chunk, r int, rho, beta float64, fs
 	a.H0 += ch.RC[r] * ch.RC[r]
 }
 
-func accumulate(kd *kernelData, psi *fourier, phi *bumps, workers int) []*minimax.Sums {
+func accumulate(kd *kernelData, psi *fourier, phi *bumps, workers int) []*kernelloss.Quadratic {
 	dk, dw := psi.dim(), phi.size()
-	return minimax.AccumulateFolds(kd.fold, kernelFolds, dk, dw, workers, func() func(a *minimax.Sums, rows []int) {
+	return kernelloss.AccumulateFolds(kd.fold, kernelFolds, dk, dw, workers, func() func(a *kernelloss.Quadratic, rows []int) {
 		fs := make([]float64, dw) // phi(x_i)
 		fn := make([]float64, dw) // phi(x'_i)
-		ch := minimax.NewChunk(minimax.ChunkLen, dk, dw)
-		return func(a *minimax.Sums, rows []int) {
+		ch := kernelloss.NewChunk(kernelloss.ChunkLen, dk, dw)
+		return func(a *kernelloss.Quadratic, rows []int) {
 			prev := -1 // the previous row, whose phi(x') is in fn
 			for r, i := range rows {
 				rho, beta := kd.rho[i], kd.beta[i]

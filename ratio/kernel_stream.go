@@ -10,7 +10,8 @@ import (
 	"sync"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/internal/minimax"
+	"github.com/ihope-ope/ihope/kernelloss"
+	"gonum.org/v1/gonum/floats"
 )
 
 // This file splits Kernel's fit into the two passes over the data that a
@@ -30,7 +31,7 @@ import (
 //     KernelPrep.Features fixes the scaling, the bandwidth, the centres
 //     and the frequencies of the loss's kernel from it.
 //  2. KernelMoments: the loss's sums per cross-validation fold
-//     (minimax.Sums) and the discounted mean of phi, each episode's share
+//     (kernelloss.Quadratic) and the discounted mean of phi, each episode's share
 //     formed once (KernelFeatures.Episode) and added to every bootstrap
 //     copy with its multiplicity (KernelMoments.Add). Kernel.FitMoments
 //     cross-validates and solves, as Fit does.
@@ -48,18 +49,20 @@ const (
 
 // stepKey is the sampling key of step t of the episode whose id hashes
 // to idHash.
-func stepKey(seed, salt, idHash uint64, t int) uint64 { return minimax.StepKey(seed+salt, idHash, t) }
+func stepKey(seed, salt, idHash uint64, t int) uint64 {
+	return kernelloss.StepKey(seed+salt, idHash, t)
+}
 
 // episodeFold is the fold of the episode whose id hashes to idHash.
 func episodeFold(seed, idHash uint64) int {
-	return int(minimax.Mix(idHash^minimax.Mix(seed+foldSalt)) % kernelFolds)
+	return int(kernelloss.Mix(idHash^kernelloss.Mix(seed+foldSalt)) % kernelFolds)
 }
 
-// fnv1a is minimax.HashID.
-func fnv1a(s string) uint64 { return minimax.HashID(s) }
+// fnv1a is kernelloss.HashID.
+func fnv1a(s string) uint64 { return kernelloss.HashID(s) }
 
-// Sample is a bottom-k sample (minimax.BottomK).
-type Sample = minimax.BottomK
+// Sample is a bottom-k sample (kernelloss.BottomK).
+type Sample = kernelloss.BottomK
 
 // KernelPrep is the first pass of Kernel's fit (see the top of this
 // file): add every episode with Add (or merge partial preps), then
@@ -242,7 +245,7 @@ func (p *KernelPrep) Features() (*KernelFeatures, error) {
 		}
 		// Every pair of the sample counts: the draws of MedianOf only
 		// reorder it.
-		if h, err = minimax.Median(rand.New(rand.NewPCG(p.Learner.Seed, kernelStream)), next, dim, len(next)/dim); err != nil {
+		if h, err = kernelloss.Median(rand.New(rand.NewPCG(p.Learner.Seed, kernelStream)), next, dim, len(next)/dim); err != nil {
 			return nil, errors.New("ratio: all sampled next states coincide; set Kernel.Bandwidth")
 		}
 	}
@@ -294,7 +297,7 @@ func (f *KernelFeatures) foldOf(idHash uint64, t, T int) int {
 // loss's sums per fold and the discounted sums of phi over the logged
 // states (Kernel's cbar is StateSum / StateWeight).
 type KernelMoments struct {
-	Folds       []*minimax.Sums
+	Folds       []*kernelloss.Quadratic
 	StateSum    []float64
 	StateWeight float64
 	// Transitions counts the loss's terms (dummies included) and Steps
@@ -308,7 +311,7 @@ func (f *KernelFeatures) NewMoments() *KernelMoments {
 	p := f.NumFeatures()
 	m := &KernelMoments{StateSum: make([]float64, p)}
 	for range kernelFolds {
-		m.Folds = append(m.Folds, minimax.NewSums(psi.dim(), p))
+		m.Folds = append(m.Folds, kernelloss.NewQuadratic(psi.dim(), p))
 	}
 	return m
 }
@@ -319,7 +322,7 @@ func (f *KernelFeatures) NewMoments() *KernelMoments {
 // NumFeatures values), which the estimator's own sums reuse.
 type KernelEpisode struct {
 	Phi         []float64
-	parts       [kernelFolds]*minimax.Sums
+	parts       [kernelFolds]*kernelloss.Quadratic
 	used        [kernelFolds]bool
 	state       []float64
 	weight      float64
@@ -342,10 +345,10 @@ type kernelTerm struct {
 // episode's work is cut into (the same two whatever the number of CPUs,
 // so that the sums do not depend on it).
 type episodeHalf struct {
-	parts [kernelFolds]*minimax.Sums
+	parts [kernelFolds]*kernelloss.Quadratic
 	used  [kernelFolds]bool
 	state []float64
-	ch    *minimax.Chunk
+	ch    *kernelloss.Chunk
 	x, fn []float64
 }
 
@@ -378,7 +381,7 @@ func (f *KernelFeatures) EpisodeRange(d *dataset.Dataset, e, a, b int, ep *Kerne
 		ep.state = make([]float64, dw)
 		for h := range ep.half {
 			hf := &ep.half[h]
-			hf.ch = minimax.NewChunk(minimax.ChunkLen, dk, dw)
+			hf.ch = kernelloss.NewChunk(kernelloss.ChunkLen, dk, dw)
 			hf.x, hf.fn, hf.state = make([]float64, dim), make([]float64, dw), make([]float64, dw)
 		}
 	}
@@ -472,7 +475,7 @@ func (f *KernelFeatures) EpisodeRange(d *dataset.Dataset, e, a, b int, ep *Kerne
 			}
 			if !ep.used[k] {
 				if ep.parts[k] == nil {
-					ep.parts[k] = minimax.NewSums(dk, dw)
+					ep.parts[k] = kernelloss.NewQuadratic(dk, dw)
 				}
 				zeroSums(ep.parts[k])
 				ep.used[k] = true
@@ -496,27 +499,12 @@ func (f *KernelFeatures) accumulateTerms(d *dataset.Dataset, lo, from int, terms
 		hf.used[k] = false
 	}
 	ch := hf.ch
-	n, fold := 0, -1
-	var a *minimax.Sums
-	flush := func() {
-		if n > 0 {
-			a.Accumulate(ch, n)
-			n = 0
-		}
-	}
+	w := kernelloss.FoldChunk{Chunk: ch, Folds: hf.parts[:], Used: hf.used[:], D: dk, P: dw,
+		Add: func(q *kernelloss.Quadratic, ch *kernelloss.Chunk, n int) { q.Accumulate(ch, n) }}
+	w.Reset()
 	e := episodeOfStart(d, lo)
 	for _, tm := range terms {
-		if tm.fold != fold || n == minimax.ChunkLen {
-			flush()
-			if tm.fold != fold {
-				fold = tm.fold
-				if hf.parts[fold] == nil {
-					hf.parts[fold] = minimax.NewSums(dk, dw)
-				}
-				hf.used[fold] = true
-				a = hf.parts[fold]
-			}
-		}
+		n, a := w.Row(tm.fold)
 		var next []float64
 		if tm.t < 0 {
 			next = d.ObsAt(lo)
@@ -531,9 +519,8 @@ func (f *KernelFeatures) accumulateTerms(d *dataset.Dataset, lo, from int, terms
 			fs = phiRows[(tm.t-from)*dw : (tm.t-from+1)*dw]
 		}
 		setLossRow(a, ch, n, tm.rho, tm.beta, fs, hf.fn)
-		n++
 	}
-	flush()
+	w.Flush()
 }
 
 // episodeOfStart returns the episode whose first step is lo.
@@ -543,7 +530,7 @@ func episodeOfStart(d *dataset.Dataset, lo int) int {
 }
 
 // zeroSums clears s.
-func zeroSums(s *minimax.Sums) *minimax.Sums {
+func zeroSums(s *kernelloss.Quadratic) *kernelloss.Quadratic {
 	clear(s.S)
 	clear(s.U)
 	clear(s.H)
@@ -558,14 +545,8 @@ func (m *KernelMoments) Add(ep *KernelEpisode, k int) {
 		return
 	}
 	a := float64(k)
-	for f, used := range ep.used {
-		if used {
-			m.Folds[f].AddScaled(ep.parts[f], a)
-		}
-	}
-	for i, v := range ep.state {
-		m.StateSum[i] += a * v
-	}
+	kernelloss.AddFolds(m.Folds, ep.parts[:], ep.used[:], a)
+	floats.AddScaled(m.StateSum, a, ep.state)
 	m.StateWeight += a * ep.weight
 	m.Transitions += k * ep.transitions
 	m.Steps += k * ep.steps
@@ -573,12 +554,8 @@ func (m *KernelMoments) Add(ep *KernelEpisode, k int) {
 
 // Merge adds o's sums.
 func (m *KernelMoments) Merge(o *KernelMoments) {
-	for f := range m.Folds {
-		m.Folds[f].Add(o.Folds[f])
-	}
-	for i, v := range o.StateSum {
-		m.StateSum[i] += v
-	}
+	kernelloss.MergeFolds(m.Folds, o.Folds)
+	floats.Add(m.StateSum, o.StateSum)
 	m.StateWeight += o.StateWeight
 	m.Transitions += o.Transitions
 	m.Steps += o.Steps
@@ -611,11 +588,11 @@ func (l Kernel) FitMoments(f *KernelFeatures, m *KernelMoments) (*KernelModel, e
 // solveSums chooses the ridge by cross-validation over the folds (unless
 // Ridge fixes it) and solves the programme of all folds' sums, filling
 // model's fit.
-func (l Kernel) solveSums(model *KernelModel, folds []*minimax.Sums, cbar []float64) error {
-	all := minimax.Total(folds)
+func (l Kernel) solveSums(model *KernelModel, folds []*kernelloss.Quadratic, cbar []float64) error {
+	all := kernelloss.Total(folds)
 	nu := l.Ridge
 	if nu == 0 {
-		cv, err := minimax.CrossValidate(all, folds, cbar, nil, kernelRidges, l.Signed, 1e-2)
+		cv, err := kernelloss.CrossValidate(all, folds, cbar, nil, kernelRidges, l.Signed, 1e-2)
 		if err != nil {
 			return fmt.Errorf("ratio: %w", err)
 		}
@@ -624,7 +601,7 @@ func (l Kernel) solveSums(model *KernelModel, folds []*minimax.Sums, cbar []floa
 			nu = cv.LeastLoss()
 		}
 	}
-	sol, err := minimax.NewQP(all, cbar, nil)
+	sol, err := kernelloss.NewQP(all, cbar, nil)
 	if err != nil {
 		return fmt.Errorf("ratio: %w", err)
 	}

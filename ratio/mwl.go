@@ -24,7 +24,7 @@ import (
 //
 // Discrete states and actions (tabular). w is one value per logged pair
 // and F the functions of the logged pairs, extended to the pairs the log
-// never shows by the pooling rules of minimax.Chain (an action never
+// never shows by the pooling rules of kernelloss.Chain (an action never
 // logged at a state is the behavior's mix of the actions logged there; a
 // state never left is an average logged state). The kernel loss is then a
 // sum of squared flow residuals, one per logged pair,
@@ -35,7 +35,7 @@ import (
 // gamma < 1, and for gamma = 1 with the normalisation and one closed class
 // (the others restart, as in value.Tabular): the flow equation of the
 // pooled empirical chain, solved at the state level by GMRES
-// (minimax.Chain.Flow). d_D(p) w(p) is then the target's visitation in the
+// (kernelloss.Chain.Flow). d_D(p) w(p) is then the target's visitation in the
 // count model with its pooling rules, so mwl's estimate is the count
 // model's long-run value (model-based, tabular fqe) except at states never
 // left (the count model loops there) and, for gamma = 1, up to the
@@ -56,11 +56,11 @@ import (
 //
 //	M = (1/n) sum_i (gamma psi(s'_i, pi) - psi(s_i, a_i)) phi(s_i, a_i)^T,   b = (1 - gamma) (1/m) sum_e psi(s^e_0, pi),
 //
-// and the loss is ||M theta + b||^2, a least-squares problem (minimax.Sums,
+// and the loss is ||M theta + b||^2, a least-squares problem (kernelloss.Quadratic,
 // one pass over the data); MWL minimises it plus lambda times the squared
 // bump coefficients (the per-action constants free, so that a large ridge
 // shrinks w to a function of the action alone), for gamma = 1 subject to
-// E_D[w] = 1: one linear (KKT) solve (minimax.QP). lambda is the relative
+// E_D[w] = 1: one linear (KKT) solve (kernelloss.QP). lambda is the relative
 // ridge DefaultPairRidge (1e-6) times the mean curvature of the bumps'
 // coefficients. w is not constrained to be non-negative
 // (PairKernelModel.Negative counts the transitions where it is;
@@ -119,7 +119,7 @@ import (
 //	mu = (1/B) sum_i w~_i (gamma pi(.|s'_i) delta_{x'_i} - e_{a_i} delta_{x_i}) + ((1 - gamma)/S) sum_k pi(.|s0_k) delta_{x0_k}
 //
 // under the kernel above with half the median bandwidth, in D random
-// Fourier features (minimax.FeatureLoss: the V-statistic, at a cost
+// Fourier features (kernelloss.FeatureLoss: the V-statistic, at a cost
 // linear in B), the target's distributions at s'_i and s0_k taken exactly
 // from the next_target_prob_k and target_prob_k columns. w is normalised
 // by its sample mean for every gamma: for gamma = 1 that is the

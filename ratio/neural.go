@@ -9,8 +9,8 @@ import (
 	"slices"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/internal/minimax"
 	"github.com/ihope-ope/ihope/internal/settings"
+	"github.com/ihope-ope/ihope/kernelloss"
 	"github.com/ihope-ope/ihope/nn"
 )
 
@@ -414,9 +414,9 @@ func (l Neural) FitRand(rng *rand.Rand, d *dataset.Dataset, gamma float64) (*Neu
 		return nil, err
 	}
 
-	// Scaling from all logged states (minimax.Scaling: one definition for
+	// Scaling from all logged states (kernelloss.Scaling: one definition for
 	// every learner of real states).
-	mean, scale := minimax.Scaling(d)
+	mean, scale := kernelloss.Scaling(d)
 
 	train, held := splitTransitions(rng, d, gamma, set.heldOut, mean, scale)
 	if held != nil && held.len() < 2 {

@@ -4,7 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/ihope-ope/ihope/internal/minimax"
+	"github.com/ihope-ope/ihope/kernelloss"
 	"github.com/ihope-ope/ihope/nn"
 )
 
@@ -16,7 +16,7 @@ func benchTrainer(b *testing.B, workers int) (*neuralTrainer, *transitions, *ran
 	rng := rand.New(rand.NewPCG(7, 0))
 	c := arChain{dim: 2, a: 0.5, tau: 0.5, sigma: 0.5, shift: 0.4}
 	d := c.sample(rng, 100, 200)
-	mean, scale := minimax.Scaling(d)
+	mean, scale := kernelloss.Scaling(d)
 	train, _ := splitTransitions(rng, d, 0.95, -1, mean, scale)
 	net, err := nn.New([]int{2, 64, 64, 1}, nn.Tanh, nn.Softplus)
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/internal/holdout"
-	"github.com/ihope-ope/ihope/internal/minimax"
+	"github.com/ihope-ope/ihope/kernelloss"
 )
 
 // transitions is a set of (scaled) transitions to draw minibatches from.
@@ -149,7 +149,7 @@ func medianBandwidth(rng *rand.Rand, tr *transitions, n int) (float64, error) {
 			pool = append(pool, i)
 		}
 	}
-	h, err := minimax.MedianOf(rng, tr.next, tr.d, pool, n)
+	h, err := kernelloss.MedianOf(rng, tr.next, tr.d, pool, n)
 	if err != nil {
 		return 0, errors.New("ratio: all sampled next states coincide; set Neural.Bandwidth")
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/internal/gradcheck"
-	"github.com/ihope-ope/ihope/internal/minimax"
+	"github.com/ihope-ope/ihope/kernelloss"
 	"github.com/ihope-ope/ihope/nn"
 )
 
@@ -72,7 +72,7 @@ func TestNeuralLossGradient(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 0))
 	c := arChain{dim: 2, a: 0.5, tau: 0.5, sigma: 0.5, shift: 0.4}
 	d := c.sample(rng, 5, 8)
-	mean, scale := minimax.Scaling(d)
+	mean, scale := kernelloss.Scaling(d)
 	for k, tc := range []struct {
 		sizes    []int
 		out      nn.Activation

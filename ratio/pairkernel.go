@@ -6,7 +6,7 @@ import (
 	"runtime"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/internal/minimax"
+	"github.com/ihope-ope/ihope/kernelloss"
 	"github.com/ihope-ope/ihope/value"
 )
 
@@ -111,10 +111,10 @@ func (m *PairKernelModel) StepRatios(d *dataset.Dataset) ([]float64, error) {
 	out := make([]float64, n)
 	const chunk = 1024
 	nChunks := (n + chunk - 1) / chunk
-	minimax.Parallel(runtime.GOMAXPROCS(0), func(p int) {
+	kernelloss.Parallel(runtime.GOMAXPROCS(0), func(p int) {
 		x := make([]float64, len(m.Mean))
 		f := make([]float64, k)
-		for c := p; c < nChunks; c += minimax.Groups {
+		for c := p; c < nChunks; c += kernelloss.Groups {
 			for j := c * chunk; j < min(n, (c+1)*chunk); j++ {
 				for i, v := range d.ObsAt(j) {
 					x[i] = (v - m.Mean[i]) / m.Scale[i]
@@ -129,7 +129,7 @@ func (m *PairKernelModel) StepRatios(d *dataset.Dataset) ([]float64, error) {
 					a = int(d.Action[j])
 				}
 				phi.features(x, f)
-				out[j] = minimax.Dot(f, m.Coef[a*k:(a+1)*k])
+				out[j] = kernelloss.Dot(f, m.Coef[a*k:(a+1)*k])
 			}
 		}
 	})
@@ -218,7 +218,7 @@ func fitPairKernel(name string, d *dataset.Dataset, gamma float64, target value.
 	if err != nil {
 		return nil, err
 	}
-	f, err := minimax.FirstPass(d, prep.Add, prep.Features)
+	f, err := kernelloss.FirstPass(d, prep.Add, prep.Features)
 	if err != nil {
 		return nil, err
 	}
@@ -271,9 +271,9 @@ func fitPairMoments(name string, l PairKernel, pen pairPenalty, f *PairKernelFea
 	if f.Gamma < 1 && starts > 0 {
 		rho0 = (1 - f.Gamma) * n / starts
 	}
-	folds := make([]*minimax.Sums, len(m.Folds))
+	folds := make([]*kernelloss.Quadratic, len(m.Folds))
 	for i, s := range m.Folds {
-		c := minimax.NewSums(D, P)
+		c := kernelloss.NewQuadratic(D, P)
 		c.Add(s)
 		if rho0 > 0 {
 			for q, v := range m.Start[i] {
@@ -285,7 +285,7 @@ func fitPairMoments(name string, l PairKernel, pen pairPenalty, f *PairKernelFea
 		}
 		folds[i] = c
 	}
-	all := minimax.Total(folds)
+	all := kernelloss.Total(folds)
 	inv := 1 / n
 	cbar, second := make([]float64, P), make([]float64, P*P)
 	for i, v := range m.PhiSum {
@@ -335,13 +335,13 @@ func fitPairMoments(name string, l PairKernel, pen pairPenalty, f *PairKernelFea
 		nu = DefaultPairRidge
 	}
 	if l.CrossValidate {
-		cv, err := minimax.CrossValidate(all, folds, constraint, penalty, kernelRidges, !l.NonNegative, 1e-2)
+		cv, err := kernelloss.CrossValidate(all, folds, constraint, penalty, kernelRidges, !l.NonNegative, 1e-2)
 		if err != nil {
 			return nil, fmt.Errorf("ratio: %s: %w", name, err)
 		}
 		nu, model.Folds, model.Grid, model.HeldOutLoss, model.HeldOutSE = cv.Ridge, cv.Folds, cv.Grid, cv.Loss, cv.SE
 	}
-	qp, err := minimax.NewQP(all, constraint, penalty)
+	qp, err := kernelloss.NewQP(all, constraint, penalty)
 	if err != nil {
 		return nil, fmt.Errorf("ratio: %s: %w", name, err)
 	}
@@ -350,6 +350,6 @@ func fitPairMoments(name string, l PairKernel, pen pairPenalty, f *PairKernelFea
 	}
 	model.Ridge, model.Lambda = nu, nu*qp.Scale
 	model.Loss = all.VLoss(model.Coef)
-	model.MeanW = minimax.Dot(cbar, model.Coef)
+	model.MeanW = kernelloss.Dot(cbar, model.Coef)
 	return model, nil
 }

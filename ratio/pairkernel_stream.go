@@ -9,9 +9,10 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/floats"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/internal/minimax"
+	"github.com/ihope-ope/ihope/kernelloss"
 	"github.com/ihope-ope/ihope/value"
 )
 
@@ -21,16 +22,16 @@ import (
 // fit makes the same two passes:
 //
 //  1. PairKernelPrep: the states' per-dimension mean and variance
-//     (minimax.Welford), the number of non-empty episodes (which decides
+//     (kernelloss.Welford), the number of non-empty episodes (which decides
 //     the folds) and of the loss's transitions, and two bottom-k samples
-//     (minimax.BottomK), of the states (the bumps' centres) and of the
+//     (kernelloss.BottomK), of the states (the bumps' centres) and of the
 //     next states of the transitions (the median bandwidth): every step's
 //     key is a fixed hash of Seed, its episode's id and t, so the samples
 //     are uniform without replacement and the same whatever order or
 //     split the log comes in. Features fixes the scaling, the bandwidth,
 //     the centres and the kernel's frequencies (from
 //     rand.NewPCG(Seed, pairKernelStream), which no data enters).
-//  2. PairKernelMoments: the loss's sums per fold (minimax.Sums of the
+//  2. PairKernelMoments: the loss's sums per fold (kernelloss.Quadratic of the
 //     transitions; the start terms apart, because their weight
 //     rho0 = (1 - gamma) n / m needs the totals n and m of the copy),
 //     and E_D[phi] and E_D[phi phi^T] (the normalisation and DualDICE's
@@ -86,14 +87,14 @@ type PairKernelPrep struct {
 	// For real actions States, Centres and Next hold (state, action)
 	// vectors, Next those of the transitions (the bandwidth sample).
 	ActionDim int
-	States    minimax.Welford
+	States    kernelloss.Welford
 	// Episodes counts the non-empty episodes, Transitions the loss's
 	// transitions (steps with a next state and the target's distribution
 	// there).
 	Episodes, Transitions int
 	// Centres samples the logged states, Next the next states of the
 	// transitions (the bandwidth sample).
-	Centres, Next minimax.BottomK
+	Centres, Next kernelloss.BottomK
 }
 
 // NewPrep returns an empty first pass of the learner name ("mwl",
@@ -154,9 +155,9 @@ func (p *PairKernelPrep) Add(d *dataset.Dataset, e int) error {
 	if p.Dim == 0 {
 		p.Dim, p.NumActions, p.ActionDim = d.StateDim, d.NumActions, d.ActionDim
 		jd := p.Dim + p.ActionDim
-		p.States = minimax.NewWelford(jd)
-		p.Centres = minimax.BottomK{K: set.m, Dim: jd}
-		p.Next = minimax.BottomK{K: set.sample, Dim: jd}
+		p.States = kernelloss.NewWelford(jd)
+		p.Centres = kernelloss.BottomK{K: set.m, Dim: jd}
+		p.Next = kernelloss.BottomK{K: set.sample, Dim: jd}
 	}
 	if d.StateDim != p.Dim || d.NumActions != p.NumActions || d.ActionDim != p.ActionDim {
 		return fmt.Errorf("ratio: %s: %d state components, %d actions and %d action components, the first episodes' %d, %d and %d",
@@ -170,7 +171,7 @@ func (p *PairKernelPrep) Add(d *dataset.Dataset, e int) error {
 		return nil
 	}
 	p.Episodes++
-	idh := minimax.HashID(d.IDs[e])
+	idh := kernelloss.HashID(d.IDs[e])
 	seed := p.Kernel.Seed
 	row := make([]float64, p.Dim+p.ActionDim)
 	for j := lo; j < hi; j++ {
@@ -212,9 +213,9 @@ func (p *PairKernelPrep) Merge(o *PairKernelPrep) error {
 	}
 	if p.Dim == 0 {
 		p.Dim, p.NumActions, p.ActionDim = o.Dim, o.NumActions, o.ActionDim
-		p.States = minimax.NewWelford(o.Dim + o.ActionDim)
-		p.Centres = minimax.BottomK{K: o.Centres.K, Dim: o.Centres.Dim}
-		p.Next = minimax.BottomK{K: o.Next.K, Dim: o.Next.Dim}
+		p.States = kernelloss.NewWelford(o.Dim + o.ActionDim)
+		p.Centres = kernelloss.BottomK{K: o.Centres.K, Dim: o.Centres.Dim}
+		p.Next = kernelloss.BottomK{K: o.Next.K, Dim: o.Next.Dim}
 	}
 	if p.Dim != o.Dim || p.NumActions != o.NumActions || p.ActionDim != o.ActionDim {
 		return fmt.Errorf("ratio: %s: cannot merge first passes of different shapes", p.Name)
@@ -290,7 +291,7 @@ func (p *PairKernelPrep) Features() (*PairKernelFeatures, error) {
 	if h == 0 {
 		// Every pair of the sample counts: the draws only reorder it.
 		next := scaleRows(p.Next.Sorted())
-		if h, err = minimax.Median(rand.New(rand.NewPCG(p.Kernel.Seed, pairKernelStream)), next, dim, len(next)/dim); err != nil {
+		if h, err = kernelloss.Median(rand.New(rand.NewPCG(p.Kernel.Seed, pairKernelStream)), next, dim, len(next)/dim); err != nil {
 			return nil, fmt.Errorf("ratio: %s: all sampled next states coincide; set the bandwidth", name)
 		}
 	}
@@ -365,7 +366,7 @@ type PairKernelMoments struct {
 	// Folds are the loss's sums of the transitions per fold; Start[f]
 	// sums psi(s_0, pi) over the episodes of fold f (StartN of them),
 	// StartSq sums |psi(s_0, pi)|^2 (the U-statistic's diagonal).
-	Folds   []*minimax.Sums
+	Folds   []*kernelloss.Quadratic
 	Start   [][]float64
 	StartN  []float64
 	StartSq []float64
@@ -385,7 +386,7 @@ func (f *PairKernelFeatures) NewMoments() *PairKernelMoments {
 	m := &PairKernelMoments{StartN: make([]float64, f.Folds), StartSq: make([]float64, f.Folds),
 		PhiSum: make([]float64, P), Second: make([]float64, nA*k*k)}
 	for range f.Folds {
-		m.Folds = append(m.Folds, minimax.NewSums(D, P))
+		m.Folds = append(m.Folds, kernelloss.NewQuadratic(D, P))
 		m.Start = append(m.Start, make([]float64, D))
 	}
 	return m
@@ -406,7 +407,7 @@ type PairKernelEpisode struct {
 
 	m          *PairKernelMoments
 	used       []bool
-	ch         *minimax.Chunk
+	ch         *kernelloss.Chunk
 	x, ps, pn  []float64
 	fit, other []float64 // rows of phi for the second moments
 
@@ -434,9 +435,9 @@ func (f *PairKernelFeatures) Episode(d *dataset.Dataset, e int, ep *PairKernelEp
 	k, dk, nA := phi.size(), psi.dim(), f.NumActions
 	D, P := nA*dk, nA*k
 	if ep.m == nil || len(ep.StepPhi) != P || len(ep.m.Folds) != f.Folds || ep.m.Folds[0].D != D {
-		*ep = PairKernelEpisode{m: f.NewMoments(), used: make([]bool, f.Folds), ch: minimax.NewChunk(minimax.ChunkLen, D, k),
+		*ep = PairKernelEpisode{m: f.NewMoments(), used: make([]bool, f.Folds), ch: kernelloss.NewChunk(kernelloss.ChunkLen, D, k),
 			x: make([]float64, f.Dim), ps: make([]float64, dk), pn: make([]float64, dk),
-			fit: make([]float64, minimax.ChunkLen*k), other: make([]float64, minimax.ChunkLen*k),
+			fit: make([]float64, kernelloss.ChunkLen*k), other: make([]float64, kernelloss.ChunkLen*k),
 			RewardPhi: make([]float64, P), StepPhi: make([]float64, P), StepSq: make([]float64, nA*k*k)}
 	}
 	ep.reset()
@@ -446,7 +447,7 @@ func (f *PairKernelFeatures) Episode(d *dataset.Dataset, e int, ep *PairKernelEp
 	if T == 0 {
 		return nil
 	}
-	idh := minimax.HashID(d.IDs[e])
+	idh := kernelloss.HashID(d.IDs[e])
 	gamma := f.Gamma
 	if gamma < 1 {
 		// The start term, l = psi(s_0, pi), h = 0, c = 1; its weight
@@ -467,14 +468,10 @@ func (f *PairKernelFeatures) Episode(d *dataset.Dataset, e int, ep *PairKernelEp
 	}
 	ch := ep.ch
 	for act := range nA {
-		r, nf, no, fold := 0, 0, 0, -1
-		var a *minimax.Sums
-		flush := func() {
-			if r > 0 {
-				a.AccumulateBlock(ch, r, act*k, k)
-				r = 0
-			}
-		}
+		nf, no := 0, 0
+		w := kernelloss.FoldChunk{Chunk: ch, Folds: m.Folds, Used: ep.used[:],
+			Add: func(q *kernelloss.Quadratic, ch *kernelloss.Chunk, n int) { q.AccumulateBlock(ch, n, act*k, k) }}
+		w.Reset()
 		second := func(rows []float64, n int, dst []float64) {
 			if n > 0 {
 				blas64.Syrk(blas.Trans, 1, blas64.General{Rows: n, Cols: k, Stride: k, Data: rows[:n*k]}, 1,
@@ -494,15 +491,8 @@ func (f *PairKernelFeatures) Episode(d *dataset.Dataset, e int, ep *PairKernelEp
 			piNext, fits := d.NextTargetProbs(e, j)
 			var fs []float64
 			if fits {
-				fo := f.foldOf(idh, t, T)
-				if fo != fold || r == minimax.ChunkLen {
-					flush()
-					if fo != fold {
-						fold, a = fo, m.Folds[fo]
-						ep.used[fo] = true
-					}
-				}
-				if nf == minimax.ChunkLen {
+				r, a := w.Row(f.foldOf(idh, t, T))
+				if nf == kernelloss.ChunkLen {
 					second(ep.fit, nf, m.Second)
 					second(ep.fit, nf, ep.StepSq)
 					nf = 0
@@ -529,7 +519,7 @@ func (f *PairKernelFeatures) Episode(d *dataset.Dataset, e int, ep *PairKernelEp
 							blk[q] -= v
 						}
 					}
-					sq += minimax.Dot(blk, blk)
+					sq += kernelloss.Dot(blk, blk)
 				}
 				nl := math.Sqrt(sq)
 				copy(ch.G[r*k:(r+1)*k], fs)
@@ -539,14 +529,13 @@ func (f *PairKernelFeatures) Episode(d *dataset.Dataset, e int, ep *PairKernelEp
 				ch.C[r], ch.RC[r] = 0, 0
 				a.Z++
 				a.Z2++
-				r++
 				m.Transitions++
 				for q, v := range fs {
 					m.PhiSum[act*k+q] += v
 				}
 			} else {
 				m.Skipped++
-				if no == minimax.ChunkLen {
+				if no == kernelloss.ChunkLen {
 					second(ep.other, no, ep.StepSq)
 					no = 0
 				}
@@ -561,7 +550,7 @@ func (f *PairKernelFeatures) Episode(d *dataset.Dataset, e int, ep *PairKernelEp
 			}
 			ep.Steps++
 		}
-		flush()
+		w.Flush()
 		second(ep.fit, nf, m.Second)
 		second(ep.fit, nf, ep.StepSq)
 		second(ep.other, no, ep.StepSq)
@@ -581,9 +570,9 @@ func (f *PairKernelFeatures) episodeReal(d *dataset.Dataset, e int, ep *PairKern
 	k, dk := phi.size(), psi.dim()
 	D, P, jd := dk, k, f.Dim+f.ActionDim
 	if ep.m == nil || len(ep.StepPhi) != P || len(ep.m.Folds) != f.Folds || ep.m.Folds[0].D != D || ep.smp == nil {
-		*ep = PairKernelEpisode{m: f.NewMoments(), used: make([]bool, f.Folds), ch: minimax.NewChunk(minimax.ChunkLen, D, k),
+		*ep = PairKernelEpisode{m: f.NewMoments(), used: make([]bool, f.Folds), ch: kernelloss.NewChunk(kernelloss.ChunkLen, D, k),
 			x: make([]float64, jd), ps: make([]float64, dk), pn: make([]float64, dk),
-			fit: make([]float64, minimax.ChunkLen*k), RewardPhi: make([]float64, P), StepPhi: make([]float64, P), StepSq: make([]float64, k*k),
+			fit: make([]float64, kernelloss.ChunkLen*k), RewardPhi: make([]float64, P), StepPhi: make([]float64, P), StepSq: make([]float64, k*k),
 			smp: f.draws.NewSampler(), xa: make([]float64, jd), pa: make([]float64, dk)}
 	}
 	ep.reset()
@@ -615,7 +604,7 @@ func (f *PairKernelFeatures) episodeReal(d *dataset.Dataset, e int, ep *PairKern
 		}
 		return nil
 	}
-	idh := minimax.HashID(d.IDs[e])
+	idh := kernelloss.HashID(d.IDs[e])
 	gamma := f.Gamma
 	if gamma < 1 {
 		// The start term, l = psi(s_0, pi), h = 0, c = 1, as for
@@ -630,17 +619,13 @@ func (f *PairKernelFeatures) episodeReal(d *dataset.Dataset, e int, ep *PairKern
 			st[q] += v
 		}
 		m.StartN[fo]++
-		m.StartSq[fo] += minimax.Dot(ep.pn, ep.pn)
+		m.StartSq[fo] += kernelloss.Dot(ep.pn, ep.pn)
 	}
 	ch := ep.ch
-	r, nf, fold := 0, 0, -1
-	var a *minimax.Sums
-	flush := func() {
-		if r > 0 {
-			a.AccumulateBlock(ch, r, 0, k)
-			r = 0
-		}
-	}
+	nf := 0
+	w := kernelloss.FoldChunk{Chunk: ch, Folds: m.Folds, Used: ep.used[:],
+		Add: func(q *kernelloss.Quadratic, ch *kernelloss.Chunk, n int) { q.AccumulateBlock(ch, n, 0, k) }}
+	w.Reset()
 	second := func(rows []float64, n int, dst []float64) {
 		if n > 0 {
 			blas64.Syrk(blas.Trans, 1, blas64.General{Rows: n, Cols: k, Stride: k, Data: rows[:n*k]}, 1,
@@ -653,15 +638,8 @@ func (f *PairKernelFeatures) episodeReal(d *dataset.Dataset, e int, ep *PairKern
 		if !ok {
 			continue
 		}
-		fo := f.foldOf(idh, t, T)
-		if fo != fold || r == minimax.ChunkLen {
-			flush()
-			if fo != fold {
-				fold, a = fo, m.Folds[fo]
-				ep.used[fo] = true
-			}
-		}
-		if nf == minimax.ChunkLen {
+		r, a := w.Row(f.foldOf(idh, t, T))
+		if nf == kernelloss.ChunkLen {
 			second(ep.fit, nf, m.Second)
 			second(ep.fit, nf, ep.StepSq)
 			nf = 0
@@ -680,7 +658,7 @@ func (f *PairKernelFeatures) episodeReal(d *dataset.Dataset, e int, ep *PairKern
 		for q, v := range ep.pn {
 			row[q] = gamma*v - ep.ps[q]
 		}
-		nl := math.Sqrt(minimax.Dot(row, row))
+		nl := math.Sqrt(kernelloss.Dot(row, row))
 		copy(ch.G[r*k:(r+1)*k], fs)
 		for q, v := range fs {
 			ch.R[r*k+q] = nl * v
@@ -688,7 +666,6 @@ func (f *PairKernelFeatures) episodeReal(d *dataset.Dataset, e int, ep *PairKern
 		ch.C[r], ch.RC[r] = 0, 0
 		a.Z++
 		a.Z2++
-		r++
 		m.Transitions++
 		rw := d.Reward[j]
 		for q, v := range fs {
@@ -698,7 +675,7 @@ func (f *PairKernelFeatures) episodeReal(d *dataset.Dataset, e int, ep *PairKern
 		}
 		ep.Steps++
 	}
-	flush()
+	w.Flush()
 	second(ep.fit, nf, m.Second)
 	second(ep.fit, nf, ep.StepSq)
 	return nil
@@ -711,60 +688,39 @@ func (m *PairKernelMoments) Add(ep *PairKernelEpisode, k int) {
 	}
 	a := float64(k)
 	o := ep.m
+	kernelloss.AddFolds(m.Folds, o.Folds, ep.used[:], a)
 	for f, used := range ep.used {
-		if !used {
-			continue
+		if used {
+			floats.AddScaled(m.Start[f], a, o.Start[f])
+			m.StartN[f] += a * o.StartN[f]
+			m.StartSq[f] += a * o.StartSq[f]
 		}
-		m.Folds[f].AddScaled(o.Folds[f], a)
-		for i, v := range o.Start[f] {
-			m.Start[f][i] += a * v
-		}
-		m.StartN[f] += a * o.StartN[f]
-		m.StartSq[f] += a * o.StartSq[f]
 	}
-	for i, v := range o.PhiSum {
-		m.PhiSum[i] += a * v
-	}
-	for i, v := range o.Second {
-		m.Second[i] += a * v
-	}
+	floats.AddScaled(m.PhiSum, a, o.PhiSum)
+	floats.AddScaled(m.Second, a, o.Second)
 	m.Transitions += k * o.Transitions
 	m.Skipped += k * o.Skipped
 }
 
 // Merge adds o's sums.
 func (m *PairKernelMoments) Merge(o *PairKernelMoments) {
+	kernelloss.MergeFolds(m.Folds, o.Folds)
 	for f := range m.Folds {
-		m.Folds[f].Add(o.Folds[f])
-		for i, v := range o.Start[f] {
-			m.Start[f][i] += v
-		}
-		m.StartN[f] += o.StartN[f]
-		m.StartSq[f] += o.StartSq[f]
+		floats.Add(m.Start[f], o.Start[f])
 	}
-	for i, v := range o.PhiSum {
-		m.PhiSum[i] += v
-	}
-	for i, v := range o.Second {
-		m.Second[i] += v
-	}
+	floats.Add(m.StartN, o.StartN)
+	floats.Add(m.StartSq, o.StartSq)
+	floats.Add(m.PhiSum, o.PhiSum)
+	floats.Add(m.Second, o.Second)
 	m.Transitions += o.Transitions
 	m.Skipped += o.Skipped
 }
 
-// momentsOf makes the second pass over d in memory: the episodes'
-// shares formed on workers goroutines and added in the log's order
-// (minimax.InOrder), so that the sums are those of a stream adding the
-// same episodes in the same order, bit for bit.
+// momentsOf makes the second pass over d in memory, as a stream of the
+// same episodes would (kernelloss.SecondPass).
 func (f *PairKernelFeatures) momentsOf(d *dataset.Dataset, workers int) (*PairKernelMoments, error) {
-	m := f.NewMoments()
-	err := minimax.InOrder(d.NumEpisodes(), workers, func() *PairKernelEpisode { return new(PairKernelEpisode) },
-		func(e int, ep *PairKernelEpisode) error { return f.Episode(d, e, ep) },
-		func(_ int, ep *PairKernelEpisode) { m.Add(ep, 1) })
-	if err != nil {
-		return nil, err
-	}
-	return m, nil
+	return kernelloss.SecondPass(f.NewMoments(), d.NumEpisodes(), workers,
+		func(e int, ep *PairKernelEpisode) error { return f.Episode(d, e, ep) })
 }
 
 // FitMoments solves for w on the sums m over the features f, as FitPairs

@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/internal/minimax"
+	"github.com/ihope-ope/ihope/kernelloss"
 	"github.com/ihope-ope/ihope/nn"
 	"github.com/ihope-ope/ihope/value"
 )
@@ -91,12 +91,12 @@ func (m *PairNeuralModel) StepRatios(d *dataset.Dataset) ([]float64, error) {
 //
 //	mu = (1/B) sum_i w~_i (gamma pi(.|s'_i) delta_{x'_i} - e_{a_i} delta_{x_i}) + ((1 - gamma)/S) sum_k pi(.|s0_k) delta_{x0_k},
 //
-// MWL's loss is ||mu||^2 (minimax.FeatureLoss) and DualDICE's adds lambda
+// MWL's loss is ||mu||^2 (kernelloss.FeatureLoss) and DualDICE's adds lambda
 // times the sample mean of w~^2.
 type pairBatch struct {
 	net      *nn.MLP
 	ws       *nn.Workspace
-	sl       *minimax.FeatureLoss
+	sl       *kernelloss.FeatureLoss
 	idx      []int
 	x, dy    []float64
 	gw, wt   []float64
@@ -104,7 +104,7 @@ type pairBatch struct {
 	n, start int // transitions and starts loaded
 }
 
-func newPairBatch(net *nn.MLP, units, starts int, kern *minimax.FeatureLoss) *pairBatch {
+func newPairBatch(net *nn.MLP, units, starts int, kern *kernelloss.FeatureLoss) *pairBatch {
 	dim, nA := net.In(), net.Out()
 	return &pairBatch{net: net, ws: net.NewWorkspace(units), sl: kern.Resize(2*units + starts),
 		idx: make([]int, units), x: make([]float64, units*dim), dy: make([]float64, units*nA),
@@ -114,7 +114,7 @@ func newPairBatch(net *nn.MLP, units, starts int, kern *minimax.FeatureLoss) *pa
 // load makes the transitions idx and the starts st of nd the sample
 // (st empty for gamma = 1) and computes its kernel matrix.
 // The start states' masses do not depend on w and are set here.
-func (b *pairBatch) load(nd *minimax.NeuralData, idx, st []int, gamma float64) {
+func (b *pairBatch) load(nd *kernelloss.NeuralData, idx, st []int, gamma float64) {
 	dim, nA, sl := nd.Dim, nd.NumActions, b.sl
 	b.n, b.start = len(idx), len(st)
 	b.idx = append(b.idx[:0], idx...)
@@ -137,7 +137,7 @@ func (b *pairBatch) load(nd *minimax.NeuralData, idx, st []int, gamma float64) {
 
 // loss returns the loss of the loaded sample with DualDICE's weight lambda of E[w~^2] (0 for MWL) and, if grad,
 // leaves its gradient in b.grad.
-func (b *pairBatch) loss(nd *minimax.NeuralData, gamma, lambda float64, grad bool) (float64, error) {
+func (b *pairBatch) loss(nd *kernelloss.NeuralData, gamma, lambda float64, grad bool) (float64, error) {
 	n, nA, sl := b.n, nd.NumActions, b.sl
 	out := b.net.Forward(b.ws, b.x, n)
 	z := 0.0
@@ -205,8 +205,8 @@ func fitPairNeural(name string, d *dataset.Dataset, gamma float64, target value.
 		lambda = set.Ridge
 	}
 	rng := rand.New(rand.NewPCG(set.Seed, pairNeuralStream))
-	mean, scale := minimax.Scaling(d)
-	nd := minimax.NewNeuralData(d, mean, scale)
+	mean, scale := kernelloss.Scaling(d)
+	nd := kernelloss.NewNeuralData(d, mean, scale)
 	if nd.Len() < 2 {
 		return nil, fmt.Errorf("ratio: %s: %d transitions, need at least 2", name, nd.Len())
 	}
@@ -216,7 +216,7 @@ func fitPairNeural(name string, d *dataset.Dataset, gamma float64, target value.
 	}
 	h := set.Bandwidth
 	if h == 0 {
-		if h, err = minimax.Median(rng, train.S, nd.Dim, set.BandwidthSample); err != nil {
+		if h, err = kernelloss.Median(rng, train.S, nd.Dim, set.BandwidthSample); err != nil {
 			return nil, fmt.Errorf("ratio: %s: %w", name, err)
 		}
 		h /= 2 // see value.MinimaxNeural.Bandwidth
@@ -236,10 +236,10 @@ func fitPairNeural(name string, d *dataset.Dataset, gamma float64, target value.
 	if gamma < 1 {
 		ns = min(set.BatchSize, train.Starts())
 	}
-	kern := minimax.NewFeatureLoss(rng, nd.Dim, nd.NumActions, 0, set.Features, h)
+	kern := kernelloss.NewFeatureLoss(rng, nd.Dim, nd.NumActions, 0, set.Features, h)
 	tr := newPairBatch(m.Net, nb, ns, kern)
-	draw := minimax.NewSampler(train.Len(), nb)
-	drawStart := minimax.NewSampler(train.Starts(), ns)
+	draw := kernelloss.NewSampler(train.Len(), nb)
+	drawStart := kernelloss.NewSampler(train.Starts(), ns)
 	opt := nn.Adam{LR: set.LearningRate}
 	iter := 0
 	step := func() (float64, error) {
@@ -261,7 +261,7 @@ func fitPairNeural(name string, d *dataset.Dataset, gamma float64, target value.
 			hs = min(held.Starts(), nb)
 		}
 		ev := newPairBatch(m.Net, hn, hs, kern)
-		ev.load(held, minimax.NewSampler(held.Len(), hn).Draw(rng), minimax.NewSampler(held.Starts(), hs).Draw(rng), gamma)
+		ev.load(held, kernelloss.NewSampler(held.Len(), hn).Draw(rng), kernelloss.NewSampler(held.Starts(), hs).Draw(rng), gamma)
 		heldOut = func() (float64, error) {
 			v, err := ev.loss(held, gamma, lambda, false)
 			if err != nil {
@@ -270,7 +270,7 @@ func fitPairNeural(name string, d *dataset.Dataset, gamma float64, target value.
 			return v, nil
 		}
 	}
-	rec, err := minimax.Schedule{MaxIter: set.MaxIter, EvalEvery: set.EvalEvery, Patience: set.Patience, Average: set.Average}.
+	rec, err := kernelloss.Schedule{MaxIter: set.MaxIter, EvalEvery: set.EvalEvery, Patience: set.Patience, Average: set.Average}.
 		Run([][]float64{m.Net.Params()}, step, heldOut)
 	if err != nil {
 		return nil, err

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/internal/gradcheck"
-	"github.com/ihope-ope/ihope/internal/minimax"
+	"github.com/ihope-ope/ihope/kernelloss"
 	"github.com/ihope-ope/ihope/nn"
 	"github.com/ihope-ope/ihope/sim/lineargauss"
 )
@@ -20,8 +20,8 @@ func TestPairNeuralGradient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mean, scale := minimax.Scaling(d)
-	nd := minimax.NewNeuralData(d, mean, scale)
+	mean, scale := kernelloss.Scaling(d)
+	nd := kernelloss.NewNeuralData(d, mean, scale)
 	idx := []int{0, 4, 4, 7, 11, 14, 2}
 	st := []int{0, 2}
 	for _, gamma := range []float64{0.9, 1} {
@@ -36,7 +36,7 @@ func TestPairNeuralGradient(t *testing.T) {
 				if gamma == 1 {
 					starts = nil
 				}
-				kern := minimax.NewFeatureLoss(rand.New(rand.NewPCG(5, 6)), 1, 3, 0, 16, 0.7)
+				kern := kernelloss.NewFeatureLoss(rand.New(rand.NewPCG(5, 6)), 1, 3, 0, 16, 0.7)
 				b := newPairBatch(net, len(idx), len(starts), kern)
 				b.load(nd, idx, starts, gamma)
 				f := func() float64 {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/internal/minimax"
+	"github.com/ihope-ope/ihope/kernelloss"
 	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/policy"
 	"github.com/ihope-ope/ihope/value"
@@ -56,7 +56,7 @@ var (
 )
 
 // PairTabularModel is a state-action ratio of discrete states and
-// actions, learned on the pooled classes of minimax.Chain.
+// actions, learned on the pooled classes of kernelloss.Chain.
 type PairTabularModel struct {
 	// W[s*NumActions + a] is w(s, a) for every logged pair, 0 for the
 	// others.
@@ -79,7 +79,7 @@ type PairTabularModel struct {
 
 	// Restarted counts the states of closed classes other than the
 	// principal one (gamma = 1), which restart from the logged-state
-	// distribution (see minimax.Chain).
+	// distribution (see kernelloss.Chain).
 	Restarted int
 
 	// Lambda is DualDICE's absolute ridge (0 for the exact solve).
@@ -132,7 +132,7 @@ func fitPairTabular(name string, d *dataset.Dataset, gamma float64, target value
 	if err != nil {
 		return nil, fmt.Errorf("ratio: %s: %w", name, err)
 	}
-	pp, err := minimax.FromData(d, pi)
+	pp, err := kernelloss.FromData(d, pi)
 	if err != nil {
 		return nil, fmt.Errorf("ratio: %s: %w", name, err)
 	}
@@ -140,9 +140,9 @@ func fitPairTabular(name string, d *dataset.Dataset, gamma float64, target value
 }
 
 // FitCounts learns the tabular w from the problem of a log's sufficient
-// statistics (minimax.FromCounts, as package ope's streaming sums build
+// statistics (kernelloss.FromCounts, as package ope's streaming sums build
 // it): FitPairs's tabular fit without the data.
-func (l MWL) FitCounts(pp *minimax.Pairs, gamma float64) (*PairTabularModel, error) {
+func (l MWL) FitCounts(pp *kernelloss.Pairs, gamma float64) (*PairTabularModel, error) {
 	if !(gamma > 0 && gamma <= 1) {
 		return nil, fmt.Errorf("ratio: mwl: discount %v outside (0, 1]", gamma)
 	}
@@ -150,9 +150,9 @@ func (l MWL) FitCounts(pp *minimax.Pairs, gamma float64) (*PairTabularModel, err
 }
 
 // FitCounts learns the tabular w from the problem of a log's sufficient
-// statistics (minimax.FromCounts, as package ope's streaming sums build
+// statistics (kernelloss.FromCounts, as package ope's streaming sums build
 // it): FitPairs's tabular fit without the data.
-func (l DualDICE) FitCounts(pp *minimax.Pairs, gamma float64) (*PairTabularModel, error) {
+func (l DualDICE) FitCounts(pp *kernelloss.Pairs, gamma float64) (*PairTabularModel, error) {
 	if l.Ridge < 0 {
 		return nil, fmt.Errorf("ratio: dualdice: ridge %v, want >= 0", l.Ridge)
 	}
@@ -164,12 +164,12 @@ func (l DualDICE) FitCounts(pp *minimax.Pairs, gamma float64) (*PairTabularModel
 
 // solvePairTabular builds the pooled chain of pp and solves for the flow,
 // exactly (ridge 0) or with DualDICE's ridge.
-func solvePairTabular(name string, pp *minimax.Pairs, gamma, ridge float64) (*PairTabularModel, error) {
+func solvePairTabular(name string, pp *kernelloss.Pairs, gamma, ridge float64) (*PairTabularModel, error) {
 	ch, err := pp.Chain(gamma)
 	if err != nil {
 		return nil, fmt.Errorf("ratio: %s: %w", name, err)
 	}
-	var f *minimax.Flow
+	var f *kernelloss.Flow
 	if ridge > 0 {
 		f, err = ch.RidgeFlow(ridge, 0, 0)
 	} else {
@@ -182,7 +182,7 @@ func solvePairTabular(name string, pp *minimax.Pairs, gamma, ridge float64) (*Pa
 }
 
 // newPairTabularModel is the model of a solved flow.
-func newPairTabularModel(pp *minimax.Pairs, ch *minimax.Chain, f *minimax.Flow) *PairTabularModel {
+func newPairTabularModel(pp *kernelloss.Pairs, ch *kernelloss.Chain, f *kernelloss.Flow) *PairTabularModel {
 	m := &PairTabularModel{W: make([]float64, pp.NumStates*pp.NumActions), NumActions: pp.NumActions,
 		Pairs: len(pp.State), Transitions: pp.Transitions, Loss: f.Loss, Iterations: f.Iterations,
 		Residual: f.Residual, Restarted: ch.Restarted, Lambda: f.Lambda}
@@ -201,7 +201,7 @@ func newPairTabularModel(pp *minimax.Pairs, ch *minimax.Chain, f *minimax.Flow) 
 // visits in the support of dD it is d_pi(s, a) / d_D(s, a) exactly, the
 // common limit of MWL and DualDICE on ever larger logs drawn from dD.
 func SolvePairs(m mdp.Finite, dD []float64, pi policy.Discrete, gamma float64) (*PairTabularModel, error) {
-	pp, err := minimax.FromModel(m, dD, pi)
+	pp, err := kernelloss.FromModel(m, dD, pi)
 	if err != nil {
 		return nil, fmt.Errorf("ratio: %w", err)
 	}

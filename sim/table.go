@@ -20,7 +20,7 @@ type Table struct {
 
 var (
 	_ mdp.Finite = (*Table)(nil)
-	_ Discrete    = (*Table)(nil)
+	_ Discrete   = (*Table)(nil)
 )
 
 // NewTable returns the MDP with outcomes out[s][a] and reset distribution

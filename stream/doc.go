@@ -16,7 +16,7 @@
 // Finish builds the count model with value.NewCountModel (model-based,
 // fqe: mdp.Value under the horizon estimand for model-based, else
 // value.Tabular.FitCounts) or the state-action problem with
-// minimax.FromCounts (mwl, dualdice: ratio.MWL.FitCounts,
+// kernelloss.FromCounts (mwl, dualdice: ratio.MWL.FitCounts,
 // ratio.DualDICE.FitCounts; mql: value.MQL.FitCounts): the in-memory
 // learners' own solves on the same numbers.
 //

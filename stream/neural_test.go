@@ -186,7 +186,7 @@ func TestStreamNeuralFormsEqualInMemory(t *testing.T) {
 					t.Fatal(err)
 				}
 				mem = ope.FQE{Value: fittedValue{m}, Target: e.Target, Estimand: e.Estimand}
-			case ope.MQL:
+			case ope.MinimaxQ:
 				m, err := e.Value.Fit(sample, c.gamma, e.Target)
 				if err != nil {
 					t.Fatal(err)

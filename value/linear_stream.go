@@ -7,7 +7,7 @@ import (
 	"slices"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/internal/minimax"
+	"github.com/ihope-ope/ihope/kernelloss"
 )
 
 // This file is Linear's fit over a stream of shards (package stream), in
@@ -16,7 +16,7 @@ import (
 // and variance per component (Welford's update, merged by Chan, Golub and
 // LeVeque's formula), the longest episode (the horizons of a Finite fit),
 // the largest |reward|, and a bottom-k sample of steps (keys hashed from
-// the episode id and t, minimax.BottomK) on which the fitted model's
+// the episode id and t, kernelloss.BottomK) on which the fitted model's
 // values are checked against what the rewards allow (the in-memory fqe
 // checks every step; a stream holds no per-step values). The second
 // (LinearMoments) sums the moment matrices, each episode's share formed
@@ -49,7 +49,7 @@ type LinearPrep struct {
 	MaxAbsReward    float64
 	// Check samples steps, each row obs | pi(.|s) | has next | s' |
 	// has pi(.|s') | pi(.|s') | action | steps left.
-	Check minimax.BottomK
+	Check kernelloss.BottomK
 }
 
 // NewPrep returns an empty first pass of l for discount gamma.
@@ -83,14 +83,14 @@ func (p *LinearPrep) Add(d *dataset.Dataset, e int) error {
 	if p.Dim == 0 {
 		p.Dim, p.NumActions = d.StateDim, d.NumActions
 		p.Mean, p.M2 = make([]float64, p.Dim), make([]float64, p.Dim)
-		p.Check = minimax.BottomK{K: checkSteps, Dim: p.rowLen()}
+		p.Check = kernelloss.BottomK{K: checkSteps, Dim: p.rowLen()}
 	}
 	if d.StateDim != p.Dim || d.NumActions != p.NumActions {
 		return fmt.Errorf("value: linear: %d state components and %d actions, the first episodes' %d and %d", d.StateDim, d.NumActions, p.Dim, p.NumActions)
 	}
 	lo, hi := d.Span(e)
 	p.MaxLen = max(p.MaxLen, hi-lo)
-	idh := minimax.HashID(d.IDs[e])
+	idh := kernelloss.HashID(d.IDs[e])
 	var row []float64
 	for j := lo; j < hi; j++ {
 		if err := checkRealStep("linear", d, e, j); err != nil {
@@ -118,7 +118,7 @@ func (p *LinearPrep) Add(d *dataset.Dataset, e int) error {
 				return err
 			}
 		}
-		key := minimax.StepKey(p.Learner.seedSalt(), idh, j-lo)
+		key := kernelloss.StepKey(p.Learner.seedSalt(), idh, j-lo)
 		if !p.Check.Admits(key) {
 			continue
 		}
@@ -163,7 +163,7 @@ func (p *LinearPrep) Merge(o *LinearPrep) error {
 	if p.Dim == 0 {
 		*p = *o
 		p.Mean, p.M2 = slices.Clone(o.Mean), slices.Clone(o.M2)
-		p.Check = minimax.BottomK{K: o.Check.K, Dim: o.Check.Dim, Keys: slices.Clone(o.Check.Keys), Rows: slices.Clone(o.Check.Rows)}
+		p.Check = kernelloss.BottomK{K: o.Check.K, Dim: o.Check.Dim, Keys: slices.Clone(o.Check.Keys), Rows: slices.Clone(o.Check.Rows)}
 		return nil
 	}
 	if p.Dim != o.Dim || p.NumActions != o.NumActions {
@@ -193,7 +193,7 @@ type LinearStream struct {
 	Mean, Scale     []float64
 	MaxLen          int
 	MaxAbsReward    float64
-	Check           minimax.BottomK
+	Check           kernelloss.BottomK
 
 	f   *linFeatures
 	set linearSettings

@@ -15,7 +15,7 @@ import (
 // squared RKHS norm of a signed measure, see MQL and ratio.MWL) over a
 // sample of BatchSize transitions, each sample held for SampleIters
 // steps, with the kernel replaced by Features random Fourier features
-// (minimax.FeatureLoss). The zero value is ready to use; zero fields take
+// (kernelloss.FeatureLoss). The zero value is ready to use; zero fields take
 // the documented defaults.
 //
 // Why these settings. The first version drew a fresh minibatch of 256
@@ -83,7 +83,7 @@ type MinimaxNeural struct {
 	Patience int
 	// Average, if positive, is the time constant in iterations of the
 	// moving average of the parameters that is then the model
-	// (minimax.Schedule). If 0, the online parameters are the model.
+	// (kernelloss.Schedule). If 0, the online parameters are the model.
 	Average int
 	// HeldOut, if positive, is the fraction of the data kept aside for
 	// early stopping on its loss: whole episodes when there are at least
@@ -96,7 +96,7 @@ type MinimaxNeural struct {
 	// above; ratio.Neural's choice too).
 	Bandwidth float64
 	// Features is the number of random Fourier features of the kernel
-	// (minimax.FeatureLoss). If 0, 256 (64 gave the same error to 0.01 on
+	// (kernelloss.FeatureLoss). If 0, 256 (64 gave the same error to 0.01 on
 	// the test above, median bandwidth).
 	Features int
 	// BandwidthSample is the number of states whose pairwise distances

@@ -6,7 +6,7 @@ import (
 	"math"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/internal/minimax"
+	"github.com/ihope-ope/ihope/kernelloss"
 )
 
 // MQL is minimax Q-learning (Uehara, Huang, Jiang 2020), "mql": the q of
@@ -22,7 +22,7 @@ import (
 // whole action distribution, no behavior probabilities.
 //
 // Discrete states and actions (tabular): q is one value per logged pair,
-// extended to pairs never logged by the pooling rules of minimax.Chain
+// extended to pairs never logged by the pooling rules of kernelloss.Chain
 // (an unlogged action is the behavior's mix of the actions logged at its
 // state, a state never left an average logged state), and G the
 // functions of the logged pairs. The loss, a sum over the logged pairs of
@@ -32,7 +32,7 @@ import (
 //	q(p) = r(p) - rho + gamma sum_s' P(s'|p) v(s'),   v(s) = sum_{p at s} pi~(p) q(p),
 //
 // a square system solved exactly at the state level by GMRES
-// (minimax.Chain.Values; for gamma = 1 with one closed class, the others
+// (kernelloss.Chain.Values; for gamma = 1 with one closed class, the others
 // restarting as in Tabular, and c . v = 0). These are the Bellman
 // equations of the count model with its pooling rule, so mql's estimate
 // equals fqe's (tabular) except at states never left (the count model
@@ -134,7 +134,7 @@ import (
 //
 // q(s'_i, pi) the exact mean over the next_target_prob_k columns, under
 // the kernel with half the median bandwidth in random Fourier features
-// (minimax.FeatureLoss; the V-statistic, whose diagonal adds
+// (kernelloss.FeatureLoss; the V-statistic, whose diagonal adds
 // E_D[delta^2]/B: the U-statistic is unbounded below on a sample, and a
 // flexible q found that). The scalar kappa is profiled out of every
 // sample's loss in closed form (kappa = <mu_delta, mu_1> / ||mu_1||^2):
@@ -236,7 +236,7 @@ func fitMQLTabular(d *dataset.Dataset, gamma float64, target Target) (*MQLTabula
 	if err != nil {
 		return nil, fmt.Errorf("value: mql: %w", err)
 	}
-	pp, err := minimax.FromData(d, pi)
+	pp, err := kernelloss.FromData(d, pi)
 	if err != nil {
 		return nil, fmt.Errorf("value: mql: %w", err)
 	}
@@ -244,9 +244,9 @@ func fitMQLTabular(d *dataset.Dataset, gamma float64, target Target) (*MQLTabula
 }
 
 // FitCounts learns the tabular q from the problem of a log's sufficient
-// statistics (minimax.FromCounts, as package ope's streaming sums build
+// statistics (kernelloss.FromCounts, as package ope's streaming sums build
 // it): Fit's tabular solve without the data.
-func (MQL) FitCounts(pp *minimax.Pairs, gamma float64) (*MQLTabularModel, error) {
+func (MQL) FitCounts(pp *kernelloss.Pairs, gamma float64) (*MQLTabularModel, error) {
 	if !(gamma > 0 && gamma <= 1) {
 		return nil, fmt.Errorf("value: mql: discount %v outside (0, 1]", gamma)
 	}
@@ -254,8 +254,8 @@ func (MQL) FitCounts(pp *minimax.Pairs, gamma float64) (*MQLTabularModel, error)
 }
 
 // solveMQLTabular solves the Bellman equations of the pooled chain of pp
-// (minimax.Chain.Values) and extends q to the pairs never logged.
-func solveMQLTabular(pp *minimax.Pairs, gamma float64) (*MQLTabularModel, error) {
+// (kernelloss.Chain.Values) and extends q to the pairs never logged.
+func solveMQLTabular(pp *kernelloss.Pairs, gamma float64) (*MQLTabularModel, error) {
 	ch, err := pp.Chain(gamma)
 	if err != nil {
 		return nil, fmt.Errorf("value: mql: %w", err)
@@ -385,7 +385,7 @@ func (l MQL) fitKernel(d *dataset.Dataset, gamma float64, target Target) (*MQLKe
 	if err != nil {
 		return nil, err
 	}
-	f, err := minimax.FirstPass(d, prep.Add, prep.Features)
+	f, err := kernelloss.FirstPass(d, prep.Add, prep.Features)
 	if err != nil {
 		return nil, err
 	}

@@ -8,7 +8,8 @@ import (
 	"slices"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/internal/minimax"
+	"github.com/ihope-ope/ihope/kernelloss"
+	"gonum.org/v1/gonum/floats"
 )
 
 // This file splits MQL's kernel fit into the two passes over the data
@@ -16,16 +17,16 @@ import (
 // makes the same two passes:
 //
 //  1. MQLPrep: the states' per-dimension mean and variance
-//     (minimax.Welford), the number of non-empty episodes (which decides
+//     (kernelloss.Welford), the number of non-empty episodes (which decides
 //     the folds of a cross-validation) and a bottom-k sample of
-//     rffMedianStates states (minimax.BottomK: every step's key a fixed
+//     rffMedianStates states (kernelloss.BottomK: every step's key a fixed
 //     hash of its episode's id and t, so the sample is uniform without
 //     replacement and the same however the log is split), whose median
 //     pairwise distance times Bandwidth is the kernel's scale.
 //     MQLPrep.Features fixes the scaling (q's monomials) and the random
 //     Fourier features of the kernel (drawn from a generator no data
 //     enters).
-//  2. MQLMoments: the loss's sums per fold (minimax.Sums) and the sum of
+//  2. MQLMoments: the loss's sums per fold (kernelloss.Quadratic) and the sum of
 //     the target's expected features at the episodes' first states,
 //     sum_e E_{a~pi} phi(s^e_0, a), which the estimate reads q at (q
 //     being linear in phi, (1 - gamma) E_d0[v(s_0)] = (1 - gamma)
@@ -93,15 +94,15 @@ type MQLPrep struct {
 	Kernel          MQLKernel
 	Gamma           float64
 	Dim, NumActions int
-	States          minimax.Welford
+	States          kernelloss.Welford
 	Episodes        int
 	// Sample holds (state, action) vectors for real actions, states
 	// for discrete ones.
-	Sample minimax.BottomK
+	Sample kernelloss.BottomK
 	// ActionDim is the length of a real action (0 for discrete actions),
 	// Actions their per-dimension mean and variance.
 	ActionDim int
-	Actions   minimax.Welford
+	Actions   kernelloss.Welford
 }
 
 // NewPrep returns an empty first pass of l's kernel fit for discount
@@ -147,11 +148,11 @@ func (p *MQLPrep) Add(d *dataset.Dataset, e int) error {
 	}
 	if p.Dim == 0 {
 		p.Dim, p.NumActions, p.ActionDim = d.StateDim, d.NumActions, d.ActionDim
-		p.States = minimax.NewWelford(p.Dim)
+		p.States = kernelloss.NewWelford(p.Dim)
 		if p.ActionDim > 0 {
-			p.Actions = minimax.NewWelford(p.ActionDim)
+			p.Actions = kernelloss.NewWelford(p.ActionDim)
 		}
-		p.Sample = minimax.BottomK{K: rffMedianStates, Dim: p.Dim + p.ActionDim}
+		p.Sample = kernelloss.BottomK{K: rffMedianStates, Dim: p.Dim + p.ActionDim}
 	}
 	if d.StateDim != p.Dim || d.NumActions != p.NumActions || d.ActionDim != p.ActionDim {
 		return fmt.Errorf("value: mql: %d state components, %d actions and %d action components, the first episodes' %d, %d and %d",
@@ -162,7 +163,7 @@ func (p *MQLPrep) Add(d *dataset.Dataset, e int) error {
 		return nil
 	}
 	p.Episodes++
-	idh := minimax.HashID(d.IDs[e])
+	idh := kernelloss.HashID(d.IDs[e])
 	row := make([]float64, p.Dim+p.ActionDim)
 	for j := lo; j < hi; j++ {
 		obs := d.ObsAt(j)
@@ -170,7 +171,7 @@ func (p *MQLPrep) Add(d *dataset.Dataset, e int) error {
 		if p.ActionDim > 0 {
 			p.Actions.Add(d.ActionVecAt(j))
 		}
-		if key := minimax.StepKey(mqlMedianSalt, idh, j-lo); p.Sample.Admits(key) {
+		if key := kernelloss.StepKey(mqlMedianSalt, idh, j-lo); p.Sample.Admits(key) {
 			copy(row, obs)
 			if p.ActionDim > 0 {
 				copy(row[p.Dim:], d.ActionVecAt(j))
@@ -191,11 +192,11 @@ func (p *MQLPrep) Merge(o *MQLPrep) error {
 	}
 	if p.Dim == 0 {
 		p.Dim, p.NumActions, p.ActionDim = o.Dim, o.NumActions, o.ActionDim
-		p.States = minimax.NewWelford(p.Dim)
+		p.States = kernelloss.NewWelford(p.Dim)
 		if p.ActionDim > 0 {
-			p.Actions = minimax.NewWelford(p.ActionDim)
+			p.Actions = kernelloss.NewWelford(p.ActionDim)
 		}
-		p.Sample = minimax.BottomK{K: o.Sample.K, Dim: o.Sample.Dim}
+		p.Sample = kernelloss.BottomK{K: o.Sample.K, Dim: o.Sample.Dim}
 	}
 	if p.Dim != o.Dim || p.NumActions != o.NumActions || p.ActionDim != o.ActionDim {
 		return errors.New("value: mql: cannot merge first passes of different shapes")
@@ -338,7 +339,7 @@ func (f *MQLFeatures) foldOf(idHash uint64, t, T int) int {
 	case f.Folds == 1:
 		return 0
 	case f.ByEpisode:
-		return int(minimax.Mix(idHash^minimax.Mix(mqlFoldSalt)) % mqlFolds)
+		return int(kernelloss.Mix(idHash^kernelloss.Mix(mqlFoldSalt)) % mqlFolds)
 	}
 	return t * mqlFolds / T
 }
@@ -347,7 +348,7 @@ func (f *MQLFeatures) foldOf(idHash uint64, t, T int) int {
 // loss's sums per fold, the counts of transitions, and Start, the sum of
 // E_{a~pi} phi(s_0, a) over the Episodes first states.
 type MQLMoments struct {
-	Folds                []*minimax.Sums
+	Folds                []*kernelloss.Quadratic
 	Transitions, Skipped int
 	Start                []float64
 	Episodes             int
@@ -361,7 +362,7 @@ func (f *MQLFeatures) NewMoments() *MQLMoments {
 	D, P := f.dims()
 	m := &MQLMoments{Start: make([]float64, f.f.p)}
 	for range f.Folds {
-		m.Folds = append(m.Folds, minimax.NewSums(D, P))
+		m.Folds = append(m.Folds, kernelloss.NewQuadratic(D, P))
 	}
 	return m
 }
@@ -371,7 +372,7 @@ func (f *MQLFeatures) NewMoments() *MQLMoments {
 type MQLEpisode struct {
 	m     *MQLMoments
 	used  []bool
-	ch    *minimax.Chunk
+	ch    *kernelloss.Chunk
 	sc    *linScratch
 	z, ps []float64
 }
@@ -395,7 +396,7 @@ func (f *MQLFeatures) Episode(d *dataset.Dataset, e int, ep *MQLEpisode) error {
 	dk, nA, p := psi.d, f.NumActions, lf.p
 	_, P := f.dims()
 	if ep.m == nil || len(ep.m.Folds) != f.Folds || ep.m.Folds[0].P != P || len(ep.ps) != dk {
-		*ep = MQLEpisode{m: f.NewMoments(), used: make([]bool, f.Folds), ch: minimax.NewChunk(minimax.ChunkLen, dk, P),
+		*ep = MQLEpisode{m: f.NewMoments(), used: make([]bool, f.Folds), ch: kernelloss.NewChunk(kernelloss.ChunkLen, dk, P),
 			sc: lf.newScratch(realTarget{numActions: nA}), z: make([]float64, f.Dim), ps: make([]float64, dk)}
 	}
 	ep.reset()
@@ -408,18 +409,13 @@ func (f *MQLFeatures) Episode(d *dataset.Dataset, e int, ep *MQLEpisode) error {
 	m.Episodes = 1
 	lf.expected(ep.sc, d.ObsAt(lo), d.TargetProbsAt(lo))
 	copy(m.Start, ep.sc.psi)
-	idh := minimax.HashID(d.IDs[e])
+	idh := kernelloss.HashID(d.IDs[e])
 	inv := 1 / math.Sqrt(float64(dk))
 	ch, sc := ep.ch, ep.sc
 	for act := range nA {
-		r, fold := 0, -1
-		var a *minimax.Sums
-		flush := func() {
-			if r > 0 {
-				a.AccumulateRows(ch, r, act*dk, dk)
-				r = 0
-			}
-		}
+		w := kernelloss.FoldChunk{Chunk: ch, Folds: m.Folds, Used: ep.used[:],
+			Add: func(q *kernelloss.Quadratic, ch *kernelloss.Chunk, n int) { q.AccumulateRows(ch, n, act*dk, dk) }}
+		w.Reset()
 		for j := lo; j < hi; j++ {
 			if int(d.Action[j]) != act {
 				continue
@@ -433,14 +429,7 @@ func (f *MQLFeatures) Episode(d *dataset.Dataset, e int, ep *MQLEpisode) error {
 				m.Skipped++
 				continue
 			}
-			fo := f.foldOf(idh, j-lo, T)
-			if fo != fold || r == minimax.ChunkLen {
-				flush()
-				if fo != fold {
-					fold, a = fo, m.Folds[fo]
-					ep.used[fo] = true
-				}
-			}
+			r, a := w.Row(f.foldOf(idh, j-lo, T))
 			// Transition i: l_i = psi(s_i, a_i) (the kernel's features in
 			// block a_i), h_i = gamma phi(s'_i, pi) - phi(s_i, a_i) (and -1
 			// for rho), c_i = r_i.
@@ -466,10 +455,9 @@ func (f *MQLFeatures) Episode(d *dataset.Dataset, e int, ep *MQLEpisode) error {
 				g[p] = -1
 			}
 			addTransition(ch, a, r, P, g, nl, sq, d.Reward[j])
-			r++
 			m.Transitions++
 		}
-		flush()
+		w.Flush()
 	}
 	return nil
 }
@@ -486,7 +474,7 @@ func (f *MQLFeatures) episodeReal(d *dataset.Dataset, e int, ep *MQLEpisode) err
 	dk, p := psi.d, lf.p
 	_, P := f.dims()
 	if ep.m == nil || len(ep.m.Folds) != f.Folds || ep.m.Folds[0].P != P || len(ep.ps) != dk || ep.sc.smp == nil {
-		*ep = MQLEpisode{m: f.NewMoments(), used: make([]bool, f.Folds), ch: minimax.NewChunk(minimax.ChunkLen, dk, P),
+		*ep = MQLEpisode{m: f.NewMoments(), used: make([]bool, f.Folds), ch: kernelloss.NewChunk(kernelloss.ChunkLen, dk, P),
 			sc: lf.newScratch(f.target), z: make([]float64, f.Dim+f.ActionDim), ps: make([]float64, dk)}
 	}
 	ep.reset()
@@ -510,29 +498,17 @@ func (f *MQLFeatures) episodeReal(d *dataset.Dataset, e int, ep *MQLEpisode) err
 	}
 	m.Episodes = 1
 	copy(m.Start, sc.psi)
-	idh := minimax.HashID(d.IDs[e])
+	idh := kernelloss.HashID(d.IDs[e])
 	inv := 1 / math.Sqrt(float64(dk))
-	r, fold := 0, -1
-	var a *minimax.Sums
-	flush := func() {
-		if r > 0 {
-			a.AccumulateRows(ch, r, 0, dk)
-			r = 0
-		}
-	}
+	w := kernelloss.FoldChunk{Chunk: ch, Folds: m.Folds, Used: ep.used[:],
+		Add: func(q *kernelloss.Quadratic, ch *kernelloss.Chunk, n int) { q.AccumulateRows(ch, n, 0, dk) }}
+	w.Reset()
 	for j := lo; j < hi; j++ {
 		next, ok := d.NextObs(e, j)
 		if !ok {
 			continue
 		}
-		fo := f.foldOf(idh, j-lo, T)
-		if fo != fold || r == minimax.ChunkLen {
-			flush()
-			if fo != fold {
-				fold, a = fo, m.Folds[fo]
-				ep.used[fo] = true
-			}
-		}
+		r, a := w.Row(f.foldOf(idh, j-lo, T))
 		// Transition i: l_i = psi(s_i, a_i), h_i = gamma phi(s'_i, pi) -
 		// phi(s_i, a_i) (and -1 for rho), c_i = r_i, as for discrete
 		// actions with one block.
@@ -559,15 +535,14 @@ func (f *MQLFeatures) episodeReal(d *dataset.Dataset, e int, ep *MQLEpisode) err
 		}
 		nl := math.Sqrt(sq)
 		addTransition(ch, a, r, P, g, nl, sq, d.Reward[j])
-		r++
 		m.Transitions++
 	}
-	flush()
+	w.Flush()
 	return nil
 }
 
 // zeroSums clears s.
-func zeroSums(s *minimax.Sums) {
+func zeroSums(s *kernelloss.Quadratic) {
 	clear(s.S)
 	clear(s.U)
 	clear(s.H)
@@ -582,14 +557,8 @@ func (m *MQLMoments) Add(ep *MQLEpisode, k int) {
 	}
 	a := float64(k)
 	o := ep.m
-	for f, used := range ep.used {
-		if used {
-			m.Folds[f].AddScaled(o.Folds[f], a)
-		}
-	}
-	for i, v := range o.Start {
-		m.Start[i] += a * v
-	}
+	kernelloss.AddFolds(m.Folds, o.Folds, ep.used[:], a)
+	floats.AddScaled(m.Start, a, o.Start)
 	m.Transitions += k * o.Transitions
 	m.Skipped += k * o.Skipped
 	m.Episodes += k * o.Episodes
@@ -597,30 +566,18 @@ func (m *MQLMoments) Add(ep *MQLEpisode, k int) {
 
 // Merge adds o's sums.
 func (m *MQLMoments) Merge(o *MQLMoments) {
-	for f := range m.Folds {
-		m.Folds[f].Add(o.Folds[f])
-	}
-	for i, v := range o.Start {
-		m.Start[i] += v
-	}
+	kernelloss.MergeFolds(m.Folds, o.Folds)
+	floats.Add(m.Start, o.Start)
 	m.Transitions += o.Transitions
 	m.Skipped += o.Skipped
 	m.Episodes += o.Episodes
 }
 
-// momentsOf makes the second pass over d in memory: the episodes'
-// shares formed on workers goroutines and added in the log's order
-// (minimax.InOrder), so that the sums are those of a stream adding the
-// same episodes in the same order, bit for bit.
+// momentsOf makes the second pass over d in memory, as a stream of the
+// same episodes would (kernelloss.SecondPass).
 func (f *MQLFeatures) momentsOf(d *dataset.Dataset, workers int) (*MQLMoments, error) {
-	m := f.NewMoments()
-	err := minimax.InOrder(d.NumEpisodes(), workers, func() *MQLEpisode { return new(MQLEpisode) },
-		func(e int, ep *MQLEpisode) error { return f.Episode(d, e, ep) },
-		func(_ int, ep *MQLEpisode) { m.Add(ep, 1) })
-	if err != nil {
-		return nil, err
-	}
-	return m, nil
+	return kernelloss.SecondPass(f.NewMoments(), d.NumEpisodes(), workers,
+		func(e int, ep *MQLEpisode) error { return f.Episode(d, e, ep) })
 }
 
 // FitMoments solves for q on the sums m over the features f, as Fit does
@@ -635,7 +592,7 @@ func (l MQL) FitMoments(f *MQLFeatures, m *MQLMoments) (*MQLKernelModel, error) 
 	}
 	gamma, lf := f.Gamma, f.f
 	p := lf.p
-	all := minimax.Total(m.Folds)
+	all := kernelloss.Total(m.Folds)
 	penalty := ownCurvature(all, func(t int) bool {
 		return t < p && (gamma == 1 || t%lf.P != 0) // the constant is monomial 0 of each block
 	})
@@ -650,13 +607,13 @@ func (l MQL) FitMoments(f *MQLFeatures, m *MQLMoments) (*MQLKernelModel, error) 
 		nu = DefaultMQLRidge
 	}
 	if l.CrossValidate {
-		cv, err := minimax.CrossValidate(all, m.Folds, nil, penalty, mqlRidges, true, 1e-2)
+		cv, err := kernelloss.CrossValidate(all, m.Folds, nil, penalty, mqlRidges, true, 1e-2)
 		if err != nil {
 			return nil, fmt.Errorf("value: mql: %w", err)
 		}
 		nu, model.Folds, model.Grid, model.HeldOutLoss, model.HeldOutSE = cv.Ridge, cv.Folds, cv.Grid, cv.Loss, cv.SE
 	}
-	qp, err := minimax.NewQP(all, nil, penalty)
+	qp, err := kernelloss.NewQP(all, nil, penalty)
 	if err != nil {
 		return nil, fmt.Errorf("value: mql: %w", err)
 	}
@@ -680,7 +637,7 @@ func (m *MQLKernelModel) MeanStartValue(mo *MQLMoments) float64 {
 
 // ownCurvature returns the diagonal penalty that gives each penalised
 // coefficient t (penalised(t)) a ridge in proportion to its own curvature
-// Q_tt = sum_r S_rt^2 / z^2, relative to their mean: with minimax.QP's
+// Q_tt = sum_r S_rt^2 / z^2, relative to their mean: with kernelloss.QP's
 // Scale (the mean curvature) the ridge on t is then nu Q_tt, as if every
 // coefficient's feature had been scaled to unit curvature first. A
 // uniform ridge (nu times the mean curvature on every coefficient) shrank
@@ -692,7 +649,7 @@ func (m *MQLKernelModel) MeanStartValue(mo *MQLMoments) float64 {
 // penalty 1, the mean's ridge, which sets it to 0; QP.Scale then averages
 // over it too, so with z such coefficients among m the others' ridge is
 // nu Q_tt m'/(m' + z), m' = m - z, slightly less than nu Q_tt.
-func ownCurvature(k *minimax.Sums, penalised func(t int) bool) []float64 {
+func ownCurvature(k *kernelloss.Quadratic, penalised func(t int) bool) []float64 {
 	P := k.P
 	curv := make([]float64, P)
 	mean, count := 0.0, 0
@@ -741,7 +698,7 @@ func (ep *MQLEpisode) reset() {
 // addTransition writes one transition's row r of the chunk: the Bellman
 // features g scaled by the test function's norm nl (sq = nl^2) and the
 // reward rw, and counts it in the fold's sums a.
-func addTransition(ch *minimax.Chunk, a *minimax.Sums, r, P int, g []float64, nl, sq, rw float64) {
+func addTransition(ch *kernelloss.Chunk, a *kernelloss.Quadratic, r, P int, g []float64, nl, sq, rw float64) {
 	for t, v := range g {
 		ch.R[r*P+t] = nl * v
 	}

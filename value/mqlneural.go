@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/internal/minimax"
+	"github.com/ihope-ope/ihope/kernelloss"
 	"github.com/ihope-ope/ihope/nn"
 )
 
@@ -27,7 +27,7 @@ type MQLNeuralModel struct {
 	// Bandwidth is the kernel bandwidth in standardised units.
 	Bandwidth float64
 	// Iterations, BestIter, TrainLoss and HeldOutLoss are the training's
-	// record (minimax.Record).
+	// record (kernelloss.Record).
 	Iterations, BestIter   int
 	TrainLoss, HeldOutLoss float64
 	// Transitions is the number of transitions of the fit, Skipped those
@@ -44,12 +44,12 @@ func (m *MQLNeuralModel) Rho() float64 { return m.rho }
 // mqlBatch evaluates MQL's loss on a sample of B transitions: the network
 // on their states and next states, the Bellman residuals
 // delta_i = r_i + gamma q(s'_i, pi) - q(s_i, a_i) - kappa as the masses of
-// the measure (1/B) sum_i delta_i delta_(x_i, a_i) (minimax.FeatureLoss),
+// the measure (1/B) sum_i delta_i delta_(x_i, a_i) (kernelloss.FeatureLoss),
 // and the gradient.
 type mqlBatch struct {
 	net   *nn.MLP
 	ws    *nn.Workspace
-	sl    *minimax.FeatureLoss
+	sl    *kernelloss.FeatureLoss
 	idx   []int
 	u     []float64
 	x, dy []float64
@@ -57,7 +57,7 @@ type mqlBatch struct {
 	n     int
 }
 
-func newMQLBatch(net *nn.MLP, units int, kern *minimax.FeatureLoss) *mqlBatch {
+func newMQLBatch(net *nn.MLP, units int, kern *kernelloss.FeatureLoss) *mqlBatch {
 	dim, nA := net.In(), net.Out()
 	return &mqlBatch{net: net, ws: net.NewWorkspace(2 * units), sl: kern.Resize(units),
 		idx: make([]int, units), u: make([]float64, units*nA), x: make([]float64, 2*units*dim),
@@ -66,7 +66,7 @@ func newMQLBatch(net *nn.MLP, units int, kern *minimax.FeatureLoss) *mqlBatch {
 
 // load makes the transitions idx of nd the sample and computes its kernel
 // matrix.
-func (b *mqlBatch) load(nd *minimax.NeuralData, idx []int) {
+func (b *mqlBatch) load(nd *kernelloss.NeuralData, idx []int) {
 	n, dim, sl := len(idx), nd.Dim, b.sl
 	b.n = n
 	b.idx = append(b.idx[:0], idx...)
@@ -82,7 +82,7 @@ func (b *mqlBatch) load(nd *minimax.NeuralData, idx []int) {
 // residuals at kappa = 0 and of the constant 1 (each transition's mass
 // unweighted), the sums whose ratio <e, eu> / <eu, eu> is the profiled
 // kappa over all the samples added.
-func (b *mqlBatch) addLevelSums(nd *minimax.NeuralData, gamma, shift, unit float64, e, eu []float64) {
+func (b *mqlBatch) addLevelSums(nd *kernelloss.NeuralData, gamma, shift, unit float64, e, eu []float64) {
 	n, nA, sl := b.n, nd.NumActions, b.sl
 	out := b.net.Forward(b.ws, b.x, 2*n)
 	clear(sl.C[:n*nA])
@@ -103,7 +103,7 @@ func (b *mqlBatch) addLevelSums(nd *minimax.NeuralData, gamma, shift, unit float
 // loss returns the kernel loss of the loaded sample under q = shift + unit net with the residuals' level kappa, or
 // profiled over kappa if profile (b.sl.Kappa is then the minimiser), and,
 // if grad, leaves its gradient in b.grad.
-func (b *mqlBatch) loss(nd *minimax.NeuralData, gamma, shift, unit, kappa float64, profile, grad bool) (float64, error) {
+func (b *mqlBatch) loss(nd *kernelloss.NeuralData, gamma, shift, unit, kappa float64, profile, grad bool) (float64, error) {
 	n, nA, sl := b.n, nd.NumActions, b.sl
 	out := b.net.Forward(b.ws, b.x, 2*n)
 	inv := 1 / float64(n)
@@ -170,8 +170,8 @@ func (l MQL) fitNeural(d *dataset.Dataset, gamma float64, target Target) (*MQLNe
 		}
 	}
 	rng := rand.New(rand.NewPCG(set.Seed, mqlNeuralStream))
-	mean, scale := minimax.Scaling(d)
-	nd := minimax.NewNeuralData(d, mean, scale)
+	mean, scale := kernelloss.Scaling(d)
+	nd := kernelloss.NewNeuralData(d, mean, scale)
 	if nd.Len() < 2 {
 		return nil, fmt.Errorf("value: mql: %d transitions, need at least 2", nd.Len())
 	}
@@ -181,7 +181,7 @@ func (l MQL) fitNeural(d *dataset.Dataset, gamma float64, target Target) (*MQLNe
 	}
 	h := set.Bandwidth
 	if h == 0 {
-		if h, err = minimax.Median(rng, train.S, nd.Dim, set.BandwidthSample); err != nil {
+		if h, err = kernelloss.Median(rng, train.S, nd.Dim, set.BandwidthSample); err != nil {
 			return nil, fmt.Errorf("value: mql: %w", err)
 		}
 		h /= 2 // see value.MinimaxNeural.Bandwidth
@@ -214,9 +214,9 @@ func (l MQL) fitNeural(d *dataset.Dataset, gamma float64, target Target) (*MQLNe
 	// (all of them if there are no more) is drawn, and Adam runs on its
 	// exact loss until the next (see MinimaxNeural for why).
 	nb := min(set.BatchSize, train.Len())
-	kern := minimax.NewFeatureLoss(rng, nd.Dim, nd.NumActions, 0, set.Features, h)
+	kern := kernelloss.NewFeatureLoss(rng, nd.Dim, nd.NumActions, 0, set.Features, h)
 	tr := newMQLBatch(m.Net, nb, kern)
-	draw := minimax.NewSampler(train.Len(), nb)
+	draw := kernelloss.NewSampler(train.Len(), nb)
 	opt := nn.Adam{LR: set.LearningRate}
 	iter := 0
 	step := func() (float64, error) {
@@ -260,7 +260,7 @@ func (l MQL) fitNeural(d *dataset.Dataset, gamma float64, target Target) (*MQLNe
 	var heldOut func() (float64, error)
 	if held != nil {
 		ev := newMQLBatch(m.Net, min(held.Len(), nb), kern)
-		ev.load(held, minimax.NewSampler(held.Len(), nb).Draw(rng))
+		ev.load(held, kernelloss.NewSampler(held.Len(), nb).Draw(rng))
 		heldOut = func() (float64, error) {
 			if err := profile(); err != nil {
 				return 0, err
@@ -272,7 +272,7 @@ func (l MQL) fitNeural(d *dataset.Dataset, gamma float64, target Target) (*MQLNe
 			return v, nil
 		}
 	}
-	rec, err := minimax.Schedule{MaxIter: set.MaxIter, EvalEvery: set.EvalEvery, Patience: set.Patience, Average: set.Average}.
+	rec, err := kernelloss.Schedule{MaxIter: set.MaxIter, EvalEvery: set.EvalEvery, Patience: set.Patience, Average: set.Average}.
 		Run([][]float64{m.Net.Params(), level}, step, heldOut)
 	if err != nil {
 		return nil, err

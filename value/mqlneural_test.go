@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/internal/gradcheck"
-	"github.com/ihope-ope/ihope/internal/minimax"
+	"github.com/ihope-ope/ihope/kernelloss"
 	"github.com/ihope-ope/ihope/nn"
 	"github.com/ihope-ope/ihope/sim/lineargauss"
 )
@@ -19,8 +19,8 @@ func TestMQLNeuralGradient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mean, scale := minimax.Scaling(d)
-	nd := minimax.NewNeuralData(d, mean, scale)
+	mean, scale := kernelloss.Scaling(d)
+	nd := kernelloss.NewNeuralData(d, mean, scale)
 	idx := []int{0, 4, 4, 7, 11, 16, 2}
 	for _, gamma := range []float64{0.9, 1} {
 		{
@@ -29,7 +29,7 @@ func TestMQLNeuralGradient(t *testing.T) {
 				t.Fatal(err)
 			}
 			net.Init(rand.New(rand.NewPCG(1, 2)), 1)
-			b := newMQLBatch(net, len(idx), minimax.NewFeatureLoss(rand.New(rand.NewPCG(5, 6)), 1, 3, 0, 16, 0.7))
+			b := newMQLBatch(net, len(idx), kernelloss.NewFeatureLoss(rand.New(rand.NewPCG(5, 6)), 1, 3, 0, 16, 0.7))
 			b.load(nd, idx)
 			f := func() float64 {
 				v, err := b.loss(nd, gamma, -2, 3, 0, true, false)

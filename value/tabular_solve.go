@@ -8,8 +8,8 @@ import (
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/ihope-ope/ihope/internal/minimax"
 	"github.com/ihope-ope/ihope/internal/scc"
+	"github.com/ihope-ope/ihope/kernelloss"
 	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/policy"
 )
@@ -379,7 +379,7 @@ func (c *chain) solveGMRES(x, b []float64, gamma float64, u []float64) (int, err
 			dst[i] = xi - gamma*dst[i] + ux
 		}
 	}
-	iters, _, err := minimax.GMRES(apply, diag, b, x, solveTol, gmresRestart, gmresMaxIter)
+	iters, _, err := kernelloss.GMRES(apply, diag, b, x, solveTol, gmresRestart, gmresMaxIter)
 	return iters, err
 }
 

@@ -45,7 +45,7 @@ type Graph struct {
 }
 
 var (
-	_ mdp.Finite  = (*Graph)(nil)
+	_ mdp.Finite   = (*Graph)(nil)
 	_ sim.Discrete = (*Graph)(nil)
 	_ sim.Episodic = (*Graph)(nil)
 )

@@ -23,7 +23,7 @@ type ModelWin struct {
 }
 
 var (
-	_ mdp.Finite  = (*ModelWin)(nil)
+	_ mdp.Finite   = (*ModelWin)(nil)
 	_ sim.Discrete = (*ModelWin)(nil)
 )
 

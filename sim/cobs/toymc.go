@@ -29,7 +29,7 @@ type ToyMC struct {
 }
 
 var (
-	_ mdp.Finite  = (*ToyMC)(nil)
+	_ mdp.Finite   = (*ToyMC)(nil)
 	_ sim.Discrete = (*ToyMC)(nil)
 	_ sim.Episodic = (*ToyMC)(nil)
 )

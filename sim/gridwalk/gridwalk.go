@@ -54,7 +54,7 @@ type GridWalk struct {
 }
 
 var (
-	_ mdp.Finite  = (*GridWalk)(nil)
+	_ mdp.Finite   = (*GridWalk)(nil)
 	_ sim.Discrete = (*GridWalk)(nil)
 )
 

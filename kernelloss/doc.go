@@ -1,6 +1,6 @@
-// Package minimax holds what the minimax (kernel-loss) learners share: the
+// Package kernelloss holds what the minimax (kernel-loss) learners share: the
 // sufficient statistics of a quadratic kernel loss accumulated per fold in
-// one deterministic pass (Sums, AccumulateFolds), its closed-form
+// one deterministic pass (Quadratic, AccumulateFolds), its closed-form
 // minimiser under a ridge, an optional normalisation and optional sign
 // constraints (QP), the one-standard-error cross-validation of the ridge
 // (CrossValidate), the tabular state-action problem of minimax weight
@@ -12,4 +12,8 @@
 //
 // The learners themselves live in package ratio (Kernel, MWL, DualDICE)
 // and package value (MQL); their documentation gives the equations.
-package minimax
+//
+// The package is public because the learners' statistics that stream
+// (ratio.KernelSums, value.MQLMoments and their kin) hold its types in
+// exported fields, which gob and JSON carry to other processes.
+package kernelloss

@@ -1,4 +1,4 @@
-package minimax
+package kernelloss
 
 import (
 	"errors"
@@ -44,7 +44,7 @@ func Dot(x, y []float64) float64 {
 	return s
 }
 
-// Sums are the sufficient statistics of a quadratic loss over a set of
+// Quadratic holds the sufficient statistics of a quadratic loss over a set of
 // terms i with weights rho_i. Term i has a test vector l_i (D entries), a
 // coefficient vector h_i (P entries) and a constant c_i; its residual is
 // Delta_i = h_i^T theta + c_i and the loss is the squared norm of the
@@ -63,7 +63,7 @@ func Dot(x, y []float64) float64 {
 // h_i the ratio's features) and minimax Q-learning (l_i = psi(s_i, a_i),
 // h_i the difference of the value features, c_i = r_i) are all of this
 // form.
-type Sums struct {
+type Quadratic struct {
 	D, P  int
 	S, U  []float64 // S is D x P, row-major
 	Z, Z2 float64
@@ -71,14 +71,14 @@ type Sums struct {
 	H0    float64
 }
 
-// NewSums returns zero sums of D test and P coefficient entries.
-func NewSums(d, p int) *Sums {
-	return &Sums{D: d, P: p, S: make([]float64, d*p), U: make([]float64, d),
+// NewQuadratic returns zero sums of D test and P coefficient entries.
+func NewQuadratic(d, p int) *Quadratic {
+	return &Quadratic{D: d, P: p, S: make([]float64, d*p), U: make([]float64, d),
 		H: make([]float64, p*p), Hv: make([]float64, p)}
 }
 
 // AddScaled adds a times o to k.
-func (k *Sums) AddScaled(o *Sums, a float64) {
+func (k *Quadratic) AddScaled(o *Quadratic, a float64) {
 	for i, v := range o.S {
 		k.S[i] += a * v
 	}
@@ -97,19 +97,19 @@ func (k *Sums) AddScaled(o *Sums, a float64) {
 }
 
 // Add adds o to k.
-func (k *Sums) Add(o *Sums) { k.AddScaled(o, 1) }
+func (k *Quadratic) Add(o *Quadratic) { k.AddScaled(o, 1) }
 
 // Minus returns k - o.
-func (k *Sums) Minus(o *Sums) *Sums {
-	out := NewSums(k.D, k.P)
+func (k *Quadratic) Minus(o *Quadratic) *Quadratic {
+	out := NewQuadratic(k.D, k.P)
 	out.Add(k)
 	out.AddScaled(o, -1)
 	return out
 }
 
 // Total returns the sum of parts.
-func Total(parts []*Sums) *Sums {
-	out := NewSums(parts[0].D, parts[0].P)
+func Total(parts []*Quadratic) *Quadratic {
+	out := NewQuadratic(parts[0].D, parts[0].P)
 	for _, p := range parts {
 		out.Add(p)
 	}
@@ -133,7 +133,7 @@ func NewChunk(n, d, p int) *Chunk {
 }
 
 // Accumulate adds the first n terms of ch to k.
-func (k *Sums) Accumulate(ch *Chunk, n int) {
+func (k *Quadratic) Accumulate(ch *Chunk, n int) {
 	if n == 0 {
 		return
 	}
@@ -148,7 +148,7 @@ func (k *Sums) Accumulate(ch *Chunk, n int) {
 }
 
 // Residual returns S theta + u.
-func (k *Sums) Residual(theta []float64) []float64 {
+func (k *Quadratic) Residual(theta []float64) []float64 {
 	r := slices.Clone(k.U)
 	blas64.Gemv(blas.NoTrans, 1, blas64.General{Rows: k.D, Cols: k.P, Stride: k.P, Data: k.S},
 		blas64.Vector{N: k.P, Inc: 1, Data: theta}, 1, blas64.Vector{N: k.D, Inc: 1, Data: r})
@@ -156,14 +156,14 @@ func (k *Sums) Residual(theta []float64) []float64 {
 }
 
 // VLoss returns the V-statistic ||S theta + u||^2 / z^2.
-func (k *Sums) VLoss(theta []float64) float64 {
+func (k *Quadratic) VLoss(theta []float64) float64 {
 	r := k.Residual(theta)
 	return Dot(r, r) / (k.Z * k.Z)
 }
 
 // ULoss returns the U-statistic
 // (||S theta + u||^2 - sum_i rho_i^2 |l_i|^2 Delta_i^2) / (z^2 - z2).
-func (k *Sums) ULoss(theta []float64) float64 {
+func (k *Quadratic) ULoss(theta []float64) float64 {
 	r := k.Residual(theta)
 	ht := make([]float64, k.P)
 	blas64.Symv(1, blas64.Symmetric{N: k.P, Stride: k.P, Data: k.H, Uplo: blas.Upper},
@@ -192,7 +192,7 @@ type QP struct {
 
 // NewQP returns the programme of the sums k with constraint a (nil: none)
 // and penalty pen (n x n, row-major; nil: diag(0, 1, ..., 1)).
-func NewQP(k *Sums, a, pen []float64) (*QP, error) {
+func NewQP(k *Quadratic, a, pen []float64) (*QP, error) {
 	if !(k.Z > 0) {
 		return nil, errors.New("the transitions have no weight")
 	}
@@ -507,7 +507,7 @@ type CV struct {
 // the smallest is kept (the one-standard-error rule, Hastie, Tibshirani
 // and Friedman 2009, Section 7.10). With fewer than two folds holding
 // data it returns fallback.
-func CrossValidate(all *Sums, folds []*Sums, a, pen, grid []float64, signed bool, fallback float64) (CV, error) {
+func CrossValidate(all *Quadratic, folds []*Quadratic, a, pen, grid []float64, signed bool, fallback float64) (CV, error) {
 	var per [][]float64 // per fold and ridge
 	for _, ho := range folds {
 		if !(ho.Z > 0) || !(all.Z-ho.Z > 0) {
@@ -597,7 +597,7 @@ const ChunkLen = 512
 // every chunk, add adds its terms (rows holds their indices) to a;
 // newAdd is called once per group, so that each add may keep its own
 // scratch.
-func AccumulateFolds(fold []int8, nFolds, d, p, workers int, newAdd func() func(a *Sums, rows []int)) []*Sums {
+func AccumulateFolds(fold []int8, nFolds, d, p, workers int, newAdd func() func(a *Quadratic, rows []int)) []*Quadratic {
 	idx := make([][]int, nFolds)
 	for i, f := range fold {
 		idx[f] = append(idx[f], i)
@@ -609,22 +609,22 @@ func AccumulateFolds(fold []int8, nFolds, d, p, workers int, newAdd func() func(
 			chunks = append(chunks, span{f, lo, min(len(ix), lo+ChunkLen)})
 		}
 	}
-	groups := make([][]*Sums, Groups)
+	groups := make([][]*Quadratic, Groups)
 	Parallel(workers, func(g int) {
-		acc := make([]*Sums, nFolds)
+		acc := make([]*Quadratic, nFolds)
 		add := newAdd()
 		for c := g; c < len(chunks); c += Groups {
 			sp := chunks[c]
 			if acc[sp.fold] == nil {
-				acc[sp.fold] = NewSums(d, p)
+				acc[sp.fold] = NewQuadratic(d, p)
 			}
 			add(acc[sp.fold], idx[sp.fold][sp.lo:sp.hi])
 		}
 		groups[g] = acc
 	})
-	out := make([]*Sums, nFolds)
+	out := make([]*Quadratic, nFolds)
 	for f := range out {
-		out[f] = NewSums(d, p)
+		out[f] = NewQuadratic(d, p)
 		for _, g := range groups {
 			if g[f] != nil {
 				out[f].Add(g[f])
@@ -638,7 +638,7 @@ func AccumulateFolds(fold []int8, nFolds, d, p, workers int, newAdd func() func(
 // outside the columns [off, off+w): ch.L holds rows rho_i l_i (n x D),
 // ch.G rows h_i and ch.R rows rho_i |l_i| h_i restricted to the block
 // (n x w), ch.C and ch.RC as for Accumulate.
-func (k *Sums) AccumulateBlock(ch *Chunk, n, off, w int) {
+func (k *Quadratic) AccumulateBlock(ch *Chunk, n, off, w int) {
 	if n == 0 {
 		return
 	}
@@ -655,7 +655,7 @@ func (k *Sums) AccumulateBlock(ch *Chunk, n, off, w int) {
 // AccumulateRows adds n terms whose test vectors l_i vanish outside the
 // rows [off, off+w) of S: ch.L holds rows rho_i l_i restricted to them
 // (n x w), ch.G, ch.R, ch.C and ch.RC are as for Accumulate.
-func (k *Sums) AccumulateRows(ch *Chunk, n, off, w int) {
+func (k *Quadratic) AccumulateRows(ch *Chunk, n, off, w int) {
 	if n == 0 {
 		return
 	}

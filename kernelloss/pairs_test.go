@@ -1,11 +1,11 @@
-package minimax_test
+package kernelloss_test
 
 import (
 	"math"
 	"math/rand/v2"
 	"testing"
 
-	"github.com/ihope-ope/ihope/internal/minimax"
+	"github.com/ihope-ope/ihope/kernelloss"
 	"github.com/ihope-ope/ihope/sim"
 	"github.com/ihope-ope/ihope/sim/rollout"
 	"github.com/ihope-ope/ihope/sim/taxi"
@@ -23,7 +23,7 @@ func TestChainTaxiSample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pp, err := minimax.FromData(d, pi)
+	pp, err := kernelloss.FromData(d, pi)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestChainTaxiSample(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mwl, mass := minimax.Dot(f.U, pp.Reward), 0.0
+		mwl, mass := kernelloss.Dot(f.U, pp.Reward), 0.0
 		for _, u := range f.U {
 			mass += u
 		}
@@ -64,7 +64,7 @@ func TestChainTaxiSample(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			gap := math.Abs(minimax.Dot(rf.U, pp.Reward) - mwl)
+			gap := math.Abs(kernelloss.Dot(rf.U, pp.Reward) - mwl)
 			if !(gap < prev) {
 				t.Errorf("ridge %g: |E_D[w r] - mwl| = %.3g, not below %.3g", ridge, gap, prev)
 			}

@@ -1,4 +1,4 @@
-package minimax
+package kernelloss
 
 import "github.com/ihope-ope/ihope/dataset"
 

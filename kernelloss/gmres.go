@@ -1,4 +1,4 @@
-package minimax
+package kernelloss
 
 import (
 	"fmt"
