@@ -10,7 +10,7 @@ import pytest
 import ihope
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-POLICIES = os.path.join(ROOT, "env", "taxi", "policies")
+POLICIES = os.path.join(ROOT, "sim", "taxi", "policies")
 
 
 def cli(*args):
