@@ -30,7 +30,13 @@ import (
 //
 // Each resample refits the estimator from scratch (for bch-tabular this
 // includes solving for w), so the interval reflects the ratio's estimation
-// error too.
+// error too. With several episodes, the estimators whose statistics are
+// sums over episodes in one pass (Summer: naive, the IS family,
+// bch-tabular, the tabular value models and minimax forms) do that refit
+// from their sums instead: every resample is a copy of the sums weighted
+// by its episodes' multiplicities, all filled in one pass over the log,
+// and its final solve is the refit (the same numbers as Estimate on the
+// resampled log, to rounding).
 type Bootstrap struct {
 	// Resamples is the number of bootstrap resamples B (> 0).
 	Resamples int
@@ -148,8 +154,9 @@ func (b *Bootstrap) Run(d *dataset.Dataset, gamma float64, ests []Estimator) ([]
 		values[k] = make([]float64, b.Resamples)
 		errs[k] = make([]error, b.Resamples)
 	}
-	prepared := b.prepare(d, gamma, ests)
 	order := d.IDOrder()
+	summed := b.summed(d, order, gamma, ests, values, errs)
+	prepared := b.prepare(d, gamma, ests, summed)
 	var (
 		mu   sync.Mutex
 		done int
@@ -158,7 +165,7 @@ func (b *Bootstrap) Run(d *dataset.Dataset, gamma float64, ests []Estimator) ([]
 	g.SetLimit(max(1, b.Workers))
 	for r := range b.Resamples {
 		g.Go(func() error {
-			b.resample(d, order, gamma, ests, prepared, r, values, errs)
+			b.resample(d, order, gamma, ests, summed, prepared, r, values, errs)
 			if b.Progress != nil {
 				mu.Lock()
 				done++
@@ -172,19 +179,132 @@ func (b *Bootstrap) Run(d *dataset.Dataset, gamma float64, ests []Estimator) ([]
 	return intervals(values, errs, alpha), nil
 }
 
-// prepare returns, for every estimator that implements Reweighter and has
-// a fast path, the function that evaluates an episode resample from
-// multiplicities (nil otherwise, and always nil for the block bootstrap).
-func (b *Bootstrap) prepare(d *dataset.Dataset, gamma float64, ests []Estimator) []func([]int) (float64, error) {
+// reweighter is implemented by an estimator not summed that can still
+// evaluate many reweightings of one log's episodes quickly (mis, whose
+// time-indexed ratios are counts): prepare does the per-step work once and
+// returns a function that gives the estimate on the log in which episode i
+// appears mult[i] times, safe for concurrent use; a nil function when the
+// estimator has no fast path for its settings.
+type reweighter interface {
+	prepare(d *dataset.Dataset, gamma float64) (func(mult []int) (float64, error), error)
+}
+
+// summed evaluates every resample of the estimators whose statistics are
+// one-pass sums over episodes (Summer, not TwoPassSums) from B+1 copies of
+// those sums, copy r+1 weighing each episode by its multiplicity in
+// resample r, into values[k][r] and errs[k][r]; it reports which it did.
+// An estimator whose sums cannot be formed (an option they do not cover,
+// or a log its Estimate refuses) is left to the refits, which report its
+// errors resample by resample. As a check that the sums read this log as
+// Estimate does, copy 0 must give Estimate's value (to 1e-9), or the
+// estimator is refitted. The estimators' sums are filled concurrently
+// (Workers), each in the log's order, so the numbers do not depend on
+// Workers. Nothing is summed for the block bootstrap of one episode (no
+// episode multiplicities) or for a log with episodes that end in a
+// terminal state (the estimators pad those to the log's longest episode,
+// which sums do not).
+func (b *Bootstrap) summed(d *dataset.Dataset, order []int, gamma float64, ests []Estimator, values [][]float64, errs [][]error) []bool {
+	done := make([]bool, len(ests))
+	if d.NumEpisodes() <= 1 || d.NumTerminal() > 0 {
+		return done
+	}
+	var todo []int
+	for k, est := range ests {
+		if s, ok := est.(Summer); ok {
+			if _, twoPass := s.(interface{ FirstPass() bool }); !twoPass {
+				todo = append(todo, k)
+			}
+		}
+	}
+	if len(todo) == 0 {
+		return done
+	}
+	// mult[i][c]: episode i's multiplicity in copy c (copy 0 the log).
+	m := d.NumEpisodes()
+	mult := make([][]int, m)
+	for i := range mult {
+		mult[i] = make([]int, b.Resamples+1)
+		mult[i][0] = 1
+	}
+	for r := range b.Resamples {
+		var counts []int
+		b.draw(rand.New(rand.NewPCG(b.Seed, uint64(r)+1)), d, order, r, &counts)
+		for i, c := range counts {
+			mult[i][r+1] = c
+		}
+	}
+	var g errgroup.Group
+	g.SetLimit(max(1, b.Workers))
+	for _, k := range todo {
+		g.Go(func() error {
+			s, err := ests[k].(Summer).NewSums(gamma, b.Resamples+1)
+			if err != nil {
+				return nil
+			}
+			if _, twoPass := s.(TwoPassSums); twoPass {
+				return nil
+			}
+			if _, counts := s.(CountSums); counts && !(d.Discrete() && d.ActionDim == 0) {
+				return nil // the tabular forms' sums need discrete states and actions
+			}
+			for i := range m {
+				if err := s.Add(d, i, mult[i]); err != nil {
+					return nil
+				}
+			}
+			got, _, err := s.Finish(0)
+			if err != nil {
+				return nil // the estimator fails on the log itself: let the refits say so per resample
+			}
+			if want, err := ests[k].Estimate(d, gamma); err != nil || math.Abs(got.Value-want.Value) > 1e-9*math.Max(1, math.Abs(want.Value)) {
+				return nil
+			}
+			// The copies' final solves (bch-tabular's, the value models')
+			// are the refits: run them concurrently, as the refits are.
+			var fg errgroup.Group
+			fg.SetLimit(max(1, b.Workers))
+			for r := range b.Resamples {
+				fg.Go(func() error {
+					res, _, err := s.Finish(r + 1)
+					if err == nil && (math.IsNaN(res.Value) || math.IsInf(res.Value, 0)) {
+						err = fmt.Errorf("%s: the estimate is %v", ests[k].Name(), res.Value)
+					}
+					if err != nil {
+						values[k][r], errs[k][r] = math.NaN(), err
+					} else {
+						values[k][r] = res.Value
+					}
+					return nil
+				})
+			}
+			fg.Wait()
+			done[k] = true
+			return nil
+		})
+	}
+	g.Wait()
+	return done
+}
+
+// prepare returns, for every estimator not summed that implements
+// reweighter and has a fast path (mis), the function that evaluates an
+// episode resample from multiplicities (nil otherwise, and always nil for
+// the block bootstrap). A log with terminal episodes is refitted, as the
+// sums are not: a resample without the longest episode pads the others
+// to a shorter horizon, which the fast path would not see.
+func (b *Bootstrap) prepare(d *dataset.Dataset, gamma float64, ests []Estimator, summed []bool) []func([]int) (float64, error) {
 	prepared := make([]func([]int) (float64, error), len(ests))
-	if d.NumEpisodes() <= 1 {
+	if d.NumEpisodes() <= 1 || d.NumTerminal() > 0 {
 		return prepared
 	}
 	for k, est := range ests {
-		if rw, ok := est.(Reweighter); ok {
+		if summed[k] {
+			continue
+		}
+		if rw, ok := est.(reweighter); ok {
 			// On error the estimator fails on the full data too;
 			// Estimate reports it per resample.
-			prepared[k], _ = rw.Prepare(d, gamma)
+			prepared[k], _ = rw.prepare(d, gamma)
 		}
 	}
 	return prepared
@@ -193,29 +313,31 @@ func (b *Bootstrap) prepare(d *dataset.Dataset, gamma float64, ests []Estimator)
 // resample draws resample r from its own stream and evaluates every
 // estimator on it, into values[k][r] (NaN and errs[k][r] on failure).
 // order is d.IDOrder().
-func (b *Bootstrap) resample(d *dataset.Dataset, order []int, gamma float64, ests []Estimator, prepared []func([]int) (float64, error), r int, values [][]float64, errs [][]error) {
+func (b *Bootstrap) resample(d *dataset.Dataset, order []int, gamma float64, ests []Estimator, summed []bool, prepared []func([]int) (float64, error), r int, values [][]float64, errs [][]error) {
 	rng := rand.New(rand.NewPCG(b.Seed, uint64(r)+1))
 	var mult []int
 	idx, rd := b.draw(rng, d, order, r, &mult)
 	for k, est := range ests {
 		if rs, ok := est.(Reseeder); ok {
 			// A fresh training seed per resample (and per estimator), from
-			// the resample's own stream.
+			// the resample's own stream; drawn for a summed estimator too,
+			// so that the others' seeds do not depend on which are summed.
 			est = rs.Reseed(rng.Uint64())
+		}
+		if summed[k] {
+			continue
 		}
 		if prepared[k] != nil && mult != nil {
 			v, err := prepared[k](mult)
 			if err == nil && (math.IsNaN(v) || math.IsInf(v, 0)) {
 				err = fmt.Errorf("%s: the estimate is %v", est.Name(), v)
 			}
-			if err == nil {
-				values[k][r] = v
-				continue
-			}
-			if !errors.Is(err, ErrReweight) {
+			if err != nil {
 				values[k][r], errs[k][r] = math.NaN(), err
-				continue
+			} else {
+				values[k][r] = v
 			}
+			continue
 		}
 		if rd == nil {
 			rd = d.Subset(idx)

@@ -31,53 +31,91 @@ func taxiAndRing(t *testing.T) []namedData {
 	return []namedData{{"taxi", taxiData(t, 11, 60, 100)}, {"ring-zero-target", ringData}}
 }
 
-// A prepared reweighting gives the same estimate as Estimate on the
-// resampled dataset: two independent computations of every bootstrap
-// replicate.
-func TestReweightMatchesEstimate(t *testing.T) {
-	sets := taxiAndRing(t)
+// refitResamples evaluates est on each of the B resamples ope.Bootstrap
+// draws with seed (episodes drawn with replacement, in d.IDOrder(), from
+// the stream PCG(seed, r+1)), rebuilding every resampled log: the slow
+// computation the bootstrap's fast paths replace. With poisson, episode i
+// appears PoissonCount(seed, id, r) times instead. It returns the
+// successful estimates in resample order and the number of failures.
+func refitResamples(d *dataset.Dataset, gamma float64, est ope.Estimator, B int, seed uint64, poisson bool) ([]float64, int) {
+	order := d.IDOrder()
+	var ok []float64
+	failed := 0
+	for r := range B {
+		var idx []int
+		if poisson {
+			for i, id := range d.IDs {
+				for range ope.PoissonCount(seed, id, r) {
+					idx = append(idx, i)
+				}
+			}
+		} else {
+			rng := rand.New(rand.NewPCG(seed, uint64(r)+1))
+			idx = make([]int, d.NumEpisodes())
+			for i := range idx {
+				idx[i] = order[rng.IntN(len(idx))]
+			}
+		}
+		res, err := est.Estimate(d.Subset(idx), gamma)
+		if err != nil || math.IsNaN(res.Value) || math.IsInf(res.Value, 0) {
+			failed++
+			continue
+		}
+		ok = append(ok, res.Value)
+	}
+	return ok, failed
+}
+
+// The bootstrap's resample estimates, which the estimators whose
+// statistics are sums take from weighted copies of their sums (and mis
+// from its reweighted counts), equal Estimate on every rebuilt resample:
+// two independent computations of every bootstrap replicate, on logs with
+// steps the target never takes and with episodes of unequal lengths.
+func TestBootstrapFastPathsMatchRefits(t *testing.T) {
+	sets := append(taxiAndRing(t), namedData{"unequal-lengths", unequalData(t)})
 	ests := []ope.Estimator{&ope.Naive{}, &ope.TrajectoryIS{}, &ope.TrajectoryWIS{},
 		&ope.StepwiseIS{}, &ope.StepwiseWIS{}, ope.DensityRatio{Learner: ratio.Tabular{}}, ope.MIS{}}
 	for _, set := range sets {
-		for _, gamma := range []float64{1, 0.95} {
-			for _, est := range ests {
-				f, err := est.(ope.Reweighter).Prepare(set.d, gamma)
-				if err != nil {
-					if _, err2 := est.Estimate(set.d, gamma); err2 == nil {
-						t.Errorf("%s %s gamma %v: Prepare fails (%v) but Estimate does not", set.name, est.Name(), gamma, err)
-					}
-					continue
-				}
-				rng := rand.New(rand.NewPCG(5, 5))
-				compared := 0
-				for r := range 10 {
-					n := set.d.NumEpisodes()
-					idx := make([]int, n)
-					mult := make([]int, n)
-					for i := range idx {
-						idx[i] = rng.IntN(n)
-						mult[idx[i]]++
-					}
-					got, err := f(mult)
-					want, err2 := est.Estimate(set.d.Subset(idx), gamma)
-					if err != nil || err2 != nil {
-						if err2 == nil && err != ope.ErrReweight {
-							t.Errorf("%s %s gamma %v resample %d: %v", set.name, est.Name(), gamma, r, err)
-						}
-						continue
-					}
-					compared++
-					tol := 1e-12
-					if est.Name() == "bch-tabular" {
-						tol = 1e-7
-					}
-					if math.Abs(got-want.Value) > tol*math.Max(1, math.Abs(want.Value)) {
-						t.Errorf("%s %s gamma %v resample %d: reweighted %.15g, resampled %.15g", set.name, est.Name(), gamma, r, got, want.Value)
-					}
-				}
-				if compared == 0 {
-					t.Errorf("%s %s gamma %v: nothing compared", set.name, est.Name(), gamma)
-				}
+		for _, c := range []struct {
+			gamma   float64
+			poisson bool
+		}{{1, false}, {0.95, false}, {0.95, true}} {
+			bootstrapMatchesRefits(t, set.name, set.d, c.gamma, ests, c.poisson)
+		}
+	}
+}
+
+// bootstrapMatchesRefits checks ope.Bootstrap's resample estimates of
+// every estimator against refitResamples.
+func bootstrapMatchesRefits(t *testing.T, name string, d *dataset.Dataset, gamma float64, ests []ope.Estimator, poisson bool) {
+	t.Helper()
+	const B, seed = 10, 5
+	b := ope.Bootstrap{Resamples: B, Seed: seed, Workers: 2, Poisson: poisson}
+	ivs, err := b.Run(d, gamma, ests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, est := range ests {
+		want, failed := refitResamples(d, gamma, est, B, seed, poisson)
+		got := ivs[k]
+		if got.Failures != failed || len(got.Estimates) != len(want) {
+			t.Errorf("%s %s gamma %v: %d estimates and %d failures, refits %d and %d (%v)", name, est.Name(), gamma,
+				len(got.Estimates), got.Failures, len(want), failed, got.FirstFailure)
+			continue
+		}
+		if len(want) == 0 {
+			t.Errorf("%s %s gamma %v: nothing compared", name, est.Name(), gamma)
+		}
+		// The tabular solves are iterative (relative residual 1e-12), so
+		// two summation orders agree to about 1e-8.
+		tol := 1e-12
+		switch est.Name() {
+		case "bch-tabular", "mwl", "mql", "dualdice", "model-based", "fqe", "dr":
+			tol = 1e-7
+		}
+		for r := range want {
+			if math.Abs(got.Estimates[r]-want[r]) > tol*math.Max(1, math.Abs(want[r])) {
+				t.Errorf("%s %s gamma %v resample %d: bootstrap %.15g, refit %.15g", name, est.Name(), gamma, r, got.Estimates[r], want[r])
 			}
 		}
 	}
@@ -95,42 +133,6 @@ func unequalData(t *testing.T) *dataset.Dataset {
 		t.Fatal(err)
 	}
 	return d
-}
-
-// With unequal lengths the prepared reweighting still matches Estimate.
-func TestReweightUnequalLengths(t *testing.T) {
-	d := unequalData(t)
-	for _, gamma := range []float64{1, 0.9} {
-		for _, est := range []ope.Estimator{&ope.Naive{}, &ope.TrajectoryWIS{}, &ope.StepwiseIS{}, &ope.StepwiseWIS{}, ope.DensityRatio{Learner: ratio.Tabular{}}} {
-			f, err := est.(ope.Reweighter).Prepare(d, gamma)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rng := rand.New(rand.NewPCG(1, 1))
-			for r := range 5 {
-				idx := make([]int, d.NumEpisodes())
-				mult := make([]int, d.NumEpisodes())
-				for i := range idx {
-					idx[i] = rng.IntN(len(idx))
-					mult[idx[i]]++
-				}
-				got, err := f(mult)
-				want, err2 := est.Estimate(d.Subset(idx), gamma)
-				if err != nil || err2 != nil {
-					t.Fatalf("%s: %v %v", est.Name(), err, err2)
-				}
-				// bch-tabular solves iteratively (relative residual 1e-12),
-				// so two summation orders agree to about 1e-8.
-				tol := 1e-12
-				if est.Name() == "bch-tabular" {
-					tol = 1e-7
-				}
-				if math.Abs(got-want.Value) > tol {
-					t.Errorf("%s gamma %v resample %d: %.15g vs %.15g", est.Name(), gamma, r, got, want.Value)
-				}
-			}
-		}
-	}
 }
 
 // A constant reward is estimated exactly by every self-normalised
@@ -157,5 +159,22 @@ func TestConstantRewardUnequalLengths(t *testing.T) {
 				t.Errorf("%s gamma %v: weights sum to %v", est.Name(), gamma, sum)
 			}
 		}
+	}
+}
+
+// BenchmarkBootstrapTaxi times 200 episode resamples of each estimator
+// with a fast path on a Taxi log of 200 episodes of 400 steps.
+func BenchmarkBootstrapTaxi(b *testing.B) {
+	d := taxiData(b, 3, 200, 400)
+	for _, est := range []ope.Estimator{&ope.Naive{}, &ope.TrajectoryWIS{}, &ope.StepwiseWIS{},
+		ope.DensityRatio{Learner: ratio.Tabular{}}, ope.MIS{}} {
+		b.Run(est.Name(), func(b *testing.B) {
+			bs := ope.Bootstrap{Resamples: 200, Seed: 1, Workers: 2}
+			for b.Loop() {
+				if _, err := bs.Run(d, 0.99, []ope.Estimator{est}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -125,12 +125,13 @@ func misMassWarning(w []float64, estimate float64) string {
 		total, change, estimate/total)
 }
 
-var _ Reweighter = MIS{}
+var _ reweighter = MIS{}
 
-// Prepare implements Reweighter for the default learner (ratio.Marginal):
-// a resample's time-indexed ratios are counted with the episodes'
-// multiplicities (ratio.Marginal.FitMult) instead of on a rebuilt log.
-func (e MIS) Prepare(d *dataset.Dataset, gamma float64) (func([]int) (float64, error), error) {
+// prepare is the bootstrap's fast path (reweighter) for the default
+// learner (ratio.Marginal): a resample's time-indexed ratios are counted
+// with the episodes' multiplicities (ratio.Marginal.FitMult) instead of on
+// a rebuilt log.
+func (e MIS) prepare(d *dataset.Dataset, gamma float64) (func([]int) (float64, error), error) {
 	if e.Ratio != nil {
 		return nil, nil
 	}

@@ -453,8 +453,8 @@ func TestTerminalRealStates(t *testing.T) {
 
 // Every registered estimator that runs on quitMDP's log is checked above
 // (bch-tabular against COBS's form), so an estimator added later is too;
-// and the bootstrap's fast paths (Reweighter) read the log as Estimate
-// does: with every episode once they give Estimate's value.
+// and the bootstrap's resamples of every one of them, fast paths included,
+// are Estimate on the rebuilt resampled logs.
 func TestTerminalCoverage(t *testing.T) {
 	d := quitPopulation(t, true, true)
 	pi, err := policy.NewTabular([][]float64{quitMDP.pi[0][:], quitMDP.pi[1][:]})
@@ -464,11 +464,7 @@ func TestTerminalCoverage(t *testing.T) {
 	checked := map[string]bool{"naive": true, "is-trajectory": true, "wis-trajectory": true, "is-stepwise": true,
 		"wis-stepwise": true, "model-based": true, "fqe": true, "mis": true, "dr": true, "mwl": true, "mql": true,
 		"dualdice": true, "bch-tabular": true}
-	ones := make([]int, d.NumEpisodes())
-	for i := range ones {
-		ones[i] = 1
-	}
-	fast := 0
+	var ests []ope.Estimator
 	for _, est := range []ope.Estimand{ope.Horizon, ope.LongRun} {
 		opts := ope.Options{Target: pi, Estimand: est}
 		for _, e := range ope.Registry() {
@@ -478,32 +474,8 @@ func TestTerminalCoverage(t *testing.T) {
 			if !checked[e.Name] {
 				t.Errorf("%s applies to an episodic log but TestTerminalByHand does not check it", e.Name)
 			}
-			rw, ok := e.New(opts).(ope.Reweighter)
-			if !ok {
-				continue
-			}
-			f, err := rw.Prepare(d, 0.5)
-			if err != nil || f == nil {
-				continue // no fast path
-			}
-			got, err := f(ones)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := e.New(opts).Estimate(d, 0.5)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if math.Abs(got-want.Value) > 1e-12 {
-				t.Errorf("%s: fast path %.15g, Estimate %.15g", e.Name, got, want.Value)
-			}
-			fast++
+			ests = append(ests, e.New(opts))
 		}
 	}
-	// naive, the four IS estimators, mis and bch-tabular under each
-	// estimand (mis and the IS family give their horizon value under the
-	// long run).
-	if fast != 14 {
-		t.Errorf("%d fast paths checked, want 14", fast)
-	}
+	bootstrapMatchesRefits(t, "quit", d, 0.5, ests, false)
 }
