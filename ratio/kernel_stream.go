@@ -71,10 +71,9 @@ type KernelPrep struct {
 	Learner Kernel
 	Gamma   float64
 	Dim     int
-	// Steps is the number of logged states, Mean and M2 their running
-	// mean and sum of squared deviations per dimension.
-	Steps    float64
-	Mean, M2 []float64
+	// States are the logged states' count, running mean and sum of
+	// squared deviations per dimension.
+	States kernelloss.Welford
 	// Episodes counts the non-empty episodes.
 	Episodes int
 	// Centres samples the logged states, Next the next states of the
@@ -95,7 +94,7 @@ func (l Kernel) NewPrep(dim int, gamma float64) (*KernelPrep, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &KernelPrep{Learner: l, Gamma: gamma, Dim: dim, Mean: make([]float64, dim), M2: make([]float64, dim),
+	return &KernelPrep{Learner: l, Gamma: gamma, Dim: dim, States: kernelloss.NewWelford(dim),
 		Centres: Sample{K: set.m, Dim: dim}, Next: Sample{K: set.bandwidthSample, Dim: dim}}, nil
 }
 
@@ -154,12 +153,7 @@ func (p *KernelPrep) Add(d *dataset.Dataset, e int) error {
 	for j := lo; j < hi; j++ {
 		t := j - lo
 		obs := d.ObsAt(j)
-		p.Steps++
-		for k, v := range obs {
-			delta := v - p.Mean[k]
-			p.Mean[k] += delta / p.Steps
-			p.M2[k] += delta * (v - p.Mean[k])
-		}
+		p.States.Add(obs)
 		p.Centres.Add(stepKey(seed, centreSalt, idh, t), obs)
 		if next, ok := d.NextObs(e, j); ok && g > 0 {
 			p.Next.Add(stepKey(seed, bandwidthSalt, idh, t), next)
@@ -175,15 +169,7 @@ func (p *KernelPrep) Merge(o *KernelPrep) error {
 	if p.Learner != o.Learner || p.Gamma != o.Gamma || p.Dim != o.Dim {
 		return errors.New("ratio: cannot merge kernel first passes of different settings")
 	}
-	if o.Steps > 0 {
-		n := p.Steps + o.Steps
-		for k := range p.Mean {
-			delta := o.Mean[k] - p.Mean[k]
-			p.M2[k] += o.M2[k] + delta*delta*p.Steps*o.Steps/n
-			p.Mean[k] += delta * o.Steps / n
-		}
-		p.Steps = n
-	}
+	p.States.Merge(&o.States)
 	p.Episodes += o.Episodes
 	p.Centres.Merge(&o.Centres)
 	p.Next.Merge(&o.Next)
@@ -214,7 +200,7 @@ type KernelFeatures struct {
 
 // Features fixes the feature maps from the first pass.
 func (p *KernelPrep) Features() (*KernelFeatures, error) {
-	if p.Steps == 0 {
+	if p.States.N == 0 {
 		return nil, errors.New("ratio: no logged states")
 	}
 	set, err := p.Learner.settings()
@@ -222,14 +208,8 @@ func (p *KernelPrep) Features() (*KernelFeatures, error) {
 		return nil, err
 	}
 	dim := p.Dim
-	f := &KernelFeatures{Gamma: p.Gamma, Seed: p.Learner.Seed, Mean: slices.Clone(p.Mean), Scale: make([]float64, dim),
-		ByEpisode: p.Episodes >= kernelFolds, Steps: int(p.Steps)}
-	for k := range f.Scale {
-		f.Scale[k] = math.Sqrt(p.M2[k] / p.Steps)
-		if !(f.Scale[k] > 0) || math.IsInf(f.Scale[k], 0) {
-			f.Scale[k] = 1
-		}
-	}
+	f := &KernelFeatures{Gamma: p.Gamma, Seed: p.Learner.Seed, ByEpisode: p.Episodes >= kernelFolds, Steps: int(p.States.N)}
+	f.Mean, f.Scale = p.States.Scaling()
 	scaleRows := func(rows []float64) []float64 {
 		for i := range rows {
 			k := i % dim

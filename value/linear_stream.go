@@ -43,10 +43,11 @@ type LinearPrep struct {
 	Learner         Linear
 	Gamma           float64
 	Dim, NumActions int
-	Steps           float64
-	Mean, M2        []float64
-	MaxLen          int
-	MaxAbsReward    float64
+	// States are the logged states' count, running mean and sum of
+	// squared deviations per dimension.
+	States       kernelloss.Welford
+	MaxLen       int
+	MaxAbsReward float64
 	// Check samples steps, each row obs | pi(.|s) | has next | s' |
 	// has pi(.|s') | pi(.|s') | action | steps left.
 	Check kernelloss.BottomK
@@ -82,7 +83,7 @@ func (p *LinearPrep) Add(d *dataset.Dataset, e int) error {
 	}
 	if p.Dim == 0 {
 		p.Dim, p.NumActions = d.StateDim, d.NumActions
-		p.Mean, p.M2 = make([]float64, p.Dim), make([]float64, p.Dim)
+		p.States = kernelloss.NewWelford(p.Dim)
 		p.Check = kernelloss.BottomK{K: checkSteps, Dim: p.rowLen()}
 	}
 	if d.StateDim != p.Dim || d.NumActions != p.NumActions {
@@ -101,12 +102,7 @@ func (p *LinearPrep) Add(d *dataset.Dataset, e int) error {
 			return err
 		}
 		obs := d.ObsAt(j)
-		p.Steps++
-		for k, v := range obs {
-			delta := v - p.Mean[k]
-			p.Mean[k] += delta / p.Steps
-			p.M2[k] += delta * (v - p.Mean[k])
-		}
+		p.States.Add(obs)
 		p.MaxAbsReward = math.Max(p.MaxAbsReward, math.Abs(d.Reward[j]))
 		next, hasNext := d.NextObs(e, j)
 		if hasNext && !allFinite(next) {
@@ -162,22 +158,14 @@ func (p *LinearPrep) Merge(o *LinearPrep) error {
 	}
 	if p.Dim == 0 {
 		*p = *o
-		p.Mean, p.M2 = slices.Clone(o.Mean), slices.Clone(o.M2)
+		p.States = kernelloss.Welford{N: o.States.N, Mean: slices.Clone(o.States.Mean), M2: slices.Clone(o.States.M2)}
 		p.Check = kernelloss.BottomK{K: o.Check.K, Dim: o.Check.Dim, Keys: slices.Clone(o.Check.Keys), Rows: slices.Clone(o.Check.Rows)}
 		return nil
 	}
 	if p.Dim != o.Dim || p.NumActions != o.NumActions {
 		return errors.New("value: linear: cannot merge first passes of different shapes")
 	}
-	n := p.Steps + o.Steps
-	if o.Steps > 0 {
-		for k := range p.Mean {
-			delta := o.Mean[k] - p.Mean[k]
-			p.M2[k] += o.M2[k] + delta*delta*p.Steps*o.Steps/n
-			p.Mean[k] += delta * o.Steps / n
-		}
-	}
-	p.Steps = n
+	p.States.Merge(&o.States)
 	p.MaxLen = max(p.MaxLen, o.MaxLen)
 	p.MaxAbsReward = math.Max(p.MaxAbsReward, o.MaxAbsReward)
 	p.Check.Merge(&o.Check)
@@ -201,17 +189,12 @@ type LinearStream struct {
 
 // Features fixes the feature map from the first pass.
 func (p *LinearPrep) Features() (*LinearStream, error) {
-	if p.Steps == 0 {
+	if p.States.N == 0 {
 		return nil, errors.New("value: linear: the logs have no steps")
 	}
-	s := &LinearStream{Learner: p.Learner, Gamma: p.Gamma, Dim: p.Dim, NumActions: p.NumActions, Mean: slices.Clone(p.Mean),
-		Scale: make([]float64, p.Dim), MaxLen: p.MaxLen, MaxAbsReward: p.MaxAbsReward, Check: p.Check}
-	for k := range s.Scale {
-		s.Scale[k] = math.Sqrt(p.M2[k] / p.Steps)
-		if !(s.Scale[k] > 0) || math.IsInf(s.Scale[k], 0) {
-			s.Scale[k] = 1
-		}
-	}
+	s := &LinearStream{Learner: p.Learner, Gamma: p.Gamma, Dim: p.Dim, NumActions: p.NumActions,
+		MaxLen: p.MaxLen, MaxAbsReward: p.MaxAbsReward, Check: p.Check}
+	s.Mean, s.Scale = p.States.Scaling()
 	return s, s.init()
 }
 
