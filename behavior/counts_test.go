@@ -9,12 +9,13 @@ import (
 
 	"github.com/ihope-ope/ihope/behavior"
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/dataset/logio"
 )
 
 // readLog reads a CSV log of the log contract.
 func readLog(t testing.TB, csv string) *dataset.Dataset {
 	t.Helper()
-	d, err := dataset.ReadCSV(strings.NewReader(csv), "logs.csv")
+	d, err := logio.ReadCSV(strings.NewReader(csv), "logs.csv")
 	if err != nil {
 		t.Fatal(err)
 	}

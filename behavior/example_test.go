@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/ihope-ope/ihope/behavior"
-	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/dataset/logio"
 )
 
 // A log without behavior probabilities: fit them by counts, each
@@ -16,7 +16,7 @@ func ExampleCrossFit() {
 	const logs = "episode,t,state,action,reward,target_prob\n" +
 		"a,0,0,0,1,0.5\na,1,0,0,1,0.5\n" +
 		"b,0,0,1,0,0.5\nb,1,1,0,0,0.5\n"
-	d, err := dataset.ReadCSV(strings.NewReader(logs), "logs.csv")
+	d, err := logio.ReadCSV(strings.NewReader(logs), "logs.csv")
 	if err != nil {
 		fmt.Println(err)
 		return

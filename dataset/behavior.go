@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"sort"
+
+	"github.com/ihope-ope/ihope/dataset/internal/rules"
 )
 
 // BehaviorConflict describes the discrete (state, action) pairs that a log
@@ -77,7 +79,7 @@ func FindBehaviorConflict(d *Dataset) BehaviorConflict {
 				*f = j + 1
 			case *f < 0: // counted already
 			case d.LogBehavior[j] == d.LogBehavior[*f-1]: // the usual case, without two exponentials
-			case math.Abs(math.Exp(d.LogBehavior[j])-math.Exp(d.LogBehavior[*f-1])) > probTol:
+			case math.Abs(math.Exp(d.LogBehavior[j])-math.Exp(d.LogBehavior[*f-1])) > rules.ProbTol:
 				if c.Pairs == 0 {
 					c.State, c.Action = int(s), int(a)
 					c.First, c.Second = at(episodeOf(*f-1), *f-1), at(e, j)
@@ -99,7 +101,7 @@ func (d *Dataset) WithBehavior(logProbs []float64) (*Dataset, error) {
 		return nil, fmt.Errorf("dataset: %d behavior log-probabilities for %d steps", len(logProbs), d.NumSteps())
 	}
 	for j, lb := range logProbs {
-		if msg := checkReal(lb); msg != "" || d.ActionDim == 0 && lb > 0 {
+		if msg := rules.Real(lb); msg != "" || d.ActionDim == 0 && lb > 0 {
 			return nil, fmt.Errorf("dataset: behavior log-probability %v at step %d", lb, j)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/dataset/logio"
 )
 
 // A log without behavior_prob or behavior_logprob is read with
@@ -80,8 +81,8 @@ func TestWithoutBehaviorBadInput(t *testing.T) {
 		{h + "a,0,1,0,1,1.5\n", 2, "target_prob", "outside [0, 1]"},
 		{"episode,t,state,action,reward\na,0,1,0,1\n", 1, "target_prob", "required column is missing"},
 	} {
-		_, err := dataset.ReadCSV(strings.NewReader(c.in), "logs.csv")
-		fe, ok := err.(*dataset.FormatError)
+		_, err := logio.ReadCSV(strings.NewReader(c.in), "logs.csv")
+		fe, ok := err.(*logio.FormatError)
 		if !ok || fe.Row != c.row || fe.Column != c.col || !strings.Contains(fe.Msg, c.msg) {
 			t.Errorf("%d: %v, want row %d, column %q, %q", i, err, c.row, c.col, c.msg)
 		}
@@ -104,7 +105,7 @@ func TestFindBehaviorConflict(t *testing.T) {
 		{"episode,t,state,action,reward,target_prob\na,0,1,0,1,0.5\n", dataset.BehaviorConflict{}},
 		{"episode,t,state_0,action,reward,behavior_prob,target_prob\na,0,1,0,1,0.5,0.5\nb,0,1,0,1,0.25,0.5\n", dataset.BehaviorConflict{}},
 	} {
-		d, err := dataset.ReadCSV(strings.NewReader(c.in), "logs.csv")
+		d, err := logio.ReadCSV(strings.NewReader(c.in), "logs.csv")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/dataset/logio"
 )
 
 // benchFile writes 1,000 episodes of 1,000 discrete steps (1,000,000 rows)
@@ -17,7 +18,7 @@ func benchFile(b *testing.B, ext string) (string, int64) {
 	b.Helper()
 	d := sampled(b, 1000, 1000)
 	path := filepath.Join(b.TempDir(), "log"+ext)
-	if err := dataset.WriteFile(path, d); err != nil {
+	if err := logio.WriteFile(path, d); err != nil {
 		b.Fatal(err)
 	}
 	st, err := os.Stat(path)
@@ -32,7 +33,7 @@ func benchRead(b *testing.B, ext string) {
 	b.SetBytes(size)
 	b.ReportAllocs()
 	for b.Loop() {
-		d, err := dataset.ReadFile(path)
+		d, err := logio.ReadFile(path)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -74,11 +75,11 @@ func BenchmarkReadCSVMapped1M(b *testing.B) {
 	if err := os.WriteFile(mapped, buf.Bytes(), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	o := dataset.ReadOptions{Columns: map[string]string{"episode": "trajectory_id", "t": "step"}, Ignore: []string{"user_id"}}
+	o := logio.ReadOptions{Columns: map[string]string{"episode": "trajectory_id", "t": "step"}, Ignore: []string{"user_id"}}
 	b.SetBytes(size)
 	b.ReportAllocs()
 	for b.Loop() {
-		d, _, err := dataset.ReadFileWith(mapped, o)
+		d, _, err := logio.ReadFileWith(mapped, o)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -102,11 +103,11 @@ func benchWrite(b *testing.B, write func(*bytes.Buffer, *dataset.Dataset) error)
 }
 
 func BenchmarkWriteCSV1M(b *testing.B) {
-	benchWrite(b, func(w *bytes.Buffer, d *dataset.Dataset) error { return dataset.WriteCSV(w, d) })
+	benchWrite(b, func(w *bytes.Buffer, d *dataset.Dataset) error { return logio.WriteCSV(w, d) })
 }
 
 func BenchmarkWriteParquet1M(b *testing.B) {
-	benchWrite(b, func(w *bytes.Buffer, d *dataset.Dataset) error { return dataset.WriteParquet(w, d) })
+	benchWrite(b, func(w *bytes.Buffer, d *dataset.Dataset) error { return logio.WriteParquet(w, d) })
 }
 
 // BenchmarkBytesPerStep reports the memory that a dataset read from a
@@ -127,7 +128,7 @@ func BenchmarkBytesPerStep(b *testing.B) {
 			for b.Loop() {
 				settle()
 				runtime.ReadMemStats(&before)
-				d, err := dataset.ReadFile(path)
+				d, err := logio.ReadFile(path)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -10,6 +10,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/dataset/logio"
 	"github.com/ihope-ope/ihope/ope"
 )
 
@@ -72,7 +73,7 @@ func TestParquetCorpus(t *testing.T) {
 	names = append(names, "parquet-go lz4_raw")
 	for _, name := range names {
 		b := files[name]
-		got, err := dataset.ReadParquet(bytes.NewReader(b), int64(len(b)), name)
+		got, err := logio.ReadParquet(bytes.NewReader(b), int64(len(b)), name)
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/dataset/logio"
 )
 
 const hdr = "episode,t,state,action,reward,behavior_prob,target_prob\n"
@@ -104,8 +105,8 @@ func TestReadCSVMalformed(t *testing.T) {
 		{"text after closing quote", hdr + `"a"b,0,1,0,1,0.5,0.5` + "\n", 2, "episode", `unexpected 'b' after a closing quote`},
 		{"bare quote after a quoted field", hdr + `"a",0,1,0,1,0.5,0"` + "\n", 2, "target_prob", "double quote in an unquoted field"},
 	} {
-		_, err := dataset.ReadCSV(strings.NewReader(c.in), "test.csv")
-		var fe *dataset.FormatError
+		_, err := logio.ReadCSV(strings.NewReader(c.in), "test.csv")
+		var fe *logio.FormatError
 		if !errors.As(err, &fe) {
 			t.Errorf("%d %s: error %v, want a *FormatError", i, c.name, err)
 			continue
@@ -125,19 +126,19 @@ func TestFormatErrorMessage(t *testing.T) {
 		in += "a," + strconv.Itoa(k) + ",1,0,1,0.5,0.5\n"
 	}
 	in += "a,5,1,0,1,0,0.5\n" // row 7
-	_, err := dataset.ReadCSV(strings.NewReader(in), "logs.csv")
+	_, err := logio.ReadCSV(strings.NewReader(in), "logs.csv")
 	want := `logs.csv: row 7, column "behavior_prob": 0 is outside (0, 1]`
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v\nwant %s", err, want)
 	}
 	for _, c := range []struct {
-		e    dataset.FormatError
+		e    logio.FormatError
 		want string
 	}{
-		{dataset.FormatError{File: "f.csv", Row: 3, Msg: "m"}, "f.csv: row 3: m"},
-		{dataset.FormatError{File: "f.parquet", Column: "state", Msg: "m"}, `f.parquet: column "state": m`},
-		{dataset.FormatError{File: "f.csv", Msg: "empty file"}, "f.csv: empty file"},
-		{dataset.FormatError{Row: 2, Column: "t", Msg: "m"}, `row 2, column "t": m`},
+		{logio.FormatError{File: "f.csv", Row: 3, Msg: "m"}, "f.csv: row 3: m"},
+		{logio.FormatError{File: "f.parquet", Column: "state", Msg: "m"}, `f.parquet: column "state": m`},
+		{logio.FormatError{File: "f.csv", Msg: "empty file"}, "f.csv: empty file"},
+		{logio.FormatError{Row: 2, Column: "t", Msg: "m"}, `row 2, column "t": m`},
 	} {
 		if got := c.e.Error(); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.e, got, c.want)
@@ -201,7 +202,7 @@ func TestReadCSVValid(t *testing.T) {
 			}),
 		},
 	} {
-		got, err := dataset.ReadCSV(strings.NewReader(c.in), "test.csv")
+		got, err := logio.ReadCSV(strings.NewReader(c.in), "test.csv")
 		if err != nil {
 			t.Errorf("%d %s: %v", i, c.name, err)
 			continue
@@ -215,8 +216,8 @@ func TestReadCSVValid(t *testing.T) {
 // A reader that fails is reported as such, not as a format error.
 func TestReadCSVReaderError(t *testing.T) {
 	r := &failingReader{data: hdr + ok, err: errors.New("disk on fire")}
-	_, err := dataset.ReadCSV(r, "x.csv")
-	var fe *dataset.FormatError
+	_, err := logio.ReadCSV(r, "x.csv")
+	var fe *logio.FormatError
 	if err == nil || errors.As(err, &fe) || !errors.Is(err, r.err) || !strings.HasPrefix(err.Error(), "x.csv: ") {
 		t.Errorf("got %v", err)
 	}
@@ -238,8 +239,8 @@ func (r *failingReader) Read(p []byte) (int, error) {
 
 func TestReadCSVLongLine(t *testing.T) {
 	in := io.MultiReader(strings.NewReader(hdr+"a"), &zeros{n: 65<<20 + 1})
-	_, err := dataset.ReadCSV(in, "big.csv")
-	var fe *dataset.FormatError
+	_, err := logio.ReadCSV(in, "big.csv")
+	var fe *logio.FormatError
 	if !errors.As(err, &fe) || fe.Row != 2 || fe.Column != "" || !strings.Contains(fe.Msg, "line longer than 64 MiB") {
 		t.Errorf("got %v", err)
 	}
@@ -264,8 +265,8 @@ func (z *zeros) Read(p []byte) (int, error) {
 // arrays), naming its row and column.
 func TestHugeStateID(t *testing.T) {
 	in := "episode,t,state,action,reward,behavior_prob,target_prob\na,0,0,0,1,0.5,0.5\na,1,300000000,0,1,0.5,0.5\n"
-	_, err := dataset.ReadCSV(strings.NewReader(in), "h.csv")
-	var fe *dataset.FormatError
+	_, err := logio.ReadCSV(strings.NewReader(in), "h.csv")
+	var fe *logio.FormatError
 	if !errors.As(err, &fe) || fe.Row != 3 || fe.Column != "state" {
 		t.Fatalf("got %v", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/dataset/logio"
 )
 
 // Every form a log can take reads back as the dataset written: from a
@@ -23,15 +24,15 @@ func TestFormsRoundTrip(t *testing.T) {
 		"vector":       continuous(t),
 		"target probs": withTargetProbs(t)["vector states"],
 	} {
-		for _, f := range dataset.Formats {
+		for _, f := range logio.Formats {
 			path := filepath.Join(dir, "log."+strings.ToUpper(string(f)))
-			if err := dataset.WriteFile(path, d); err != nil {
+			if err := logio.WriteFile(path, d); err != nil {
 				t.Fatalf("%s %s: %v", name, f, err)
 			}
-			if got, err := dataset.FormatOf(path); got != f || err != nil {
+			if got, err := logio.FormatOf(path); got != f || err != nil {
 				t.Errorf("FormatOf(%s) = %q, %v", path, got, err)
 			}
-			got, err := dataset.ReadFile(path)
+			got, err := logio.ReadFile(path)
 			if err != nil {
 				t.Fatalf("%s %s: %v", name, f, err)
 			}
@@ -39,28 +40,28 @@ func TestFormsRoundTrip(t *testing.T) {
 				t.Errorf("%s %s: file read back differs", name, f)
 			}
 			var buf bytes.Buffer
-			if err := dataset.Write(&buf, d, f); err != nil {
+			if err := logio.Write(&buf, d, f); err != nil {
 				t.Fatal(err)
 			}
 			raw, _ := os.ReadFile(path)
-			if f != dataset.CSVGzip && f != dataset.TSVGzip && !bytes.Equal(buf.Bytes(), raw) {
+			if f != logio.CSVGzip && f != logio.TSVGzip && !bytes.Equal(buf.Bytes(), raw) {
 				t.Errorf("%s %s: Write and WriteFile differ", name, f)
 			}
 			// A stream: no name to go by, no random access.
-			got, _, err = dataset.Read(struct{ *bytes.Reader }{bytes.NewReader(raw)}, "standard input", dataset.ReadOptions{Format: f})
+			got, _, err = logio.Read(struct{ *bytes.Reader }{bytes.NewReader(raw)}, "standard input", logio.ReadOptions{Format: f})
 			if err != nil {
 				t.Fatalf("%s %s from a stream: %v", name, f, err)
 			}
 			if !reflect.DeepEqual(got, d) {
 				t.Errorf("%s %s: stream read back differs", name, f)
 			}
-			got, _, err = dataset.ReadAt(bytes.NewReader(raw), int64(len(raw)), "test", dataset.ReadOptions{Format: f})
+			got, _, err = logio.ReadAt(bytes.NewReader(raw), int64(len(raw)), "test", logio.ReadOptions{Format: f})
 			if err != nil || !reflect.DeepEqual(got, d) {
 				t.Errorf("%s %s: ReadAt: %v, or the dataset differs", name, f, err)
 			}
 		}
 	}
-	if _, _, err := dataset.Read(strings.NewReader(hdr+ok), "-", dataset.ReadOptions{}); err == nil {
+	if _, _, err := logio.Read(strings.NewReader(hdr+ok), "-", logio.ReadOptions{}); err == nil {
 		t.Error("Read without a format: no error")
 	}
 }
@@ -69,7 +70,7 @@ func TestFormsRoundTrip(t *testing.T) {
 func TestWriteTSV(t *testing.T) {
 	d := mustNew(t, 2, 2, []dataset.Episode{{ID: "a\tb", Steps: []dataset.Step{{State: 0, Action: 1, Reward: 0.5, NextState: -1, LogBehavior: -1, LogTarget: -2}}}})
 	var buf bytes.Buffer
-	if err := dataset.Write(&buf, d, dataset.TSV); err != nil {
+	if err := logio.Write(&buf, d, logio.TSV); err != nil {
 		t.Fatal(err)
 	}
 	want := "episode\tt\tstate\taction\treward\tbehavior_logprob\ttarget_logprob\tnext_state\n\"a\tb\"\t0\t0\t1\t0.5\t-1\t-2\t\n"
@@ -146,8 +147,8 @@ func TestFormHints(t *testing.T) {
 		if err := os.WriteFile(path, c.data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, err := dataset.ReadFile(path)
-		var fe *dataset.FormatError
+		_, err := logio.ReadFile(path)
+		var fe *logio.FormatError
 		if !errors.As(err, &fe) || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), path+": ") {
 			t.Errorf("%s %.12q: got %v\nwant a *FormatError with %q", c.name, c.data, err, c.want)
 		}
@@ -160,11 +161,11 @@ func TestFormHints(t *testing.T) {
 // The same hints on a stream say what to give as --format.
 func TestFormHintsStream(t *testing.T) {
 	zipped := gz(t, []byte(hdr+ok))
-	_, _, err := dataset.Read(bytes.NewReader(zipped), "standard input", dataset.ReadOptions{Format: dataset.CSV})
+	_, _, err := logio.Read(bytes.NewReader(zipped), "standard input", logio.ReadOptions{Format: logio.CSV})
 	if err == nil || err.Error() != "standard input: not CSV text: this is gzip-compressed data; read it as csv.gz (name it .csv.gz, or give --format csv.gz)" {
 		t.Errorf("gzip on a CSV stream: %v", err)
 	}
-	d, _, err := dataset.Read(bytes.NewReader(zipped), "standard input", dataset.ReadOptions{Format: dataset.CSVGzip})
+	d, _, err := logio.Read(bytes.NewReader(zipped), "standard input", logio.ReadOptions{Format: logio.CSVGzip})
 	if err != nil || d.NumSteps() != 1 {
 		t.Errorf("gzip stream as csv.gz: %v", err)
 	}
@@ -182,7 +183,7 @@ func TestGzipBadRow(t *testing.T) {
 	if err := os.WriteFile(path, gz(t, []byte(hdr+ok+"a,1,1,0,x,0.5,0.5\n"+sb.String())), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := dataset.ReadFile(path)
+	_, err := logio.ReadFile(path)
 	if err == nil || err.Error() != path+`: row 3, column "reward": "x" is not a number` {
 		t.Errorf("got %v", err)
 	}
@@ -190,11 +191,11 @@ func TestGzipBadRow(t *testing.T) {
 
 func TestParseFormat(t *testing.T) {
 	for _, s := range []string{"csv", "TSV", "csv.gz", "tsv.gz", "Parquet"} {
-		if _, err := dataset.ParseFormat(s); err != nil {
+		if _, err := logio.ParseFormat(s); err != nil {
 			t.Errorf("%s: %v", s, err)
 		}
 	}
-	if _, err := dataset.ParseFormat("xlsx"); err == nil {
+	if _, err := logio.ParseFormat("xlsx"); err == nil {
 		t.Error("xlsx: no error")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/dataset/logio"
 )
 
 // FuzzReadCSV checks that ReadCSV never panics, refuses bad input only with
@@ -44,9 +45,9 @@ func FuzzReadCSV(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		var d *dataset.Dataset
 		var err error
-		boundedAlloc(t, in, func() { d, err = dataset.ReadCSV(bytes.NewReader(in), "fuzz.csv") })
+		boundedAlloc(t, in, func() { d, err = logio.ReadCSV(bytes.NewReader(in), "fuzz.csv") })
 		if err != nil {
-			var fe *dataset.FormatError
+			var fe *logio.FormatError
 			if !errors.As(err, &fe) {
 				t.Fatalf("error %v is not a *FormatError", err)
 			}
@@ -56,10 +57,10 @@ func FuzzReadCSV(f *testing.F) {
 			t.Fatalf("accepted a dataset that does not validate: %v", err)
 		}
 		var buf bytes.Buffer
-		if err := dataset.WriteCSV(&buf, d); err != nil {
+		if err := logio.WriteCSV(&buf, d); err != nil {
 			t.Fatalf("WriteCSV: %v", err)
 		}
-		again, err := dataset.ReadCSV(bytes.NewReader(buf.Bytes()), "again.csv")
+		again, err := logio.ReadCSV(bytes.NewReader(buf.Bytes()), "again.csv")
 		if err != nil {
 			t.Fatalf("reading back %q: %v", buf.Bytes(), err)
 		}
@@ -88,9 +89,9 @@ func FuzzReadParquet(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		var d *dataset.Dataset
 		var err error
-		boundedAlloc(t, in, func() { d, err = dataset.ReadParquet(bytes.NewReader(in), int64(len(in)), "fuzz.parquet") })
+		boundedAlloc(t, in, func() { d, err = logio.ReadParquet(bytes.NewReader(in), int64(len(in)), "fuzz.parquet") })
 		if err != nil {
-			var fe *dataset.FormatError
+			var fe *logio.FormatError
 			if !errors.As(err, &fe) {
 				t.Fatalf("error %v is not a *FormatError", err)
 			}

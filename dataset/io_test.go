@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/dataset/logio"
 	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/policy"
 	"github.com/ihope-ope/ihope/sim"
@@ -111,7 +112,7 @@ func continuous(t testing.TB) *dataset.Dataset {
 func writeCSV(t testing.TB, d *dataset.Dataset) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := dataset.WriteCSV(&buf, d); err != nil {
+	if err := logio.WriteCSV(&buf, d); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
@@ -120,7 +121,7 @@ func writeCSV(t testing.TB, d *dataset.Dataset) []byte {
 func writeParquet(t testing.TB, d *dataset.Dataset) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := dataset.WriteParquet(&buf, d); err != nil {
+	if err := logio.WriteParquet(&buf, d); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
@@ -128,7 +129,7 @@ func writeParquet(t testing.TB, d *dataset.Dataset) []byte {
 
 func readCSV(t testing.TB, b []byte) *dataset.Dataset {
 	t.Helper()
-	d, err := dataset.ReadCSV(bytes.NewReader(b), "test.csv")
+	d, err := logio.ReadCSV(bytes.NewReader(b), "test.csv")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +138,7 @@ func readCSV(t testing.TB, b []byte) *dataset.Dataset {
 
 func readParquet(t testing.TB, b []byte) *dataset.Dataset {
 	t.Helper()
-	d, err := dataset.ReadParquet(bytes.NewReader(b), int64(len(b)), "test.parquet")
+	d, err := logio.ReadParquet(bytes.NewReader(b), int64(len(b)), "test.parquet")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,10 +230,10 @@ func TestReadWriteFile(t *testing.T) {
 	dir := t.TempDir()
 	for _, name := range []string{"log.csv", "log.parquet", "LOG.CSV"} {
 		path := filepath.Join(dir, name)
-		if err := dataset.WriteFile(path, d); err != nil {
+		if err := logio.WriteFile(path, d); err != nil {
 			t.Fatal(err)
 		}
-		got, err := dataset.ReadFile(path)
+		got, err := logio.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -241,16 +242,16 @@ func TestReadWriteFile(t *testing.T) {
 		}
 	}
 	path := filepath.Join(dir, "log.json")
-	if err := dataset.WriteFile(path, d); err == nil {
+	if err := logio.WriteFile(path, d); err == nil {
 		t.Error("WriteFile .json: no error")
 	}
 	if err := os.WriteFile(path, []byte("{}"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := dataset.ReadFile(path); err == nil || !strings.Contains(err.Error(), ".json") {
+	if _, err := logio.ReadFile(path); err == nil || !strings.Contains(err.Error(), ".json") {
 		t.Errorf("ReadFile .json: %v", err)
 	}
-	if _, err := dataset.ReadFile(filepath.Join(dir, "missing.csv")); err == nil {
+	if _, err := logio.ReadFile(filepath.Join(dir, "missing.csv")); err == nil {
 		t.Error("ReadFile of a missing file: no error")
 	}
 }
@@ -333,10 +334,10 @@ func TestReadSizesColumns(t *testing.T) {
 	for _, c := range cases {
 		for _, ext := range []string{".csv", ".tsv"} {
 			path := filepath.Join(t.TempDir(), "log"+ext)
-			if err := dataset.WriteFile(path, c.d); err != nil {
+			if err := logio.WriteFile(path, c.d); err != nil {
 				t.Fatal(err)
 			}
-			got, err := dataset.ReadFile(path)
+			got, err := logio.ReadFile(path)
 			if err != nil {
 				t.Fatal(err)
 			}

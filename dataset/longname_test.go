@@ -5,9 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ihope-ope/ihope/dataset/logio"
 	"github.com/parquet-go/parquet-go"
-
-	"github.com/ihope-ope/ihope/dataset"
 )
 
 // TestLongColumnName checks that a column name of 1 MiB is cut in the
@@ -30,9 +29,9 @@ func TestLongColumnName(t *testing.T) {
 		name string
 		read func() error
 	}{
-		{"csv", func() error { _, err := dataset.ReadCSV(strings.NewReader(csv), "log.csv"); return err }},
+		{"csv", func() error { _, err := logio.ReadCSV(strings.NewReader(csv), "log.csv"); return err }},
 		{"parquet", func() error {
-			_, err := dataset.ReadParquet(bytes.NewReader(pq.Bytes()), int64(pq.Len()), "log.parquet")
+			_, err := logio.ReadParquet(bytes.NewReader(pq.Bytes()), int64(pq.Len()), "log.parquet")
 			return err
 		}},
 	} {

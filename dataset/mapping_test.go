@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/dataset/logio"
 )
 
 // obpForm writes d (discrete states and actions) as another OPE tool's
@@ -46,12 +47,12 @@ func obpForm(t *testing.T, d *dataset.Dataset) (other, contract string) {
 // named at once, and read with those flags it is the log in contract form.
 func TestMappingOtherToolsNames(t *testing.T) {
 	other, contract := obpForm(t, sampled(t, 5, 8))
-	want, err := dataset.ReadCSV(strings.NewReader(contract), "contract.csv")
+	want, err := logio.ReadCSV(strings.NewReader(contract), "contract.csv")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = dataset.ReadCSV(strings.NewReader(other), "obp.csv")
-	var fe *dataset.FormatError
+	_, err = logio.ReadCSV(strings.NewReader(other), "obp.csv")
+	var fe *logio.FormatError
 	if !errors.As(err, &fe) || fe.Row != 1 || fe.Column != "" {
 		t.Fatalf("got %#v", err)
 	}
@@ -67,13 +68,13 @@ func TestMappingOtherToolsNames(t *testing.T) {
 	}
 	// The flags as the message gives them read the file.
 	o := optionsFromFlags(t, strings.Fields(strings.TrimPrefix(fe.Msg[strings.LastIndex(fe.Msg, "\n")+1:], "to read the file as it is, add: ")))
-	for _, f := range []dataset.Format{dataset.CSV, dataset.Parquet} {
+	for _, f := range []logio.Format{logio.CSV, logio.Parquet} {
 		in := []byte(other)
-		if f == dataset.Parquet {
+		if f == logio.Parquet {
 			in = csvToParquet(t, other)
 		}
 		o.Format = f
-		got, labels, err := dataset.Read(bytes.NewReader(in), "obp", o)
+		got, labels, err := logio.Read(bytes.NewReader(in), "obp", o)
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
@@ -85,10 +86,10 @@ func TestMappingOtherToolsNames(t *testing.T) {
 
 // optionsFromFlags turns "--column ROLE=NAME" and "--ignore NAME" pairs
 // into ReadOptions, as the command line does.
-func optionsFromFlags(t *testing.T, words []string) dataset.ReadOptions {
+func optionsFromFlags(t *testing.T, words []string) logio.ReadOptions {
 	t.Helper()
 	var cols []string
-	var o dataset.ReadOptions
+	var o logio.ReadOptions
 	for i := 0; i+1 < len(words); i += 2 {
 		switch words[i] {
 		case "--column":
@@ -100,7 +101,7 @@ func optionsFromFlags(t *testing.T, words []string) dataset.ReadOptions {
 		}
 	}
 	var err error
-	if o.Columns, err = dataset.ParseColumns(cols); err != nil {
+	if o.Columns, err = logio.ParseColumns(cols); err != nil {
 		t.Fatal(err)
 	}
 	return o
@@ -143,7 +144,7 @@ func TestMappingMessages(t *testing.T) {
 		{"categorical action and target_prob_k", "episode,t,state,action,reward,target_prob_0,target_prob_1", []string{"--categorical", "action"},
 			"target_prob_0", "--categorical action: target_prob_k give the target's probability of action id k"},
 	} {
-		o := dataset.ReadOptions{Format: dataset.CSV}
+		o := logio.ReadOptions{Format: logio.CSV}
 		var cols []string
 		for i := 0; i < len(c.flags); i += 2 {
 			switch c.flags[i] {
@@ -156,11 +157,11 @@ func TestMappingMessages(t *testing.T) {
 			}
 		}
 		var err error
-		if o.Columns, err = dataset.ParseColumns(cols); err != nil {
+		if o.Columns, err = logio.ParseColumns(cols); err != nil {
 			t.Fatal(err)
 		}
-		_, _, err = dataset.Read(strings.NewReader(c.header+"\n"+row), "test.csv", o)
-		var fe *dataset.FormatError
+		_, _, err = logio.Read(strings.NewReader(c.header+"\n"+row), "test.csv", o)
+		var fe *logio.FormatError
 		if !errors.As(err, &fe) || fe.Row != 1 || fe.Column != c.col || !strings.Contains(fe.Msg, c.msg) {
 			t.Errorf("%s: got %v\nwant column %q and %q", c.name, err, c.col, c.msg)
 		}
@@ -172,21 +173,21 @@ func TestMappingMessages(t *testing.T) {
 func TestMappingPrefix(t *testing.T) {
 	d := continuous(t)
 	var buf bytes.Buffer
-	if err := dataset.WriteCSV(&buf, d); err != nil {
+	if err := logio.WriteCSV(&buf, d); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.SplitN(buf.String(), "\n", 2)
 	header := strings.NewReplacer("next_state_", "next_obs_", "state_", "obs_", "episode", "ep").Replace(lines[0])
 	in := header + "\n" + lines[1]
-	_, err := dataset.ReadCSV(strings.NewReader(in), "test.csv")
+	_, err := logio.ReadCSV(strings.NewReader(in), "test.csv")
 	if err == nil || !strings.HasSuffix(err.Error(), "add: --column episode=ep --column state_=obs_ --column next_state_=next_obs_") {
 		t.Fatalf("got %v", err)
 	}
-	cols, err := dataset.ParseColumns([]string{"episode=ep", "state_=obs_", "next_state_=next_obs_"})
+	cols, err := logio.ParseColumns([]string{"episode=ep", "state_=obs_", "next_state_=next_obs_"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, _, err := dataset.Read(strings.NewReader(in), "test.csv", dataset.ReadOptions{Format: dataset.CSV, Columns: cols})
+	got, _, err := logio.Read(strings.NewReader(in), "test.csv", logio.ReadOptions{Format: logio.CSV, Columns: cols})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +196,7 @@ func TestMappingPrefix(t *testing.T) {
 	}
 	// A row error names the column as the file does.
 	bad := strings.Replace(in, "\na,0,", "\na,-1,", 1)
-	_, _, err = dataset.Read(strings.NewReader(bad), "test.csv", dataset.ReadOptions{Format: dataset.CSV, Columns: cols})
+	_, _, err = logio.Read(strings.NewReader(bad), "test.csv", logio.ReadOptions{Format: logio.CSV, Columns: cols})
 	if err == nil || !strings.Contains(err.Error(), `column "t"`) {
 		t.Errorf("got %v", err)
 	}
@@ -205,8 +206,8 @@ func TestMappingPrefix(t *testing.T) {
 		{strings.Replace(other, "0.5,", "0,", 1), `column "pscore": 0 is outside (0, 1]`},
 	} {
 		o := optionsFromFlags(t, []string{"--ignore", "user_id", "--column", "episode=trajectory_id", "--column", "t=step", "--column", "behavior_prob=pscore"})
-		o.Format = dataset.CSV
-		_, _, err := dataset.Read(strings.NewReader(c.in), "test.csv", o)
+		o.Format = logio.CSV
+		_, _, err := logio.Read(strings.NewReader(c.in), "test.csv", o)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("got %v, want %q\n%s", err, c.want, contract)
 		}
@@ -215,29 +216,29 @@ func TestMappingPrefix(t *testing.T) {
 
 func TestReadOptionsCheck(t *testing.T) {
 	for _, c := range []struct {
-		o    dataset.ReadOptions
+		o    logio.ReadOptions
 		want string
 	}{
-		{dataset.ReadOptions{Columns: map[string]string{"propensity": "p"}}, `"propensity" is not a column of the log contract`},
-		{dataset.ReadOptions{Columns: map[string]string{"behavior_prob": "p", "target_prob": "p"}}, "one column cannot be two contract columns"},
-		{dataset.ReadOptions{Columns: map[string]string{"t": "step"}, Ignore: []string{"step"}}, "a column is either read or ignored"},
-		{dataset.ReadOptions{Categorical: []string{"reward"}}, "only state and action may hold labels"},
-		{dataset.ReadOptions{Format: "xlsx"}, `unknown format "xlsx"`},
+		{logio.ReadOptions{Columns: map[string]string{"propensity": "p"}}, `"propensity" is not a column of the log contract`},
+		{logio.ReadOptions{Columns: map[string]string{"behavior_prob": "p", "target_prob": "p"}}, "one column cannot be two contract columns"},
+		{logio.ReadOptions{Columns: map[string]string{"t": "step"}, Ignore: []string{"step"}}, "a column is either read or ignored"},
+		{logio.ReadOptions{Categorical: []string{"reward"}}, "only state and action may hold labels"},
+		{logio.ReadOptions{Format: "xlsx"}, `unknown format "xlsx"`},
 	} {
 		err := c.o.Check()
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: got %v, want %q", c.o, err, c.want)
 		}
-		if _, _, err := dataset.Read(strings.NewReader(hdr+ok), "x", c.o); err == nil {
+		if _, _, err := logio.Read(strings.NewReader(hdr+ok), "x", c.o); err == nil {
 			t.Errorf("%+v: Read: no error", c.o)
 		}
 	}
 	for _, flags := range [][]string{{"behavior_prob"}, {"=pscore"}, {"t=step", "t=steps"}, {"bogus=x"}} {
-		if _, err := dataset.ParseColumns(flags); err == nil {
+		if _, err := logio.ParseColumns(flags); err == nil {
 			t.Errorf("ParseColumns(%q): no error", flags)
 		}
 	}
-	m, err := dataset.ParseColumns([]string{"behavior_prob =pscore ", "state_=obs_", "state_0=x"})
+	m, err := logio.ParseColumns([]string{"behavior_prob =pscore ", "state_=obs_", "state_0=x"})
 	if err != nil || !reflect.DeepEqual(m, map[string]string{"behavior_prob": "pscore ", "state_": "obs_", "state_0": "x"}) {
 		t.Errorf("ParseColumns: %v, %v", m, err)
 	}
@@ -251,12 +252,12 @@ b,0,work,right,1,0.5,0.5,
 a,1,home,left,0,0.5,0.5,park
 a,0,work,left,1,0.5,0.5,
 `
-	o := dataset.ReadOptions{Format: dataset.CSV, Categorical: []string{"state", "action"}}
-	d, labels, err := dataset.Read(strings.NewReader(in), "test.csv", o)
+	o := logio.ReadOptions{Format: logio.CSV, Categorical: []string{"state", "action"}}
+	d, labels, err := logio.Read(strings.NewReader(in), "test.csv", o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(labels, &dataset.Labels{State: []string{"home", "park", "work"}, Action: []string{"left", "right"}}) {
+	if !reflect.DeepEqual(labels, &logio.Labels{State: []string{"home", "park", "work"}, Action: []string{"left", "right"}}) {
 		t.Errorf("labels %+v", labels)
 	}
 	// Rows out of order: the episodes come in the order of their ids, a
@@ -274,8 +275,8 @@ a,0,work,left,1,0.5,0.5,
 	}
 	// Parquet: a string state column.
 	pqIn := pq(t, stringState{"e", 0, "s9", 1, 1, 0.5, 0.5}, stringState{"e", 1, "s10", 0, 1, 0.5, 0.5})
-	got, labels, err := dataset.Read(bytes.NewReader(pqIn), "test.parquet",
-		dataset.ReadOptions{Format: dataset.Parquet, Categorical: []string{"state"}})
+	got, labels, err := logio.Read(bytes.NewReader(pqIn), "test.parquet",
+		logio.ReadOptions{Format: logio.Parquet, Categorical: []string{"state"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,11 +284,11 @@ a,0,work,left,1,0.5,0.5,
 		t.Errorf("Parquet: labels %+v, states %v", labels, got.State)
 	}
 	// Without --categorical, labels are refused with a hint.
-	_, err = dataset.ReadCSV(strings.NewReader(in), "test.csv")
+	_, err = logio.ReadCSV(strings.NewReader(in), "test.csv")
 	if err == nil || !strings.Contains(err.Error(), `"work" is not a number (if the states are labels, read them with --categorical state)`) {
 		t.Errorf("CSV without --categorical: %v", err)
 	}
-	_, err = dataset.ReadParquet(bytes.NewReader(pqIn), int64(len(pqIn)), "test.parquet")
+	_, err = logio.ReadParquet(bytes.NewReader(pqIn), int64(len(pqIn)), "test.parquet")
 	if err == nil || !strings.Contains(err.Error(), "(if the states are labels, read them with --categorical state)") {
 		t.Errorf("Parquet without --categorical: %v", err)
 	}
@@ -295,7 +296,7 @@ a,0,work,left,1,0.5,0.5,
 	if err := os.WriteFile(path, []byte(in), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, labels, err := dataset.ReadFileWith(path, dataset.ReadOptions{Categorical: []string{"action"}}); err == nil {
+	if _, labels, err := logio.ReadFileWith(path, logio.ReadOptions{Categorical: []string{"action"}}); err == nil {
 		t.Errorf("labelled states read as ids: %+v", labels)
 	}
 }
@@ -304,15 +305,15 @@ a,0,work,left,1,0.5,0.5,
 // suggested quoted and read as it is.
 func TestMappingSpacedName(t *testing.T) {
 	const in = "episode,t,state,action,reward,pscore ,target_prob\n" + ok
-	_, err := dataset.ReadCSV(strings.NewReader(in), "test.csv")
+	_, err := logio.ReadCSV(strings.NewReader(in), "test.csv")
 	if err == nil || !strings.Contains(err.Error(), "--column 'behavior_prob=pscore '") {
 		t.Fatalf("got %v", err)
 	}
-	cols, err := dataset.ParseColumns([]string{"behavior_prob=pscore "})
+	cols, err := logio.ParseColumns([]string{"behavior_prob=pscore "})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := dataset.Read(strings.NewReader(in), "test.csv", dataset.ReadOptions{Format: dataset.CSV, Columns: cols}); err != nil {
+	if _, _, err := logio.Read(strings.NewReader(in), "test.csv", logio.ReadOptions{Format: logio.CSV, Columns: cols}); err != nil {
 		t.Error(err)
 	}
 }

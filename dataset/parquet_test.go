@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/dataset/logio"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -189,8 +190,8 @@ func TestReadParquetMalformed(t *testing.T) {
 		{"next_state disagrees", pq(t, goodRow{Behavior: 0.5, Next: new(int64(7))}, goodRow{T: 1, State: 2, Behavior: 0.5}),
 			1, "next_state", "next_state 7 differs from the state 2"},
 	} {
-		_, err := dataset.ReadParquet(bytes.NewReader(c.data), int64(len(c.data)), "test.parquet")
-		var fe *dataset.FormatError
+		_, err := logio.ReadParquet(bytes.NewReader(c.data), int64(len(c.data)), "test.parquet")
+		var fe *logio.FormatError
 		if !errors.As(err, &fe) {
 			t.Errorf("%d %s: error %v, want a *FormatError", i, c.name, err)
 			continue
@@ -267,9 +268,9 @@ func TestParquetEpisodesFromFlags(t *testing.T) {
 		return d3rlpyRow{Obs0: 0.5, Actions: 1, Rewards: 1, Terminals: term, Timeouts: trunc, Pscore: 0.5, Target: 0.25}
 	}
 	b := pq(t, row(0, 0), row(1, 0), row(0, 1), row(0, 0), row(0, 0))
-	o := dataset.ReadOptions{Format: dataset.Parquet, Columns: map[string]string{"state_": "observations_", "action": "actions",
+	o := logio.ReadOptions{Format: logio.Parquet, Columns: map[string]string{"state_": "observations_", "action": "actions",
 		"reward": "rewards", "terminal": "terminals", "truncated": "timeouts", "behavior_prob": "pscore"}}
-	d, _, err := dataset.Read(bytes.NewReader(b), "d3.parquet", o)
+	d, _, err := logio.Read(bytes.NewReader(b), "d3.parquet", o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/dataset/logio"
 	"github.com/ihope-ope/ihope/policy"
 )
 
@@ -47,7 +48,7 @@ func policyForms(t *testing.T) (named string, contract [2]string) {
 	var tables [2][][]string
 	for i, x := range []*dataset.Dataset{a, b} {
 		var buf bytes.Buffer
-		if err := dataset.WriteCSV(&buf, x); err != nil {
+		if err := logio.WriteCSV(&buf, x); err != nil {
 			t.Fatal(err)
 		}
 		contract[i] = buf.String()
@@ -91,7 +92,7 @@ func TestReadPolicies(t *testing.T) {
 	if err := os.WriteFile(path, []byte(named), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ds, _, err := dataset.ReadFilePolicies(path, dataset.ReadOptions{})
+	ds, _, err := logio.ReadFilePolicies(path, logio.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +100,7 @@ func TestReadPolicies(t *testing.T) {
 		t.Fatalf("got %d datasets, policies %q %q %q", len(ds), ds[0].Policy, ds[1].Policy, ds[0].Policies)
 	}
 	for i, d := range ds {
-		want, err := dataset.ReadCSV(strings.NewReader(contract[i]), "contract.csv")
+		want, err := logio.ReadCSV(strings.NewReader(contract[i]), "contract.csv")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,7 +118,7 @@ func TestReadPolicies(t *testing.T) {
 	}
 
 	// One policy by name; the first by default.
-	d, _, err := dataset.ReadFileWith(path, dataset.ReadOptions{Policy: "B"})
+	d, _, err := logio.ReadFileWith(path, logio.ReadOptions{Policy: "B"})
 	if err != nil || d.Policy != "B" || d.TargetProbs != nil {
 		t.Errorf("Policy B: %v", err)
 	}
@@ -126,7 +127,7 @@ func TestReadPolicies(t *testing.T) {
 	if err := os.WriteFile(plain, []byte(contract[0]), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if ds, _, err := dataset.ReadFilePolicies(plain, dataset.ReadOptions{}); err != nil || len(ds) != 1 || ds[0].Policy != "" || ds[0].Policies != nil {
+	if ds, _, err := logio.ReadFilePolicies(plain, logio.ReadOptions{}); err != nil || len(ds) != 1 || ds[0].Policy != "" || ds[0].Policies != nil {
 		t.Errorf("unnamed: %d datasets, %v", len(ds), err)
 	}
 }
@@ -154,22 +155,22 @@ func TestReadPoliciesErrors(t *testing.T) {
 
 	for _, c := range []struct {
 		name, data string
-		o          dataset.ReadOptions
+		o          logio.ReadOptions
 		want       string // "" for no error
 	}{
-		{"bad value of B", badRow, dataset.ReadOptions{Policy: "B"}, `row 3, column "target_logprob@B"`},
-		{"bad value of B, read all", badRow, dataset.ReadOptions{}, `row 3, column "target_logprob@B"`},
-		{"renamed", renamed, dataset.ReadOptions{Columns: map[string]string{"target_logprob@B": "logp_b"}}, ""},
-		{"renamed, unmapped", renamed, dataset.ReadOptions{}, `logp_b`},
-		{"prefix", prefixed, dataset.ReadOptions{Columns: map[string]string{"target_prob_@A": "pa_"}}, ""},
-		{"mixed", mixed, dataset.ReadOptions{}, `column "target_logprob": is a target column for no policy`},
-		{"unknown policy", named, dataset.ReadOptions{Policy: "C"}, `no column is named for target policy "C" (the file names A, B)`},
+		{"bad value of B", badRow, logio.ReadOptions{Policy: "B"}, `row 3, column "target_logprob@B"`},
+		{"bad value of B, read all", badRow, logio.ReadOptions{}, `row 3, column "target_logprob@B"`},
+		{"renamed", renamed, logio.ReadOptions{Columns: map[string]string{"target_logprob@B": "logp_b"}}, ""},
+		{"renamed, unmapped", renamed, logio.ReadOptions{}, `logp_b`},
+		{"prefix", prefixed, logio.ReadOptions{Columns: map[string]string{"target_prob_@A": "pa_"}}, ""},
+		{"mixed", mixed, logio.ReadOptions{}, `column "target_logprob": is a target column for no policy`},
+		{"unknown policy", named, logio.ReadOptions{Policy: "C"}, `no column is named for target policy "C" (the file names A, B)`},
 	} {
 		path := filepath.Join(t.TempDir(), "log.csv")
 		if err := os.WriteFile(path, []byte(c.data), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		ds, _, err := dataset.ReadFilePolicies(path, c.o)
+		ds, _, err := logio.ReadFilePolicies(path, c.o)
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%s: %v", c.name, err)
@@ -178,7 +179,7 @@ func TestReadPoliciesErrors(t *testing.T) {
 		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
 			t.Errorf("%s: got %v, want %q", c.name, err, c.want)
 		}
-		var fe *dataset.FormatError
+		var fe *logio.FormatError
 		if c.want != "" && err != nil && !errors.As(err, &fe) {
 			t.Errorf("%s: %T is not a FormatError", c.name, err)
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/dataset/logio"
 )
 
 // typedParquet writes the CSV form of d as Parquet with typed columns, as
@@ -152,7 +153,7 @@ func TestParquetFormsAccepted(t *testing.T) {
 	} {
 		for _, f := range parquetForms {
 			b := f.write(t, d)
-			got, err := dataset.ReadParquet(bytes.NewReader(b), int64(len(b)), "test.parquet")
+			got, err := logio.ReadParquet(bytes.NewReader(b), int64(len(b)), "test.parquet")
 			if err != nil {
 				t.Errorf("%s, %s: %v", name, f.name, err)
 				continue
@@ -331,8 +332,8 @@ func TestParquetHostile(t *testing.T) {
 		}(), "its metadata (footer) is damaged: a list declares 2147483647 elements in 1 bytes"},
 	} {
 		var err error
-		boundedAlloc(t, c.in, func() { _, err = dataset.ReadParquet(bytes.NewReader(c.in), int64(len(c.in)), "test.parquet") })
-		var fe *dataset.FormatError
+		boundedAlloc(t, c.in, func() { _, err = logio.ReadParquet(bytes.NewReader(c.in), int64(len(c.in)), "test.parquet") })
+		var fe *logio.FormatError
 		if !errors.As(err, &fe) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: got %v\nwant %q", c.name, err, c.want)
 		}

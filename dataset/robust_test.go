@@ -10,6 +10,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/dataset/logio"
 )
 
 // TestIDsFarBeyondTheData: discrete ids are indexed densely, so an id far
@@ -25,15 +26,15 @@ func TestIDsFarBeyondTheData(t *testing.T) {
 	}{
 		{"testdata/action-2e9.csv", 3, "action", "action id 2000000000 is far larger than the data (2 rows)"},
 	} {
-		_, err := dataset.ReadFile(tc.file)
-		var fe *dataset.FormatError
+		_, err := logio.ReadFile(tc.file)
+		var fe *logio.FormatError
 		if !errors.As(err, &fe) || fe.Row != tc.row || fe.Column != tc.col || !strings.Contains(fe.Msg, tc.msg) {
 			t.Errorf("%s: %v; want row %d, column %s, %q", tc.file, err, tc.row, tc.col, tc.msg)
 		}
 	}
 	// Below the bound, the ids are read as they are: 2^22 states, 1001
 	// actions (the table they imply is for the memory check to refuse).
-	d, err := dataset.ReadFile("testdata/state-4194303.csv")
+	d, err := logio.ReadFile("testdata/state-4194303.csv")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +57,7 @@ func TestParquetLongIDs(t *testing.T) {
 	if len(b)*1024 >= 10*(2<<20) {
 		t.Fatalf("the file has %d bytes: not compressed beyond 1024x, the test tests nothing", len(b))
 	}
-	got, _, err := dataset.Read(bytes.NewReader(b), "long.parquet", dataset.ReadOptions{Format: dataset.Parquet})
+	got, _, err := logio.Read(bytes.NewReader(b), "long.parquet", logio.ReadOptions{Format: logio.Parquet})
 	if err != nil {
 		t.Fatalf("%.300v", err)
 	}
@@ -92,7 +93,7 @@ func TestLongNamesInMessages(t *testing.T) {
 		{"id", "episode,t,state,action,reward,behavior_prob,target_prob\n" + long + ",0,0,0,1,0.5,0.5\n" + long + ",0,0,0,1,0.5,0.5\n",
 			`duplicate step: episode "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"…(5242880 bytes) has t = 0 on row 2 too`},
 	} {
-		_, err := dataset.ReadCSV(strings.NewReader(c.csv), "log.csv")
+		_, err := logio.ReadCSV(strings.NewReader(c.csv), "log.csv")
 		if err == nil || !strings.Contains(err.Error(), c.want) || len(err.Error()) > 2000 {
 			t.Errorf("%s: %.500v (%d bytes); want %q in at most 2000 bytes", c.name, err, len(fmt.Sprint(err)), c.want)
 		}
@@ -139,7 +140,7 @@ func TestDuplicateReportedAtItsRow(t *testing.T) {
 		{"out of order", "b,1,0,0,1,0.5,0.5\nb,0,0,0,1,0.5,0.5\n", "e,0,0,0,1,0.5,0.5\n", `log.csv: row 5, column "t": duplicate step: episode "e" has t = 0 on row 4 too`},
 	} {
 		r := &endless{header: header + c.prefix, row: c.row, limit: 1 << 20}
-		_, err := dataset.ReadCSV(r, "log.csv")
+		_, err := logio.ReadCSV(r, "log.csv")
 		if err == nil || err.Error() != c.want {
 			t.Errorf("%s: %v, want %s", c.name, err, c.want)
 		}

@@ -3,6 +3,8 @@ package dataset
 import (
 	"fmt"
 	"math"
+
+	"github.com/ihope-ope/ihope/dataset/internal/rules"
 )
 
 // SetTargetPolicy sets the target's whole action distribution from p, a
@@ -27,6 +29,12 @@ import (
 //
 // On error d is left unchanged.
 func (d *Dataset) SetTargetPolicy(p TablePolicy) error { return d.setTarget(p, targetFill) }
+
+// ReplaceTargetPolicy makes SetTargetPolicy's checks and fills
+// TargetProbs from p, and also sets LogTarget from p: for a log read
+// without target columns, whose target is given as a policy file
+// (package logio's ReadOptions.Target).
+func (d *Dataset) ReplaceTargetPolicy(p TablePolicy) error { return d.setTarget(p, targetReplace) }
 
 // CheckTargetPolicy makes SetTargetPolicy's checks of p against d and
 // changes nothing: what a stream of shards runs on each shard, whose
@@ -146,7 +154,7 @@ func (d *Dataset) setTarget(p TablePolicy, mode targetMode) error {
 			}
 			if a := d.Action[j]; replace {
 				logTarget[j] = math.Log(r[a])
-			} else if !agrees(d.LogTarget[j], r[a]) {
+			} else if !rules.Agrees(d.LogTarget[j], r[a]) {
 				return fmt.Errorf("dataset: episode %s, t = %d: the target policy file says pi(%d|%d) = %v but the log's target_prob says %v (they must agree within 1e-6)",
 					Quote(d.IDs[e]), j-lo, a, d.State[j], r[a], math.Exp(d.LogTarget[j]))
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/dataset/logio"
 	"github.com/ihope-ope/ihope/policy"
 )
 
@@ -79,9 +80,9 @@ var textColumns = map[string]bool{"episode": true, "trajectory_id": true, "user_
 // readBoth reads a CSV log as CSV and, converted, as Parquet.
 func readBoth(t *testing.T, in string) (fromCSV, fromParquet *dataset.Dataset, csvErr, pqErr error) {
 	t.Helper()
-	fromCSV, csvErr = dataset.ReadCSV(strings.NewReader(in), "test.csv")
+	fromCSV, csvErr = logio.ReadCSV(strings.NewReader(in), "test.csv")
 	b := csvToParquet(t, in)
-	fromParquet, pqErr = dataset.ReadParquet(bytes.NewReader(b), int64(len(b)), "test.parquet")
+	fromParquet, pqErr = logio.ReadParquet(bytes.NewReader(b), int64(len(b)), "test.parquet")
 	return fromCSV, fromParquet, csvErr, pqErr
 }
 
@@ -163,7 +164,7 @@ func TestTargetProbsMalformed(t *testing.T) {
 			file string
 			row  int
 		}{{csvErr, "test.csv", c.row}, {pqErr, "test.parquet", c.row - 1}} {
-			var fe *dataset.FormatError
+			var fe *logio.FormatError
 			if !errors.As(r.err, &fe) {
 				t.Errorf("%d %s (%s): error %v, want a *FormatError", i, c.name, r.file, r.err)
 				continue
@@ -470,10 +471,10 @@ func TestValidateTargetProbs(t *testing.T) {
 			continue
 		}
 		var buf bytes.Buffer
-		if werr := dataset.WriteCSV(&buf, d); werr == nil || werr.Error() != err.Error() || buf.Len() != 0 {
+		if werr := logio.WriteCSV(&buf, d); werr == nil || werr.Error() != err.Error() || buf.Len() != 0 {
 			t.Errorf("%d %s: WriteCSV gave %v and wrote %d bytes", i, c.name, werr, buf.Len())
 		}
-		if werr := dataset.WriteParquet(&buf, d); werr == nil || buf.Len() != 0 {
+		if werr := logio.WriteParquet(&buf, d); werr == nil || buf.Len() != 0 {
 			t.Errorf("%d %s: WriteParquet gave %v and wrote %d bytes", i, c.name, werr, buf.Len())
 		}
 	}
@@ -665,11 +666,11 @@ func TestReadTargetFromPolicy(t *testing.T) {
 	p := probTable{{0.2, 0.8}, {0.7, 0.3}, {0.5, 0.5}}
 	bare := "episode,t,state,action,reward,behavior_prob\na,0,0,1,1,0.5\na,1,2,0,0,0.5\nb,0,1,0,2,0.4\nb,1,1,1,1,0.6\n"
 	with := "episode,t,state,action,reward,behavior_prob,target_prob\na,0,0,1,1,0.5,0.8\na,1,2,0,0,0.5,0.5\nb,0,1,0,2,0.4,0.7\nb,1,1,1,1,0.6,0.3\n"
-	got, _, err := dataset.Read(strings.NewReader(bare), "bare.csv", dataset.ReadOptions{Format: dataset.CSV, Target: p})
+	got, _, err := logio.Read(strings.NewReader(bare), "bare.csv", logio.ReadOptions{Format: logio.CSV, Target: p})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _, err := dataset.Read(strings.NewReader(with), "with.csv", dataset.ReadOptions{Format: dataset.CSV})
+	want, _, err := logio.Read(strings.NewReader(with), "with.csv", logio.ReadOptions{Format: logio.CSV})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -683,15 +684,15 @@ func TestReadTargetFromPolicy(t *testing.T) {
 		t.Error(err)
 	}
 	// The file's own column wins over Target (checked later by SetTargetPolicy).
-	own, _, err := dataset.Read(strings.NewReader(with), "with.csv", dataset.ReadOptions{Format: dataset.CSV, Target: probTable{{1, 0}, {1, 0}, {1, 0}}})
+	own, _, err := logio.Read(strings.NewReader(with), "with.csv", logio.ReadOptions{Format: logio.CSV, Target: probTable{{1, 0}, {1, 0}, {1, 0}}})
 	if err != nil || own.TargetProbs != nil || !reflect.DeepEqual(own.LogTarget, want.LogTarget) {
 		t.Errorf("a file with target_prob read with Target: %v, TargetProbs %v", err, own.TargetProbs)
 	}
-	if _, _, err := dataset.Read(strings.NewReader(bare), "bare.csv", dataset.ReadOptions{Format: dataset.CSV}); err == nil || !strings.Contains(err.Error(), `column "target_prob": required column is missing`) {
+	if _, _, err := logio.Read(strings.NewReader(bare), "bare.csv", logio.ReadOptions{Format: logio.CSV}); err == nil || !strings.Contains(err.Error(), `column "target_prob": required column is missing`) {
 		t.Errorf("without Target: %v", err)
 	}
 	small := probTable{{0.2, 0.8}, {0.7, 0.3}}
-	if _, _, err := dataset.Read(strings.NewReader(bare), "bare.csv", dataset.ReadOptions{Format: dataset.CSV, Target: small}); err == nil ||
+	if _, _, err := logio.Read(strings.NewReader(bare), "bare.csv", logio.ReadOptions{Format: logio.CSV, Target: small}); err == nil ||
 		!strings.Contains(err.Error(), "bare.csv") || !strings.Contains(err.Error(), `state id 2 (episode "a", t = 1)`) {
 		t.Errorf("a state beyond the policy: %v", err)
 	}

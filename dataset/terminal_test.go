@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/dataset/logio"
 )
 
 // episodic is a log of three episodes: "quit" ends in a terminal state
@@ -38,12 +39,12 @@ func TestTerminalRoundTrip(t *testing.T) {
 	if s := d.Step(0, 1); !s.Terminal || d.Step(0, 0).Terminal {
 		t.Errorf("Step: terminal flags %v, %v", d.Step(0, 0).Terminal, s.Terminal)
 	}
-	for _, f := range dataset.Formats {
+	for _, f := range logio.Formats {
 		var buf bytes.Buffer
-		if err := dataset.Write(&buf, d, f); err != nil {
+		if err := logio.Write(&buf, d, f); err != nil {
 			t.Fatal(err)
 		}
-		got, _, err := dataset.Read(bytes.NewReader(buf.Bytes()), "log", dataset.ReadOptions{Format: f})
+		got, _, err := logio.Read(bytes.NewReader(buf.Bytes()), "log", logio.ReadOptions{Format: f})
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
@@ -54,7 +55,7 @@ func TestTerminalRoundTrip(t *testing.T) {
 	// A log with the column keeps it, all 0, in a subset of cut-off
 	// episodes: they are known to be cut off.
 	var buf bytes.Buffer
-	if err := dataset.WriteCSV(&buf, d.Subset([]int{1, 2})); err != nil {
+	if err := logio.WriteCSV(&buf, d.Subset([]int{1, 2})); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(buf.String(), ",terminal\n") {
@@ -74,7 +75,7 @@ func TestTerminalRoundTrip(t *testing.T) {
 func TestTerminalColumn(t *testing.T) {
 	const head = "episode,t,state,action,reward,behavior_prob,target_prob,terminal\n"
 	good := head + "a,0,0,0,1,0.5,0.75,0\na,1,1,1,3,0.5,0.25,True\nb,0,0,1,2,0.5,0.25,1.0\n"
-	d, err := dataset.ReadCSV(strings.NewReader(good), "log.csv")
+	d, err := logio.ReadCSV(strings.NewReader(good), "log.csv")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,18 +94,18 @@ func TestTerminalColumn(t *testing.T) {
 		{"yes", "a,0,0,0,1,0.5,0.75,yes\n", 2, `"yes" is not 0, 1, true or false`},
 		{"empty", "a,0,0,0,1,0.5,0.75,\n", 2, "empty value"},
 	} {
-		for _, f := range []dataset.Format{dataset.CSV, dataset.Parquet} {
+		for _, f := range []logio.Format{logio.CSV, logio.Parquet} {
 			in := []byte(head + c.rows)
-			if f == dataset.Parquet {
+			if f == logio.Parquet {
 				if c.name == "yes" || c.name == "empty" {
 					continue // text and nulls are CSV matters
 				}
 				in = csvToParquet(t, head+c.rows)
 			}
-			_, _, err := dataset.Read(bytes.NewReader(in), "log", dataset.ReadOptions{Format: f})
-			var fe *dataset.FormatError
+			_, _, err := logio.Read(bytes.NewReader(in), "log", logio.ReadOptions{Format: f})
+			var fe *logio.FormatError
 			row := c.row
-			if f == dataset.Parquet {
+			if f == logio.Parquet {
 				row-- // no header row
 			}
 			if !errors.As(err, &fe) || fe.File != "log" || fe.Row != row || fe.Column != "terminal" || !strings.Contains(fe.Msg, c.msg) {
@@ -122,14 +123,14 @@ func TestTerminalSuggestions(t *testing.T) {
 		{"done", "--column terminal=done", "a time limit cut an episode off"},
 	} {
 		in := "episode,t,state,action,reward,behavior_prob,target_prob," + c.name + "\na,0,0,0,1,0.5,0.75,1\n"
-		_, err := dataset.ReadCSV(strings.NewReader(in), "log.csv")
+		_, err := logio.ReadCSV(strings.NewReader(in), "log.csv")
 		if err == nil || !strings.Contains(err.Error(), c.flag) || !strings.Contains(err.Error(), c.note) {
 			t.Errorf("%s: %v", c.name, err)
 			continue
 		}
 		o := optionsFromFlags(t, strings.Fields(c.flag))
-		o.Format = dataset.CSV
-		d, _, err := dataset.Read(strings.NewReader(in), "log.csv", o)
+		o.Format = logio.CSV
+		d, _, err := logio.Read(strings.NewReader(in), "log.csv", o)
 		if err != nil || !d.IsTerminal(0) {
 			t.Errorf("%s read with %s: %v", c.name, c.flag, err)
 		}

@@ -3,6 +3,8 @@ package dataset
 import (
 	"fmt"
 	"math"
+
+	"github.com/ihope-ope/ihope/dataset/internal/rules"
 )
 
 // Validate checks that d is well formed: the invariants that ReadCSV and
@@ -151,12 +153,12 @@ func (d *Dataset) checkShape() error {
 // checkTargetRow checks a row of the target's action distribution.
 func checkTargetRow(p []float64) string {
 	for k, v := range p {
-		if msg := checkProb(v); msg != "" {
+		if msg := rules.Prob(v); msg != "" {
 			return fmt.Sprintf("probability of action %d: %s", k, msg)
 		}
 	}
-	if sum, ok := checkDistribution(p); !ok {
-		return fmt.Sprintf("probabilities sum to %s, want 1 (within 1e-6)", sumText(sum))
+	if sum, ok := rules.Distribution(p); !ok {
+		return fmt.Sprintf("probabilities sum to %s, want 1 (within 1e-6)", rules.SumText(sum))
 	}
 	return ""
 }
@@ -203,19 +205,19 @@ func (d *Dataset) checkStep(j int) string {
 		}
 	} else {
 		for k, v := range d.ActionVecAt(j) {
-			if msg := checkReal(v); msg != "" {
+			if msg := rules.Real(v); msg != "" {
 				return fmt.Sprintf("action component %d: %s", k, msg)
 			}
 		}
 	}
-	if msg := checkReal(d.Reward[j]); msg != "" {
+	if msg := rules.Real(d.Reward[j]); msg != "" {
 		return "reward: " + msg
 	}
 	lb, lt := 0.0, d.LogTarget[j]
 	if d.LogBehavior != nil {
 		lb = d.LogBehavior[j]
 	}
-	if msg := checkReal(lb); msg != "" {
+	if msg := rules.Real(lb); msg != "" {
 		return "LogBehavior: " + msg
 	}
 	if math.IsNaN(lt) || math.IsInf(lt, 1) {
@@ -229,7 +231,7 @@ func (d *Dataset) checkStep(j int) string {
 		if msg := checkTargetRow(p); msg != "" {
 			return "TargetProbs: " + msg
 		}
-		if a := d.Action[j]; !agrees(lt, p[a]) {
+		if a := d.Action[j]; !rules.Agrees(lt, p[a]) {
 			return fmt.Sprintf("LogTarget %v (probability %v) disagrees with TargetProbs[%d] = %v, the target probability of the action (within 1e-6)",
 				lt, math.Exp(lt), a, p[a])
 		}
@@ -249,7 +251,7 @@ func (d *Dataset) checkState(what string, id int, obs []float64) string {
 		return fmt.Sprintf("%s vector of length %d (want %d)", what, len(obs), d.StateDim)
 	}
 	for k, v := range obs {
-		if msg := checkReal(v); msg != "" {
+		if msg := rules.Real(v); msg != "" {
 			return fmt.Sprintf("%s component %d: %s", what, k, msg)
 		}
 	}

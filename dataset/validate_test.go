@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/dataset/logio"
 )
 
 func TestValidate(t *testing.T) {
@@ -67,10 +68,10 @@ func TestValidate(t *testing.T) {
 			continue
 		}
 		var buf bytes.Buffer
-		if werr := dataset.WriteCSV(&buf, d); werr == nil || werr.Error() != err.Error() || buf.Len() != 0 {
+		if werr := logio.WriteCSV(&buf, d); werr == nil || werr.Error() != err.Error() || buf.Len() != 0 {
 			t.Errorf("%d %s: WriteCSV gave %v and wrote %d bytes", i, c.name, werr, buf.Len())
 		}
-		if werr := dataset.WriteParquet(&buf, d); werr == nil || buf.Len() != 0 {
+		if werr := logio.WriteParquet(&buf, d); werr == nil || buf.Len() != 0 {
 			t.Errorf("%d %s: WriteParquet gave %v and wrote %d bytes", i, c.name, werr, buf.Len())
 		}
 	}

@@ -206,7 +206,7 @@ type Report struct {
 // Options.FitBehavior, d with behavior probabilities fitted from its
 // logged actions. The report of Evaluate says which (data.behavior).
 // Call it, if at all, before Evaluate and before reading the log's other
-// target policies' columns (dataset.ReadPolicies), which take d's.
+// target policies' columns (logio.ReadPolicies), which take d's.
 func (c *Evaluator) Prepare(d *dataset.Dataset) (*dataset.Dataset, error) {
 	fitted, info, err := c.fitBehavior(d)
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/dataset/logio"
 	"github.com/ihope-ope/ihope/internal/progress"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/ratio"
@@ -236,14 +236,14 @@ func TestEstimateStreamShardChangedBetweenPasses(t *testing.T) {
 			idx = append(idx, e)
 		}
 		files = append(files, filepath.Join(dir, fmt.Sprintf("part-%d.parquet", i)))
-		if err := dataset.WriteFile(files[i], d.Subset(idx)); err != nil {
+		if err := logio.WriteFile(files[i], d.Subset(idx)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	changed := filepath.Join(dir, "part-1.parquet")
 	betweenPasses = func() {
 		// Half the shard's episodes: 4 where the first pass read 8.
-		if err := dataset.WriteFile(changed, d.Subset([]int{8, 9, 10, 11})); err != nil {
+		if err := logio.WriteFile(changed, d.Subset([]int{8, 9, 10, 11})); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -254,7 +254,7 @@ func TestEstimateStreamShardChangedBetweenPasses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = ev.EvaluateShards(files, dataset.ReadOptions{}, dir, nil, nil)
+	_, err = ev.EvaluateShards(files, logio.ReadOptions{}, dir, nil, nil)
 	if err == nil || !strings.Contains(err.Error(), changed+": the shard changed between the two passes over the shards (its size went from") {
 		t.Errorf("error %v", err)
 	}

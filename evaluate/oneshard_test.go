@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/dataset/logio"
 	"github.com/ihope-ope/ihope/evaluate"
 	"github.com/ihope-ope/ihope/internal/testsets"
 	"github.com/ihope-ope/ihope/ope"
@@ -56,7 +57,7 @@ func TestMemoryEqualsOneShard(t *testing.T) {
 		{"point mass (discrete actions)", actions, nil},
 	} {
 		file := filepath.Join(t.TempDir(), "log.parquet")
-		if err := dataset.WriteFile(file, log.d); err != nil {
+		if err := logio.WriteFile(file, log.d); err != nil {
 			t.Fatal(err)
 		}
 		for _, estimand := range []string{"horizon", "long-run"} {
@@ -68,7 +69,7 @@ func TestMemoryEqualsOneShard(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					shard, err := ev.EvaluateShards([]string{file}, dataset.ReadOptions{}, file, log.targets, nil)
+					shard, err := ev.EvaluateShards([]string{file}, logio.ReadOptions{}, file, log.targets, nil)
 					if err != nil {
 						continue // it does not stream on this log (a form that does not, or an estimand it does not give)
 					}

@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/dataset/logio"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/policy"
 	"github.com/ihope-ope/ihope/ratio"
@@ -198,7 +199,7 @@ var betweenPasses func()
 // tabular one (Target.Policy) that the shards' target columns must agree
 // with, or fill; file names the shards in the report. The report has the
 // schema of Evaluate's.
-func (c *Evaluator) EvaluateShards(files []string, o dataset.ReadOptions, file string, targets []Target, refs map[string]float64) (*Report, error) {
+func (c *Evaluator) EvaluateShards(files []string, o logio.ReadOptions, file string, targets []Target, refs map[string]float64) (*Report, error) {
 	if len(targets) > 1 {
 		return nil, usagef("--target-policy given more than once does not work with shards: it needs the whole log in memory; give one file")
 	}

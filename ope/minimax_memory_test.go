@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/dataset/logio"
 	"github.com/ihope-ope/ihope/ope"
 )
 
@@ -26,7 +26,7 @@ func TestMinimaxManyStatesMemory(t *testing.T) {
 			fmt.Fprintf(&b, "%d,%d,%d,%d,%.3f,0.5,0.3,0.7\n", e, s, rng.IntN(n), rng.IntN(2), rng.Float64())
 		}
 	}
-	d, err := dataset.ReadCSV(strings.NewReader(b.String()), "many.csv")
+	d, err := logio.ReadCSV(strings.NewReader(b.String()), "many.csv")
 	if err != nil {
 		t.Fatal(err)
 	}

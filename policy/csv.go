@@ -8,7 +8,7 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/dataset/logio"
 )
 
 // ReadCSV reads a tabular policy in the authors' format: a header
@@ -19,7 +19,7 @@ import (
 // contract: Go's literal syntax (1_000, 0x1p-2) is refused.
 func ReadCSV(r io.Reader) (*Tabular, error) {
 	br := bufio.NewReader(r)
-	dataset.SkipBOM(br)
+	logio.SkipBOM(br)
 	cr := csv.NewReader(br)
 	header, err := cr.Read()
 	if err != nil {
@@ -53,7 +53,7 @@ func ReadCSV(r io.Reader) (*Tabular, error) {
 		}
 		row := make([]float64, len(rec)-1)
 		for a := range row {
-			v, err := dataset.ParseNumber(rec[a+1])
+			v, err := logio.ParseNumber(rec[a+1])
 			if err != nil {
 				return nil, fmt.Errorf("policy csv: row %d column %s: %v", line, header[a+1], err)
 			}

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/dataset/logio"
 )
 
 // Draws is a policy over real actions known only by actions drawn from it
@@ -157,7 +158,7 @@ func (p *Draws) Check(d *dataset.Dataset) error {
 // reads the target's actions (dataset.Dataset.TargetStates), in the form
 // ReadDraws reads: numbers in their shortest exact form, so that the
 // states match the log's bit for bit.
-func WriteDraws(w io.Writer, f dataset.Format, d *dataset.Dataset, pi Continuous, rng *rand.Rand) error {
+func WriteDraws(w io.Writer, f logio.Format, d *dataset.Dataset, pi Continuous, rng *rand.Rand) error {
 	sep, zipped, err := drawsFormat(f)
 	if err != nil {
 		return err
@@ -203,15 +204,15 @@ func WriteDraws(w io.Writer, f dataset.Format, d *dataset.Dataset, pi Continuous
 
 // drawsFormat returns the separator of a draws file's format and whether
 // it is gzip-compressed; Parquet is refused.
-func drawsFormat(f dataset.Format) (sep byte, zipped bool, err error) {
+func drawsFormat(f logio.Format) (sep byte, zipped bool, err error) {
 	switch f {
-	case dataset.CSV:
+	case logio.CSV:
 		return ',', false, nil
-	case dataset.TSV:
+	case logio.TSV:
 		return '\t', false, nil
-	case dataset.CSVGzip:
+	case logio.CSVGzip:
 		return ',', true, nil
-	case dataset.TSVGzip:
+	case logio.TSVGzip:
 		return '\t', true, nil
 	}
 	return 0, false, fmt.Errorf("policy: draws are CSV or TSV, plain or gzip-compressed, not %q", f)
@@ -221,9 +222,9 @@ func drawsFormat(f dataset.Format) (sep byte, zipped bool, err error) {
 // or not): a header of state_0 … state_{d-1} and action_0 …
 // action_{m-1} in any order (episode and t columns, if any, are ignored),
 // then one row per draw. Numbers follow the log contract
-// (dataset.ParseNumber). name is used in messages, which give the row and
+// (logio.ParseNumber). name is used in messages, which give the row and
 // column.
-func ReadDraws(r io.Reader, f dataset.Format, name string) (*Draws, error) {
+func ReadDraws(r io.Reader, f logio.Format, name string) (*Draws, error) {
 	sep, zipped, err := drawsFormat(f)
 	if err != nil {
 		return nil, err
@@ -237,7 +238,7 @@ func ReadDraws(r io.Reader, f dataset.Format, name string) (*Draws, error) {
 		r = zr
 	}
 	br := bufio.NewReader(r)
-	dataset.SkipBOM(br)
+	logio.SkipBOM(br)
 	cr := csv.NewReader(br)
 	cr.Comma = rune(sep)
 	header, err := cr.Read()
@@ -289,7 +290,7 @@ func ReadDraws(r io.Reader, f dataset.Format, name string) (*Draws, error) {
 		read := func(cols map[int]int, prefix string) ([]float64, error) {
 			v := make([]float64, len(cols))
 			for k := range v {
-				x, err := dataset.ParseNumber(rec[cols[k]])
+				x, err := logio.ParseNumber(rec[cols[k]])
 				if err != nil {
 					return nil, fmt.Errorf("%s: row %d, column %q: %v", name, row, prefix+strconv.Itoa(k), err)
 				}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/dataset/logio"
 )
 
 // Draws read from CSV (columns in any order), TSV and gzip agree; a state
@@ -27,9 +28,9 @@ func TestReadDraws(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		data []byte
-		f    dataset.Format
-	}{{"d.csv", []byte(csvText), dataset.CSV}, {"d.csv.gz", gz.Bytes(), dataset.CSVGzip}, {"d.tsv", []byte(tsv), dataset.TSV},
-		{"d.CSV", []byte("\ufeff" + csvText), dataset.CSV}, {"ids.csv", []byte(withIDs), dataset.CSV}} {
+		f    logio.Format
+	}{{"d.csv", []byte(csvText), logio.CSV}, {"d.csv.gz", gz.Bytes(), logio.CSVGzip}, {"d.tsv", []byte(tsv), logio.TSV},
+		{"d.CSV", []byte("\ufeff" + csvText), logio.CSV}, {"ids.csv", []byte(withIDs), logio.CSV}} {
 		p, err := ReadDraws(bytes.NewReader(c.data), c.f, c.name)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
@@ -67,7 +68,7 @@ func TestReadDraws(t *testing.T) {
 		{"state_0,action_0\nNaN,1\n", `row 2, column "state_0": NaN is not allowed`},
 		{"state_0,action_0\n", "no draws after the header"},
 	} {
-		if _, err := ReadDraws(strings.NewReader(c.in), dataset.CSV, "d.csv"); err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "d.csv: ") {
+		if _, err := ReadDraws(strings.NewReader(c.in), logio.CSV, "d.csv"); err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "d.csv: ") {
 			t.Errorf("%q: %v, want %q", c.in, err, c.want)
 		}
 	}
@@ -83,7 +84,7 @@ func TestDrawsRoundTripAndCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []dataset.Format{dataset.CSV, dataset.TSV, dataset.CSVGzip, dataset.TSVGzip} {
+	for _, f := range []logio.Format{logio.CSV, logio.TSV, logio.CSVGzip, logio.TSVGzip} {
 		var buf bytes.Buffer
 		if err := WriteDraws(&buf, f, d, pi, rand.New(rand.NewPCG(1, 1))); err != nil {
 			t.Fatal(err)
@@ -101,7 +102,7 @@ func TestDrawsRoundTripAndCheck(t *testing.T) {
 			}
 		}
 	}
-	if err := WriteDraws(io.Discard, dataset.Parquet, d, pi, nil); err == nil {
+	if err := WriteDraws(io.Discard, logio.Parquet, d, pi, nil); err == nil {
 		t.Error("Parquet draws written")
 	}
 	longer := *d

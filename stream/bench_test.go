@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/dataset/logio"
 	"github.com/ihope-ope/ihope/stream"
 )
 
@@ -18,7 +18,7 @@ func benchShards(b *testing.B) string {
 		for e := range d.IDs {
 			d.IDs[e] = fmt.Sprintf("s%d-%d", i, e)
 		}
-		if err := dataset.WriteFile(filepath.Join(dir, fmt.Sprintf("part-%02d.parquet", i)), d); err != nil {
+		if err := logio.WriteFile(filepath.Join(dir, fmt.Sprintf("part-%02d.parquet", i)), d); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -100,7 +100,7 @@
 //
 //   - CreateAccumulator: New(cfg), the same Config on every worker;
 //   - AddInput: Add(d, 0, d.NumEpisodes()) for a shard read with
-//     dataset.ReadFileWith (whole episodes: shard the logs by episode, or
+//     logio.ReadFileWith (whole episodes: shard the logs by episode, or
 //     join episodes that cross shards before, as Reader does);
 //   - MergeAccumulators: Merge;
 //   - ExtractOutput: Finish, on the driver;

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/dataset/logio"
 	"github.com/ihope-ope/ihope/internal/testsets"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/ratio"
@@ -48,7 +49,7 @@ func TestStreamKernelEqualsInMemory(t *testing.T) {
 			}
 			d := linearGaussLog(t, 3, c.n, c.T)
 			whole, glob := splitCSV(t, d, 10)
-			full, err := dataset.ReadFile(whole)
+			full, err := logio.ReadFile(whole)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/dataset/logio"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/sim/lineargauss"
 	"github.com/ihope-ope/ihope/stream"
@@ -24,7 +25,7 @@ func TestStreamLinearFQEEqualsInMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	whole, glob := splitCSV(t, d, 10)
-	full, err := dataset.ReadFile(whole)
+	full, err := logio.ReadFile(whole)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +81,7 @@ func TestStreamTwoPassMerge(t *testing.T) {
 			idx = append(idx, e)
 		}
 		parts = append(parts, d.Subset(idx))
-		if err := dataset.WriteFile(fmt.Sprintf("%s/s%d.parquet", dir, i), parts[i]); err != nil {
+		if err := logio.WriteFile(fmt.Sprintf("%s/s%d.parquet", dir, i), parts[i]); err != nil {
 			t.Fatal(err)
 		}
 	}

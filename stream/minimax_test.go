@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/dataset/logio"
 	"github.com/ihope-ope/ihope/internal/testsets"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/ratio"
@@ -193,7 +194,7 @@ func TestStreamMinimaxKernelEqualsInMemory(t *testing.T) {
 			}
 			d := discreteLog(t, c.dim, 5, 30, 60)
 			whole, glob := splitCSV(t, d, 10)
-			full, err := dataset.ReadFile(whole)
+			full, err := logio.ReadFile(whole)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -288,7 +289,7 @@ func TestStreamMinimaxKernelMerge(t *testing.T) {
 			idx = append(idx, e)
 		}
 		parts = append(parts, d.Subset(idx))
-		if err := dataset.WriteFile(fmt.Sprintf("%s/s%d.parquet", dir, i), parts[i]); err != nil {
+		if err := logio.WriteFile(fmt.Sprintf("%s/s%d.parquet", dir, i), parts[i]); err != nil {
 			t.Fatal(err)
 		}
 	}

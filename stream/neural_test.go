@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/dataset/logio"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/ratio"
 	"github.com/ihope-ope/ihope/sim/lineargauss"
@@ -31,7 +32,7 @@ func TestStreamNeuralEqualsInMemory(t *testing.T) {
 	for _, gamma := range []float64{1, 0.95} {
 		d := linearGaussLog(t, 8, 30, 80)
 		whole, glob := splitCSV(t, d, 10)
-		full, err := dataset.ReadFile(whole)
+		full, err := logio.ReadFile(whole)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,7 +131,7 @@ func TestStreamNeuralFormsEqualInMemory(t *testing.T) {
 		clear(d.FinalTargetProbs[e*d.NumActions : (e+1)*d.NumActions])
 	}
 	whole, glob := splitCSV(t, d, 10)
-	full, err := dataset.ReadFile(whole)
+	full, err := logio.ReadFile(whole)
 	if err != nil {
 		t.Fatal(err)
 	}

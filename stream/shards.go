@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/dataset/logio"
 )
 
 // Files returns the shards a pattern names, in lexical order of their
@@ -27,7 +28,7 @@ func Files(pattern string) ([]string, error) {
 			return nil, err
 		}
 		for _, e := range entries {
-			if _, err := dataset.FormatOf(e.Name()); err == nil && !e.IsDir() {
+			if _, err := logio.FormatOf(e.Name()); err == nil && !e.IsDir() {
 				files = append(files, filepath.Join(pattern, e.Name()))
 			}
 		}
@@ -105,7 +106,7 @@ type Reader struct {
 	// Options read every shard (ReadOptions.Shard is set by Reader).
 	// Categorical columns are refused: each shard would number its labels
 	// on its own.
-	Options dataset.ReadOptions
+	Options logio.ReadOptions
 	// Progress, if not nil, is called after each shard with the number
 	// of shards done and of steps read so far.
 	Progress func(shards, steps int)
@@ -143,7 +144,7 @@ func (r *Reader) Each(f func(d *dataset.Dataset, lo, hi int) error) error {
 				ch <- shard{err: err}
 				return
 			}
-			d, _, err := dataset.ReadFileWith(path, o)
+			d, _, err := logio.ReadFileWith(path, o)
 			if err == nil || !errors.Is(err, os.ErrNotExist) {
 				// A shard rewritten while it was read would mix two
 				// contents.
@@ -198,7 +199,7 @@ func (r *Reader) Each(f func(d *dataset.Dataset, lo, hi int) error) error {
 		if k+1 < len(r.Files) {
 			next = read(r.Files[k+1]) // read ahead while this one is consumed
 		}
-		var fe *dataset.FormatError
+		var fe *logio.FormatError
 		if errors.As(sh.err, &fe) && fe.NoRows() {
 			if err := done(k, sh, 0); err != nil {
 				drain(next, k+1 < len(r.Files))
@@ -222,7 +223,7 @@ func (r *Reader) Each(f func(d *dataset.Dataset, lo, hi int) error) error {
 			if d.IDs[0] == pending.IDs[0] {
 				if d.Origin.FirstT != pending.NumSteps() {
 					drain(next, k+1 < len(r.Files))
-					return &dataset.FormatError{File: path, Row: d.Origin.Rows[0], Column: tCol,
+					return &logio.FormatError{File: path, Row: d.Origin.Rows[0], Column: tCol,
 						Msg: fmt.Sprintf("episode %q continues from the previous shard (%s) at t = %d, where it ended after t = %d", d.IDs[0], r.Files[k-1], d.Origin.FirstT, pending.NumSteps()-1)}
 				}
 				if err := join(pending, d); err != nil {
@@ -237,14 +238,14 @@ func (r *Reader) Each(f func(d *dataset.Dataset, lo, hi int) error) error {
 		}
 		if first == 0 && d.Origin.FirstT != 0 {
 			drain(next, k+1 < len(r.Files))
-			return &dataset.FormatError{File: path, Row: d.Origin.Rows[0], Column: tCol,
+			return &logio.FormatError{File: path, Row: d.Origin.Rows[0], Column: tCol,
 				Msg: fmt.Sprintf("episode %q starts at t = %d; t must start at 0 (an episode continues into a shard only from the last rows of the shard before, in lexical order of the names)", d.IDs[0], d.Origin.FirstT)}
 		}
 		for e := first; e < d.NumEpisodes(); e++ {
 			id := d.IDs[e]
 			if at, ok := seen[id]; ok {
 				drain(next, k+1 < len(r.Files))
-				return &dataset.FormatError{File: path, Row: d.Origin.Rows[e], Column: episodeCol,
+				return &logio.FormatError{File: path, Row: d.Origin.Rows[e], Column: episodeCol,
 					Msg: fmt.Sprintf("episode %q appeared already in %s and reappears here: an episode may continue into the next shard only from the last rows of the shard before (shards are read in lexical order of their names)", id, r.Files[at])}
 			}
 			seen[id] = int32(k)
@@ -321,7 +322,7 @@ func join(a, d *dataset.Dataset) error {
 // shard where it begins, has lost its rows: row is its first); any other
 // error is prefixed with the path.
 func inShard(err error, path string, row int) error {
-	var fe *dataset.FormatError
+	var fe *logio.FormatError
 	switch {
 	case err == nil:
 		return nil

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/dataset/logio"
 	"github.com/ihope-ope/ihope/ope"
 )
 
@@ -268,7 +269,7 @@ func (s *Stats) checkEpisodes(d *dataset.Dataset, lo, hi int) error {
 			// Reader.Each names the shard and, where Origin has lost it
 			// (an episode carried over from its shard), the row where the
 			// episode begins.
-			err := &dataset.FormatError{Column: "terminal",
+			err := &logio.FormatError{Column: "terminal",
 				Msg: fmt.Sprintf("episode %q (beginning on this row) ends in a terminal state: episodic logs do not stream yet (the estimators pad terminal episodes with the absorbing state to the log's longest episode, known only at the end); estimate them from one file", d.IDs[e])}
 			if d.Origin != nil && e < len(d.Origin.Rows) {
 				err.Row = d.Origin.Rows[e]

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/dataset/logio"
 	"github.com/ihope-ope/ihope/internal/testsets"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/sim"
@@ -42,7 +43,7 @@ func splitCSV(t testing.TB, d *dataset.Dataset, k int) (string, string) {
 	t.Helper()
 	dir := t.TempDir()
 	whole := filepath.Join(dir, "whole.csv")
-	if err := dataset.WriteFile(whole, d); err != nil {
+	if err := logio.WriteFile(whole, d); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(whole)
@@ -136,7 +137,7 @@ func TestStreamEqualsInMemory(t *testing.T) {
 	}
 	d := taxiLog(t, 5, episodes, 150)
 	whole, glob := splitCSV(t, d, 10)
-	full, err := dataset.ReadFile(whole)
+	full, err := logio.ReadFile(whole)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +204,7 @@ func TestStreamMergeParquet(t *testing.T) {
 		for e := i * 10; e < (i+1)*10; e++ {
 			idx = append(idx, e)
 		}
-		if err := dataset.WriteFile(filepath.Join(dir, fmt.Sprintf("s%d.parquet", i)), d.Subset(idx)); err != nil {
+		if err := logio.WriteFile(filepath.Join(dir, fmt.Sprintf("s%d.parquet", i)), d.Subset(idx)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -213,7 +214,7 @@ func TestStreamMergeParquet(t *testing.T) {
 	var total *stream.Stats
 	for _, i := range []int{2, 0, 3, 1} {
 		s, _ := stream.New(cfg)
-		part, err := dataset.ReadFile(files[i])
+		part, err := logio.ReadFile(files[i])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -308,7 +309,7 @@ func TestStreamRefuses(t *testing.T) {
 		stats, _ := stream.New(stream.Config{Estimators: []string{"naive"}, Gamma: 1})
 		r := stream.Reader{Files: files}
 		err := r.Each(stats.Add)
-		var fe *dataset.FormatError
+		var fe *logio.FormatError
 		if err == nil || !strings.Contains(err.Error(), c.want) || !errors.As(err, &fe) {
 			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.want)
 		}
@@ -319,7 +320,7 @@ func TestStreamRefuses(t *testing.T) {
 	// The tabular learners on real states: each fails under its own name,
 	// those sharing the first one's counts included, and Applies says so.
 	write("real.csv", "episode,t,state_0,action,reward,behavior_prob,target_prob,target_prob_0,target_prob_1\na,0,0.5,0,1,0.5,0.5,0.5,0.5\na,1,0.7,1,1,0.5,0.5,0.5,0.5\n")
-	real, err := dataset.ReadFile(filepath.Join(dir, "real.csv"))
+	real, err := logio.ReadFile(filepath.Join(dir, "real.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -374,7 +375,7 @@ func TestStreamDeterministic(t *testing.T) {
 func TestStreamOneEpisodeAcrossShards(t *testing.T) {
 	d := taxiLog(t, 9, 1, 4000)
 	whole, glob := splitCSV(t, d, 4)
-	full, err := dataset.ReadFile(whole)
+	full, err := logio.ReadFile(whole)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -502,7 +503,7 @@ func TestStreamShuffledShard(t *testing.T) {
 	if err := os.WriteFile(shard, []byte(strings.Join(lines, "")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	full, err := dataset.ReadFile(shard)
+	full, err := logio.ReadFile(shard)
 	if err != nil {
 		t.Fatal(err)
 	}

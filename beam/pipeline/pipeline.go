@@ -19,6 +19,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/dataset/logio"
 	"github.com/ihope-ope/ihope/evaluate"
 	"github.com/ihope-ope/ihope/stream"
 	"github.com/ihope-ope/ihope/stream/tempdir"
@@ -105,7 +106,7 @@ type Config struct {
 	// the report names as the data.
 	Output, Input string
 	// Options read every shard.
-	Options dataset.ReadOptions
+	Options logio.ReadOptions
 	// First makes the pipeline the first of two passes (see Run): the
 	// shards feed stream.Stats.AddFirst, and the last step ends the first
 	// pass and writes the encoded statistics to Output instead of the
@@ -185,7 +186,7 @@ func readAll(ctx context.Context, path string) ([]byte, error) {
 // NewConfig lists the shards of input and makes the statistics to fill:
 // the estimators the flags f name, or those ihope estimate would choose
 // for the first shard, which it reads. output is where the report goes.
-func NewConfig(ctx context.Context, input, output string, o dataset.ReadOptions, f evaluate.StreamOptions) (Config, error) {
+func NewConfig(ctx context.Context, input, output string, o logio.ReadOptions, f evaluate.StreamOptions) (Config, error) {
 	files, err := Files(ctx, input)
 	if err != nil {
 		return Config{}, err
@@ -238,7 +239,7 @@ type readShardFn struct {
 }
 
 func (f *readShardFn) ProcessElement(ctx context.Context, path string, emitStats func(*stream.Stats), emitID func(string, string)) error {
-	o := dataset.ReadOptions{Format: dataset.Format(f.Format), Columns: f.Columns, Ignore: f.Ignore}
+	o := logio.ReadOptions{Format: logio.Format(f.Format), Columns: f.Columns, Ignore: f.Ignore}
 	d, err := ReadShard(ctx, path, o)
 	if err != nil {
 		return err
@@ -263,17 +264,17 @@ func (f *readShardFn) ProcessElement(ctx context.Context, path string, emitStats
 
 // ReadShard reads one shard whole (a shard fits in a worker's memory),
 // from any file system Beam knows (local paths, gs://).
-func ReadShard(ctx context.Context, path string, o dataset.ReadOptions) (*dataset.Dataset, error) {
+func ReadShard(ctx context.Context, path string, o logio.ReadOptions) (*dataset.Dataset, error) {
 	raw, err := fetchWithBackoff(ctx, path)
 	if err != nil {
 		return nil, err
 	}
 	if o.Format == "" {
-		if o.Format, err = dataset.FormatOf(path); err != nil {
+		if o.Format, err = logio.FormatOf(path); err != nil {
 			return nil, err
 		}
 	}
-	d, _, err := dataset.ReadAt(bytes.NewReader(raw), int64(len(raw)), path, o)
+	d, _, err := logio.ReadAt(bytes.NewReader(raw), int64(len(raw)), path, o)
 	return d, err
 }
 

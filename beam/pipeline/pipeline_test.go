@@ -22,7 +22,7 @@ import (
 	beamlog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
 
-	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/dataset/logio"
 	"github.com/ihope-ope/ihope/evaluate"
 	"github.com/ihope-ope/ihope/sim/lineargauss"
 	"github.com/ihope-ope/ihope/sim/rollout"
@@ -109,7 +109,7 @@ func estimate(t *testing.T, input string, flags ...string) report {
 func runPipeline(t *testing.T, input string, f evaluate.StreamOptions) (report, error) {
 	t.Helper()
 	output := filepath.Join(t.TempDir(), "out.json")
-	c, err := NewConfig(context.Background(), input, output, dataset.ReadOptions{}, f)
+	c, err := NewConfig(context.Background(), input, output, logio.ReadOptions{}, f)
 	if err != nil {
 		return report{}, err
 	}
@@ -311,7 +311,7 @@ func TestPipelineKernelTwoPasses(t *testing.T) {
 		for e := i * 8; e < (i+1)*8; e++ {
 			idx = append(idx, e)
 		}
-		if err := dataset.WriteFile(filepath.Join(dir, fmt.Sprintf("shard-%02d.parquet", i)), d.Subset(idx)); err != nil {
+		if err := logio.WriteFile(filepath.Join(dir, fmt.Sprintf("shard-%02d.parquet", i)), d.Subset(idx)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -374,7 +374,7 @@ func TestPipelineLinearFQE(t *testing.T) {
 		for e := i * 6; e < (i+1)*6; e++ {
 			idx = append(idx, e)
 		}
-		if err := dataset.WriteFile(filepath.Join(dir, fmt.Sprintf("shard-%02d.parquet", i)), d.Subset(idx)); err != nil {
+		if err := logio.WriteFile(filepath.Join(dir, fmt.Sprintf("shard-%02d.parquet", i)), d.Subset(idx)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -403,7 +403,7 @@ func TestPipelineMinimaxKernel(t *testing.T) {
 		for e := i * 6; e < (i+1)*6; e++ {
 			idx = append(idx, e)
 		}
-		if err := dataset.WriteFile(filepath.Join(dir, fmt.Sprintf("shard-%02d.parquet", i)), d.Subset(idx)); err != nil {
+		if err := logio.WriteFile(filepath.Join(dir, fmt.Sprintf("shard-%02d.parquet", i)), d.Subset(idx)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -490,7 +490,7 @@ func TestReadWithBackoff(t *testing.T) {
 				return prev(ctx, path)
 			}
 			defer func() { openShard = prev }()
-			d, err := ReadShard(context.Background(), c.path, dataset.ReadOptions{})
+			d, err := ReadShard(context.Background(), c.path, logio.ReadOptions{})
 			if n != c.attempts {
 				t.Errorf("%d attempts, want %d", n, c.attempts)
 			}

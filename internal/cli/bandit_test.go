@@ -168,10 +168,10 @@ func TestEstimateBandit(t *testing.T) {
 	}
 }
 
-// Other tools' exports (dataset/testdata/shapes) are read by ihope
+// Other tools' exports (dataset/logio/testdata/shapes) are read by ihope
 // estimate with the flags their error proposes.
 func TestEstimateShapes(t *testing.T) {
-	dir := filepath.Join("..", "..", "dataset", "testdata", "shapes")
+	dir := filepath.Join("..", "..", "dataset", "logio", "testdata", "shapes")
 	for _, tc := range []struct {
 		file  string
 		flags []string

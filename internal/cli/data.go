@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/dataset/logio"
 )
 
 // stdin is what --data - reads; tests replace it.
@@ -28,7 +29,7 @@ func displayName(path, stream string) string {
 }
 
 // dataFlags say how to read a log file that is not in the contract's own
-// form; package dataset does the work (dataset.ReadOptions).
+// form; package dataset does the work (logio.ReadOptions).
 type dataFlags struct {
 	Format       string   `placeholder:"FORMAT" help:"The file's format: csv, tsv, csv.gz, tsv.gz or parquet (default: by the file's extension; needed to read standard input, --data -)."`
 	Column       []string `name:"column" sep:"none" placeholder:"ROLE=NAME" help:"Read the file's column NAME as the log contract's column ROLE, e.g. behavior_prob=pscore, episode=trajectory_id, t=step; a prefix maps a vector: state_=obs_ reads obs_0, obs_1, ...; a named target policy's column adds @NAME: target_prob@A=p_a. Repeatable."`
@@ -41,20 +42,20 @@ type dataFlags struct {
 	stdinRead []byte // standard input as read (--data -), which readPolicies reads again
 	// target is the first --target-policy file's policy, if any: a log
 	// without target columns is read with its probabilities
-	// (dataset.ReadOptions.Target).
+	// (logio.ReadOptions.Target).
 	target     dataset.TablePolicy
 	targetFile string
 	// beforeTarget checks the log's size before target fills its
-	// probabilities at every step (dataset.ReadOptions.BeforeTarget).
+	// probabilities at every step (logio.ReadOptions.BeforeTarget).
 	beforeTarget func(*dataset.Dataset) error
 }
 
-// options checks the flags and returns them as dataset.ReadOptions; a
+// options checks the flags and returns them as logio.ReadOptions; a
 // mistake in them is a usage error.
-func (f *dataFlags) options(path string) (dataset.ReadOptions, error) {
-	var o dataset.ReadOptions
+func (f *dataFlags) options(path string) (logio.ReadOptions, error) {
+	var o logio.ReadOptions
 	if f.Format != "" {
-		format, err := dataset.ParseFormat(f.Format)
+		format, err := logio.ParseFormat(f.Format)
 		if err != nil {
 			return o, usagef("--format: %v", err)
 		}
@@ -63,7 +64,7 @@ func (f *dataFlags) options(path string) (dataset.ReadOptions, error) {
 	if path == "-" && o.Format == "" {
 		return o, usagef("--data -: give the format of standard input with --format (csv, tsv, csv.gz, tsv.gz or parquet)")
 	}
-	cols, err := dataset.ParseColumns(f.Column)
+	cols, err := logio.ParseColumns(f.Column)
 	if err != nil {
 		return o, usageError{err}
 	}
@@ -103,7 +104,7 @@ func (f *dataFlags) read(path string, stderr io.Writer) (*dataset.Dataset, error
 	}
 	d, labels, err := readLog(path, o, stderr)
 	log.SetOutput(prev)
-	var fe *dataset.FormatError
+	var fe *logio.FormatError
 	if err != nil && f.target != nil && !errors.As(err, &fe) {
 		// The log read with the policy file's probabilities (no target
 		// columns): a state or action the file does not cover.
@@ -122,7 +123,7 @@ func (f *dataFlags) read(path string, stderr io.Writer) (*dataset.Dataset, error
 }
 
 // readPolicies returns one dataset per target policy the log names in its
-// columns (target_prob@NAME, ...; dataset.ReadPolicies): d, as read and
+// columns (target_prob@NAME, ...; logio.ReadPolicies): d, as read and
 // given its behavior, for the first, and for each other the log read
 // again (standard input from what read kept of it) with d's columns but
 // the target's.
@@ -139,9 +140,9 @@ func (f *dataFlags) readPolicies(path string, d *dataset.Dataset, stderr io.Writ
 	if !f.Verbose {
 		log.SetOutput(io.Discard)
 	}
-	return dataset.ReadPolicies(d, o, func(o dataset.ReadOptions) (*dataset.Dataset, error) {
+	return logio.ReadPolicies(d, o, func(o logio.ReadOptions) (*dataset.Dataset, error) {
 		if path == "-" {
-			d, _, err := dataset.Read(bytes.NewReader(f.stdinRead), stdinName, o)
+			d, _, err := logio.Read(bytes.NewReader(f.stdinRead), stdinName, o)
 			return d, err
 		}
 		d, _, err := readLog(path, o, stderr)
@@ -151,7 +152,7 @@ func (f *dataFlags) readPolicies(path string, d *dataset.Dataset, stderr io.Writ
 
 // writeLabels writes the labels' ids to path (--write-mapping); they are
 // few, so they are written whole.
-func writeLabels(path string, l *dataset.Labels) error {
+func writeLabels(path string, l *logio.Labels) error {
 	var buf bytes.Buffer
 	if err := l.WriteCSV(&buf); err != nil {
 		return err
@@ -167,26 +168,26 @@ func writeLabels(path string, l *dataset.Labels) error {
 func writeData(path, format string, stdout io.Writer, d *dataset.Dataset) error {
 	if path != "-" {
 		if format != "" {
-			if f, err := dataset.FormatOf(path); err != nil || string(f) != format {
+			if f, err := logio.FormatOf(path); err != nil || string(f) != format {
 				return usagef("--format %s: the format of --out is its extension (%s)", format, path)
 			}
 		}
-		return dataset.WriteFile(path, d)
+		return logio.WriteFile(path, d)
 	}
 	if format == "" {
 		return usagef("--out -: give the format to write to standard output with --format (csv, tsv, csv.gz, tsv.gz or parquet)")
 	}
-	f, err := dataset.ParseFormat(format)
+	f, err := logio.ParseFormat(format)
 	if err != nil {
 		return usagef("--format: %v", err)
 	}
-	return dataset.Write(stdout, d, f)
+	return logio.Write(stdout, d, f)
 }
 
 // targetHint adds to a log's missing target column that estimate can
 // take the target's probabilities from a policy file instead.
 func targetHint(err error) error {
-	var fe *dataset.FormatError
+	var fe *logio.FormatError
 	if errors.As(err, &fe) && fe.Column == "target_prob" && strings.HasPrefix(fe.Msg, "required column is missing") {
 		hint := *fe
 		hint.Msg += "; or, for discrete states and actions, give the target policy as a file, --target-policy FILE (rows state,p0,p1,...); with real actions the logged action's target density is needed (target_prob or target_logprob)"

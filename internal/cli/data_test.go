@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/dataset/logio"
 	"github.com/ihope-ope/ihope/evaluate"
 )
 
@@ -33,7 +34,7 @@ func sampleLogs(t *testing.T, path string, args ...string) *dataset.Dataset {
 	if _, errOut, code := run(t, append([]string{"sample", "--out", path}, args...)...); code != ExitOK {
 		t.Fatal(errOut)
 	}
-	d, err := dataset.ReadFile(path)
+	d, err := logio.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +123,7 @@ func TestEstimateFileForms(t *testing.T) {
 	common := []string{"-n", "10", "-T", "20", "--seed", "2"}
 	args := []string{"--bootstrap", "0", "--estimators", "naive,wis-stepwise,bch-tabular"}
 	var want string
-	for _, f := range dataset.Formats {
+	for _, f := range logio.Formats {
 		path := filepath.Join(dir, "logs."+string(f))
 		if _, errOut, code := run(t, append([]string{"sample", "--out", path}, common...)...); code != ExitOK {
 			t.Fatalf("sample %s: %s", f, errOut)
@@ -151,11 +152,11 @@ func TestEstimateFileForms(t *testing.T) {
 			t.Errorf("%s through a pipe: estimates differ", f)
 		}
 		// A file misnamed is read with --format.
-		misnamed := filepath.Join(dir, "misnamed."+map[bool]string{true: "csv", false: "tsv"}[f == dataset.Parquet])
+		misnamed := filepath.Join(dir, "misnamed."+map[bool]string{true: "csv", false: "tsv"}[f == logio.Parquet])
 		if err := os.WriteFile(misnamed, raw, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if f != dataset.CSV && f != dataset.TSV {
+		if f != logio.CSV && f != logio.TSV {
 			_, errOut, code := run(t, "estimate", "--data", misnamed)
 			if code != ExitError || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "give --format ") {
 				t.Errorf("%s named %s: exit %d: %s", f, misnamed, code, errOut)

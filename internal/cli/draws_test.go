@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/dataset/logio"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/policy"
 )
@@ -24,7 +24,7 @@ func TestEstimateTargetDraws(t *testing.T) {
 		t.Fatal(errOut)
 	}
 	rep := estimateJSON(t, "--data", logs, "--target-draws", drawsFile, "--gamma", "0.95", "--bootstrap", "0", "--estimators", "fqe,dr")
-	d, err := dataset.ReadFile(logs)
+	d, err := logio.ReadFile(logs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func TestEstimateTargetDraws(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	draws, err := policy.ReadDraws(f, dataset.CSVGzip, drawsFile)
+	draws, err := policy.ReadDraws(f, logio.CSVGzip, drawsFile)
 	f.Close()
 	if err != nil {
 		t.Fatal(err)

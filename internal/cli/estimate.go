@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ihope-ope/ihope/dataset/logio"
 	"github.com/ihope-ope/ihope/evaluate"
 
 	"github.com/ihope-ope/ihope/dataset"
@@ -294,9 +295,9 @@ func readDraws(path string) (*policy.Draws, error) {
 
 // drawsFormat is the format a --target-draws name gives: CSV or TSV,
 // plain or gzip-compressed (a usage error otherwise).
-func drawsFormat(path string) (dataset.Format, error) {
-	f, err := dataset.FormatOf(path)
-	if err != nil || f == dataset.Parquet {
+func drawsFormat(path string) (logio.Format, error) {
+	f, err := logio.FormatOf(path)
+	if err != nil || f == logio.Parquet {
 		return "", usagef("--target-draws %q: want a file name ending in .csv, .tsv, .csv.gz or .tsv.gz", path)
 	}
 	return f, nil

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/dataset/logio"
 	"github.com/ihope-ope/ihope/evaluate"
 )
 
@@ -48,7 +48,7 @@ func TestEstimateWithoutBehavior(t *testing.T) {
 	if _, errOut, code := run(t, "sample", "-n", "30", "-T", "60", "--seed", "3", "--out", logged); code != ExitOK {
 		t.Fatal(errOut)
 	}
-	d, err := dataset.ReadFile(logged)
+	d, err := logio.ReadFile(logged)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestEstimateWithoutBehavior(t *testing.T) {
 	weighing := []string{"wis-trajectory", "wis-stepwise", "mis"} // the default set's under the horizon value (plain IS only by name; bch-tabular under the long-run value)
 	for _, ext := range []string{"csv", "parquet"} {
 		path := filepath.Join(dir, "nobehavior."+ext)
-		if err := dataset.WriteFile(path, d); err != nil {
+		if err := logio.WriteFile(path, d); err != nil {
 			t.Fatal(err)
 		}
 		rep := estimateJSON(t, "--data", path, "--bootstrap", "0")
@@ -135,7 +135,7 @@ func TestEstimateFitBehaviorAgainstLogged(t *testing.T) {
 	// The same log with every behavior probability claimed 1/6 (Taxi's
 	// six actions; the behavior pi18 is far from uniform): less likely
 	// than the fitted ones, which says so.
-	d, err := dataset.ReadFile(path)
+	d, err := logio.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func TestEstimateFitBehaviorAgainstLogged(t *testing.T) {
 		d.LogBehavior[j] = math.Log(1.0 / 6)
 	}
 	uniform := filepath.Join(t.TempDir(), "uniform.parquet")
-	if err := dataset.WriteFile(uniform, d); err != nil {
+	if err := logio.WriteFile(uniform, d); err != nil {
 		t.Fatal(err)
 	}
 	rep := estimateJSON(t, "--data", uniform, "--bootstrap", "0", "--fit-behavior", "--estimators", "naive")

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/dataset/logio"
 	"github.com/ihope-ope/ihope/evaluate"
 )
 
@@ -64,7 +64,7 @@ func BenchmarkEstimateFile(b *testing.B) {
 			b.Fatal(err)
 		}
 		path := filepath.Join(dir, c.name)
-		if err := dataset.WriteFile(path, d); err != nil {
+		if err := logio.WriteFile(path, d); err != nil {
 			b.Fatal(err)
 		}
 		b.Run(c.name, func(b *testing.B) {

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/dataset/logio"
 	"github.com/ihope-ope/ihope/evaluate"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/sim/lineargauss"
@@ -200,7 +201,7 @@ func TestEstimateStreamKernel(t *testing.T) {
 	}
 	dir := t.TempDir()
 	whole := filepath.Join(dir, "whole.csv")
-	if err := dataset.WriteFile(whole, d); err != nil {
+	if err := logio.WriteFile(whole, d); err != nil {
 		t.Fatal(err)
 	}
 	writeShards(t, dir, d, 3)
@@ -243,7 +244,7 @@ func TestEstimateStreamNeuralForms(t *testing.T) {
 	writeShards(t, dir, d, 3)
 	const trainSeed = 3
 	whole := filepath.Join(t.TempDir(), "whole.csv")
-	if err := dataset.WriteFile(whole, d.Subset(ope.ReservoirEpisodes(d, trainSeed, d.NumSteps()))); err != nil {
+	if err := logio.WriteFile(whole, d.Subset(ope.ReservoirEpisodes(d, trainSeed, d.NumSteps()))); err != nil {
 		t.Fatal(err)
 	}
 	estimate := func(args ...string) evaluate.Report {
@@ -297,7 +298,7 @@ func TestEstimateStreamMinimaxKernel(t *testing.T) {
 	}
 	dir := t.TempDir()
 	whole := filepath.Join(dir, "whole.csv")
-	if err := dataset.WriteFile(whole, d); err != nil {
+	if err := logio.WriteFile(whole, d); err != nil {
 		t.Fatal(err)
 	}
 	shards := filepath.Join(dir, "shards")
@@ -354,7 +355,7 @@ func writeShards(t *testing.T, dir string, d *dataset.Dataset, k int) {
 		for e := i * per; e < (i+1)*per; e++ {
 			idx = append(idx, e)
 		}
-		if err := dataset.WriteFile(filepath.Join(dir, fmt.Sprintf("part-%d.parquet", i)), d.Subset(idx)); err != nil {
+		if err := logio.WriteFile(filepath.Join(dir, fmt.Sprintf("part-%d.parquet", i)), d.Subset(idx)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/dataset/logio"
 	"github.com/ihope-ope/ihope/policy"
 	"github.com/ihope-ope/ihope/sim/taxi"
 )
@@ -21,7 +22,7 @@ import (
 // its path.
 func namedPolicyLog(t *testing.T, path string, names ...string) string {
 	t.Helper()
-	d, err := dataset.ReadFile(path)
+	d, err := logio.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +37,7 @@ func namedPolicyLog(t *testing.T, path string, names ...string) string {
 			t.Fatal(err)
 		}
 		var buf bytes.Buffer
-		if err := dataset.WriteCSV(&buf, v); err != nil {
+		if err := logio.WriteCSV(&buf, v); err != nil {
 			t.Fatal(err)
 		}
 		table, err := csv.NewReader(&buf).ReadAll()

@@ -8,6 +8,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/dataset/logio"
 	"github.com/ihope-ope/ihope/internal/gcstart"
 	"github.com/ihope-ope/ihope/internal/progress"
 )
@@ -16,15 +17,15 @@ import (
 // smaller files read in about a second.
 var readProgressMin int64 = 32 << 20
 
-// readLog reads a log as dataset.ReadFileWith does (dataset.Read for
+// readLog reads a log as logio.ReadFileWith does (logio.Read for
 // "-", standard input) and, on a terminal, draws a bar of the bytes read
 // for a large file.
-func readLog(path string, o dataset.ReadOptions, stderr io.Writer) (d *dataset.Dataset, labels *dataset.Labels, err error) {
+func readLog(path string, o logio.ReadOptions, stderr io.Writer) (d *dataset.Dataset, labels *logio.Labels, err error) {
 	switch {
 	case path == "-":
-		d, labels, err = dataset.Read(stdin, stdinName, o)
+		d, labels, err = logio.Read(stdin, stdinName, o)
 	case !progress.IsTerminal(stderr):
-		d, labels, err = dataset.ReadFileWith(path, o)
+		d, labels, err = logio.ReadFileWith(path, o)
 	default:
 		d, labels, err = readLogProgress(path, o, stderr)
 	}
@@ -35,15 +36,15 @@ func readLog(path string, o dataset.ReadOptions, stderr io.Writer) (d *dataset.D
 }
 
 // readLogProgress reads a log of readProgressMin bytes or more with a bar
-// on w; anything else goes to dataset.ReadFileWith, whose errors it keeps.
-func readLogProgress(path string, o dataset.ReadOptions, w io.Writer) (*dataset.Dataset, *dataset.Labels, error) {
+// on w; anything else goes to logio.ReadFileWith, whose errors it keeps.
+func readLogProgress(path string, o logio.ReadOptions, w io.Writer) (*dataset.Dataset, *logio.Labels, error) {
 	format := o.Format
 	if format == "" {
-		format, _ = dataset.FormatOf(path)
+		format, _ = logio.FormatOf(path)
 	}
 	st, err := os.Stat(path)
 	if err != nil || st.Size() < readProgressMin || format == "" || !st.Mode().IsRegular() {
-		return dataset.ReadFileWith(path, o)
+		return logio.ReadFileWith(path, o)
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -56,11 +57,11 @@ func readLogProgress(path string, o dataset.ReadOptions, w io.Writer) (*dataset.
 		progressbar.OptionThrottle(progress.Throttle), progressbar.OptionClearOnFinish())
 	defer bar.Finish()
 	o.Format = format
-	if format != dataset.Parquet {
+	if format != logio.Parquet {
 		r := progressbar.NewReader(f, bar)
-		return dataset.Read(&r, path, o)
+		return logio.Read(&r, path, o)
 	}
-	return dataset.ReadAt(&countingReaderAt{r: f, bar: bar, size: st.Size()}, st.Size(), path, o)
+	return logio.ReadAt(&countingReaderAt{r: f, bar: bar, size: st.Size()}, st.Size(), path, o)
 }
 
 // countingReaderAt moves a bar by the bytes read through it, at most the

@@ -8,12 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/dataset/logio"
 	"github.com/ihope-ope/ihope/internal/progress"
 )
 
 // Reading a large log draws a bar of the bytes read and gives the same
-// dataset as dataset.ReadFile, for CSV and Parquet.
+// dataset as logio.ReadFile, for CSV and Parquet.
 func TestReadLogProgress(t *testing.T) {
 	dir := t.TempDir()
 	defer func(size int64, throttle time.Duration) { readProgressMin, progress.Throttle = size, throttle }(readProgressMin, progress.Throttle)
@@ -24,11 +24,11 @@ func TestReadLogProgress(t *testing.T) {
 			t.Fatal(errOut)
 		}
 		var bar bytes.Buffer
-		got, _, err := readLogProgress(path, dataset.ReadOptions{}, &bar)
+		got, _, err := readLogProgress(path, logio.ReadOptions{}, &bar)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := dataset.ReadFile(path)
+		want, err := logio.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -39,9 +39,9 @@ func TestReadLogProgress(t *testing.T) {
 			t.Errorf("%s: no bar in %q", ext, bar.String())
 		}
 	}
-	// Errors are dataset.ReadFile's.
+	// Errors are logio.ReadFile's.
 	var bar bytes.Buffer
-	if _, _, err := readLogProgress(filepath.Join(dir, "logs.txt"), dataset.ReadOptions{}, &bar); err == nil || !strings.Contains(err.Error(), "want .csv, .tsv") {
+	if _, _, err := readLogProgress(filepath.Join(dir, "logs.txt"), logio.ReadOptions{}, &bar); err == nil || !strings.Contains(err.Error(), "want .csv, .tsv") {
 		t.Errorf("a .txt log: %v", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/dataset/logio"
 	"github.com/ihope-ope/ihope/policy"
 	"github.com/ihope-ope/ihope/sim"
 	"github.com/ihope-ope/ihope/sim/lineargauss"
@@ -36,7 +37,7 @@ func TestSample(t *testing.T) {
 			t.Fatal(err)
 		}
 		var buf bytes.Buffer
-		if err := dataset.WriteCSV(&buf, d); err != nil {
+		if err := logio.WriteCSV(&buf, d); err != nil {
 			t.Fatal(err)
 		}
 		return d, buf.Bytes()

@@ -22,7 +22,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 
 	"github.com/ihope-ope/ihope/beam/pipeline"
-	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/dataset/logio"
 	"github.com/ihope-ope/ihope/evaluate"
 )
 
@@ -56,9 +56,9 @@ func run(ctx context.Context) error {
 	if *input == "" || *output == "" {
 		return errors.New("--input and --output are required")
 	}
-	var o dataset.ReadOptions
+	var o logio.ReadOptions
 	if *format != "" {
-		f, err := dataset.ParseFormat(*format)
+		f, err := logio.ParseFormat(*format)
 		if err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-package dataset
+package logio
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/ihope-ope/ihope/dataset"
 )
 
 // ReadOptions say how to read a log whose form or column names are not
@@ -47,7 +49,7 @@ type ReadOptions struct {
 	// Shard reads the file as one of an ordered series of shards (package
 	// stream): its first episode, in the order of the file's rows, may
 	// start at t > 0, continuing the previous shard's last episode, and
-	// the Dataset records where each episode begins (Dataset.Origin).
+	// the dataset.Dataset records where each episode begins (dataset.Dataset.Origin).
 	Shard bool
 
 	// Policy names the target policy whose columns are read when the
@@ -66,7 +68,7 @@ type ReadOptions struct {
 	// state or action Target does not cover names the file. A file with
 	// target columns is read as without Target. Discrete states and
 	// actions only.
-	Target TablePolicy
+	Target dataset.TablePolicy
 
 	// OneStep reads every row as an episode of one step that ends in a
 	// terminal state: a contextual bandit's log (Open Bandit Pipeline's
@@ -78,7 +80,7 @@ type ReadOptions struct {
 	// fills its probabilities at every step (steps x actions floats), so
 	// that a caller can refuse a size it cannot hold; its error is the
 	// reader's.
-	BeforeTarget func(*Dataset) error
+	BeforeTarget func(*dataset.Dataset) error
 }
 
 // ParseColumns parses column mappings written ROLE=NAME, as --column
@@ -274,15 +276,15 @@ func (r *renamer) unused(names []string) []problem {
 		if r.used[flag] {
 			continue
 		}
-		what := fmt.Sprintf("the file has no column %s", Quote(name))
+		what := fmt.Sprintf("the file has no column %s", dataset.Quote(name))
 		if strings.HasSuffix(role, "_") && !isVectorName(role) {
-			what = fmt.Sprintf("no column of the file is %s followed by a number (%s0, %s1, ...)", Quote(name), name, name)
+			what = fmt.Sprintf("no column of the file is %s followed by a number (%s0, %s1, ...)", dataset.Quote(name), name, name)
 		}
 		out = append(out, problem{msg: flag + ": " + what + closest(name, names)})
 	}
 	for _, name := range r.o.Ignore {
 		if !r.used["--ignore "+name] {
-			out = append(out, problem{msg: fmt.Sprintf("--ignore %s: the file has no column %s%s", shellWord(name), Quote(name), closest(name, names))})
+			out = append(out, problem{msg: fmt.Sprintf("--ignore %s: the file has no column %s%s", shellWord(name), dataset.Quote(name), closest(name, names))})
 		}
 	}
 	return out
@@ -300,7 +302,7 @@ func closest(name string, names []string) string {
 	if best == "" {
 		return ""
 	}
-	return fmt.Sprintf(" (did you mean %s?)", Quote(best))
+	return fmt.Sprintf(" (did you mean %s?)", dataset.Quote(best))
 }
 
 // problem is one thing wrong with a header.
@@ -328,7 +330,7 @@ func headerError(file string, row int, ps []problem) error {
 	for _, p := range ps {
 		b.WriteString("\n  ")
 		if p.col != "" {
-			fmt.Fprintf(&b, "column %s: ", Quote(p.col))
+			fmt.Fprintf(&b, "column %s: ", dataset.Quote(p.col))
 		}
 		if p.short != "" {
 			b.WriteString(p.short)
@@ -508,11 +510,11 @@ func dropSuggestion(name string) suggestion {
 // shellWord quotes s for a POSIX shell if it needs quoting, so that a
 // suggested flag can be pasted as it is.
 //
-// A name longer than a message shows (Quote) is shown cut, as Quote
+// A name longer than a message shows (dataset.Quote) is shown cut, as dataset.Quote
 // does: a flag with a 50 MB name could not be pasted anyway.
 func shellWord(s string) string {
-	if len(s) > maxQuoted {
-		return Quote(s)
+	if len(s) > dataset.MaxQuoted {
+		return dataset.Quote(s)
 	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]

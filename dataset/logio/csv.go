@@ -1,4 +1,4 @@
-package dataset
+package logio
 
 import (
 	"bufio"
@@ -9,6 +9,9 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/dataset/internal/rules"
 )
 
 // ReadCSV reads a log in the CSV form of the log contract (see the package
@@ -18,7 +21,7 @@ import (
 // A bad log is refused with one *FormatError; a failing reader gives its
 // own error, wrapped with the name. Read reads TSV, gzip-compressed text
 // and logs whose columns need mapping.
-func ReadCSV(r io.Reader, name string) (*Dataset, error) {
+func ReadCSV(r io.Reader, name string) (*dataset.Dataset, error) {
 	d, _, err := readDelimited(r, 0, name, CSV, nil)
 	return d, err
 }
@@ -26,7 +29,7 @@ func ReadCSV(r io.Reader, name string) (*Dataset, error) {
 // readDelimited reads the CSV or TSV form (f's separator) from r, through
 // o (nil for the contract as it is); size is the number of bytes r holds,
 // if known (0 if not), from which the columns are sized.
-func readDelimited(r io.Reader, size int64, name string, f Format, o *ReadOptions) (*Dataset, *Labels, error) {
+func readDelimited(r io.Reader, size int64, name string, f Format, o *ReadOptions) (*dataset.Dataset, *Labels, error) {
 	sc := newCSVScanner(r, f.sep())
 	if head, _ := sc.r.Peek(sniffLen); len(head) > 0 {
 		if l, ok := sniff(head); ok {
@@ -161,7 +164,7 @@ func (p *csvRowParser) parse(fields [][]byte, row int32) error {
 			var v float64
 			v, msg = parseReal(f)
 			if msg == "" {
-				msg = checkReal(v)
+				msg = rules.Real(v)
 			}
 			switch c.role {
 			case roleStateK:
@@ -179,7 +182,7 @@ func (p *csvRowParser) parse(fields [][]byte, row int32) error {
 			x.nextGiven++
 			x.next[c.k], msg = parseReal(f)
 			if msg == "" {
-				msg = checkReal(x.next[c.k])
+				msg = rules.Real(x.next[c.k])
 			}
 		case roleBehavior, roleBehaviorLn, roleTarget, roleTargetLn:
 			var v float64
@@ -202,7 +205,7 @@ func (p *csvRowParser) parse(fields [][]byte, row int32) error {
 		case roleTargetK:
 			tp[c.k], msg = parseReal(f)
 			if msg == "" {
-				msg = checkProb(tp[c.k])
+				msg = rules.Prob(tp[c.k])
 			}
 		case roleNextTarget:
 			if len(f) == 0 {
@@ -212,7 +215,7 @@ func (p *csvRowParser) parse(fields [][]byte, row int32) error {
 			x.ntpGiven++
 			x.ntp[c.k], msg = parseReal(f)
 			if msg == "" {
-				msg = checkProb(x.ntp[c.k])
+				msg = rules.Prob(x.ntp[c.k])
 			}
 		}
 		if msg != "" {
@@ -250,7 +253,7 @@ func label(l *labeler, f []byte) (int32, string) {
 func ParseNumber(f string) (float64, error) {
 	v, msg := parseReal([]byte(f))
 	if msg == "" {
-		msg = checkReal(v)
+		msg = rules.Real(v)
 	}
 	if msg != "" {
 		return 0, errors.New(msg)
@@ -581,7 +584,7 @@ func (sc *csvScanner) split() [][]byte {
 //
 // WriteCSV first checks d with Validate, so that whatever it writes,
 // ReadCSV reads back as the same dataset.
-func WriteCSV(w io.Writer, d *Dataset) error {
+func WriteCSV(w io.Writer, d *dataset.Dataset) error {
 	if err := d.Validate(); err != nil {
 		return err
 	}
@@ -590,7 +593,7 @@ func WriteCSV(w io.Writer, d *Dataset) error {
 
 // writeDelimited writes d as CSV with the field separator sep (',' for
 // CSV, '\t' for TSV), without checking it first.
-func writeDelimited(w io.Writer, d *Dataset, sep byte) error {
+func writeDelimited(w io.Writer, d *dataset.Dataset, sep byte) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	sd, ad := d.StateDim, d.ActionDim
 	buf := make([]byte, 0, 256)
@@ -690,7 +693,7 @@ func writeDelimited(w io.Writer, d *Dataset, sep byte) error {
 // targetColumns returns the number of target_prob_k columns a writer
 // writes (0 without TargetProbs) and whether it writes next_target_prob_k
 // (some episode has HasFinalTarget).
-func targetColumns(d *Dataset) (K int, next bool) {
+func targetColumns(d *dataset.Dataset) (K int, next bool) {
 	if d.TargetProbs == nil {
 		return 0, false
 	}

@@ -1,4 +1,4 @@
-package dataset
+package logio
 
 import (
 	"compress/flate"

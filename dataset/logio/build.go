@@ -1,4 +1,4 @@
-package dataset
+package logio
 
 import (
 	"bytes"
@@ -7,7 +7,9 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
+
+	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/dataset/internal/rules"
 )
 
 // maxID bounds step indices, state ids and action ids: 2^31 - 1.
@@ -27,7 +29,7 @@ type rec struct {
 	ntp int32
 	// terminal is 1 if the row's terminal column is 1 (the step ends in
 	// the absorbing state), 2 if its truncated column is 1 (the episode
-	// was cut off here: terminal 0 for the Dataset, but its last row),
+	// was cut off here: terminal 0 for the dataset.Dataset, but its last row),
 	// 0 otherwise; truncated is the truncated column's value, which
 	// addRow folds into terminal.
 	terminal, truncated int8
@@ -35,15 +37,15 @@ type rec struct {
 	row                 int32 // row number for error messages
 }
 
-// builder collects validated rows from a reader and assembles a Dataset.
+// builder collects validated rows from a reader and assembles a dataset.Dataset.
 // Readers check every value as they parse it (see the check functions
 // below); the builder checks what needs more than one row: the steps of
 // each episode and the next states.
 //
-// Every value goes straight into the Dataset's columns, in file order,
+// Every value goes straight into the dataset.Dataset's columns, in file order,
 // so a log is held once. While the rows come episode after episode with
 // t = 0, 1, 2, ... (the order of every export seen so far) that order is
-// the Dataset's: the builder checks each row against the one before it
+// the dataset.Dataset's: the builder checks each row against the one before it
 // and closes an episode when the next begins, keeping no per-row record.
 // From the first row that breaks that order on, it keeps a rowMeta per
 // row (rebuilding those of the rows before from the episodes closed), and
@@ -52,8 +54,8 @@ type rec struct {
 type builder struct {
 	file string
 	lay  *layout
-	d    *Dataset // the columns, in file order
-	n    int      // rows added
+	d    *dataset.Dataset // the columns, in file order
+	n    int              // rows added
 	// expect, if set, estimates the rows of the whole log (0: no
 	// estimate), for grow.
 	expect func() int
@@ -67,7 +69,7 @@ type builder struct {
 	// columns of ids).
 	states, actions *labeler
 
-	// inOrder stays true while the rows come in the Dataset's order; prev
+	// inOrder stays true while the rows come in the dataset.Dataset's order; prev
 	// is then the last row added, whose episode is open.
 	inOrder bool
 	prev    pendingRow
@@ -129,7 +131,7 @@ type rowMeta struct {
 // positive, is the number of rows the file holds (Parquet says), so the
 // columns are allocated once.
 func newBuilder(file string, lay *layout, rows int) *builder {
-	d := &Dataset{StateDim: lay.stateDim, ActionDim: lay.actionDim, Start: []int{0}}
+	d := &dataset.Dataset{StateDim: lay.stateDim, ActionDim: lay.actionDim, Start: []int{0}}
 	n := max(rows, 0)
 	d.Reward, d.LogTarget = make([]float64, 0, n), make([]float64, 0, n)
 	if lay.behavior {
@@ -238,7 +240,7 @@ func regrow[T any](s []T, n int) []T {
 	if s == nil {
 		return nil
 	}
-	return grow(s, n-len(s))
+	return slices.Grow(s, n-len(s))
 }
 
 // episode returns the index of the episode with the given id, creating
@@ -275,7 +277,7 @@ func (b *builder) add(r rec, x *rowExtra) error {
 		if b.structErr != nil {
 			return b.structErr
 		}
-		return b.fail(r.row, "t", "duplicate step: episode %s has t = %d on row %d too", Quote(b.ids[r.ep]), r.t, b.lastAdded.row)
+		return b.fail(r.row, "t", "duplicate step: episode %s has t = %d on row %d too", dataset.Quote(b.ids[r.ep]), r.t, b.lastAdded.row)
 	}
 	b.lastAdded.ep, b.lastAdded.t, b.lastAdded.row = r.ep, r.t, r.row
 	d := b.d
@@ -304,7 +306,7 @@ func (b *builder) add(r rec, x *rowExtra) error {
 	return nil
 }
 
-// continues reports whether r is the next row in the Dataset's order:
+// continues reports whether r is the next row in the dataset.Dataset's order:
 // the next step of the open episode, or step 0 of a new one (any step of
 // the first, in a shard, which may continue the previous shard's).
 func (b *builder) continues(r rec) bool {
@@ -329,7 +331,7 @@ func (b *builder) step(r rec, x *rowExtra) {
 	switch {
 	case b.n == 0:
 		if b.lay.shard {
-			d.Origin = &Origin{FirstT: int(r.t), Rows: []int{int(r.row)}}
+			d.Origin = &dataset.Origin{FirstT: int(r.t), Rows: []int{int(r.row)}}
 		}
 	case r.ep == p.ep:
 		b.checkLink(r)
@@ -383,18 +385,18 @@ func (b *builder) linkError(row, ep int32, hasNTP bool, terminal int8, next int3
 	case hasNTP:
 		return b.fail(row, "next_target_prob_0", "given on a row that is not the last of episode %s (t = %d follows on row %d); "+
 			"next_target_prob_k give the target's action distribution at the state after an episode's last row, and are empty elsewhere",
-			Quote(b.ids[ep]), nxT, nxRow)
+			dataset.Quote(b.ids[ep]), nxT, nxRow)
 	case terminal == 2:
 		return b.fail(row, "truncated", "is 1 on a row that is not the last of episode %s (t = %d follows on row %d); "+
-			"a truncated step is where the episode was cut off, so it is the episode's last row", Quote(b.ids[ep]), nxT, nxRow)
+			"a truncated step is where the episode was cut off, so it is the episode's last row", dataset.Quote(b.ids[ep]), nxT, nxRow)
 	case terminal != 0:
 		return b.fail(row, "terminal", "is 1 on a row that is not the last of episode %s (t = %d follows on row %d); "+
-			"a terminal step ends its episode in the absorbing state, so it is the episode's last row", Quote(b.ids[ep]), nxT, nxRow)
+			"a terminal step ends its episode in the absorbing state, so it is the episode's last row", dataset.Quote(b.ids[ep]), nxT, nxRow)
 	case next < 0:
 	case b.lay.stateDim == 0:
 		if next != nxState {
 			return b.fail(row, "next_state", "next_state %d differs from the state %d of the next step of episode %s (row %d)",
-				next, nxState, Quote(b.ids[ep]), nxRow)
+				next, nxState, dataset.Quote(b.ids[ep]), nxRow)
 		}
 	default:
 		return b.nextMismatch(row, ep, nextVec, nxObs, nxRow)
@@ -408,7 +410,7 @@ func (b *builder) nextMismatch(row, ep int32, given, want []float64, nxRow int32
 	for k, v := range given {
 		if v != want[k] {
 			return b.fail(row, "next_state_"+strconv.Itoa(k), "%s differs from state_%d = %s of the next step of episode %s (row %d)",
-				num(v), k, num(want[k]), Quote(b.ids[ep]), nxRow)
+				rules.Num(v), k, rules.Num(want[k]), dataset.Quote(b.ids[ep]), nxRow)
 		}
 	}
 	return nil
@@ -528,9 +530,9 @@ func (b *builder) fail(row int32, col, format string, args ...any) error {
 	return &FormatError{File: b.file, Row: int(row), Column: b.lay.name(col), Msg: fmt.Sprintf(format, args...)}
 }
 
-// finish checks what needs all rows and returns the Dataset, its
+// finish checks what needs all rows and returns the dataset.Dataset, its
 // categorical columns' labels renumbered in sorted order.
-func (b *builder) finish() (*Dataset, *Labels, error) {
+func (b *builder) finish() (*dataset.Dataset, *Labels, error) {
 	d, err := b.build()
 	if err != nil {
 		return nil, nil, err
@@ -571,7 +573,7 @@ func (b *builder) finish() (*Dataset, *Labels, error) {
 				return nil, nil, err
 			}
 		}
-		if err := d.setTarget(p, targetReplace); err != nil {
+		if err := d.ReplaceTargetPolicy(p); err != nil {
 			return nil, nil, fmt.Errorf("%s (no target columns; the target policy's probabilities): %w", b.file, err)
 		}
 	}
@@ -580,7 +582,7 @@ func (b *builder) finish() (*Dataset, *Labels, error) {
 
 // build closes the log: in order, its last episode; out of order, it
 // sorts the rows. Then it sizes the discrete spaces.
-func (b *builder) build() (*Dataset, error) {
+func (b *builder) build() (*dataset.Dataset, error) {
 	n := b.n
 	if n == 0 {
 		return nil, &FormatError{File: b.file, Msg: noRows}
@@ -621,55 +623,16 @@ func (b *builder) build() (*Dataset, error) {
 	return d, nil
 }
 
-// NaturalLess orders episode ids as people number them: runs of digits
-// compare as numbers ("ep2" < "ep10", "9" < "10"), everything else byte
-// by byte; ids equal so ("07", "7") fall back to their bytes. Ids are
-// distinct in a Dataset, so it is a strict total order on them.
-func NaturalLess(a, b string) bool {
-	i, j := 0, 0
-	for i < len(a) && j < len(b) {
-		ca, cb := a[i], b[j]
-		if isDigit(ca) && isDigit(cb) {
-			si, sj := i, j
-			for i < len(a) && isDigit(a[i]) {
-				i++
-			}
-			for j < len(b) && isDigit(b[j]) {
-				j++
-			}
-			x, y := strings.TrimLeft(a[si:i], "0"), strings.TrimLeft(b[sj:j], "0")
-			if len(x) != len(y) {
-				return len(x) < len(y)
-			}
-			if x != y {
-				return x < y
-			}
-			continue
-		}
-		if ca != cb {
-			return ca < cb
-		}
-		i++
-		j++
-	}
-	if len(a)-i != len(b)-j {
-		return len(a)-i < len(b)-j
-	}
-	return a < b
-}
-
-func isDigit(c byte) bool { return '0' <= c && c <= '9' }
-
 // sorted orders rows kept out of order by (episode, t), checks that every
 // episode's t runs 0, 1, 2, ... and that each row's next state agrees with
 // the row after it, and gathers the columns in that order.
-func (b *builder) sorted() (*Dataset, error) {
+func (b *builder) sorted() (*dataset.Dataset, error) {
 	n, meta, src := b.n, b.meta, b.d
 	perm := make([]int32, n)
 	for i := range perm {
 		perm[i] = int32(i)
 	}
-	// Episodes in the natural order of their ids (NaturalLess): rows out
+	// Episodes in the natural order of their ids (dataset.NaturalLess): rows out
 	// of order say nothing of an order of their episodes, and this one
 	// depends only on the rows, so a shuffled log gives the estimates of
 	// the same log written episode by episode with ids 0, 1, 2, ... (the
@@ -697,7 +660,7 @@ func (b *builder) sorted() (*Dataset, error) {
 		sortable = byID[1:]
 	}
 	slices.SortFunc(sortable, func(x, y int32) int {
-		if NaturalLess(b.ids[x], b.ids[y]) {
+		if dataset.NaturalLess(b.ids[x], b.ids[y]) {
 			return -1
 		}
 		return 1 // ids are distinct
@@ -715,29 +678,29 @@ func (b *builder) sorted() (*Dataset, error) {
 		r := &meta[j]
 		if i == 0 || r.ep != meta[perm[i-1]].ep {
 			if r.t != 0 && !(b.lay.shard && r.ep == 0) {
-				return nil, b.fail(r.row, "t", "episode %s starts at t = %d; t must start at 0", Quote(b.ids[r.ep]), r.t)
+				return nil, b.fail(r.row, "t", "episode %s starts at t = %d; t must start at 0", dataset.Quote(b.ids[r.ep]), r.t)
 			}
 			continue
 		}
 		p := &meta[perm[i-1]]
 		switch {
 		case r.t == p.t:
-			return nil, b.fail(r.row, "t", "duplicate step: episode %s has t = %d on row %d too", Quote(b.ids[r.ep]), r.t, p.row)
+			return nil, b.fail(r.row, "t", "duplicate step: episode %s has t = %d on row %d too", dataset.Quote(b.ids[r.ep]), r.t, p.row)
 		case r.t > p.t+1:
 			where := ""
 			if b.lay.shard {
 				where = "; in a shard, an episode's rows run on without gaps, continuing only from the last rows of the shard before"
 			}
 			if r.t == p.t+2 {
-				return nil, b.fail(r.row, "t", "gap in episode %s: t jumps from %d to %d (t = %d is missing)%s", Quote(b.ids[r.ep]), p.t, r.t, p.t+1, where)
+				return nil, b.fail(r.row, "t", "gap in episode %s: t jumps from %d to %d (t = %d is missing)%s", dataset.Quote(b.ids[r.ep]), p.t, r.t, p.t+1, where)
 			}
-			return nil, b.fail(r.row, "t", "gap in episode %s: t jumps from %d to %d (t = %d ... %d are missing)%s", Quote(b.ids[r.ep]), p.t, r.t, p.t+1, r.t-1, where)
+			return nil, b.fail(r.row, "t", "gap in episode %s: t jumps from %d to %d (t = %d ... %d are missing)%s", dataset.Quote(b.ids[r.ep]), p.t, r.t, p.t+1, r.t-1, where)
 		}
 	}
 
 	lay := b.lay
 	sd, ad, K := lay.stateDim, lay.actionDim, lay.targetK
-	d := &Dataset{StateDim: sd, ActionDim: ad, IDs: make([]string, 0, len(b.ids)), Start: make([]int, 1, len(b.ids)+1),
+	d := &dataset.Dataset{StateDim: sd, ActionDim: ad, IDs: make([]string, 0, len(b.ids)), Start: make([]int, 1, len(b.ids)+1),
 		HasFinal: make([]bool, 0, len(b.ids))}
 	d.Reward, d.LogTarget = gather(src.Reward, perm, 1), gather(src.LogTarget, perm, 1)
 	d.LogBehavior = gather(src.LogBehavior, perm, 1)
@@ -765,7 +728,7 @@ func (b *builder) sorted() (*Dataset, error) {
 		}
 		if lay.shard && (i == 0 || d.Start[len(d.Start)-1] == i) {
 			if d.Origin == nil {
-				d.Origin = &Origin{FirstT: int(r.t)}
+				d.Origin = &dataset.Origin{FirstT: int(r.t)}
 			}
 			d.Origin.Rows = append(d.Origin.Rows, int(r.row))
 		}
@@ -836,23 +799,6 @@ func gather[T any](col []T, perm []int32, w int) []T {
 	return out
 }
 
-// The check functions below hold the value rules of the log contract, so
-// that the CSV and Parquet readers agree. Each returns "" for a good value
-// or a message for a FormatError.
-
-// checkReal checks a reward or a state or action vector component.
-func checkReal(v float64) string {
-	switch {
-	case math.IsNaN(v):
-		return "NaN is not allowed"
-	case math.IsInf(v, 1):
-		return "+Inf is not allowed"
-	case math.IsInf(v, -1):
-		return "-Inf is not allowed"
-	}
-	return ""
-}
-
 // checkIndex checks a step index or an id: an integer in [0, 2^31 - 1].
 // noun names it in the message ("a state id").
 func checkIndex(v int64, noun string) string {
@@ -868,17 +814,17 @@ func checkIndex(v int64, noun string) string {
 // floatIndex converts a float holding an integer (3 or 3.0, as some tools
 // write integer columns) to an index.
 func floatIndex(v float64, noun string) (int32, string) {
-	if msg := checkReal(v); msg != "" {
+	if msg := rules.Real(v); msg != "" {
 		return 0, msg
 	}
 	if v != math.Trunc(v) {
-		return 0, fmt.Sprintf("%s is not an integer; %s is a non-negative integer", num(v), noun)
+		return 0, fmt.Sprintf("%s is not an integer; %s is a non-negative integer", rules.Num(v), noun)
 	}
 	if v < 0 {
-		return 0, fmt.Sprintf("%s is negative; %s is a non-negative integer", num(v), noun)
+		return 0, fmt.Sprintf("%s is negative; %s is a non-negative integer", rules.Num(v), noun)
 	}
 	if v > maxID {
-		return 0, fmt.Sprintf("%s is too large; %s is at most %d", num(v), noun, maxID)
+		return 0, fmt.Sprintf("%s is too large; %s is at most %d", rules.Num(v), noun, maxID)
 	}
 	return int32(v), ""
 }
@@ -904,17 +850,17 @@ func logProb(v float64, r role, discrete bool) (float64, string) {
 	switch r {
 	case roleBehavior, roleTarget:
 		if math.IsInf(v, 0) {
-			return 0, checkReal(v)
+			return 0, rules.Real(v)
 		}
 		switch {
 		case r == roleBehavior && discrete && !(v > 0 && v <= 1):
-			return 0, num(v) + " is outside (0, 1]"
+			return 0, rules.Num(v) + " is outside (0, 1]"
 		case r == roleBehavior && !discrete && !(v > 0):
-			return 0, num(v) + " is not a positive density"
+			return 0, rules.Num(v) + " is not a positive density"
 		case r == roleTarget && discrete && !(v >= 0 && v <= 1):
-			return 0, num(v) + " is outside [0, 1]"
+			return 0, rules.Num(v) + " is outside [0, 1]"
 		case r == roleTarget && !discrete && !(v >= 0):
-			return 0, num(v) + " is a negative density"
+			return 0, rules.Num(v) + " is a negative density"
 		}
 		return math.Log(v), ""
 	default: // log-probabilities
@@ -924,7 +870,7 @@ func logProb(v float64, r role, discrete bool) (float64, string) {
 		case math.IsInf(v, -1) && r == roleBehaviorLn:
 			return 0, "-Inf is not allowed: the behavior policy must give every logged action a positive probability"
 		case discrete && v > 0:
-			return 0, num(v) + " is above 0, but a probability is at most 1"
+			return 0, rules.Num(v) + " is above 0, but a probability is at most 1"
 		}
 		return v, ""
 	}
@@ -938,47 +884,11 @@ func terminalFlag(v float64) (int8, string) {
 	case 1:
 		return 1, ""
 	}
-	if msg := checkReal(v); msg != "" {
+	if msg := rules.Real(v); msg != "" {
 		return 0, msg
 	}
-	return 0, num(v) + " is neither 0 nor 1; terminal is 1 on an episode's last row if it ended in a terminal state, else 0"
+	return 0, rules.Num(v) + " is neither 0 nor 1; terminal is 1 on an episode's last row if it ended in a terminal state, else 0"
 }
-
-// checkProb checks one value of a target_prob_k or next_target_prob_k
-// column: a probability in [0, 1].
-func checkProb(v float64) string {
-	if msg := checkReal(v); msg != "" {
-		return msg
-	}
-	if !(v >= 0 && v <= 1) {
-		return num(v) + " is outside [0, 1]"
-	}
-	return ""
-}
-
-// probTol is the tolerance of the rules on a target's action distribution:
-// its sum is 1, and it agrees with the logged action's target probability,
-// both within probTol (absolute, on probabilities).
-const probTol = 1e-6
-
-// checkDistribution checks that the values of a distribution over the
-// actions (each already in [0, 1]) sum to 1 within probTol, the one sum
-// the readers, Validate and SetTargetPolicy all compute.
-func checkDistribution(p []float64) (sum float64, ok bool) {
-	for _, v := range p {
-		sum += v
-	}
-	return sum, math.Abs(sum-1) <= probTol
-}
-
-// sumText formats a sum of probabilities for a message: 12 significant
-// digits, enough to show a miss of 1e-6 and few enough to hide rounding
-// (0.2 + 0.7 shows as 0.9).
-func sumText(v float64) string { return strconv.FormatFloat(v, 'g', 12, 64) }
-
-// agrees reports whether a logged log-probability of the logged action,
-// lt, agrees with p, the action's entry in the target's distribution.
-func agrees(lt, p float64) bool { return math.Abs(math.Exp(lt)-p) <= probTol }
 
 // rowExtra holds what a reader gathered of one row's optional vectors:
 // the next-state vector and next_target_prob_k, each given whole or not at
@@ -1064,9 +974,9 @@ func (b *builder) addRow(r rec, x *rowExtra, missing string) error {
 		return b.add(r, x)
 	}
 	tp := b.d.TargetProbs[len(b.d.TargetProbs)-K:]
-	if sum, ok := checkDistribution(tp); !ok {
+	if sum, ok := rules.Distribution(tp); !ok {
 		return b.fail(r.row, "target_prob_0", "%s sum to %s; the target's action distribution sums to 1 (within 1e-6)",
-			span("target_prob", K), sumText(sum))
+			span("target_prob", K), rules.SumText(sum))
 	}
 	if int(r.action) >= K {
 		return b.fail(r.row, "action", "action %d has no target probability: the log gives %s (K = %d); "+
@@ -1076,13 +986,13 @@ func (b *builder) addRow(r rec, x *rowExtra, missing string) error {
 	switch {
 	case lay.target == "":
 		r.lt = math.Log(p) // 0 gives -Inf: the target never takes a_t
-	case !agrees(r.lt, p):
-		given := fmt.Sprintf("%s %s", lay.target, num(x.target))
+	case !rules.Agrees(r.lt, p):
+		given := fmt.Sprintf("%s %s", lay.target, rules.Num(x.target))
 		if lay.targetLn {
-			given += fmt.Sprintf(" (probability %s)", num(math.Exp(r.lt)))
+			given += fmt.Sprintf(" (probability %s)", rules.Num(math.Exp(r.lt)))
 		}
 		return b.fail(r.row, lay.target, "%s disagrees with target_prob_%d = %s, the target probability of the logged action %d "+
-			"(they must agree within 1e-6)", given, r.action, num(p), r.action)
+			"(they must agree within 1e-6)", given, r.action, rules.Num(p), r.action)
 	}
 	if x.ntpGiven > 0 {
 		switch {
@@ -1093,9 +1003,9 @@ func (b *builder) addRow(r rec, x *rowExtra, missing string) error {
 			return b.fail(r.row, "next_target_prob_0", "given, but the row gives no next state; "+
 				"next_target_prob_k are the target's action distribution at the next state")
 		}
-		if sum, ok := checkDistribution(x.ntp); !ok {
+		if sum, ok := rules.Distribution(x.ntp); !ok {
 			return b.fail(r.row, "next_target_prob_0", "%s sum to %s; the target's action distribution sums to 1 (within 1e-6)",
-				span("next_target_prob", K), sumText(sum))
+				span("next_target_prob", K), rules.SumText(sum))
 		}
 		r.ntp = 0 // the distribution is x.ntp
 	}

@@ -1,10 +1,12 @@
-package dataset
+package logio
 
 import (
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/ihope-ope/ihope/dataset"
 )
 
 // role is what a log column holds.
@@ -141,7 +143,7 @@ type layout struct {
 	target string
 	// targetK is the number K of target_prob_k columns (0 if none).
 	targetK int
-	// terminal reports whether the Dataset has a Terminal column: the
+	// terminal reports whether the dataset.Dataset has a Terminal column: the
 	// optional terminal or truncated column is present, or every row is
 	// a one-step episode (derive).
 	terminal bool
@@ -164,8 +166,8 @@ type layout struct {
 	policies []string
 	// fillTarget is ReadOptions.Target when the file has no target
 	// columns: the reader sets the target's probabilities from it.
-	fillTarget   TablePolicy
-	beforeTarget func(*Dataset) error // ReadOptions.BeforeTarget
+	fillTarget   dataset.TablePolicy
+	beforeTarget func(*dataset.Dataset) error // ReadOptions.BeforeTarget
 }
 
 // discreteActions reports whether actions are ids (so that probabilities
@@ -242,7 +244,7 @@ func layoutProblems(names []string, o *ReadOptions) (*layout, []problem) {
 			case names[p] == name:
 				fail(name, "duplicate column (columns %d and %d have this name)", p+1, j+1)
 			default:
-				fail(name, "is %s (%s), but column %d, %s, is %s too", contract, flag, p+1, Quote(names[p]), contract)
+				fail(name, "is %s (%s), but column %d, %s, is %s too", contract, flag, p+1, dataset.Quote(names[p]), contract)
 			}
 			continue
 		}
@@ -320,7 +322,7 @@ func layoutProblems(names []string, o *ReadOptions) (*layout, []problem) {
 		b, okB := first[pair[1]]
 		if okA && okB {
 			later := names[max(a, b)]
-			fail(later, "both %s and %s are given; use one of them", Quote(names[min(a, b)]), Quote(later))
+			fail(later, "both %s and %s are given; use one of them", dataset.Quote(names[min(a, b)]), dataset.Quote(later))
 		}
 	}
 

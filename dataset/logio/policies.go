@@ -1,11 +1,13 @@
-package dataset
+package logio
 
 import (
 	"fmt"
 	"slices"
+
+	"github.com/ihope-ope/ihope/dataset"
 )
 
-// ReadPolicies returns one Dataset per target policy that a log names in
+// ReadPolicies returns one dataset.Dataset per target policy that a log names in
 // its columns (target_prob@NAME, target_logprob@NAME,
 // target_prob_k@NAME, next_target_prob_k@NAME), in the order of
 // d.Policies: d itself for d.Policy, and for each other policy the log
@@ -17,12 +19,12 @@ import (
 // NumActions, which counts the target_prob_k columns), so the other
 // columns are held once.
 //
-// A log without named policies gives []*Dataset{d}.
-func ReadPolicies(d *Dataset, o ReadOptions, read func(ReadOptions) (*Dataset, error)) ([]*Dataset, error) {
+// A log without named policies gives []*dataset.Dataset{d}.
+func ReadPolicies(d *dataset.Dataset, o ReadOptions, read func(ReadOptions) (*dataset.Dataset, error)) ([]*dataset.Dataset, error) {
 	if len(d.Policies) == 0 {
-		return []*Dataset{d}, nil
+		return []*dataset.Dataset{d}, nil
 	}
-	out := make([]*Dataset, len(d.Policies))
+	out := make([]*dataset.Dataset, len(d.Policies))
 	for i, name := range d.Policies {
 		if name == d.Policy {
 			out[i] = d
@@ -45,14 +47,14 @@ func ReadPolicies(d *Dataset, o ReadOptions, read func(ReadOptions) (*Dataset, e
 }
 
 // ReadFilePolicies reads a log as ReadFileWith does and returns one
-// Dataset per target policy it names (ReadPolicies): a log whose target
+// dataset.Dataset per target policy it names (ReadPolicies): a log whose target
 // columns are unnamed gives one.
-func ReadFilePolicies(path string, o ReadOptions) ([]*Dataset, *Labels, error) {
+func ReadFilePolicies(path string, o ReadOptions) ([]*dataset.Dataset, *Labels, error) {
 	d, labels, err := ReadFileWith(path, o)
 	if err != nil {
 		return nil, nil, err
 	}
-	ds, err := ReadPolicies(d, o, func(o ReadOptions) (*Dataset, error) {
+	ds, err := ReadPolicies(d, o, func(o ReadOptions) (*dataset.Dataset, error) {
 		d, _, err := ReadFileWith(path, o)
 		return d, err
 	})

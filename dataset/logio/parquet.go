@@ -1,4 +1,4 @@
-package dataset
+package logio
 
 import (
 	"bytes"
@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/dataset/internal/rules"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
 )
@@ -29,14 +31,14 @@ import (
 // except in next_state and next_target_prob_k. Row numbers in errors count
 // records from 1.
 // Columns are read in batches, so memory beyond the dataset stays small.
-func ReadParquet(r io.ReaderAt, size int64, name string) (*Dataset, error) {
+func ReadParquet(r io.ReaderAt, size int64, name string) (*dataset.Dataset, error) {
 	d, _, err := readParquet(r, size, name, nil)
 	return d, err
 }
 
 // readParquet reads the Parquet form through o (nil for the contract as
 // it is). Ignored columns are not read.
-func readParquet(r io.ReaderAt, size int64, name string, o *ReadOptions) (d *Dataset, labels *Labels, err error) {
+func readParquet(r io.ReaderAt, size int64, name string, o *ReadOptions) (d *dataset.Dataset, labels *Labels, err error) {
 	if msg := checkParquetFrame(r, size); msg != "" {
 		head := make([]byte, min(size, sniffLen))
 		if n, _ := r.ReadAt(head, 0); n == len(head) && !bytes.HasPrefix(head, []byte("PAR1")) {
@@ -523,17 +525,17 @@ func (p *pqRowParser) parse(cols []*pqColumn, i int, row int32) error {
 			r.next, msg = c.index(i, indexNoun[col.role])
 		case roleStateK:
 			obs[col.k] = c.real(i)
-			msg = checkReal(c.real(i))
+			msg = rules.Real(c.real(i))
 		case roleActionK:
 			act[col.k] = c.real(i)
-			msg = checkReal(c.real(i))
+			msg = rules.Real(c.real(i))
 		case roleReward:
 			r.reward = c.real(i)
-			msg = checkReal(r.reward)
+			msg = rules.Real(r.reward)
 		case roleNextK:
 			x.nextGiven++
 			x.next[col.k] = c.real(i)
-			msg = checkReal(c.real(i))
+			msg = rules.Real(c.real(i))
 		case roleBehavior, roleBehaviorLn:
 			r.lb, msg = logProb(c.real(i), col.role, discrete)
 		case roleTarget, roleTargetLn:
@@ -545,11 +547,11 @@ func (p *pqRowParser) parse(cols []*pqColumn, i int, row int32) error {
 			r.truncated, msg = terminalFlag(c.real(i))
 		case roleTargetK:
 			tp[col.k] = c.real(i)
-			msg = checkProb(tp[col.k])
+			msg = rules.Prob(tp[col.k])
 		case roleNextTarget:
 			x.ntpGiven++
 			x.ntp[col.k] = c.real(i)
-			msg = checkProb(x.ntp[col.k])
+			msg = rules.Prob(x.ntp[col.k])
 		}
 		if msg != "" {
 			return &FormatError{File: b.file, Row: int(row), Column: col.name, Msg: msg}
@@ -571,7 +573,7 @@ func (p *pqRowParser) parse(cols []*pqColumn, i int, row int32) error {
 //
 // WriteParquet first checks d with Validate, so that whatever it writes,
 // ReadParquet reads back as the same dataset.
-func WriteParquet(w io.Writer, d *Dataset) error {
+func WriteParquet(w io.Writer, d *dataset.Dataset) error {
 	if err := d.Validate(); err != nil {
 		return err
 	}
@@ -579,7 +581,7 @@ func WriteParquet(w io.Writer, d *Dataset) error {
 }
 
 // writeParquet is WriteParquet without the check.
-func writeParquet(w io.Writer, d *Dataset) error {
+func writeParquet(w io.Writer, d *dataset.Dataset) error {
 	sd, ad := d.StateDim, d.ActionDim
 	var g orderedGroup
 	id := func(name string) { g.add(name, parquet.Int(64)) }

@@ -1,4 +1,4 @@
-package dataset_test
+package logio_test
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/dataset/logio"
 )
 
 func ExampleReadCSV() {
@@ -18,7 +19,7 @@ u1,1,2,0,0,0.5,0.9,3
 u2,0,0,1,1,0.25,0,
 u1,0,0,1,1,0.5,0.1,
 `
-	d, err := dataset.ReadCSV(strings.NewReader(logs), "logs.csv")
+	d, err := logio.ReadCSV(strings.NewReader(logs), "logs.csv")
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -42,9 +43,9 @@ func ExampleFormatError() {
 a,0,0,1,1,0.5,0.5
 a,1,2,0,0,0,0.5
 `
-	_, err := dataset.ReadCSV(strings.NewReader(logs), "logs.csv")
+	_, err := logio.ReadCSV(strings.NewReader(logs), "logs.csv")
 	fmt.Println(err)
-	var fe *dataset.FormatError
+	var fe *logio.FormatError
 	if errors.As(err, &fe) {
 		fmt.Println(fe.Row, fe.Column)
 	}
@@ -65,7 +66,7 @@ func ExampleWriteCSV() {
 		fmt.Println(err)
 		return
 	}
-	if err := dataset.WriteCSV(os.Stdout, d); err != nil {
+	if err := logio.WriteCSV(os.Stdout, d); err != nil {
 		fmt.Println(err)
 	}
 	// Output:
@@ -87,11 +88,11 @@ func ExampleWriteParquet() {
 		return
 	}
 	var buf bytes.Buffer
-	if err := dataset.WriteParquet(&buf, d); err != nil {
+	if err := logio.WriteParquet(&buf, d); err != nil {
 		fmt.Println(err)
 		return
 	}
-	back, err := dataset.ReadParquet(bytes.NewReader(buf.Bytes()), int64(buf.Len()), "run.parquet")
+	back, err := logio.ReadParquet(bytes.NewReader(buf.Bytes()), int64(buf.Len()), "run.parquet")
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -109,17 +110,17 @@ func ExampleRead() {
 u1,0,0,1,1,0.5,0.1,42
 u1,1,2,0,0,0.5,0.9,42
 `
-	o := dataset.ReadOptions{Format: dataset.CSV}
-	_, _, err := dataset.Read(strings.NewReader(logs), "obp.csv", o)
+	o := logio.ReadOptions{Format: logio.CSV}
+	_, _, err := logio.Read(strings.NewReader(logs), "obp.csv", o)
 	fmt.Println(err)
 
-	o.Columns, err = dataset.ParseColumns([]string{"episode=trajectory_id", "t=step", "behavior_prob=pscore"})
+	o.Columns, err = logio.ParseColumns([]string{"episode=trajectory_id", "t=step", "behavior_prob=pscore"})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	o.Ignore = []string{"user_id"}
-	d, _, err := dataset.Read(strings.NewReader(logs), "obp.csv", o)
+	d, _, err := logio.Read(strings.NewReader(logs), "obp.csv", o)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -142,8 +143,8 @@ func ExampleLabels() {
 a,0,kitchen,wait,0,0.5,0.5
 a,1,hall,go,1,0.5,0.5
 `
-	d, labels, err := dataset.Read(strings.NewReader(logs), "rooms.csv",
-		dataset.ReadOptions{Format: dataset.CSV, Categorical: []string{"state", "action"}})
+	d, labels, err := logio.Read(strings.NewReader(logs), "rooms.csv",
+		logio.ReadOptions{Format: logio.CSV, Categorical: []string{"state", "action"}})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -1,4 +1,4 @@
-package dataset
+package logio
 
 // Checks of a Parquet file before parquet-go reads it.
 //
@@ -37,6 +37,7 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
+	"slices"
 
 	"github.com/andybalholm/brotli"
 	"github.com/klauspost/compress/snappy"
@@ -259,7 +260,7 @@ type pqChecker struct {
 func (c *pqChecker) readHeader(off, left int64, h *format.PageHeader) (int, error) {
 	window := min(left, 4096)
 	for {
-		c.head = grow(c.head[:0], int(window))[:window]
+		c.head = slices.Grow(c.head[:0], int(window))[:window]
 		if _, err := c.r.ReadAt(c.head, off); err != nil && !errors.Is(err, io.EOF) {
 			return 0, err
 		}
@@ -530,7 +531,7 @@ func (c *pqChecker) checkChunk(cc *format.ColumnChunk, rows int64, col pqColumnI
 			}
 			return fail("declares %d bytes uncompressed, impossible in a file of %d bytes", h.UncompressedPageSize, c.size)
 		}
-		c.raw = grow(c.raw[:0], int(h.CompressedPageSize))[:h.CompressedPageSize]
+		c.raw = slices.Grow(c.raw[:0], int(h.CompressedPageSize))[:h.CompressedPageSize]
 		data := c.raw
 		if _, err := c.r.ReadAt(data, start+pos); err != nil && !errors.Is(err, io.EOF) {
 			return err.Error()
@@ -707,7 +708,7 @@ func (c *pqChecker) decompress(codec format.CompressionCodec, src []byte, n int)
 // scratch returns the checker's buffer for decompressed pages, n bytes
 // long.
 func (c *pqChecker) scratch(n int) []byte {
-	c.out = grow(c.out[:0], n)[:n]
+	c.out = slices.Grow(c.out[:0], n)[:n]
 	return c.out
 }
 
@@ -1118,7 +1119,7 @@ func decodeDelta(dst []int64, b []byte, n int, int32s, keep bool) (vals []int64,
 	per := int(blockSize / miniblocks)
 	v := int64(first>>1) ^ -int64(first&1) // the running value
 	if keep {
-		vals = append(grow(dst[:0], n), wrap(v, int32s))
+		vals = append(slices.Grow(dst[:0], n), wrap(v, int32s))
 	}
 	left := n - 1
 	for left > 0 {

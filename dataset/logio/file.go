@@ -1,4 +1,4 @@
-package dataset
+package logio
 
 import (
 	"bufio"
@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/ihope-ope/ihope/dataset"
 )
 
 // Format is a form a log file takes: the contract's table as CSV or TSV
@@ -86,7 +88,7 @@ func (f Format) upper() string { return strings.ToUpper(string(f)) }
 // ReadFile reads a log from path in the contract's own form, choosing
 // the format by the extension (FormatOf). A log that breaks the contract
 // gives a *FormatError naming path.
-func ReadFile(path string) (*Dataset, error) {
+func ReadFile(path string) (*dataset.Dataset, error) {
 	d, _, err := ReadFileWith(path, ReadOptions{})
 	return d, err
 }
@@ -99,7 +101,7 @@ func ReadFile(path string) (*Dataset, error) {
 // message saying what it looks like: gzip-compressed data, UTF-16 text,
 // a Parquet file or a spreadsheet named .csv, CSV text named .parquet,
 // a header split by semicolons or tabs in a .csv.
-func ReadFileWith(path string, o ReadOptions) (*Dataset, *Labels, error) {
+func ReadFileWith(path string, o ReadOptions) (*dataset.Dataset, *Labels, error) {
 	if err := o.Check(); err != nil {
 		return nil, nil, err
 	}
@@ -136,12 +138,12 @@ func ReadFileWith(path string, o ReadOptions) (*Dataset, *Labels, error) {
 // a network stream); name is used in error messages. Text formats are
 // read streaming; Parquet, which is read from its end, is read into
 // memory first.
-func Read(r io.Reader, name string, o ReadOptions) (*Dataset, *Labels, error) {
+func Read(r io.Reader, name string, o ReadOptions) (*dataset.Dataset, *Labels, error) {
 	if err := o.Check(); err != nil {
 		return nil, nil, err
 	}
 	if o.Format == "" {
-		return nil, nil, errors.New("dataset.Read: no format given (ReadOptions.Format)")
+		return nil, nil, errors.New("logio.Read: no format given (ReadOptions.Format)")
 	}
 	if o.Format == Parquet {
 		return readAllParquet(r, name, &o)
@@ -153,12 +155,12 @@ func Read(r io.Reader, name string, o ReadOptions) (*Dataset, *Labels, error) {
 // r (a file read through a wrapper, a memory map); name is used in error
 // messages. Text formats are read from the start, streaming; Parquet by
 // random access, as ReadFileWith reads a file.
-func ReadAt(r io.ReaderAt, size int64, name string, o ReadOptions) (*Dataset, *Labels, error) {
+func ReadAt(r io.ReaderAt, size int64, name string, o ReadOptions) (*dataset.Dataset, *Labels, error) {
 	if err := o.Check(); err != nil {
 		return nil, nil, err
 	}
 	if o.Format == "" {
-		return nil, nil, errors.New("dataset.ReadAt: no format given (ReadOptions.Format)")
+		return nil, nil, errors.New("logio.ReadAt: no format given (ReadOptions.Format)")
 	}
 	if o.Format == Parquet {
 		return readParquet(r, size, name, &o)
@@ -166,7 +168,7 @@ func ReadAt(r io.ReaderAt, size int64, name string, o ReadOptions) (*Dataset, *L
 	return readText(io.NewSectionReader(r, 0, size), size, name, o.Format, &o)
 }
 
-func readAllParquet(r io.Reader, name string, o *ReadOptions) (*Dataset, *Labels, error) {
+func readAllParquet(r io.Reader, name string, o *ReadOptions) (*dataset.Dataset, *Labels, error) {
 	b, err := io.ReadAll(r)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", name, err)
@@ -176,7 +178,7 @@ func readAllParquet(r io.Reader, name string, o *ReadOptions) (*Dataset, *Labels
 
 // readText reads a text format, decompressing it first if f is gzipped;
 // size is the number of bytes r holds, if known (0 if not).
-func readText(r io.Reader, size int64, name string, f Format, o *ReadOptions) (*Dataset, *Labels, error) {
+func readText(r io.Reader, size int64, name string, f Format, o *ReadOptions) (*dataset.Dataset, *Labels, error) {
 	if !f.gzipped() {
 		return readDelimited(r, size, name, f, o)
 	}
@@ -203,7 +205,7 @@ func readText(r io.Reader, size int64, name string, f Format, o *ReadOptions) (*
 // (FormatOf): CSV, TSV, either gzip-compressed, or Parquet. The file is
 // created or truncated; if writing fails, it is removed rather than left
 // half written.
-func WriteFile(path string, d *Dataset) (err error) {
+func WriteFile(path string, d *dataset.Dataset) (err error) {
 	f, err := FormatOf(path)
 	if err != nil {
 		return err
@@ -229,7 +231,7 @@ func WriteFile(path string, d *Dataset) (err error) {
 
 // Write writes d to w in format f. It first checks d with Validate, so
 // that whatever it writes reads back as the same dataset.
-func Write(w io.Writer, d *Dataset, f Format) error {
+func Write(w io.Writer, d *dataset.Dataset, f Format) error {
 	if _, err := ParseFormat(string(f)); err != nil {
 		return err
 	}
@@ -240,7 +242,7 @@ func Write(w io.Writer, d *Dataset, f Format) error {
 }
 
 // write is Write without the checks.
-func write(w io.Writer, d *Dataset, f Format) error {
+func write(w io.Writer, d *dataset.Dataset, f Format) error {
 	bw := bufio.NewWriterSize(w, 256<<10)
 	var err error
 	switch {

@@ -1,10 +1,10 @@
-package dataset
+package logio
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/ihope-ope/ihope/dataset"
 )
 
 // FormatError reports a log that breaks the log contract (see the package
@@ -44,11 +44,11 @@ func (e *FormatError) Error() string {
 	}
 	switch {
 	case e.Row > 0 && e.Column != "":
-		fmt.Fprintf(&b, "row %d, column %s: ", e.Row, Quote(e.Column))
+		fmt.Fprintf(&b, "row %d, column %s: ", e.Row, dataset.Quote(e.Column))
 	case e.Row > 0:
 		fmt.Fprintf(&b, "row %d: ", e.Row)
 	case e.Column != "":
-		fmt.Fprintf(&b, "column %s: ", Quote(e.Column))
+		fmt.Fprintf(&b, "column %s: ", dataset.Quote(e.Column))
 	}
 	b.WriteString(e.Msg)
 	return b.String()
@@ -56,30 +56,10 @@ func (e *FormatError) Error() string {
 
 // quote returns a field's text quoted for an error message, shortened if
 // it is long so that one bad field cannot flood a terminal.
-func quote(b []byte) string { return Quote(b) }
-
-// maxQuoted is the most bytes of a name or value a message shows.
-const maxQuoted = 60
-
-// Quote returns a name or value quoted for a message (as %q does), cut
-// after about 60 bytes with the length it had: "xxx…"(50000000 bytes).
-// Every message that shows text from a file goes through it, so that one
-// long column name or id cannot flood a terminal (a 50 MB header name was
-// printed three times whole: 150 MB of stderr).
-func Quote[T string | []byte](s T) string {
-	if len(s) <= maxQuoted {
-		return strconv.Quote(string(s))
-	}
-	cut := maxQuoted
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut-- // not inside a character
-	}
-	return strconv.Quote(string(s[:cut])) + "…(" + strconv.Itoa(len(s)) + " bytes)"
-}
+func quote(b []byte) string { return dataset.Quote(b) }
 
 // maxNameLen is the longest column name a hint names in a flag; a longer
-// one is told to be renamed (Quote cuts it in the message).
-const maxNameLen = maxQuoted
+// one is told to be renamed (dataset.Quote cuts it in the message).
+const maxNameLen = dataset.MaxQuoted
 
 // num formats a float for an error message (shortest exact form).
-func num(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
