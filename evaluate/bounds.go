@@ -42,8 +42,9 @@ type Verdict struct {
 	// Verdict is "better", "worse" or "not shown".
 	Verdict string `json:"verdict"`
 	// Method is the bound that decided (empty when not shown), Level
-	// the confidence of the verdict (both bounds together where the
-	// baseline's value is bounded too).
+	// the confidence of the verdict: every bound consulted together, the
+	// baseline's too where its value is bounded (the union bound: 1
+	// minus the sum of their alphas, so two bounds at 95% give 90%).
 	Method string  `json:"bound_method,omitempty"`
 	Level  float64 `json:"level"`
 	Why    string  `json:"why"`
@@ -197,24 +198,41 @@ func (c *Evaluator) verdicts(rep *Report, d *dataset.Dataset) error {
 		}
 		seen := map[string]bool{}
 		var better, worse []string
+		// Every bound consulted may be the one that fails: the verdict
+		// holds with 1 - the sum of their alphas (the union bound), not
+		// with the level of the bound that happened to decide.
+		var risk float64
+		baseSeen := map[*base]bool{}
 		for _, row := range rep.Estimates {
 			if row.Policy != name || row.RowBound == nil || row.BoundLow == nil || row.BoundHigh == nil || seen[row.BoundMethod+row.Estimand] {
 				continue
 			}
 			seen[row.BoundMethod+row.Estimand] = true
 			t := ope.Bound{Low: *row.BoundLow, High: *row.BoundHigh, Level: row.BoundLevel}
-			for _, b := range baseOf[row.Estimand] {
+			bases := baseOf[row.Estimand]
+			if len(bases) > 0 {
+				risk += 1 - t.Level
+			}
+			for i := range bases {
+				b := &bases[i]
+				if !baseSeen[b] {
+					baseSeen[b] = true
+					risk += 1 - b.b.Level
+				}
 				verdict, level := ope.Compare(t, b.b)
 				what := fmt.Sprintf("%s on the %s value (%.0f%%)", row.BoundMethod, row.Estimand, 100*level)
 				switch verdict {
 				case ope.Better:
 					better = append(better, what)
-					v.Method, v.Level = row.BoundMethod, level
+					v.Method = row.BoundMethod
 				case ope.Worse:
 					worse = append(worse, what)
-					v.Method, v.Level = row.BoundMethod, level
+					v.Method = row.BoundMethod
 				}
 			}
+		}
+		if risk > 0 {
+			v.Level = max(0, 1-risk)
 		}
 		switch {
 		case len(better) > 0 && len(worse) > 0:

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -77,6 +78,33 @@ func TestEstimateBoundsVerdict(t *testing.T) {
 		}
 		if c.want != "not shown" && rep.Verdicts[0].Method != "hcope" {
 			t.Errorf("baseline %s: decided by %q", c.baseline, rep.Verdicts[0].Method)
+		}
+	}
+}
+
+// With two bounds consulted (hcope on the horizon value, kernel-bellman
+// on the discounted long-run one) the verdict's level is 90%, not the
+// deciding bound's 95%: either bound could be the one that fails.
+func TestEstimateBoundsVerdictLevel(t *testing.T) {
+	data := onPolicyRing(t, 200, 20, "2")
+	for _, c := range []struct {
+		estimators string
+		bounds     int
+	}{{"wis-trajectory", 1}, {"fqe,wis-trajectory", 2}} {
+		rep := estimateBounds(t, "--data", data, "--estimators", c.estimators, "--gamma", "0.9", "--estimand", "long-run",
+			"--bounds", "--reward-range", "0,1", "--bound-calibration", "sign-flip", "--baseline", "0.2")
+		n := 0
+		for _, row := range rep.Estimates {
+			if row.BoundMethod != nil && row.BoundLow != nil {
+				n++
+			}
+		}
+		if n != c.bounds || len(rep.Verdicts) != 1 {
+			t.Fatalf("%s: %d bounds and verdicts %+v, want %d bounds and one verdict", c.estimators, n, rep.Verdicts, c.bounds)
+		}
+		v := rep.Verdicts[0]
+		if want := 1 - 0.05*float64(c.bounds); v.Verdict != "better" || math.Abs(v.Level-want) > 1e-12 {
+			t.Errorf("%s: verdict %s at %v, want better at %v", c.estimators, v.Verdict, v.Level, want)
 		}
 	}
 }
