@@ -43,8 +43,9 @@ func TestMemoryEqualsOneShard(t *testing.T) {
 		t.Fatal(err)
 	}
 	gammas := []float64{0.95} // IHOPE_STAT=1: the average reward too
+	resamples := 10             // IHOPE_STAT=1: 40
 	if testsets.Stat() {
-		gammas = append(gammas, 1)
+		gammas, resamples = append(gammas, 1), 40
 	}
 	tested := map[string]int{}
 	for _, log := range []struct {
@@ -64,7 +65,7 @@ func TestMemoryEqualsOneShard(t *testing.T) {
 			for _, gamma := range gammas {
 				for _, name := range streamed() {
 					o := evaluate.Defaults()
-					o.Estimators, o.Gamma, o.Estimand, o.Bootstrap, o.Seed = []string{name}, gamma, estimand, 40, 5
+					o.Estimators, o.Gamma, o.Estimand, o.Bootstrap, o.Seed = []string{name}, gamma, estimand, resamples, 5
 					ev, err := evaluate.New(o)
 					if err != nil {
 						t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
+	"github.com/ihope-ope/ihope/internal/testsets"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/sim/lineargauss"
 )
@@ -57,6 +58,9 @@ func TestMinimaxNeuralDeterministic(t *testing.T) {
 // docs/estimators.md's table (gamma 0.9 and 1, n = 20 and 160, default
 // settings).
 func TestMinimaxNeuralLearns(t *testing.T) {
+	if !testsets.Stat() {
+		t.Skip("statistical set: IHOPE_STAT=1 (CI runs it)")
+	}
 	gammas, ns, o := []float64{0.9}, []int{20}, ope.Options{Seed: 1}
 	o.Minimax.Features = 64
 	if os.Getenv("IHOPE_LONG") != "" {

@@ -143,9 +143,10 @@ func pendulumLearner(maxIter int) ratio.Neural {
 // (sd of log w 0.83 and 1.07) even at the new bandwidth, and -2.27 and
 // -2.14 at the old one on a log of the same size (ihope sample --seed 7).
 func TestNeuralPendulumNoCollapse(t *testing.T) {
-	if testing.Short() {
-		t.Skip("trains a network for 1000 iterations")
+	if !testsets.Stat() {
+		t.Skip("statistical set: IHOPE_STAT=1 (CI runs it)")
 	}
+
 	const longRun = -0.0085
 	env, target := pendulum.Pendulum{}, pendulum.DefaultTarget()
 	behavior, err := pendulum.Behavior(1)
@@ -232,6 +233,9 @@ func pendulumCompare(t *testing.T, seeds []uint64, n, T, m, maxIter, batch int) 
 // the stationary value (up to O(1/T)), so part of its error is that
 // transient, which shrinks as T grows.
 func TestNeuralPendulum(t *testing.T) {
+	if !testsets.Stat() {
+		t.Skip("statistical set: IHOPE_STAT=1 (CI runs it)")
+	}
 	if testing.Short() {
 		t.Skip("samples 300,000 Pendulum steps and trains two networks")
 	}

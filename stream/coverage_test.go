@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/ihope-ope/ihope/internal/testsets"
 	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/sim/taxi"
@@ -18,7 +19,8 @@ import (
 // measured and logged, not held to the bar: their misses are the
 // estimators', not the bootstrap's.
 //
-// CI runs 10 seeds of n = 50 episodes of T = 100 steps, 100 resamples,
+// The statistical set (IHOPE_STAT=1, and CI) runs 10 seeds of n = 50
+// episodes of T = 100 steps, 100 resamples,
 // and wants at least 7 of 10 per estimator: an interval that truly
 // covers 90% fails that bar with probability P(X <= 6 | 10, 0.9) = 1.3%,
 // one that covers 50% passes it with probability 17%. IHOPE_LONG=1 runs
@@ -31,8 +33,8 @@ func TestPoissonCoverageTaxi(t *testing.T) {
 	seeds, n, T, need := 10, 50, 100, 7
 	if os.Getenv("IHOPE_LONG") != "" {
 		seeds, n, T = 100, 200, 400
-	} else if testing.Short() {
-		t.Skip("bootstraps 10 seeds")
+	} else if !testsets.Stat() {
+		t.Skip("statistical set: IHOPE_STAT=1 (CI runs it)")
 	}
 	m := taxi.New()
 	target, _ := taxi.Policy("pi19")
