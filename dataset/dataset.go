@@ -87,6 +87,14 @@ type Dataset struct {
 	// (DiscountTail).
 	Tail []bool
 
+	// Horizon, if above the longest episode's length, is the horizon T
+	// the estimators pad terminal episodes to (package ope's absorbing):
+	// a bootstrap resample of an episodic log keeps the whole log's, so
+	// that a resample without the longest episode estimates the same
+	// T-step value. Subsets keep it; never read from or written to a
+	// file.
+	Horizon int
+
 	// cuts, if not nil, holds the steps whose next state is not the
 	// state of the step after them although both lie in one episode: the
 	// block ends of a moving-block bootstrap resample (Blocks), where each
@@ -506,7 +514,7 @@ type next struct {
 // TargetProbs, empty, if d has them).
 func (d *Dataset) derive() *Dataset {
 	out := &Dataset{NumStates: d.NumStates, NumActions: d.NumActions, StateDim: d.StateDim,
-		ActionDim: d.ActionDim, Start: []int{0}, Policy: d.Policy, Policies: d.Policies}
+		ActionDim: d.ActionDim, Start: []int{0}, Policy: d.Policy, Policies: d.Policies, Horizon: d.Horizon}
 	if d.LogBehavior != nil {
 		out.LogBehavior = []float64{}
 	}

@@ -49,7 +49,7 @@ func absorbing(name string, d *dataset.Dataset, gamma float64, est Estimand) (ab
 	if d.NumTerminal() == 0 {
 		return a, nil
 	}
-	T := d.MaxLen()
+	T := max(d.MaxLen(), d.Horizon) // a resample keeps its log's horizon
 	if est.OrDefault() == LongRun {
 		if gamma == 1 {
 			return a, fmt.Errorf("%s: %d of %d episodes end in a terminal state, %w", name, d.NumTerminal(), d.NumEpisodes(), ErrAbsorbingAverage)

@@ -201,8 +201,9 @@ type reweighter interface {
 // (Workers), each in the log's order, so the numbers do not depend on
 // Workers. Nothing is summed for the block bootstrap of one episode (no
 // episode multiplicities) or for a log with episodes that end in a
-// terminal state (the estimators pad those to the log's longest episode,
-// which sums do not).
+// terminal state (the estimators pad those to the log's horizon, which
+// sums do not; a refitted resample pads to the whole log's,
+// Dataset.Horizon).
 func (b *Bootstrap) summed(d *dataset.Dataset, order []int, gamma float64, ests []Estimator, values [][]float64, errs [][]error) []bool {
 	done := make([]bool, len(ests))
 	if d.NumEpisodes() <= 1 || d.NumTerminal() > 0 {
@@ -289,12 +290,11 @@ func (b *Bootstrap) summed(d *dataset.Dataset, order []int, gamma float64, ests 
 // prepare returns, for every estimator not summed that implements
 // reweighter and has a fast path (mis), the function that evaluates an
 // episode resample from multiplicities (nil otherwise, and always nil for
-// the block bootstrap). A log with terminal episodes is refitted, as the
-// sums are not: a resample without the longest episode pads the others
-// to a shorter horizon, which the fast path would not see.
+// the block bootstrap). Its padding of terminal episodes is the whole
+// log's, as a refitted resample's is (Dataset.Horizon).
 func (b *Bootstrap) prepare(d *dataset.Dataset, gamma float64, ests []Estimator, summed []bool) []func([]int) (float64, error) {
 	prepared := make([]func([]int) (float64, error), len(ests))
-	if d.NumEpisodes() <= 1 || d.NumTerminal() > 0 {
+	if d.NumEpisodes() <= 1 {
 		return prepared
 	}
 	for k, est := range ests {
@@ -341,6 +341,11 @@ func (b *Bootstrap) resample(d *dataset.Dataset, order []int, gamma float64, est
 		}
 		if rd == nil {
 			rd = d.Subset(idx)
+			if d.NumTerminal() > 0 {
+				// Pad to the log's horizon, not the resample's longest
+				// episode: every resample estimates the same T-step value.
+				rd.Horizon = max(d.Horizon, d.MaxLen())
+			}
 		}
 		res, err := est.Estimate(rd, gamma)
 		if err == nil && (math.IsNaN(res.Value) || math.IsInf(res.Value, 0)) {

@@ -56,7 +56,11 @@ func refitResamples(d *dataset.Dataset, gamma float64, est ope.Estimator, B int,
 				idx[i] = order[rng.IntN(len(idx))]
 			}
 		}
-		res, err := est.Estimate(d.Subset(idx), gamma)
+		rd := d.Subset(idx)
+		if d.NumTerminal() > 0 {
+			rd.Horizon = d.MaxLen() // the log's horizon, as the bootstrap pads
+		}
+		res, err := est.Estimate(rd, gamma)
 		if err != nil || math.IsNaN(res.Value) || math.IsInf(res.Value, 0) {
 			failed++
 			continue
