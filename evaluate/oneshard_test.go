@@ -43,7 +43,7 @@ func TestMemoryEqualsOneShard(t *testing.T) {
 		t.Fatal(err)
 	}
 	gammas := []float64{0.95} // IHOPE_STAT=1: the average reward too
-	resamples := 10             // IHOPE_STAT=1: 40
+	resamples := 10           // IHOPE_STAT=1: 40
 	if testsets.Stat() {
 		gammas, resamples = append(gammas, 1), 40
 	}
