@@ -195,11 +195,10 @@ type reweighter interface {
 // resample r, into values[k][r] and errs[k][r]; it reports which it did.
 // An estimator whose sums cannot be formed (an option they do not cover,
 // or a log its Estimate refuses) is left to the refits, which report its
-// errors resample by resample. As a check that the sums read this log as
-// Estimate does, copy 0 must give Estimate's value (to 1e-9), or the
-// estimator is refitted. The estimators' sums are filled concurrently
-// (Workers), each in the log's order, so the numbers do not depend on
-// Workers. Nothing is summed for the block bootstrap of one episode (no
+// errors resample by resample; so is one whose sums cannot read this log
+// as its Estimate does (SumsRead, the stream's rule). The estimators'
+// sums are filled concurrently (Workers), each in the log's order, so the
+// numbers do not depend on Workers. Nothing is summed for the block bootstrap of one episode (no
 // episode multiplicities) or for a log with episodes that end in a
 // terminal state (the estimators pad those to the log's horizon, which
 // sums do not; a refitted resample pads to the whole log's,
@@ -211,10 +210,8 @@ func (b *Bootstrap) summed(d *dataset.Dataset, order []int, gamma float64, ests 
 	}
 	var todo []int
 	for k, est := range ests {
-		if s, ok := est.(Summer); ok {
-			if _, twoPass := s.(interface{ FirstPass() bool }); !twoPass {
-				todo = append(todo, k)
-			}
+		if _, ok := est.(Summer); ok {
+			todo = append(todo, k)
 		}
 	}
 	if len(todo) == 0 {
@@ -242,43 +239,20 @@ func (b *Bootstrap) summed(d *dataset.Dataset, order []int, gamma float64, ests 
 			if err != nil {
 				return nil
 			}
-			if _, twoPass := s.(TwoPassSums); twoPass {
+			if _, twoPass := s.(TwoPassSums); twoPass || SumsRead(ests[k].Name(), s, d) != nil {
 				return nil
-			}
-			if _, counts := s.(CountSums); counts && !(d.Discrete() && d.ActionDim == 0) {
-				return nil // the tabular forms' sums need discrete states and actions
 			}
 			for i := range m {
 				if err := s.Add(d, i, mult[i]); err != nil {
 					return nil
 				}
 			}
-			got, _, err := s.Finish(0)
-			if err != nil {
+			if _, _, err := s.Finish(0); err != nil {
 				return nil // the estimator fails on the log itself: let the refits say so per resample
-			}
-			if want, err := ests[k].Estimate(d, gamma); err != nil || math.Abs(got.Value-want.Value) > 1e-9*math.Max(1, math.Abs(want.Value)) {
-				return nil
 			}
 			// The copies' final solves (bch-tabular's, the value models')
 			// are the refits: run them concurrently, as the refits are.
-			var fg errgroup.Group
-			fg.SetLimit(max(1, b.Workers))
-			for r := range b.Resamples {
-				fg.Go(func() error {
-					res, _, err := s.Finish(r + 1)
-					if err == nil && (math.IsNaN(res.Value) || math.IsInf(res.Value, 0)) {
-						err = fmt.Errorf("%s: the estimate is %v", ests[k].Name(), res.Value)
-					}
-					if err != nil {
-						values[k][r], errs[k][r] = math.NaN(), err
-					} else {
-						values[k][r] = res.Value
-					}
-					return nil
-				})
-			}
-			fg.Wait()
+			values[k], errs[k] = copyEstimates(ests[k].Name(), s, b.Resamples, b.Workers)
 			done[k] = true
 			return nil
 		})
@@ -329,14 +303,7 @@ func (b *Bootstrap) resample(d *dataset.Dataset, order []int, gamma float64, est
 		}
 		if prepared[k] != nil && mult != nil {
 			v, err := prepared[k](mult)
-			if err == nil && (math.IsNaN(v) || math.IsInf(v, 0)) {
-				err = fmt.Errorf("%s: the estimate is %v", est.Name(), v)
-			}
-			if err != nil {
-				values[k][r], errs[k][r] = math.NaN(), err
-			} else {
-				values[k][r] = v
-			}
+			values[k][r], errs[k][r] = finite(est.Name(), v, err)
 			continue
 		}
 		if rd == nil {
@@ -348,14 +315,7 @@ func (b *Bootstrap) resample(d *dataset.Dataset, order []int, gamma float64, est
 			}
 		}
 		res, err := est.Estimate(rd, gamma)
-		if err == nil && (math.IsNaN(res.Value) || math.IsInf(res.Value, 0)) {
-			err = fmt.Errorf("%s: the estimate is %v", est.Name(), res.Value)
-		}
-		if err != nil {
-			values[k][r], errs[k][r] = math.NaN(), err
-			continue
-		}
-		values[k][r] = res.Value
+		values[k][r], errs[k][r] = finite(est.Name(), res.Value, err)
 	}
 }
 

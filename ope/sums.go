@@ -74,21 +74,55 @@ type BlockSums interface {
 // IntervalOf their estimates, a non-finite estimate counted as a failed
 // resample.
 func SumsInterval(name string, s Sums, B int, alpha float64) Interval {
-	values, errs := make([]float64, B), make([]error, B)
+	values, errs := copyEstimates(name, s, B, runtime.GOMAXPROCS(0))
+	return IntervalOf(values, errs, alpha)
+}
+
+// copyEstimates finishes copies 1 to B of s on up to workers goroutines:
+// the estimates, with errs[r] set (and values[r] NaN) where copy r+1
+// fails or is not finite.
+func copyEstimates(name string, s Sums, B, workers int) (values []float64, errs []error) {
+	values, errs = make([]float64, B), make([]error, B)
 	var g errgroup.Group
-	g.SetLimit(runtime.GOMAXPROCS(0))
+	g.SetLimit(max(1, workers))
 	for r := range B {
 		g.Go(func() error {
 			res, _, err := s.Finish(r + 1)
-			if err == nil && (math.IsNaN(res.Value) || math.IsInf(res.Value, 0)) {
-				err = fmt.Errorf("%s: the estimate is %v", name, res.Value)
-			}
-			values[r], errs[r] = res.Value, err
+			values[r], errs[r] = finite(name, res.Value, err)
 			return nil
 		})
 	}
 	g.Wait()
-	return IntervalOf(values, errs, alpha)
+	return values, errs
+}
+
+// finite turns a non-finite estimate into an error; on any error the
+// value is NaN.
+func finite(name string, v float64, err error) (float64, error) {
+	if err == nil && (math.IsNaN(v) || math.IsInf(v, 0)) {
+		err = fmt.Errorf("%s: the estimate is %v", name, v)
+	}
+	if err != nil {
+		return math.NaN(), err
+	}
+	return v, nil
+}
+
+// SumsRead returns why the sums s of estimator name cannot read logs
+// like d as its Estimate does, or nil: the tabular forms' counts
+// (CountSums) on real states or actions, a trained model's sums
+// (SampleSums) on discrete states. Terminal episodes, which no sums read
+// (the estimators pad them to the log's horizon), are the callers' to
+// refuse, each in its own words. The stream (stream.Applies) and
+// Bootstrap ask it before they use sums.
+func SumsRead(name string, s Sums, d *dataset.Dataset) error {
+	if _, ok := s.(CountSums); ok && !(d.Discrete() && d.ActionDim == 0) {
+		return fmt.Errorf("%s streams in its tabular form only, which needs discrete states and actions", name)
+	}
+	if ss, ok := s.(*SampleSums); ok && d.Discrete() {
+		return fmt.Errorf("%s needs real-valued states", ss.Form())
+	}
+	return nil
 }
 
 // TwoPassSums are Sums whose terms are features fixed by statistics of the

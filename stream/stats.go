@@ -98,13 +98,7 @@ func Applies(name string, d *dataset.Dataset, o ope.Options) error {
 	if err != nil {
 		return err
 	}
-	if _, ok := sums.(ope.CountSums); ok && !(d.Discrete() && d.ActionDim == 0) {
-		return fmt.Errorf("%s streams in its tabular form only, which needs discrete states and actions", name)
-	}
-	if ss, ok := sums.(*ope.SampleSums); ok && d.Discrete() {
-		return fmt.Errorf("%s needs real-valued states", ss.Form())
-	}
-	return nil
+	return ope.SumsRead(name, sums, d)
 }
 
 // Stats are the sufficient statistics of the configured estimators over
