@@ -7,11 +7,11 @@ package kernelloss
 // it is full or the fold changes. Terms of one fold should come together,
 // so that the adds are few; the sums are right in any order.
 //
-// The zero value is not usable: set Chunk, Folds (a nil fold is made
-// with NewQuadratic(D, P) on first use), Used (which folds the episode
-// touched, set as it goes) and Add (how a chunk's first n rows enter a
-// fold's sums: Accumulate, AccumulateBlock or AccumulateRows with the
-// learner's offsets), and call Reset before the first row.
+// Set Chunk, Folds (a nil fold is made with NewQuadratic(D, P) on first
+// use), Used (which folds the episode touched, set as it goes) and Add
+// (how a chunk's first n rows enter a fold's sums: Accumulate,
+// AccumulateBlock or AccumulateRows with the learner's offsets); one
+// FoldChunk serves one episode (or one block of it), and Flush ends it.
 type FoldChunk struct {
 	Chunk *Chunk
 	Folds []*Quadratic
@@ -20,20 +20,16 @@ type FoldChunk struct {
 	Add   func(q *Quadratic, ch *Chunk, n int)
 
 	fold, n int
-	q       *Quadratic
+	q       *Quadratic // the sums of fold, nil before the first row
 }
-
-// Reset starts an episode (or a block of one): no fold in hand, an empty
-// chunk. It does not clear Used.
-func (w *FoldChunk) Reset() { w.fold, w.n, w.q = -1, 0, nil }
 
 // Row returns the chunk row the next term of fold f goes in and that
 // fold's sums (whose weights Z, Z2 the caller counts), first adding the
 // chunk in hand if it is full or holds another fold's terms.
 func (w *FoldChunk) Row(f int) (int, *Quadratic) {
-	if f != w.fold || w.n == ChunkLen {
+	if w.q == nil || f != w.fold || w.n == ChunkLen {
 		w.Flush()
-		if f != w.fold {
+		if w.q == nil || f != w.fold {
 			if w.Folds[f] == nil {
 				w.Folds[f] = NewQuadratic(w.D, w.P)
 			}

@@ -18,7 +18,6 @@ func TestFoldChunk(t *testing.T) {
 	byFold := make([][]term, 3)
 	w := FoldChunk{Chunk: NewChunk(ChunkLen, d, p), Folds: make([]*Quadratic, 3), Used: make([]bool, 3), D: d, P: p,
 		Add: func(q *Quadratic, ch *Chunk, n int) { q.Accumulate(ch, n) }}
-	w.Reset()
 	for _, run := range runs {
 		for range run.n {
 			tm := term{l: []float64{rng.NormFloat64(), rng.NormFloat64(), rng.NormFloat64()}, g: []float64{rng.NormFloat64(), rng.NormFloat64()}}

@@ -481,7 +481,6 @@ func (f *KernelFeatures) accumulateTerms(d *dataset.Dataset, lo, from int, terms
 	ch := hf.ch
 	w := kernelloss.FoldChunk{Chunk: ch, Folds: hf.parts[:], Used: hf.used[:], D: dk, P: dw,
 		Add: func(q *kernelloss.Quadratic, ch *kernelloss.Chunk, n int) { q.Accumulate(ch, n) }}
-	w.Reset()
 	e := episodeOfStart(d, lo)
 	for _, tm := range terms {
 		n, a := w.Row(tm.fold)

@@ -471,7 +471,6 @@ func (f *PairKernelFeatures) Episode(d *dataset.Dataset, e int, ep *PairKernelEp
 		nf, no := 0, 0
 		w := kernelloss.FoldChunk{Chunk: ch, Folds: m.Folds, Used: ep.used[:],
 			Add: func(q *kernelloss.Quadratic, ch *kernelloss.Chunk, n int) { q.AccumulateBlock(ch, n, act*k, k) }}
-		w.Reset()
 		second := func(rows []float64, n int, dst []float64) {
 			if n > 0 {
 				blas64.Syrk(blas.Trans, 1, blas64.General{Rows: n, Cols: k, Stride: k, Data: rows[:n*k]}, 1,
@@ -625,7 +624,6 @@ func (f *PairKernelFeatures) episodeReal(d *dataset.Dataset, e int, ep *PairKern
 	nf := 0
 	w := kernelloss.FoldChunk{Chunk: ch, Folds: m.Folds, Used: ep.used[:],
 		Add: func(q *kernelloss.Quadratic, ch *kernelloss.Chunk, n int) { q.AccumulateBlock(ch, n, 0, k) }}
-	w.Reset()
 	second := func(rows []float64, n int, dst []float64) {
 		if n > 0 {
 			blas64.Syrk(blas.Trans, 1, blas64.General{Rows: n, Cols: k, Stride: k, Data: rows[:n*k]}, 1,

@@ -415,7 +415,6 @@ func (f *MQLFeatures) Episode(d *dataset.Dataset, e int, ep *MQLEpisode) error {
 	for act := range nA {
 		w := kernelloss.FoldChunk{Chunk: ch, Folds: m.Folds, Used: ep.used[:],
 			Add: func(q *kernelloss.Quadratic, ch *kernelloss.Chunk, n int) { q.AccumulateRows(ch, n, act*dk, dk) }}
-		w.Reset()
 		for j := lo; j < hi; j++ {
 			if int(d.Action[j]) != act {
 				continue
@@ -502,7 +501,6 @@ func (f *MQLFeatures) episodeReal(d *dataset.Dataset, e int, ep *MQLEpisode) err
 	inv := 1 / math.Sqrt(float64(dk))
 	w := kernelloss.FoldChunk{Chunk: ch, Folds: m.Folds, Used: ep.used[:],
 		Add: func(q *kernelloss.Quadratic, ch *kernelloss.Chunk, n int) { q.AccumulateRows(ch, n, 0, dk) }}
-	w.Reset()
 	for j := lo; j < hi; j++ {
 		next, ok := d.NextObs(e, j)
 		if !ok {
