@@ -1,11 +1,6 @@
 package ope
 
-import (
-	"fmt"
-	"math"
-
-	"github.com/ihope-ope/ihope/dataset"
-)
+import "github.com/ihope-ope/ihope/dataset"
 
 // TrajectoryIS is trajectory-wise importance sampling, "is-trajectory":
 //
@@ -131,259 +126,37 @@ func (*StepwiseIS) Name() string { return "is-stepwise" }
 // Name returns "wis-stepwise".
 func (*StepwiseWIS) Name() string { return "wis-stepwise" }
 
-// Estimate returns the trajectory-wise IS estimate.
+// Estimate returns the trajectory-wise IS estimate, the fold of its sums
+// (TrajectorySums) over d's episodes.
 func (e *TrajectoryIS) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
-	return trajectoryEstimate(e.Name(), d, gamma, false)
+	return importanceEstimate(e, d, gamma)
 }
 
-// Estimate returns the trajectory-wise WIS estimate.
+// Estimate returns the trajectory-wise WIS estimate, the fold of its sums
+// (TrajectorySums) over d's episodes.
 func (e *TrajectoryWIS) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
-	return trajectoryEstimate(e.Name(), d, gamma, true)
+	return importanceEstimate(e, d, gamma)
 }
 
-// Estimate returns the step-wise IS estimate.
+// Estimate returns the step-wise IS estimate, the fold of its sums
+// (StepwiseISSums) over d's episodes.
 func (e *StepwiseIS) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
-	return stepwiseEstimate(e.Name(), d, gamma, false)
+	return importanceEstimate(e, d, gamma)
 }
 
-// Estimate returns the step-wise WIS estimate.
+// Estimate returns the step-wise WIS estimate, the fold of its sums
+// (StepwiseWISSums) over d's episodes.
 func (e *StepwiseWIS) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
-	return stepwiseEstimate(e.Name(), d, gamma, true)
+	return importanceEstimate(e, d, gamma)
 }
 
-// trajectoryEstimate computes (1/Z) sum_i w^i_{0:T_i} V_i with Z = m (IS)
-// or Z = sum_i w^i_{0:T_i} (WIS).
-func trajectoryEstimate(name string, d *dataset.Dataset, gamma float64, selfNormalised bool) (Result, error) {
-	if err := checkGamma(gamma); err != nil {
-		return Result{}, fmt.Errorf("%s: %w", name, err)
-	}
-	if err := checkEpisodes(name, d); err != nil {
-		return Result{}, err
-	}
-	if err := checkBehavior(name, d); err != nil {
-		return Result{}, err
-	}
-	if err := checkSeveral(name, whyIS, d); err != nil {
-		return Result{}, err
-	}
-	a, err := absorbing(name, d, gamma, Horizon)
-	if err != nil {
-		return Result{}, err
-	}
-	d = a.d
-	m := d.NumEpisodes()
-	logW := make([]float64, m) // log w^i_{0:T_i}, then the normalised weights
-	vals := make([]float64, m) // V_i
-	maxW := math.Inf(-1)       // max_i log w_i
-	maxV := math.Inf(-1)       // max_i log w_i over episodes with V_i != 0
-	for i := range m {
-		l, v, err := walkEpisode(name, d, i, gamma, nil)
-		if err != nil {
-			return Result{}, err
+// importanceEstimate is foldEstimate after the IS family's own checks:
+// behavior probabilities, and several episodes (checkSeveral).
+func importanceEstimate(e Summer, d *dataset.Dataset, gamma float64) (Result, error) {
+	return foldEstimate(e, d, gamma, Horizon, func(d *dataset.Dataset) error {
+		if err := checkBehavior(e.Name(), d); err != nil {
+			return err
 		}
-		logW[i], vals[i] = l, v
-		if l > maxW {
-			maxW = l
-		}
-		if l > maxV && v != 0 {
-			maxV = l
-		}
-	}
-	if math.IsInf(maxW, -1) {
-		if selfNormalised {
-			return Result{}, fmt.Errorf("%s: every episode has weight 0 (each logs an action of target probability 0)", name)
-		}
-		clear(logW)
-		return Result{Value: 0, Weights: logW, Estimand: Horizon}, nil
-	}
-
-	// Plain IS: (1/m) sum_i exp(L_i) V_i = exp(maxV) (1/m) sum_i exp(L_i - maxV) V_i.
-	value := 0.0
-	if !selfNormalised && !math.IsInf(maxV, -1) {
-		s := 0.0
-		for i, v := range vals {
-			if v != 0 {
-				s += math.Exp(logW[i]-maxV) * v // exp(-Inf) = 0 for zero weights
-			}
-		}
-		var err error
-		if value, err = scaledMean(name, s, maxV, m); err != nil {
-			return Result{}, err
-		}
-	}
-
-	// Normalised weights exp(L_i - maxW) / sum_j exp(L_j - maxW).
-	z := 0.0
-	for i, l := range logW {
-		logW[i] = math.Exp(l - maxW)
-		z += logW[i]
-	}
-	w := logW
-	for i := range w {
-		w[i] /= z
-	}
-	if selfNormalised {
-		for i, v := range vals {
-			value += w[i] * v
-		}
-	}
-	return Result{Value: value, Weights: w, Estimand: Horizon}, nil
-}
-
-// stepwiseEstimate computes sum_i sum_t gamma^i_t w^i_{0:t} r^i_t / Z_t
-// with Z_t = m (IS) or the self-normalisation documented on StepwiseWIS.
-func stepwiseEstimate(name string, d *dataset.Dataset, gamma float64, selfNormalised bool) (Result, error) {
-	if err := checkGamma(gamma); err != nil {
-		return Result{}, fmt.Errorf("%s: %w", name, err)
-	}
-	if err := checkEpisodes(name, d); err != nil {
-		return Result{}, err
-	}
-	if err := checkBehavior(name, d); err != nil {
-		return Result{}, err
-	}
-	if err := checkSeveral(name, whyIS, d); err != nil {
-		return Result{}, err
-	}
-	a, err := absorbing(name, d, gamma, Horizon)
-	if err != nil {
-		return Result{}, err
-	}
-	d = a.d
-	// buf holds log w^i_{0:t} for every step, episode after episode; it is
-	// turned into the weights in place.
-	buf := make([]float64, d.NumSteps())
-	for i := range d.NumEpisodes() {
-		lo, hi := d.Span(i)
-		if _, _, err := walkEpisode(name, d, i, gamma, buf[lo:hi]); err != nil {
-			return Result{}, err
-		}
-	}
-	ess := stepESSOf(d, gamma, buf) // before buf becomes the weights
-	var res Result
-	if selfNormalised {
-		res, err = stepwiseWIS(name, d, gamma, buf)
-	} else {
-		res, err = stepwiseIS(name, d, gamma, buf)
-	}
-	if err == nil {
-		if w := StepESSWarning(name, ess, d.NumEpisodes()); w != "" {
-			res.Warnings = append(res.Warnings, w)
-		}
-	}
-	res.Weights = a.stepWeights(res.Weights)
-	return res, err
-}
-
-// stepwiseIS finishes StepwiseIS from the cumulative log-weights in buf.
-func stepwiseIS(name string, d *dataset.Dataset, gamma float64, buf []float64) (Result, error) {
-	m := d.NumEpisodes()
-	lg := math.Log(gamma)
-	// Turn buf into a = log(gamma^i_t w^i_{0:t}) and find the maxima over
-	// all steps and over steps with a non-zero reward.
-	maxA, maxV := math.Inf(-1), math.Inf(-1)
-	for i := range m {
-		lo, hi := d.Span(i)
-		_, logG0 := discountStart(gamma, hi-lo)
-		for k := lo; k < hi; k++ {
-			a := buf[k] + logG0 + float64(k-lo)*lg
-			buf[k] = a
-			if a > maxA {
-				maxA = a
-			}
-			if a > maxV && d.Reward[k] != 0 {
-				maxV = a
-			}
-		}
-	}
-	if math.IsInf(maxA, -1) {
-		clear(buf)
-		return Result{Value: 0, Weights: buf, Estimand: Horizon}, nil
-	}
-
-	// (1/m) sum exp(a) r = exp(maxV) (1/m) sum exp(a - maxV) r. When
-	// maxV = maxA the exponentials are shared with the weights below.
-	s := 0.0
-	shared := maxV == maxA
-	if !shared && !math.IsInf(maxV, -1) {
-		for k, r := range d.Reward {
-			if r != 0 {
-				s += math.Exp(buf[k]-maxV) * r
-			}
-		}
-	}
-	z := 0.0
-	for k, r := range d.Reward {
-		e := math.Exp(buf[k] - maxA)
-		buf[k] = e
-		z += e
-		if shared && r != 0 {
-			s += e * r
-		}
-	}
-	inv := 1 / z
-	for j := range buf {
-		buf[j] *= inv
-	}
-	value := 0.0
-	if !math.IsInf(maxV, -1) {
-		var err error
-		if value, err = scaledMean(name, s, maxV, m); err != nil {
-			return Result{}, err
-		}
-	}
-	return Result{Value: value, Weights: buf, Estimand: Horizon}, nil
-}
-
-// stepwiseWIS finishes StepwiseWIS from the cumulative log-weights in buf.
-func stepwiseWIS(name string, d *dataset.Dataset, gamma float64, buf []float64) (Result, error) {
-	m := d.NumEpisodes()
-	L := d.MaxLen()
-	maxT := make([]float64, L) // max over alive episodes of log w_{0:t}
-	for t := range maxT {
-		maxT[t] = math.Inf(-1)
-	}
-	for i := range m {
-		lo, hi := d.Span(i)
-		for k := lo; k < hi; k++ {
-			if t := k - lo; buf[k] > maxT[t] {
-				maxT[t] = buf[k]
-			}
-		}
-	}
-	for t, mx := range maxT {
-		if math.IsInf(mx, -1) {
-			return Result{}, fmt.Errorf("%s: every episode reaching step %d has weight 0 there (target probability 0 for a logged action); Z_%d = 0", name, t, t)
-		}
-	}
-	// buf becomes gamma^i_t exp(log w^i_{0:t} - maxT[t]); den[t] sums it
-	// and c[t] sums gamma^i_t over the episodes alive at t.
-	sums := make([]float64, 3*L)
-	den, num, c := sums[:L], sums[L:2*L], sums[2*L:]
-	for i := range m {
-		lo, hi := d.Span(i)
-		g, _ := discountStart(gamma, hi-lo)
-		for k := lo; k < hi; k++ {
-			t := k - lo
-			e := g * math.Exp(buf[k]-maxT[t])
-			buf[k] = e
-			den[t] += e
-			num[t] += e * d.Reward[k]
-			c[t] += g
-			g *= gamma
-		}
-	}
-	value := 0.0
-	for t := range den {
-		c[t] /= float64(m)
-		value += c[t] * num[t] / den[t]
-		den[t] = c[t] / den[t] // the factor that turns buf into weights
-	}
-	for i := range m {
-		lo, hi := d.Span(i)
-		for k := lo; k < hi; k++ {
-			buf[k] *= den[k-lo]
-		}
-	}
-	return Result{Value: value, Weights: buf, Estimand: Horizon}, nil
+		return checkSeveral(e.Name(), whyIS, d)
+	})
 }

@@ -1,10 +1,6 @@
 package ope
 
-import (
-	"fmt"
-
-	"github.com/ihope-ope/ihope/dataset"
-)
+import "github.com/ihope-ope/ihope/dataset"
 
 // Naive is naive averaging, "naive": the behavior policy's own normalised
 // reward, averaged over episodes,
@@ -24,30 +20,8 @@ var _ Estimator = (*Naive)(nil)
 // Name returns "naive".
 func (*Naive) Name() string { return "naive" }
 
-// Estimate returns the average normalised reward of the logged episodes.
-func (*Naive) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
-	const name = "naive"
-	if err := checkGamma(gamma); err != nil {
-		return Result{}, fmt.Errorf("%s: %w", name, err)
-	}
-	if err := checkEpisodes(name, d); err != nil {
-		return Result{}, err
-	}
-	a, err := absorbing(name, d, gamma, Horizon)
-	if err != nil {
-		return Result{}, err
-	}
-	d = a.d
-	m := d.NumEpisodes()
-	w := make([]float64, m)
-	sum := 0.0
-	for i := range m {
-		v, err := episodeValue(name, d, i, gamma)
-		if err != nil {
-			return Result{}, err
-		}
-		sum += v
-		w[i] = 1 / float64(m)
-	}
-	return Result{Value: sum / float64(m), Weights: w, Estimand: Horizon}, nil
+// Estimate returns the average normalised reward of the logged episodes,
+// the fold of its sums (NaiveSums) over d's episodes.
+func (e *Naive) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
+	return foldEstimate(e, d, gamma, Horizon, nil)
 }

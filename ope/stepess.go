@@ -3,8 +3,6 @@ package ope
 import (
 	"fmt"
 	"math"
-
-	"github.com/ihope-ope/ihope/dataset"
 )
 
 // StepESS accumulates, per step index t, what the per-step effective
@@ -122,23 +120,6 @@ func (s *StepESS) Mean() (ess, share float64) {
 		return math.NaN(), math.NaN()
 	}
 	return num / den, numShare / den
-}
-
-// stepESSOf is the StepESS of the cumulative log ratios logw of d
-// (log w^i_{0:t}, episode after episode in step order) with normalised
-// discounts for gamma.
-func stepESSOf(d *dataset.Dataset, gamma float64, logw []float64) *StepESS {
-	s := &StepESS{}
-	s.grow(d.MaxLen())
-	for i := range d.NumEpisodes() {
-		lo, hi := d.Span(i)
-		g, _ := discountStart(gamma, hi-lo)
-		for k := lo; k < hi; k++ {
-			s.add(k-lo, logw[k], g)
-			g *= gamma
-		}
-	}
-	return s
 }
 
 // stepESSShareWarn is the per-step share below which StepESSWarning

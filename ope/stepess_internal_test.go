@@ -143,3 +143,20 @@ func TestStepESSMergeRefusesShortSums(t *testing.T) {
 		}
 	}
 }
+
+// stepESSOf is the StepESS of the cumulative log ratios logw of d
+// (log w^i_{0:t}, episode after episode in step order) with normalised
+// discounts for gamma.
+func stepESSOf(d *dataset.Dataset, gamma float64, logw []float64) *StepESS {
+	s := &StepESS{}
+	s.grow(d.MaxLen())
+	for i := range d.NumEpisodes() {
+		lo, hi := d.Span(i)
+		g, _ := discountStart(gamma, hi-lo)
+		for k := lo; k < hi; k++ {
+			s.add(k-lo, logw[k], g)
+			g *= gamma
+		}
+	}
+	return s
+}

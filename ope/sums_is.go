@@ -625,3 +625,77 @@ func (s *StepwiseWISSums) Finish(c int) (Result, WeightSummary, error) {
 	}
 	return res, ws, nil
 }
+
+// unitWeights implements unitWeigher: naive's equal per-episode weights
+// 1/m.
+func (s *NaiveSums) unitWeights(d *dataset.Dataset, _ Result) ([]float64, Unit, error) {
+	w := make([]float64, d.NumEpisodes())
+	for i := range w {
+		w[i] = 1 / float64(len(w))
+	}
+	return w, UnitEpisode, nil
+}
+
+// unitWeights implements unitWeigher: the per-episode weights
+// w^i_{0:T_i} / sum_j w^j_{0:T_j} (all 0 if every weight is 0), so that
+// WIS's estimate is sum_i Weights[i] V_i.
+func (s *TrajectorySums) unitWeights(d *dataset.Dataset, _ Result) ([]float64, Unit, error) {
+	w := make([]float64, d.NumEpisodes())
+	if math.IsInf(float64(s.MaxW), -1) {
+		return w, UnitEpisode, nil
+	}
+	for i := range w {
+		l, _, err := walkEpisode(s.name(), d, i, s.Gamma, nil)
+		if err != nil {
+			return nil, UnitEpisode, err
+		}
+		w[i] = math.Exp(l-float64(s.MaxW)) / float64(s.SW[0])
+	}
+	return w, UnitEpisode, nil
+}
+
+// unitWeights implements unitWeigher: the per-step weights gamma^i_t
+// w^i_{0:t} divided by their sum, episode after episode in step order
+// (all 0 if every weight is 0).
+func (s *StepwiseISSums) unitWeights(d *dataset.Dataset, _ Result) ([]float64, Unit, error) {
+	w := make([]float64, d.NumSteps())
+	if math.IsInf(float64(s.MaxA), -1) {
+		return w, UnitStep, nil
+	}
+	lg := math.Log(s.Gamma)
+	for i := range d.NumEpisodes() {
+		lo, _ := d.Span(i)
+		cum, err := cumulative("is-stepwise", d, i, s.Gamma, &s.buf)
+		if err != nil {
+			return nil, UnitStep, err
+		}
+		_, logG0 := discountStart(s.Gamma, len(cum))
+		for t, l := range cum {
+			w[lo+t] = math.Exp(l+logG0+float64(t)*lg-float64(s.MaxA)) / float64(s.Z)
+		}
+	}
+	return w, UnitStep, nil
+}
+
+// unitWeights implements unitWeigher: the per-step weights
+// c_t gamma^i_t w^i_{0:t} / sum_j gamma^j_t w^j_{0:t} of StepwiseWIS's
+// formula, which sum to 1, episode after episode in step order.
+func (s *StepwiseWISSums) unitWeights(d *dataset.Dataset, _ Result) ([]float64, Unit, error) {
+	w := make([]float64, d.NumSteps())
+	m := float64(s.Count[0])
+	for i := range d.NumEpisodes() {
+		lo, _ := d.Span(i)
+		cum, err := cumulative("wis-stepwise", d, i, s.Gamma, &s.buf)
+		if err != nil {
+			return nil, UnitStep, err
+		}
+		g, _ := discountStart(s.Gamma, len(cum))
+		for t, l := range cum {
+			if !math.IsInf(l, -1) {
+				w[lo+t] = g * math.Exp(l-s.MaxT[t]) * (s.C[0][t] / m) / s.Den[0][t]
+			}
+			g *= s.Gamma
+		}
+	}
+	return w, UnitStep, nil
+}
