@@ -68,7 +68,8 @@ func (e DensityRatio) Reseed(seed uint64) Estimator {
 func (e DensityRatio) Name() string { return "bch-" + e.Learner.Name() }
 
 // Estimate fits w on d and returns the self-normalised step-weighted
-// estimate.
+// estimate. bch-tabular's is the fold of its sums (RatioSums) over d's
+// episodes.
 func (e DensityRatio) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	name := e.Name()
 	if err := checkGamma(gamma); err != nil {
@@ -82,6 +83,9 @@ func (e DensityRatio) Estimate(d *dataset.Dataset, gamma float64) (Result, error
 		return Result{}, err
 	}
 	d = a.d
+	if _, ok := e.Learner.(ratio.Tabular); ok {
+		return e.foldTabular(a, gamma)
+	}
 	m, err := e.Learner.Fit(d, gamma)
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: %w", name, err)
@@ -173,6 +177,20 @@ func middleHalf(est []float64) []int {
 	keep := idx[k : len(est)-k]
 	sort.Ints(keep)
 	return keep
+}
+
+// foldTabular is bch-tabular's Estimate on the (padded) log a.d: the
+// fold of its sums, whose final solve is the tabular learner's own, with
+// the transient read from the halves of the logged steps, as for every
+// learner.
+func (e DensityRatio) foldTabular(a absorbed, gamma float64) (Result, error) {
+	res, _, err := foldSums(e, a.d, gamma)
+	if err != nil {
+		return Result{}, err
+	}
+	res.Weights = a.stepWeights(res.Weights)
+	res.Transient, res.TransientSE = halvesGap(a.logged, res.Weights)
+	return res, nil
 }
 
 // ratioEstimate computes sum v r / sum v with v_i = gamma^t w(s_i) beta_i,

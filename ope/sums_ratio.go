@@ -176,6 +176,10 @@ func (s *RatioSums) Add(d *dataset.Dataset, e int, mult []int) error {
 	qs, rho, rhoBeta := s.stepBuf[:n], s.stepBuf[n:2*n], s.stepBuf[2*n:3*n]
 	g := 1.0 // gamma^t
 	half := n / 2
+	// An absorbing state kept for ever weighs its whole discounted tail
+	// at the episode's last step (Dataset.DiscountTail, as
+	// ratio.Aggregate and the estimate's weights count it).
+	tail := d.DiscountTail(e, gamma)
 	for j := lo; j < hi; j++ {
 		t, st := j-lo, d.State[j]
 		g1 := g * gamma
@@ -183,6 +187,9 @@ func (s *RatioSums) Add(d *dataset.Dataset, e int, mult []int) error {
 		q := 0.0
 		if !math.IsInf(lq[t], -1) {
 			q = math.Exp(lq[t] - float64(s.MaxQ))
+		}
+		if t == n-1 {
+			q *= tail
 		}
 		qs[t] = q
 		s.Q2[st] += q * q
@@ -210,7 +217,11 @@ func (s *RatioSums) Add(d *dataset.Dataset, e int, mult []int) error {
 		g := 1.0 // gamma^t
 		for j := lo; j < hi; j++ {
 			t, st := j-lo, d.State[j]
-			norm[st] += fk * g
+			if t == n-1 {
+				norm[st] += fk * g * tail
+			} else {
+				norm[st] += fk * g
+			}
 			if ed := edgeOf[t]; ed >= 0 {
 				wt[ed] += fk * rho[t]
 				rw[ed] += fk * rhoBeta[t]
@@ -362,4 +373,36 @@ func (s *RatioSums) Finish(c int) (Result, WeightSummary, error) {
 		}
 	}
 	return res, ws, nil
+}
+
+// unitWeights implements unitWeigher: the per-step weights
+// v_j = w(s_j) q_j / sum_k w(s_k) q_k of the estimate, with w the ratio
+// res.Model copy 0 solved for (the steps' q_j formed again, as Add forms
+// them).
+func (s *RatioSums) unitWeights(d *dataset.Dataset, res Result) ([]float64, Unit, error) {
+	m, ok := res.Model.(*ratio.TabularModel)
+	if !ok {
+		return nil, UnitStep, fmt.Errorf("bch-tabular: finished with a model of type %T", res.Model)
+	}
+	den := 0.0
+	for st, w := range m.W {
+		den += w * s.B[0][st]
+	}
+	lg := math.Log(s.Gamma)
+	v := make([]float64, d.NumSteps())
+	for e := range d.NumEpisodes() {
+		lo, hi := d.Span(e)
+		for j := lo; j < hi; j++ {
+			lq := d.LogRatio(j) + float64(j-lo)*lg
+			if math.IsInf(lq, -1) {
+				continue
+			}
+			q := math.Exp(lq - float64(s.MaxQ))
+			if j == hi-1 {
+				q *= d.DiscountTail(e, s.Gamma)
+			}
+			v[j] = m.W[d.State[j]] * q / den
+		}
+	}
+	return v, UnitStep, nil
 }

@@ -56,9 +56,14 @@ func sumsOf(t *testing.T, est ope.Summer, d *dataset.Dataset, gamma float64, B i
 	return total
 }
 
-// The sums give the in-memory estimate, weight diagnostics and, copy by
-// copy, Estimate on the log rebuilt with the Poisson multiplicities: two
-// independent computations of every number.
+// The sums, merged from parts, give the in-memory estimate (their fold
+// in one part, for the estimators defined by their sums), weight
+// diagnostics and, copy by copy, Estimate on the log rebuilt with the
+// Poisson multiplicities; bch-tabular's in-memory estimate is also
+// formed here from the learner's own fit (ratio.Tabular.Fit, which
+// counts the log in its own code) and the step-weighted mean written
+// out: independent computations of every number. (naive and the IS
+// family have their hand values, TestHandValues.)
 func TestSumsMatchInMemory(t *testing.T) {
 	sets := taxiAndRing(t)
 	const B, seed = 8, 3
@@ -66,6 +71,11 @@ func TestSumsMatchInMemory(t *testing.T) {
 		for _, gamma := range []float64{1, 0.95} {
 			for _, est := range summers() {
 				want, werr := est.Estimate(set.d, gamma)
+				if _, ok := est.(ope.DensityRatio); ok && werr == nil {
+					if byFit := fittedRatioEstimate(t, set.d, gamma); !relClose(want.Value, byFit, 1e-12) {
+						t.Errorf("%s bch-tabular gamma %v: in memory %v, from the learner's fit %v", set.name, gamma, want.Value, byFit)
+					}
+				}
 				for _, cuts := range [][]int{nil, {7, 30}} {
 					// Episodes added one after another give the in-memory
 					// sums exactly. Merged parts add them in another order,
@@ -291,4 +301,31 @@ func TestTabularSums(t *testing.T) {
 	if _, err := (ope.FQE{Value: value.MQL{}, Estimand: ope.LongRun}).NewSums(0.9, 1); err == nil || !strings.Contains(err.Error(), "fqe cannot stream with the mql value learner") {
 		t.Errorf("fqe with mql's learner: %v", err)
 	}
+}
+
+// fittedRatioEstimate is bch-tabular's estimate (Eq. 6) from
+// ratio.Tabular.Fit: sum_j v_j r_j / sum_j v_j, v_j = gamma^t w(s_j)
+// beta_j.
+func fittedRatioEstimate(t *testing.T, d *dataset.Dataset, gamma float64) float64 {
+	t.Helper()
+	m, err := ratio.Tabular{}.Fit(d, gamma)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := m.StepRatios(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var num, den float64
+	for e := range d.NumEpisodes() {
+		lo, hi := d.Span(e)
+		g := 1.0
+		for j := lo; j < hi; j++ {
+			v := g * w[j] * math.Exp(d.LogRatio(j))
+			num += v * d.Reward[j]
+			den += v
+			g *= gamma
+		}
+	}
+	return num / den
 }
