@@ -669,9 +669,6 @@ func (c *Evaluator) runOne(en ope.Entry, d *dataset.Dataset, opts ope.Options, s
 	if w := ope.ImputedWarning(en.Name, d.MaxLen(), c.Gamma, res); w != "" {
 		notes = append(notes, w)
 	}
-	if w := ope.MinimaxImputedWarning(en.Name, d, opts.Target, c.Gamma, res); w != "" {
-		notes = append(notes, w)
-	}
 	warnings := ope.WeightWarnings(en.Name, en.Unit, res.Weights)
 	return row, append(append(warnings, res.Warnings...), notes...), nil
 }

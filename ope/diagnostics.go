@@ -10,7 +10,6 @@ import (
 	"github.com/ihope-ope/ihope/kernelloss"
 	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/policy"
-	"github.com/ihope-ope/ihope/ratio"
 	"github.com/ihope-ope/ihope/value"
 )
 
@@ -213,37 +212,6 @@ func ImputedWarning(name string, T int, gamma float64, res Result) string {
 		pi = mod.Policy()
 	}
 	return imputedWarning(name, m, pi, T, gamma, res.Estimand)
-}
-
-// MinimaxImputedWarning is ImputedWarning for mwl, dualdice and mql on
-// discrete states (Result.Learner "tabular"), whose exact minimax solves
-// impute the never-logged pairs as the count model does (the same bias
-// on sparse logs) without holding one: it fits the count model of d and
-// reads the target from target or else from d's target_prob_k columns.
-// It is computed once per run, not per bootstrap resample; a stream's
-// sums say the same from their counts (PairRatioSums, MQLSums).
-func MinimaxImputedWarning(name string, d *dataset.Dataset, target *policy.Tabular, gamma float64, res Result) string {
-	switch res.Model.(type) {
-	case *ratio.PairTabularModel, *value.MQLTabularModel:
-	default:
-		return ""
-	}
-	if d == nil || !d.Discrete() {
-		return ""
-	}
-	m, err := value.FitCountModel(d)
-	if err != nil {
-		return ""
-	}
-	var pi policy.Discrete = target
-	if target == nil {
-		t, err := value.TableFromData(d)
-		if err != nil {
-			return ""
-		}
-		pi = t
-	}
-	return imputedWarning(name, m, pi, d.MaxLen(), gamma, res.Estimand)
 }
 
 // imputedLongRunSteps caps the steps of the long-run visitation of

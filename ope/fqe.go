@@ -87,15 +87,24 @@ func (e FQE) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: %w", name, err)
 	}
-	m, err := l.Fit(d, gamma, pi)
-	if err != nil {
-		return Result{}, fmt.Errorf("%s: %w", name, err)
+	var res Result
+	if tl, ok := l.(value.Tabular); ok && pi.Continuous == nil {
+		// The tabular learner's estimate is the fold of its sums
+		// (FQESums), whose solve is the learner's own.
+		if res, _, err = foldSums(FQE{Value: tl, Target: pi, Estimand: est}, d, gamma); err != nil {
+			return Result{}, err
+		}
+	} else {
+		m, err := l.Fit(d, gamma, pi)
+		if err != nil {
+			return Result{}, fmt.Errorf("%s: %w", name, err)
+		}
+		v, err := startValue(d, gamma, est, m)
+		if err != nil {
+			return Result{}, fmt.Errorf("%s: %w", name, err)
+		}
+		res = Result{Value: v, Estimand: est, Model: m, Learner: l.Name()}
 	}
-	v, err := startValue(d, gamma, est, m)
-	if err != nil {
-		return Result{}, fmt.Errorf("%s: %w", name, err)
-	}
-	res := Result{Value: v, Estimand: est, Model: m, Learner: l.Name()}
 	res.setSelection(sel)
 	if readsStarts(est, gamma) {
 		if w := StartWarning(name, d); w != "" {

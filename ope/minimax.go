@@ -68,6 +68,17 @@ func (e PairRatio) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	if e.tabular(d) {
+		// The fold of its sums (PairRatioSums), whose solve is the
+		// learner's own.
+		t := e
+		t.Target, t.RealStates = target, false
+		res, unit, err := foldSums(t, d, gamma)
+		if err == nil && unit == UnitStep {
+			res.Weights = a.stepWeights(res.Weights)
+		}
+		return res, err
+	}
 	m, err := e.Learner.FitPairs(d, gamma, target)
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: %w", name, err)
@@ -110,6 +121,19 @@ func (e PairRatio) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// tabular reports whether e fits d in the tabular form, whose sums
+// are PairRatioSums: discrete states and actions, mwl or dualdice not in
+// their neural forms.
+func (e PairRatio) tabular(d *dataset.Dataset) bool {
+	switch l := e.Learner.(type) {
+	case ratio.MWL:
+		return !l.Neural && d.Discrete() && d.ActionDim == 0 && e.Target.Continuous == nil
+	case ratio.DualDICE:
+		return !l.Neural && d.Discrete() && d.ActionDim == 0 && e.Target.Continuous == nil
+	}
+	return false
 }
 
 // drawnProbs returns the logs and target a minimax learner fits: d and t
@@ -197,15 +221,24 @@ func (e MinimaxQ) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	m, err := e.Value.Fit(d, gamma, target)
-	if err != nil {
-		return Result{}, fmt.Errorf("%s: %w", name, err)
+	var res Result
+	if d.Discrete() && d.ActionDim == 0 && !e.Value.Neural && target.Continuous == nil {
+		// The tabular solve's estimate is the fold of its sums
+		// (MQLSums), whose solve is the learner's own.
+		if res, _, err = foldSums(MinimaxQ{Target: target}, d, gamma); err != nil {
+			return Result{}, err
+		}
+	} else {
+		m, err := e.Value.Fit(d, gamma, target)
+		if err != nil {
+			return Result{}, fmt.Errorf("%s: %w", name, err)
+		}
+		v, err := startValue(d, gamma, LongRun, m)
+		if err != nil {
+			return Result{}, fmt.Errorf("%s: %w", name, err)
+		}
+		res = Result{Value: v, Estimand: LongRun, Model: m, Learner: learnerKind(d, m)}
 	}
-	v, err := startValue(d, gamma, LongRun, m)
-	if err != nil {
-		return Result{}, fmt.Errorf("%s: %w", name, err)
-	}
-	res := Result{Value: v, Estimand: LongRun, Model: m, Learner: learnerKind(d, m)}
 	if readsStarts(LongRun, gamma) {
 		if w := StartWarning(name, d); w != "" {
 			res.Warnings = append(res.Warnings, w)

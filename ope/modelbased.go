@@ -2,10 +2,8 @@ package ope
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/ihope-ope/ihope/dataset"
-	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/policy"
 	"github.com/ihope-ope/ihope/value"
 )
@@ -63,7 +61,7 @@ var _ Estimator = (*ModelBased)(nil)
 func (*ModelBased) Name() string { return "model-based" }
 
 // Estimate fits the count model to d and returns the target's exact value
-// in it.
+// in it: the fold of its sums (ModelBasedSums) over d's episodes.
 func (e *ModelBased) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	const name = "model-based"
 	if err := checkGamma(gamma); err != nil {
@@ -84,66 +82,9 @@ func (e *ModelBased) Estimate(d *dataset.Dataset, gamma float64) (Result, error)
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: %w", name, err)
 	}
-	m, err := value.FitCountModel(d)
-	if err != nil {
-		return Result{}, fmt.Errorf("%s: %w", name, err)
-	}
-	if target.NumStates() != m.NumStates() || target.NumActions() != m.NumActions() {
-		return Result{}, fmt.Errorf("%s: target policy is %dx%d, dataset has %d states and %d actions",
-			name, target.NumStates(), target.NumActions(), m.NumStates(), m.NumActions())
-	}
-	var v float64
-	switch e.Estimand.OrDefault() {
-	case Horizon:
-		T := e.Horizon
-		if T == 0 {
-			if !oneLength(d) { // each episode's own T_i: tabular fqe's solve
-				vm, err := value.Tabular{Finite: true}.Fit(d, gamma, value.Target{Policy: target})
-				if err != nil {
-					return Result{}, fmt.Errorf("%s: %w", name, err)
-				}
-				if v, err = startValue(d, gamma, Horizon, vm); err != nil {
-					return Result{}, fmt.Errorf("%s: %w", name, err)
-				}
-				break
-			}
-			T = d.MaxLen()
-		}
-		v = mdp.Value(m, target, m.Initial(), T, gamma)
-	case LongRun:
-		// The exact long-run value of the count model, solved as tabular
-		// FQE does (value.Tabular, which for gamma = 1 keeps the one
-		// closed class the logs support: sparse logs leave traps that
-		// would absorb the whole long-run mass).
-		vm, err := value.Tabular{}.Fit(d, gamma, value.Target{Policy: target})
-		if err != nil {
-			return Result{}, fmt.Errorf("%s: %w", name, err)
-		}
-		if v, err = startValue(d, gamma, LongRun, vm); err != nil {
-			return Result{}, fmt.Errorf("%s: %w", name, err)
-		}
-	default:
-		return Result{}, fmt.Errorf("%s: unknown estimand %q", name, e.Estimand)
-	}
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return Result{}, fmt.Errorf("%s: value %v", name, v)
-	}
-	return Result{Value: v, Model: &SolvedCountModel{m, target}, Estimand: e.Estimand.OrDefault(), Learner: "tabular"}, nil
-}
-
-// oneLength reports whether every episode of d has the same length.
-func oneLength(d *dataset.Dataset) bool {
-	if d.NumEpisodes() == 0 {
-		return true
-	}
-	lo, hi := d.Span(0)
-	T := hi - lo
-	for e := 1; e < d.NumEpisodes(); e++ {
-		if lo, hi := d.Span(e); hi-lo != T {
-			return false
-		}
-	}
-	return true
+	// The fold of its sums (ModelBasedSums) over the (padded) log.
+	res, _, err := foldSums(&ModelBased{Target: target, Horizon: e.Horizon, Estimand: e.Estimand}, d, gamma)
+	return res, err
 }
 
 // SolvedCountModel is model-based's Result.Model: the count model of the

@@ -242,12 +242,18 @@ func (s *TabularCounts) addEpisode(d *dataset.Dataset, e int, mult []int) error 
 			return fmt.Errorf("episode %q step %d: reward %v", d.IDs[e], j-lo, r)
 		}
 		st, a := d.State[j], d.Action[j]
-		if st < 0 || a < 0 {
-			return fmt.Errorf("episode %q step %d: state %d or action %d out of range", d.IDs[e], j-lo, st, a)
+		if st < 0 || int(st) >= d.NumStates {
+			return fmt.Errorf("episode %q step %d: state %d outside [0, %d)", d.IDs[e], j-lo, st, d.NumStates)
+		}
+		if a < 0 || int(a) >= d.NumActions {
+			return fmt.Errorf("episode %q step %d: action %d outside [0, %d)", d.IDs[e], j-lo, a, d.NumActions)
 		}
 		pr[j-lo] = s.pair([2]int32{st, a})
 		tr[j-lo] = -1
 		if next, ok := d.NextState(e, j); ok {
+			if next < 0 || next >= d.NumStates {
+				return fmt.Errorf("episode %q step %d: next state %d outside [0, %d)", d.IDs[e], j-lo, next, d.NumStates)
+			}
 			tr[j-lo] = s.transition(pr[j-lo], [3]int32{st, a, int32(next)})
 		}
 	}

@@ -284,9 +284,11 @@ func (s *PairRatioSums) Finish(c int) (Result, WeightSummary, error) {
 	return res, ws, nil
 }
 
-// imputed is MinimaxImputedWarning from the counts (copy 0): the share of
-// the target's long-run steps that the count model of the log sends to
-// pairs it never shows.
+// imputed is ImputedWarning for mwl, dualdice and mql on discrete
+// states, whose exact minimax solves impute the never-logged pairs as the
+// count model does (the same bias on sparse logs) without holding one:
+// from the counts (copy 0), the share of the target's long-run steps that
+// the count model of the log sends to pairs it never shows.
 func (s *TabularCounts) imputed(name string, target *policy.Tabular) []string {
 	m, err := s.countModel(0)
 	if err != nil {
@@ -380,4 +382,29 @@ func (s *MQLSums) Finish(c int) (Result, WeightSummary, error) {
 		res.Warnings = s.imputed(name, target)
 	}
 	return res, WeightSummary{}, nil
+}
+
+// unitWeights implements unitWeigher: the per-step weights w(s_j, a_j) /
+// sum_k w(s_k, a_k) over the steps with a known next state (0 at the
+// others), w the ratio res.Model copy 0 solved for.
+func (s *PairRatioSums) unitWeights(d *dataset.Dataset, res Result) ([]float64, Unit, error) {
+	m, ok := res.Model.(*ratio.PairTabularModel)
+	if !ok {
+		return nil, UnitStep, fmt.Errorf("%s: finished with a model of type %T", s.Learner, res.Model)
+	}
+	w := make([]float64, d.NumSteps())
+	den := 0.0
+	for e := range d.NumEpisodes() {
+		lo, hi := d.Span(e)
+		for j := lo; j < hi; j++ {
+			if hasNext(d, e, j) {
+				w[j] = m.Ratio(int(d.State[j]), int(d.Action[j]))
+				den += w[j]
+			}
+		}
+	}
+	for j := range w {
+		w[j] /= den
+	}
+	return w, UnitStep, nil
 }
