@@ -76,3 +76,18 @@ func SecondPass[E any, M interface{ Add(ep *E, k int) }](m M, n, workers int, fo
 	err := InOrder(n, workers, func() *E { return new(E) }, form, func(_ int, ep *E) { m.Add(ep, 1) })
 	return m, err
 }
+
+// FoldOf is the fold, of folds, of step t of an episode of T steps whose
+// id hashes to idHash (HashID): fold 0 for one fold; with byEpisode the
+// whole episode's fold, drawn by hashing its id with salt (so shards and
+// workers agree without talking); otherwise the fold of its stretch of
+// the episode, t folds / T, so that one long episode still has folds.
+func FoldOf(folds int, byEpisode bool, salt, idHash uint64, t, T int) int {
+	switch {
+	case folds == 1:
+		return 0
+	case byEpisode:
+		return int(Mix(idHash^Mix(salt)) % uint64(folds))
+	}
+	return t * folds / T
+}

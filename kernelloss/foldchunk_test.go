@@ -1,6 +1,7 @@
 package kernelloss
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -58,5 +59,40 @@ func TestFoldChunk(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// FoldOf: one fold is fold 0; stretches of an episode split it evenly;
+// episodes' folds are their ids' hashes, the same for the same id and
+// salt, spread over the folds (1,000 ids in 5 folds: each within 4
+// standard deviations of 200), and moved by another salt.
+func TestFoldOf(t *testing.T) {
+	for _, c := range []struct{ folds, t, T, want int }{
+		{1, 7, 10, 0}, {5, 0, 10, 0}, {5, 1, 10, 0}, {5, 2, 10, 1}, {5, 9, 10, 4}, {5, 2, 3, 3}, {5, 0, 1, 0},
+	} {
+		if got := FoldOf(c.folds, false, 1, 99, c.t, c.T); got != c.want {
+			t.Errorf("FoldOf(%d folds, step %d of %d) = %d, want %d", c.folds, c.t, c.T, got, c.want)
+		}
+	}
+	count := make([]int, 5)
+	moved := 0
+	for i := range 1000 {
+		h := HashID(fmt.Sprint("episode-", i))
+		f := FoldOf(5, true, 7, h, 0, 10)
+		if f != FoldOf(5, true, 7, h, 9, 10) {
+			t.Fatalf("episode %d: folds differ between its steps", i)
+		}
+		count[f]++
+		if FoldOf(5, true, 8, h, 0, 10) != f {
+			moved++
+		}
+	}
+	for f, n := range count {
+		if math.Abs(float64(n)-200) > 4*math.Sqrt(1000*0.2*0.8) {
+			t.Errorf("fold %d holds %d of 1,000 episodes", f, n)
+		}
+	}
+	if moved < 700 { // 800 expected
+		t.Errorf("another salt moved %d of 1,000 episodes", moved)
 	}
 }

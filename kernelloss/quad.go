@@ -77,6 +77,16 @@ func NewQuadratic(d, p int) *Quadratic {
 		H: make([]float64, p*p), Hv: make([]float64, p)}
 }
 
+// Reset zeroes the sums, keeping their storage (a streaming learner
+// reuses an episode's sums for the next).
+func (k *Quadratic) Reset() {
+	clear(k.S)
+	clear(k.U)
+	clear(k.H)
+	clear(k.Hv)
+	k.Z, k.Z2, k.H0 = 0, 0, 0
+}
+
 // AddScaled adds a times o to k.
 func (k *Quadratic) AddScaled(o *Quadratic, a float64) {
 	for i, v := range o.S {

@@ -604,9 +604,9 @@ func (kd *kernelData) len() int { return len(kd.rho) }
 // kernelTransitions lists the transitions of d, scaled: step t with a
 // next state has rho = gamma^(t+1), and for gamma < 1 every episode starts
 // with a dummy transition into its first state of weight 1. The folds are
-// f's: an episode's is a hash of its id (episodeFold), or with fewer than
-// kernelFolds non-empty episodes step t of an episode of T steps is in
-// fold floor(kernelFolds t / T).
+// f's (KernelFeatures.foldOf, kernelloss.FoldOf): an episode's is a hash
+// of its id, or with fewer than kernelFolds non-empty episodes step t of
+// an episode of T steps is in fold floor(kernelFolds t / T).
 func kernelTransitions(d *dataset.Dataset, f *KernelFeatures) *kernelData {
 	gamma, mean, scale := f.Gamma, f.Mean, f.Scale
 	dim := d.StateDim

@@ -53,11 +53,6 @@ func stepKey(seed, salt, idHash uint64, t int) uint64 {
 	return kernelloss.StepKey(seed+salt, idHash, t)
 }
 
-// episodeFold is the fold of the episode whose id hashes to idHash.
-func episodeFold(seed, idHash uint64) int {
-	return int(kernelloss.Mix(idHash^kernelloss.Mix(seed+foldSalt)) % kernelFolds)
-}
-
 // fnv1a is kernelloss.HashID.
 func fnv1a(s string) uint64 { return kernelloss.HashID(s) }
 
@@ -267,10 +262,7 @@ func (f *KernelFeatures) scale(dst, obs []float64) {
 // foldOf returns the fold of step t of an episode of T steps whose id
 // hashes to idHash.
 func (f *KernelFeatures) foldOf(idHash uint64, t, T int) int {
-	if f.ByEpisode {
-		return episodeFold(f.Seed, idHash)
-	}
-	return t * kernelFolds / T
+	return kernelloss.FoldOf(kernelFolds, f.ByEpisode, f.Seed+foldSalt, idHash, t, T)
 }
 
 // KernelMoments are the second pass's sums of one copy of the data: the
@@ -457,7 +449,7 @@ func (f *KernelFeatures) EpisodeRange(d *dataset.Dataset, e, a, b int, ep *Kerne
 				if ep.parts[k] == nil {
 					ep.parts[k] = kernelloss.NewQuadratic(dk, dw)
 				}
-				zeroSums(ep.parts[k])
+				ep.parts[k].Reset()
 				ep.used[k] = true
 			}
 			ep.parts[k].Add(hf.parts[k])
@@ -474,7 +466,7 @@ func (f *KernelFeatures) accumulateTerms(d *dataset.Dataset, lo, from int, terms
 	dk, dw := psi.dim(), phi.size()
 	for k := range hf.used {
 		if hf.used[k] {
-			zeroSums(hf.parts[k])
+			hf.parts[k].Reset()
 		}
 		hf.used[k] = false
 	}
@@ -506,16 +498,6 @@ func (f *KernelFeatures) accumulateTerms(d *dataset.Dataset, lo, from int, terms
 func episodeOfStart(d *dataset.Dataset, lo int) int {
 	e, _ := slices.BinarySearch(d.Start[:d.NumEpisodes()], lo)
 	return e
-}
-
-// zeroSums clears s.
-func zeroSums(s *kernelloss.Quadratic) *kernelloss.Quadratic {
-	clear(s.S)
-	clear(s.U)
-	clear(s.H)
-	clear(s.Hv)
-	s.Z, s.Z2, s.H0 = 0, 0, 0
-	return s
 }
 
 // Add adds episode ep with multiplicity k.

@@ -351,13 +351,11 @@ func (f *PairKernelFeatures) scaleJoint(dst, obs, act []float64) {
 // foldOf returns the fold of step t of an episode of T steps whose id
 // hashes to idHash.
 func (f *PairKernelFeatures) foldOf(idHash uint64, t, T int) int {
-	switch {
-	case f.Folds == 1:
-		return 0
-	case f.ByEpisode:
-		return episodeFold(f.Seed, idHash)
+	folds := kernelFolds
+	if f.Folds == 1 {
+		folds = 1
 	}
-	return t * kernelFolds / T
+	return kernelloss.FoldOf(folds, f.ByEpisode, f.Seed+foldSalt, idHash, t, T)
 }
 
 // PairKernelMoments are the second pass's sums of one copy of the data
@@ -744,7 +742,7 @@ func (ep *PairKernelEpisode) reset() {
 	m := ep.m
 	for fo := range m.Folds {
 		if ep.used[fo] {
-			zeroSums(m.Folds[fo])
+			m.Folds[fo].Reset()
 			clear(m.Start[fo])
 			ep.used[fo] = false
 		}

@@ -335,13 +335,11 @@ func (f *MQLFeatures) dims() (int, int) {
 // foldOf returns the fold of step t of an episode of T steps whose id
 // hashes to idHash.
 func (f *MQLFeatures) foldOf(idHash uint64, t, T int) int {
-	switch {
-	case f.Folds == 1:
-		return 0
-	case f.ByEpisode:
-		return int(kernelloss.Mix(idHash^kernelloss.Mix(mqlFoldSalt)) % mqlFolds)
+	folds := mqlFolds
+	if f.Folds == 1 {
+		folds = 1
 	}
-	return t * mqlFolds / T
+	return kernelloss.FoldOf(folds, f.ByEpisode, mqlFoldSalt, idHash, t, T)
 }
 
 // MQLMoments are the second pass's sums of one copy of the data: the
@@ -539,15 +537,6 @@ func (f *MQLFeatures) episodeReal(d *dataset.Dataset, e int, ep *MQLEpisode) err
 	return nil
 }
 
-// zeroSums clears s.
-func zeroSums(s *kernelloss.Quadratic) {
-	clear(s.S)
-	clear(s.U)
-	clear(s.H)
-	clear(s.Hv)
-	s.Z, s.Z2, s.H0 = 0, 0, 0
-}
-
 // Add adds episode ep with multiplicity k.
 func (m *MQLMoments) Add(ep *MQLEpisode, k int) {
 	if k == 0 || ep.m == nil {
@@ -685,7 +674,7 @@ func (ep *MQLEpisode) reset() {
 	m := ep.m
 	for fo, used := range ep.used {
 		if used {
-			zeroSums(m.Folds[fo])
+			m.Folds[fo].Reset()
 			ep.used[fo] = false
 		}
 	}
