@@ -36,9 +36,11 @@ type Summer interface {
 // encoding/json and encoding/gob move it between processes exactly
 // (floats as Floats: JSON writes infinities as strings). Merge is
 // associative and commutative up to the order of floating-point
-// summation; adding the episodes in the order of the concatenated log
-// gives, copy for copy, the sums the in-memory estimator forms, and
-// Finish runs the same final solve.
+// summation. The in-memory Estimate of an estimator whose sums take one
+// pass (naive, the IS family, bch-tabular, the tabular value models and
+// minimax forms) is their fold over the log's episodes, one copy
+// (foldSums); the two-pass learners' in-memory fit is their second pass
+// (kernelloss.SecondPass) over features fixed by the whole log.
 type Sums interface {
 	// Add adds episode e of d, with multiplicity mult[c] in copy c
 	// (len(mult) is the number of copies; mult[0] is 1). The episode must
