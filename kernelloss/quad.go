@@ -215,13 +215,25 @@ func NewQP(k *Quadratic, a, pen []float64) (*QP, error) {
 	b.ScaleVec(-1/k.Z, b)
 	var mtb mat.VecDense
 	mtb.MulVec(m.T(), b)
+	return NewQPMatrix(q.RawMatrix().Data, mtb.RawVector().Data, a, pen)
+}
+
+// NewQPMatrix returns the programme theta^T (Q + lambda Pen) theta / 2 -
+// q^T theta with Q (n x n, row-major) and q given directly (NewQP forms
+// them from a loss's sums), constraint a (nil: none) and penalty pen (nil:
+// diag(0, 1, ..., 1)). It keeps q; Q and pen are not copied.
+func NewQPMatrix(Q, q, a, pen []float64) (*QP, error) {
+	n := len(q)
+	if len(Q) != n*n || (a != nil && len(a) != n) || (pen != nil && len(pen) != n*n) {
+		return nil, fmt.Errorf("kernelloss: a programme of %d coefficients with matrices of the wrong sizes", n)
+	}
 	if pen == nil {
 		pen = make([]float64, n*n)
 		for j := 1; j < n; j++ {
 			pen[j*n+j] = 1
 		}
 	}
-	qp := &QP{n: n, q: q.RawMatrix().Data, mtb: mtb.RawVector().Data, a: a, pen: pen}
+	qp := &QP{n: n, q: Q, mtb: q, a: a, pen: pen}
 	tr := 0.0
 	for j := range n {
 		if pen[j*n+j] > 0 {

@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"gonum.org/v1/gonum/floats"
+
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/kernelloss"
 )
@@ -56,94 +58,146 @@ type FlowResult struct {
 // sqrt(T) steps are the units flipped, which assumes steps further apart
 // are nearly independent.
 func (f FlowTest) Run(d *dataset.Dataset, gamma float64, w func(obs [][]float64) ([]float64, error)) (FlowResult, error) {
-	if d.StateDim == 0 {
-		return FlowResult{}, errors.New("ratio: the flow test needs real-valued states")
-	}
-	if !(gamma > 0 && gamma <= 1) {
-		return FlowResult{}, fmt.Errorf("ratio: discount %v outside (0, 1]", gamma)
-	}
-	D, B := f.Features, f.Flips
-	if D <= 0 {
-		D = 256
-	}
-	if B <= 0 {
-		B = 999
-	}
-	rng := rand.New(rand.NewPCG(f.Seed, 0x666c6f77)) // "flow"
-	mean, scale := kernelloss.Scaling(d)
-	dim := d.StateDim
-	scaled := func(obs []float64) []float64 {
-		x := make([]float64, dim)
-		for c := range x {
-			x[c] = (obs[c] - mean[c]) / scale[c]
-		}
-		return x
-	}
-	// The transitions: s, s', beta, rho, unit, dummy.
-	var s, next [][]float64
-	var beta, rho []float64
-	var unit []int
-	var dummy []bool
-	units := d.NumEpisodes()
-	block := 0
-	if units == 1 {
-		block = max(1, int(math.Sqrt(float64(d.NumSteps()))))
-		units = (d.NumSteps() + block - 1) / block
-	}
-	for e := range d.NumEpisodes() {
-		lo, hi := d.Span(e)
-		u := func(j int) int {
-			if block > 0 {
-				return (j - lo) / block
-			}
-			return e
-		}
-		if gamma < 1 && hi > lo {
-			s, next = append(s, d.ObsAt(lo)), append(next, d.ObsAt(lo))
-			beta, rho, unit, dummy = append(beta, 0), append(rho, 1), append(unit, u(lo)), append(dummy, true)
-		}
-		g := gamma
-		for j := lo; j < hi; j++ {
-			if nx, ok := d.NextObs(e, j); ok {
-				s, next = append(s, d.ObsAt(j)), append(next, nx)
-				beta = append(beta, math.Exp(d.LogRatio(j)))
-				rho, unit, dummy = append(rho, g), append(unit, u(j)), append(dummy, false)
-			}
-			g *= gamma
-		}
-	}
-	if units < 2 || len(s) == 0 {
-		return FlowResult{}, fmt.Errorf("ratio: the flow test needs at least two episodes (or a long episode), got %d units", units)
-	}
-	ws, err := w(s)
+	ft, err := newFlowTransitions(d, gamma)
 	if err != nil {
 		return FlowResult{}, err
 	}
-	wn, err := w(next)
+	ws, err := w(ft.s)
+	if err != nil {
+		return FlowResult{}, err
+	}
+	wn, err := w(ft.next)
 	if err != nil {
 		return FlowResult{}, err
 	}
 	z, zw := 0.0, 0.0
-	for i, dm := range dummy {
+	for i, dm := range ft.dummy {
 		if !dm {
-			z += rho[i] * ws[i]
-			zw += rho[i]
+			z += ft.rho[i] * ws[i]
+			zw += ft.rho[i]
 		}
 	}
 	z /= zw
 	if !(z > 0) {
 		return FlowResult{}, fmt.Errorf("ratio: the ratio's mean over the logged states is %v", z)
 	}
+	rng := f.rng()
+	psi, D, err := f.features(rng, ft)
+	if err != nil {
+		return FlowResult{}, err
+	}
+	G := make([]float64, ft.units*D)
+	x := make([]float64, D)
+	for i := range ft.s {
+		delta := (ft.beta[i]*ws[i] - wn[i]) / z
+		if ft.dummy[i] {
+			delta = 1 - wn[i]/z
+		}
+		psi(ft.next[i], x)
+		floats.AddScaled(G[ft.unit[i]*D:(ft.unit[i]+1)*D], ft.rho[i]*delta, x)
+	}
+	u, p, zs := flipU(G, ft.units, D, f.flips(), rng)
+	return FlowResult{U: u, P: p, Z: zs, Units: ft.units}, nil
+}
+
+// flowTransitions are the flow test's transitions of a log: state s,
+// next state, beta, rho (gamma^(t+1), 1 for a dummy), the unit (episode,
+// or block of one episode) each belongs to, and whether it is an
+// episode's dummy transition into its first state (gamma < 1).
+type flowTransitions struct {
+	dim          int
+	mean, scale  []float64
+	s, next      [][]float64
+	beta, rho    []float64
+	unit         []int
+	dummy        []bool
+	units, block int
+}
+
+func newFlowTransitions(d *dataset.Dataset, gamma float64) (*flowTransitions, error) {
+	if d.StateDim == 0 {
+		return nil, errors.New("ratio: the flow test needs real-valued states")
+	}
+	if !(gamma > 0 && gamma <= 1) {
+		return nil, fmt.Errorf("ratio: discount %v outside (0, 1]", gamma)
+	}
+	ft := &flowTransitions{dim: d.StateDim, units: d.NumEpisodes()}
+	ft.mean, ft.scale = kernelloss.Scaling(d)
+	if ft.units == 1 {
+		ft.block = max(1, int(math.Sqrt(float64(d.NumSteps()))))
+		ft.units = (d.NumSteps() + ft.block - 1) / ft.block
+	}
+	add := func(s, next []float64, beta, rho float64, unit int, dummy bool) {
+		ft.s, ft.next = append(ft.s, s), append(ft.next, next)
+		ft.beta, ft.rho = append(ft.beta, beta), append(ft.rho, rho)
+		ft.unit, ft.dummy = append(ft.unit, unit), append(ft.dummy, dummy)
+	}
+	for e := range d.NumEpisodes() {
+		lo, hi := d.Span(e)
+		u := func(j int) int {
+			if ft.block > 0 {
+				return (j - lo) / ft.block
+			}
+			return e
+		}
+		if gamma < 1 && hi > lo {
+			add(d.ObsAt(lo), d.ObsAt(lo), 0, 1, u(lo), true)
+		}
+		g := gamma
+		for j := lo; j < hi; j++ {
+			if nx, ok := d.NextObs(e, j); ok {
+				add(d.ObsAt(j), nx, math.Exp(d.LogRatio(j)), g, u(j), false)
+			}
+			g *= gamma
+		}
+	}
+	if ft.units < 2 || len(ft.s) == 0 {
+		return nil, fmt.Errorf("ratio: the flow test needs at least two episodes (or a long episode), got %d units", ft.units)
+	}
+	return ft, nil
+}
+
+// scaled writes obs scaled to the log's mean and scale into x.
+func (ft *flowTransitions) scaled(obs, x []float64) {
+	for c := range x {
+		x[c] = (obs[c] - ft.mean[c]) / ft.scale[c]
+	}
+}
+
+// rng is the test's random stream: the median's sample, the features,
+// then the flips.
+func (f FlowTest) rng() *rand.Rand { return rand.New(rand.NewPCG(f.Seed, 0x666c6f77)) } // "flow"
+
+// flips is the number of sign flips.
+func (f FlowTest) flips() int {
+	if f.Flips <= 0 {
+		return 999
+	}
+	return f.Flips
+}
+
+// features draws the test's random Fourier features of the Gaussian
+// kernel on the scaled states (the bandwidth the median of the pairwise
+// distances of up to 1,000 logged next states unless given): psi(obs,
+// dst) writes the D features of a state into dst.
+func (f FlowTest) features(rng *rand.Rand, ft *flowTransitions) (psi func(obs, dst []float64), D int, err error) {
+	D = f.Features
+	if D <= 0 {
+		D = 256
+	}
+	dim := ft.dim
 	h := f.Bandwidth
 	if h <= 0 {
 		var x []float64
-		for i, dm := range dummy {
+		row := make([]float64, dim)
+		for i, dm := range ft.dummy {
 			if !dm {
-				x = append(x, scaled(next[i])...)
+				ft.scaled(ft.next[i], row)
+				x = append(x, row...)
 			}
 		}
 		if h, err = kernelloss.Median(rng, x, dim, 1000); err != nil {
-			return FlowResult{}, fmt.Errorf("ratio: %w", err)
+			return nil, 0, fmt.Errorf("ratio: %w", err)
 		}
 	}
 	omega, phase := make([]float64, D*dim), make([]float64, D)
@@ -153,30 +207,29 @@ func (f FlowTest) Run(d *dataset.Dataset, gamma float64, w func(obs [][]float64)
 	for k := range phase {
 		phase[k] = 2 * math.Pi * rng.Float64()
 	}
-	G := make([]float64, units*D)
-	for i := range s {
-		delta := (beta[i]*ws[i] - wn[i]) / z
-		if dummy[i] {
-			delta = 1 - wn[i]/z
-		}
-		x := scaled(next[i])
-		ge := G[unit[i]*D : (unit[i]+1)*D]
+	amp := math.Sqrt(2 / float64(D))
+	x := make([]float64, dim)
+	return func(obs, dst []float64) {
+		ft.scaled(obs, x)
 		for k := range D {
 			a := phase[k]
 			for c := range dim {
 				a += omega[k*dim+c] * x[c]
 			}
-			ge[k] += rho[i] * delta * math.Sqrt(2/float64(D)) * math.Cos(a)
+			dst[k] = amp * math.Cos(a)
 		}
-	}
+	}, D, nil
+}
+
+// flipU returns the cross-unit U-statistic sum_{a != b} <G_a, G_b> of the
+// units' rows of G (units x D), its sign-flip p-value over flips random
+// signs of whole units, and its value over the flips' standard deviation.
+func flipU(G []float64, units, D, flips int, rng *rand.Rand) (u, p, z float64) {
 	// K = G G^T; U(eps) = eps^T K eps - trace K.
 	K := make([]float64, units*units)
 	for a := range units {
 		for b := a; b < units; b++ {
-			dot := 0.0
-			for k := range D {
-				dot += G[a*D+k] * G[b*D+k]
-			}
+			dot := floats.Dot(G[a*D:(a+1)*D], G[b*D:(b+1)*D])
 			K[a*units+b], K[b*units+a] = dot, dot
 		}
 	}
@@ -197,25 +250,25 @@ func (f FlowTest) Run(d *dataset.Dataset, gamma float64, w func(obs [][]float64)
 	for i := range ones {
 		ones[i] = 1
 	}
-	res := FlowResult{U: stat(ones), Units: units}
+	u = stat(ones)
 	eps := make([]float64, units)
 	above := 0
 	var m, m2 float64
-	for b := range B {
+	for b := range flips {
 		for i := range eps {
 			eps[i] = float64(2*int(rng.Uint64()&1) - 1)
 		}
 		v := stat(eps)
-		if v >= res.U {
+		if v >= u {
 			above++
 		}
 		dv := v - m
 		m += dv / float64(b+1)
 		m2 += dv * (v - m)
 	}
-	res.P = float64(1+above) / float64(1+B)
-	if sd := math.Sqrt(m2 / float64(B-1)); sd > 0 {
-		res.Z = res.U / sd
+	p = float64(1+above) / float64(1+flips)
+	if sd := math.Sqrt(m2 / float64(flips-1)); sd > 0 {
+		z = u / sd
 	}
-	return res, nil
+	return u, p, z
 }
