@@ -82,6 +82,13 @@ type Row struct {
 	// bytes).
 	Seconds float64 `json:"seconds,omitempty"`
 
+	// IdentificationLow and IdentificationHigh are bch-kernel's
+	// identification range on real states: the least and greatest
+	// estimate over the ratios of its class the flow test does not reject
+	// (ope.IdentificationRange).
+	IdentificationLow  *float64 `json:"identification_low,omitempty"`
+	IdentificationHigh *float64 `json:"identification_high,omitempty"`
+
 	*RowBound // --bounds (bounds.go)
 
 	weights []float64 // Result.Weights, kept for --report only
@@ -91,6 +98,9 @@ type Row struct {
 	// fitted is the estimator's Result (without its weights) where it
 	// trained a model the bootstrap can keep (ope.FittedSums).
 	fitted *ope.Result
+	// kernelRatio is bch-kernel's fitted ratio, whose class the
+	// identification range searches.
+	kernelRatio *ratio.KernelModel
 }
 
 type DataSummary struct {
@@ -400,9 +410,9 @@ func (c *Evaluator) estimate(d *dataset.Dataset, target *Target, stderr io.Write
 	return rep, nil
 }
 
-// identification warns where the log cannot tell a kernel ratio's
-// (bch-kernel's) from one that gives another value
-// (ope.IdentificationWarnings): its rows with an interval, on real states.
+// identification gives bch-kernel's rows with an interval, on real
+// states, their identification range and warns where the log cannot tell
+// their ratio from one that gives another value (ope.Identify).
 func (c *Evaluator) identification(rep *Report, d *dataset.Dataset, opts ope.Options, ran []ope.Entry) {
 	if d.StateDim == 0 {
 		return
@@ -416,13 +426,19 @@ func (c *Evaluator) identification(rep *Report, d *dataset.Dataset, opts ope.Opt
 		if !ok {
 			continue
 		}
-		for _, row := range rep.Estimates {
+		for i := range rep.Estimates {
+			row := &rep.Estimates[i]
 			if row.Estimator != en.Name || row.CILow == nil || row.CIHigh == nil {
 				continue
 			}
-			ws, err := ope.IdentificationWarnings(en.Name, d, c.Gamma, *row.CILow, *row.CIHigh, k, c.Seed)
-			if err == nil {
-				rep.Warnings = append(rep.Warnings, ws...)
+			id, err := ope.Identify(en.Name, d, c.Gamma, row.kernelRatio, *row.CILow, *row.CIHigh, k, c.Seed)
+			if err != nil {
+				continue
+			}
+			rep.Warnings = append(rep.Warnings, id.Warnings...)
+			if r := id.Range; r != nil && !r.Empty {
+				lo, hi := r.Low, r.High
+				row.IdentificationLow, row.IdentificationHigh = &lo, &hi
 			}
 		}
 	}
@@ -620,6 +636,9 @@ func (c *Evaluator) runOne(en ope.Entry, d *dataset.Dataset, opts ope.Options, s
 		r := res
 		r.Weights = nil
 		row.fitted = &r
+	}
+	if km, ok := res.Model.(*ratio.KernelModel); ok {
+		row.kernelRatio = km
 	}
 	row.Estimand = string(res.Estimand)
 	row.Model = res.Learner
@@ -1213,6 +1232,12 @@ func printEstimate(out io.Writer, r *Report) {
 			}
 			fmt.Fprintf(out, "%s: influence-function (Wald) interval [%s, %s], clustered by episode; the table shows the bootstrap's\n",
 				name, words.Num("%.6g", *row.WaldLow), words.Num("%.6g", *row.WaldHigh))
+		}
+	}
+	for _, row := range r.Estimates {
+		if row.IdentificationLow != nil {
+			fmt.Fprintf(out, "%s: identification range [%s, %s]: the estimates of the ratios in its class that the log does not reject (flow test, %g)\n",
+				row.Estimator, words.Num("%.6g", *row.IdentificationLow), words.Num("%.6g", *row.IdentificationHigh), ope.IdentificationAlpha)
 		}
 	}
 	for _, row := range r.Estimates {

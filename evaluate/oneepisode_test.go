@@ -147,3 +147,38 @@ func TestRealRatioCoverage(t *testing.T) {
 		}
 	}
 }
+
+// bch-kernel's row on real states carries its identification range
+// (identification_low and identification_high in the JSON, a line under
+// the table): on 40 episodes of the 1-d linear-Gaussian system it holds
+// the estimate and the average reward and is under twice the interval's
+// width, so no warning says the log does not pin the ratio down. On one
+// episode it is formed over blocks of steps.
+func TestIdentificationRangeRow(t *testing.T) {
+	for _, shape := range []struct{ n, T int }{{40, 200}, {1, 6000}} {
+		d, truth := gaussLog(t, shape.n, shape.T, 2)
+		o := evaluate.Defaults()
+		o.Estimators = []string{"bch-kernel"}
+		rep := realRatios(t, d, 40, 0.05, o)
+		r := rep.Estimates[0]
+		if r.IdentificationLow == nil || r.Estimate == nil || r.CILow == nil {
+			t.Fatalf("%v: row %+v", shape, r)
+		}
+		lo, hi := *r.IdentificationLow, *r.IdentificationHigh
+		t.Logf("%v: estimate %.4f, interval [%.4f, %.4f], identification range [%.4f, %.4f]", shape, *r.Estimate, *r.CILow, *r.CIHigh, lo, hi)
+		if !(lo <= *r.Estimate && *r.Estimate <= hi && lo <= truth && truth <= hi) || hi-lo > 2*(*r.CIHigh-*r.CILow) {
+			t.Errorf("%v: range [%v, %v], estimate %v, interval [%v, %v], truth %v", shape, lo, hi, *r.Estimate, *r.CILow, *r.CIHigh, truth)
+		}
+		if hasWarning(rep, "does not pin its ratio down") {
+			t.Errorf("%v: warnings %q", shape, rep.Warnings)
+		}
+		var text, js strings.Builder
+		rep.WriteText(&text)
+		if err := rep.WriteJSON(&js); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(text.String(), "bch-kernel: identification range [") || !strings.Contains(js.String(), `"identification_low":`) || !strings.Contains(js.String(), `"identification_high":`) {
+			t.Errorf("%v: the range is not in the text or the JSON:\n%s", shape, text.String())
+		}
+	}
+}

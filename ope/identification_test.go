@@ -42,3 +42,50 @@ func TestIdentificationWarnings(t *testing.T) {
 		t.Errorf("Problem1D: warnings %q (%v)", ws, err)
 	}
 }
+
+// Identify: on a log that locates the ratio (Problem1D, 40 episodes) the
+// identification range holds the estimate and the average reward and,
+// beside an interval of its width, says nothing; beside an interval 20
+// times narrower it warns that the log does not pin the ratio down, in
+// the range's words. Where the target is the behavior, the constant ratio
+// fits exactly and the range is the one point it gives; beside an
+// interval far from it, the ratio of 1's warning stays (the range, one
+// point, does not warn).
+func TestIdentify(t *testing.T) {
+	p := lineargauss.Problem1D()
+	d, err := rollout.SampleContinuous(rand.New(rand.NewPCG(3, 2)), p.System, p.Behavior, p.Target, 40, 200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := ope.DensityRatio{Learner: ratio.Kernel{}}.Estimate(d, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	km := res.Model.(*ratio.KernelModel)
+	id, err := ope.Identify("bch-kernel", d, 1, km, res.Value-0.05, res.Value+0.05, ratio.Kernel{}, 1)
+	if err != nil || id.Range == nil {
+		t.Fatalf("Problem1D: %+v, %v", id, err)
+	}
+	r := id.Range
+	t.Logf("Problem1D: estimate %.4f, range [%.4f, %.4f]", res.Value, r.Low, r.High)
+	if len(id.Warnings) != 0 || !(r.Low <= res.Value && res.Value <= r.High) || !(r.Low <= -0.24079 && -0.24079 <= r.High) {
+		t.Errorf("Problem1D, interval of width 0.1: range %+v, warnings %q", r, id.Warnings)
+	}
+	w := (r.High - r.Low) / 40
+	id, err = ope.Identify("bch-kernel", d, 1, km, res.Value-w, res.Value+w, ratio.Kernel{}, 1)
+	if err != nil || len(id.Warnings) != 1 || !strings.Contains(id.Warnings[0], "the ratios of its class that pass the flow test") {
+		t.Errorf("Problem1D, a narrow interval: warnings %q (%v)", id.Warnings, err)
+	}
+	same, err := rollout.SampleContinuous(rand.New(rand.NewPCG(3, 1)), p.System, p.Behavior, p.Behavior, 40, 200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err = ope.DensityRatio{Learner: ratio.Kernel{}}.Estimate(same, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err = ope.Identify("bch-kernel", same, 1, res.Model.(*ratio.KernelModel), 100, 100.001, ratio.Kernel{}, 1)
+	if err != nil || id.Range == nil || id.Range.High-id.Range.Low > 1e-9 || len(id.Warnings) != 1 || !strings.Contains(id.Warnings[0], "a ratio of 1") {
+		t.Errorf("target = behavior, interval [100, 100.001]: range %+v, warnings %q (%v)", id.Range, id.Warnings, err)
+	}
+}

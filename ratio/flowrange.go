@@ -163,7 +163,7 @@ func (f FlowTest) Range(d *dataset.Dataset, gamma float64, m *KernelModel, alpha
 	}
 	slices.Sort(losses)
 	out := FlowRange{Lambda: losses[min(flips-1, int(math.Ceil((1-alpha)*float64(flips)))-1)], MinLoss: cp.loss(centre), Units: ft.units}
-	if out.Lambda < out.MinLoss {
+	if !cp.feasible(centre, out.Lambda) {
 		out.Empty, out.Low, out.High = true, math.NaN(), math.NaN()
 		return out, nil
 	}
@@ -267,6 +267,12 @@ func newClassProgramme(A *mat.Dense, c, e []float64) *classProgramme {
 	return &classProgramme{q: Q.RawMatrix().Data, atc: atc.RawVector().Data, e: e, cc: floats.Dot(c, c)}
 }
 
+// feasible reports whether L(theta) <= lambda, up to the rounding of
+// L's expanded form (a relative 1e-12 of c^T c).
+func (cp *classProgramme) feasible(theta []float64, lambda float64) bool {
+	return cp.loss(theta) <= lambda+1e-12*cp.cc
+}
+
 // loss returns L(theta).
 func (cp *classProgramme) loss(theta []float64) float64 {
 	P := len(theta)
@@ -315,7 +321,7 @@ func (cp *classProgramme) vertex(g []float64) []float64 {
 // mu L(theta) at the least mu whose minimiser is feasible (Lagrange
 // duality: the loss's constraint is active, and L falls as mu grows).
 func (cp *classProgramme) minLinear(g []float64, lambda float64, start []float64) ([]float64, error) {
-	if v := cp.vertex(g); cp.loss(v) <= lambda {
+	if v := cp.vertex(g); cp.feasible(v, lambda) {
 		return v, nil
 	}
 	gs := 0.0
@@ -334,7 +340,7 @@ func (cp *classProgramme) minLinear(g []float64, lambda float64, start []float64
 		if err != nil {
 			return nil, err
 		}
-		if cp.loss(th) <= lambda {
+		if cp.feasible(th, lambda) {
 			feasible, hi = th, mu
 			if lo > 0 {
 				break
@@ -349,7 +355,10 @@ func (cp *classProgramme) minLinear(g []float64, lambda float64, start []float64
 		}
 	}
 	if feasible == nil || lo == 0 {
-		return nil, errors.New("no multiplier makes the loss's constraint hold")
+		// The bound is the least loss itself, to rounding (a log the
+		// constant ratio fits exactly: the target is the behavior):
+		// the start, a least-loss ratio, is all the class allows.
+		return start, nil
 	}
 	for range 60 {
 		if hi/lo < 1+1e-9 {
@@ -360,7 +369,7 @@ func (cp *classProgramme) minLinear(g []float64, lambda float64, start []float64
 		if err != nil {
 			return nil, err
 		}
-		if cp.loss(th) <= lambda {
+		if cp.feasible(th, lambda) {
 			hi, feasible = mid, th
 		} else {
 			lo = mid
