@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 
 	"gonum.org/v1/gonum/floats"
@@ -72,70 +73,82 @@ func (f FlowTest) Range(d *dataset.Dataset, gamma float64, m *KernelModel, alpha
 		return FlowRange{}, err
 	}
 	rng := f.rng()
-	psi, D, err := f.features(rng, ft)
+	newPsi, D, err := f.features(rng, ft)
 	if err != nil {
 		return FlowRange{}, err
 	}
 	bm := m.bumps()
 	P := bm.size()
-	// phi writes w's features of a state; a transition's next state is
-	// the next one's state (the same memory), so the last state's
-	// features are kept: most states' bumps are then formed once a pass.
-	xs, last, lastPhi := make([]float64, m.Dim()), (*float64)(nil), make([]float64, P)
-	phi := func(obs, dst []float64) {
-		if &obs[0] == last {
-			copy(dst, lastPhi)
-			return
+	newPhi := func() func(obs, dst []float64) {
+		// A transition's next state is the next one's state (the same
+		// memory), so the last state's features are kept: most states'
+		// bumps are formed once a pass.
+		xs, last, lastPhi := make([]float64, m.Dim()), (*float64)(nil), make([]float64, P)
+		return func(obs, dst []float64) {
+			if &obs[0] == last {
+				copy(dst, lastPhi)
+				return
+			}
+			for k, v := range obs {
+				xs[k] = (v - m.Mean[k]) / m.Scale[k]
+			}
+			bm.features(xs, dst)
+			last = &obs[0]
+			copy(lastPhi, dst)
 		}
-		for k, v := range obs {
-			xs[k] = (v - m.Mean[k]) / m.Scale[k]
-		}
-		bm.features(xs, dst)
-		last = &obs[0]
-		copy(lastPhi, dst)
 	}
 	// Pass 1: sum_e g_e(theta) = c - A theta, and e, the rho-weighted
-	// mean of phi over the logged states (w's mean is e^T theta).
+	// mean of phi over the logged states (w's mean is e^T theta). Chunks
+	// of transitions are dealt to kernelloss.Groups partial sums, added
+	// in a fixed order, so the sums do not depend on the goroutines: A
+	// += X^T Rows a chunk, X's rows the rho-weighted psi(s') and Rows'
+	// phi(s') - beta phi(s) (phi(s_0) for a dummy).
+	type part struct {
+		A       *mat.Dense
+		c, mean []float64
+		zw      float64
+	}
+	parts := make([]part, kernelloss.Groups)
+	chunks := (len(ft.s) + flowChunk - 1) / flowChunk
+	kernelloss.Parallel(runtime.GOMAXPROCS(0), func(g int) {
+		psi, phi := newPsi(), newPhi()
+		pt := part{A: mat.NewDense(D, P, nil), c: make([]float64, D), mean: make([]float64, P)}
+		var prod mat.Dense
+		ps, pn, x := make([]float64, P), make([]float64, P), make([]float64, D)
+		X, Rows := mat.NewDense(flowChunk, D, nil), mat.NewDense(flowChunk, P, nil)
+		for ch := g; ch < chunks; ch += kernelloss.Groups {
+			lo, hi := ch*flowChunk, min(len(ft.s), (ch+1)*flowChunk)
+			for i := lo; i < hi; i++ {
+				k := i - lo
+				psi(ft.next[i], x)
+				if ft.dummy[i] { // Delta = 1 - w(s_0)
+					floats.AddScaled(pt.c, ft.rho[i], x)
+					phi(ft.next[i], Rows.RawRowView(k))
+				} else { // Delta = beta w(s) - w(s')
+					phi(ft.s[i], ps)
+					floats.AddScaled(pt.mean, ft.rho[i], ps)
+					pt.zw += ft.rho[i]
+					phi(ft.next[i], pn)
+					floats.AddScaledTo(Rows.RawRowView(k), pn, -ft.beta[i], ps)
+				}
+				floats.ScaleTo(X.RawRowView(k), ft.rho[i], x)
+			}
+			prod.Mul(X.Slice(0, hi-lo, 0, D).T(), Rows.Slice(0, hi-lo, 0, P))
+			pt.A.Add(pt.A, &prod)
+		}
+		parts[g] = pt
+	})
 	n := float64(ft.units)
 	A := mat.NewDense(D, P, nil)
-	var addTo mat.Dense
-	addTo.ReuseAs(D, P)
 	c := make([]float64, D)
 	mean := make([]float64, P)
 	var zw float64
-	ps, pn, x := make([]float64, P), make([]float64, P), make([]float64, D)
-	// A gathers chunks of transitions: A += X^T Rows, X's row the
-	// rho-weighted psi(s') and Rows' phi(s') - beta phi(s) (phi(s_0) for
-	// a dummy), one matrix product a chunk.
-	const chunk = 256
-	X, Rows := mat.NewDense(chunk, D, nil), mat.NewDense(chunk, P, nil)
-	k := 0
-	flush := func() {
-		if k > 0 {
-			A.Mul(X.Slice(0, k, 0, D).T(), Rows.Slice(0, k, 0, P))
-			addTo.Add(&addTo, A)
-			k = 0
-		}
+	for _, pt := range parts {
+		A.Add(A, pt.A)
+		floats.Add(c, pt.c)
+		floats.Add(mean, pt.mean)
+		zw += pt.zw
 	}
-	for i := range ft.s {
-		psi(ft.next[i], x)
-		if ft.dummy[i] { // Delta = 1 - w(s_0)
-			floats.AddScaled(c, ft.rho[i], x)
-			phi(ft.next[i], Rows.RawRowView(k))
-		} else { // Delta = beta w(s) - w(s')
-			phi(ft.s[i], ps)
-			floats.AddScaled(mean, ft.rho[i], ps)
-			zw += ft.rho[i]
-			phi(ft.next[i], pn)
-			floats.AddScaledTo(Rows.RawRowView(k), pn, -ft.beta[i], ps)
-		}
-		floats.ScaleTo(X.RawRowView(k), ft.rho[i], x)
-		if k++; k == chunk {
-			flush()
-		}
-	}
-	flush()
-	A = &addTo
 	floats.Scale(1/zw, mean)
 	A.Scale(1/n, A)
 	floats.Scale(1/n, c)
@@ -146,7 +159,7 @@ func (f FlowTest) Range(d *dataset.Dataset, gamma float64, m *KernelModel, alpha
 	}
 	// The threshold: the flips' quantile of the loss at the learner's own
 	// fit.
-	G := unitMoments(ft, psi, phi, D, m.Coef)
+	G := unitMoments(ft, newPsi, newPhi, D, m.Coef)
 	flips := f.flips()
 	losses := make([]float64, flips)
 	sum := make([]float64, D)
@@ -169,7 +182,7 @@ func (f FlowTest) Range(d *dataset.Dataset, gamma float64, m *KernelModel, alpha
 	}
 	// R(theta) = a^T theta / b^T theta: the estimate's sums per feature,
 	// the steps' v_j scaled by their largest log(gamma^t beta_j).
-	a, b, err := estimateSums(d, gamma, phi, P)
+	a, b, err := estimateSums(d, gamma, newPhi, P)
 	if err != nil {
 		return FlowRange{}, err
 	}
@@ -181,32 +194,55 @@ func (f FlowTest) Range(d *dataset.Dataset, gamma float64, m *KernelModel, alpha
 	return out, nil
 }
 
+// flowChunk is the number of transitions a pass over them takes at a
+// time (a group's share, and A's matrix product).
+const flowChunk = 256
+
 // unitMoments returns the units' g_e (units x D, over n) of the flow
 // test at the ratio theta (coefficients of phi, any scale), w normalised
 // to mean 1 over the logged states, as Run forms them.
-func unitMoments(ft *flowTransitions, psi, phi func(obs, dst []float64), D int, theta []float64) []float64 {
+func unitMoments(ft *flowTransitions, newPsi, newPhi func() func(obs, dst []float64), D int, theta []float64) []float64 {
 	P := len(theta)
 	n := float64(ft.units)
-	ps, pn, x := make([]float64, P), make([]float64, P), make([]float64, D)
 	// g_e = (C_u + W_u / z) / n: C_u the dummies' constant parts, W_u
-	// the parts in w, z the mean of w.
+	// the parts in w, z the mean of w; per group, added in order.
+	type part struct {
+		C, W  []float64
+		z, zw float64
+	}
+	parts := make([]part, kernelloss.Groups)
+	chunks := (len(ft.s) + flowChunk - 1) / flowChunk
+	kernelloss.Parallel(runtime.GOMAXPROCS(0), func(g int) {
+		psi, phi := newPsi(), newPhi()
+		pt := part{C: make([]float64, ft.units*D), W: make([]float64, ft.units*D)}
+		ps, pn, x := make([]float64, P), make([]float64, P), make([]float64, D)
+		for ch := g; ch < chunks; ch += kernelloss.Groups {
+			for i := ch * flowChunk; i < min(len(ft.s), (ch+1)*flowChunk); i++ {
+				u := ft.unit[i]
+				psi(ft.next[i], x)
+				if ft.dummy[i] {
+					floats.AddScaled(pt.C[u*D:(u+1)*D], ft.rho[i], x)
+					phi(ft.next[i], pn)
+					floats.AddScaled(pt.W[u*D:(u+1)*D], -ft.rho[i]*floats.Dot(pn, theta), x)
+					continue
+				}
+				phi(ft.s[i], ps)
+				phi(ft.next[i], pn)
+				ws := floats.Dot(ps, theta)
+				pt.z += ft.rho[i] * ws
+				pt.zw += ft.rho[i]
+				floats.AddScaled(pt.W[u*D:(u+1)*D], ft.rho[i]*(ft.beta[i]*ws-floats.Dot(pn, theta)), x)
+			}
+		}
+		parts[g] = pt
+	})
 	C, W := make([]float64, ft.units*D), make([]float64, ft.units*D)
 	var z, zw float64
-	for i := range ft.s {
-		u := ft.unit[i]
-		psi(ft.next[i], x)
-		if ft.dummy[i] {
-			floats.AddScaled(C[u*D:(u+1)*D], ft.rho[i], x)
-			phi(ft.next[i], pn)
-			floats.AddScaled(W[u*D:(u+1)*D], -ft.rho[i]*floats.Dot(pn, theta), x)
-			continue
-		}
-		phi(ft.s[i], ps)
-		phi(ft.next[i], pn)
-		ws := floats.Dot(ps, theta)
-		z += ft.rho[i] * ws
-		zw += ft.rho[i]
-		floats.AddScaled(W[u*D:(u+1)*D], ft.rho[i]*(ft.beta[i]*ws-floats.Dot(pn, theta)), x)
+	for _, pt := range parts {
+		floats.Add(C, pt.C)
+		floats.Add(W, pt.W)
+		z += pt.z
+		zw += pt.zw
 	}
 	floats.AddScaled(C, zw/z, W)
 	floats.Scale(1/n, C)
@@ -216,7 +252,7 @@ func unitMoments(ft *flowTransitions, psi, phi func(obs, dst []float64), D int, 
 // estimateSums returns a = sum_j v_j r_j phi(s_j) and b = sum_j v_j
 // phi(s_j), v_j = gamma^t beta_j (times DiscountTail at an episode's last
 // step) over their largest log, so that R(theta) = a^T theta / b^T theta.
-func estimateSums(d *dataset.Dataset, gamma float64, phi func(obs, dst []float64), P int) (a, b []float64, err error) {
+func estimateSums(d *dataset.Dataset, gamma float64, newPhi func() func(obs, dst []float64), P int) (a, b []float64, err error) {
 	lg := math.Log(gamma)
 	top := math.Inf(-1)
 	for e := range d.NumEpisodes() {
@@ -228,22 +264,33 @@ func estimateSums(d *dataset.Dataset, gamma float64, phi func(obs, dst []float64
 	if math.IsInf(top, -1) {
 		return nil, nil, errors.New("ratio: every logged action has target probability 0")
 	}
-	a, b = make([]float64, P), make([]float64, P)
-	f := make([]float64, P)
-	for e := range d.NumEpisodes() {
-		lo, hi := d.Span(e)
-		for j := lo; j < hi; j++ {
-			v := math.Exp(d.LogRatio(j) + float64(j-lo)*lg - top)
-			if j == hi-1 {
-				v *= d.DiscountTail(e, gamma)
+	// Per group of episodes (episode e in group e mod Groups), added in
+	// order.
+	pa, pb := make([][]float64, kernelloss.Groups), make([][]float64, kernelloss.Groups)
+	kernelloss.Parallel(runtime.GOMAXPROCS(0), func(g int) {
+		phi := newPhi()
+		a, b, f := make([]float64, P), make([]float64, P), make([]float64, P)
+		for e := g; e < d.NumEpisodes(); e += kernelloss.Groups {
+			lo, hi := d.Span(e)
+			for j := lo; j < hi; j++ {
+				v := math.Exp(d.LogRatio(j) + float64(j-lo)*lg - top)
+				if j == hi-1 {
+					v *= d.DiscountTail(e, gamma)
+				}
+				if v == 0 {
+					continue
+				}
+				phi(d.ObsAt(j), f)
+				floats.AddScaled(a, v*d.Reward[j], f)
+				floats.AddScaled(b, v, f)
 			}
-			if v == 0 {
-				continue
-			}
-			phi(d.ObsAt(j), f)
-			floats.AddScaled(a, v*d.Reward[j], f)
-			floats.AddScaled(b, v, f)
 		}
+		pa[g], pb[g] = a, b
+	})
+	a, b = make([]float64, P), make([]float64, P)
+	for g := range pa {
+		floats.Add(a, pa[g])
+		floats.Add(b, pb[g])
 	}
 	return a, b, nil
 }

@@ -75,3 +75,25 @@ func TestFlowRangeCovers(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkFlowRange is the identification range on 150 episodes of
+// 1,000 steps of the 1-d linear-Gaussian system (the fit outside the
+// timing).
+func BenchmarkFlowRange(b *testing.B) {
+	p := lineargauss.Problem1D()
+	d, err := rollout.SampleContinuous(rand.New(rand.NewPCG(1, 5)), p.System, p.Behavior, p.Target, 150, 1000)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, err := ratio.Kernel{}.Fit(d, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	km := m.(*ratio.KernelModel)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := (ratio.FlowTest{Seed: 1}).Range(d, 1, km, 0.05); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

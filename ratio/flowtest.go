@@ -82,10 +82,11 @@ func (f FlowTest) Run(d *dataset.Dataset, gamma float64, w func(obs [][]float64)
 		return FlowResult{}, fmt.Errorf("ratio: the ratio's mean over the logged states is %v", z)
 	}
 	rng := f.rng()
-	psi, D, err := f.features(rng, ft)
+	newPsi, D, err := f.features(rng, ft)
 	if err != nil {
 		return FlowResult{}, err
 	}
+	psi := newPsi()
 	G := make([]float64, ft.units*D)
 	x := make([]float64, D)
 	for i := range ft.s {
@@ -178,9 +179,10 @@ func (f FlowTest) flips() int {
 
 // features draws the test's random Fourier features of the Gaussian
 // kernel on the scaled states (the bandwidth the median of the pairwise
-// distances of up to 1,000 logged next states unless given): psi(obs,
-// dst) writes the D features of a state into dst.
-func (f FlowTest) features(rng *rand.Rand, ft *flowTransitions) (psi func(obs, dst []float64), D int, err error) {
+// distances of up to 1,000 logged next states unless given): newPsi()
+// returns a psi, for one goroutine, such that psi(obs, dst) writes the D
+// features of a state into dst.
+func (f FlowTest) features(rng *rand.Rand, ft *flowTransitions) (newPsi func() func(obs, dst []float64), D int, err error) {
 	D = f.Features
 	if D <= 0 {
 		D = 256
@@ -208,15 +210,17 @@ func (f FlowTest) features(rng *rand.Rand, ft *flowTransitions) (psi func(obs, d
 		phase[k] = 2 * math.Pi * rng.Float64()
 	}
 	amp := math.Sqrt(2 / float64(D))
-	x := make([]float64, dim)
-	return func(obs, dst []float64) {
-		ft.scaled(obs, x)
-		for k := range D {
-			a := phase[k]
-			for c := range dim {
-				a += omega[k*dim+c] * x[c]
+	return func() func(obs, dst []float64) {
+		x := make([]float64, dim)
+		return func(obs, dst []float64) {
+			ft.scaled(obs, x)
+			for k := range D {
+				a := phase[k]
+				for c := range dim {
+					a += omega[k*dim+c] * x[c]
+				}
+				dst[k] = amp * math.Cos(a)
 			}
-			dst[k] = amp * math.Cos(a)
 		}
 	}, D, nil
 }
