@@ -32,6 +32,10 @@ type RowBound struct {
 	BoundGuaranteed  bool    `json:"bound_guaranteed"`
 	BoundAssumes     string  `json:"bound_assumes,omitempty"`
 	BoundNote        string  `json:"bound_note,omitempty"`
+	// BoundBroken says which of its assumptions the log visibly breaks
+	// (the Markov property, where the permutation test rejects it): the
+	// bound is shown but decides no verdict.
+	BoundBroken string `json:"bound_broken,omitempty"`
 }
 
 // Verdict is the deploy verdict of one target policy against the
@@ -118,6 +122,11 @@ func (c *Evaluator) addBounds(rep *Report, d *dataset.Dataset, opts ope.Options)
 			rb.BoundLow, rb.BoundHigh = finitePtr(res.Low), finitePtr(res.High)
 			rb.BoundMethod, rb.BoundCalibration = res.Method, res.Calibration
 			rb.BoundLevel, rb.BoundGuaranteed, rb.BoundAssumes = res.Level, res.Guaranteed, res.Assumes
+			if p := rep.Data.MarkovP; res.Markov && p != nil && *p <= ope.MarkovAlpha {
+				rb.BoundBroken = fmt.Sprintf("the Markov property: the logged states do not look Markov (permutation test, p = %.3g)", *p)
+				rep.Warnings = append(rep.Warnings, fmt.Sprintf(
+					"%s: its bound assumes Markov states (a table of q over the logged states and actions), which this log's visibly are not (permutation test, p = %.3g): states that look alike behave differently, and the bound may miss the value by any amount; it decides no verdict", res.Method, *p))
+			}
 		}
 		if rb.BoundMethod == "" {
 			rb.BoundMethod = b.Name()
@@ -171,7 +180,7 @@ func (c *Evaluator) verdicts(rep *Report, d *dataset.Dataset) error {
 	} else {
 		found := false
 		for _, row := range rep.Estimates {
-			if row.Policy == c.Baseline && row.RowBound != nil && row.BoundLow != nil && row.BoundHigh != nil {
+			if row.Policy == c.Baseline && row.RowBound != nil && row.BoundLow != nil && row.BoundHigh != nil && row.BoundBroken == "" {
 				found = true
 				baseOf[row.Estimand] = append(baseOf[row.Estimand], base{ope.Bound{Low: *row.BoundLow, High: *row.BoundHigh, Level: row.BoundLevel, Method: row.BoundMethod}, "policy " + c.Baseline})
 			}
@@ -204,7 +213,7 @@ func (c *Evaluator) verdicts(rep *Report, d *dataset.Dataset) error {
 		var risk float64
 		baseSeen := map[*base]bool{}
 		for _, row := range rep.Estimates {
-			if row.Policy != name || row.RowBound == nil || row.BoundLow == nil || row.BoundHigh == nil || seen[row.BoundMethod+row.Estimand] {
+			if row.Policy != name || row.RowBound == nil || row.BoundLow == nil || row.BoundHigh == nil || row.BoundBroken != "" || seen[row.BoundMethod+row.Estimand] {
 				continue
 			}
 			seen[row.BoundMethod+row.Estimand] = true
@@ -288,8 +297,12 @@ func printBounds(out io.Writer, r *Report) {
 		if row.BoundCalibration != "" {
 			cal = " " + row.BoundCalibration
 		}
-		lines = append(lines, fmt.Sprintf("  %s: [%s, %s] %s%s, %.0f%% %s, on the %s value", who, fmtBound(row.BoundLow), fmtBound(row.BoundHigh),
-			row.BoundMethod, cal, 100*row.BoundLevel, g, row.Estimand))
+		line := fmt.Sprintf("  %s: [%s, %s] %s%s, %.0f%% %s, on the %s value", who, fmtBound(row.BoundLow), fmtBound(row.BoundHigh),
+			row.BoundMethod, cal, 100*row.BoundLevel, g, row.Estimand)
+		if row.BoundBroken != "" {
+			line += "; it assumes " + row.BoundBroken
+		}
+		lines = append(lines, line)
 	}
 	if len(lines) > 0 {
 		fmt.Fprintf(out, "\nbounds:\n%s\n", strings.Join(lines, "\n"))

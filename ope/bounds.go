@@ -30,6 +30,10 @@ type Bound struct {
 	Guaranteed bool
 	// Assumes says, in plain words, what the guarantee rests on.
 	Assumes string
+	// Markov says that it rests on the logged states being Markov (its
+	// class holds q as a function of the state and action): aliased
+	// states break it (MarkovTest says when a log's visibly do).
+	Markov bool
 }
 
 // BoundSettings are what the bounds share: the range every reward lies

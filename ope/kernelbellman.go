@@ -173,7 +173,7 @@ func (k KernelBellman) Bounds(d *dataset.Dataset, gamma float64) (Bound, error) 
 	delta := alpha / 2
 	var lambda, d0 float64
 	m := float64(d.NumEpisodes())
-	b := Bound{Level: 1 - alpha, Method: name}
+	b := Bound{Level: 1 - alpha, Method: name, Markov: true}
 	switch k.Calibration {
 	case "", FiniteSample:
 		l := (hi - lo) / (1 - gamma)
@@ -590,6 +590,6 @@ func (k KernelBellman) linearBounds(d *dataset.Dataset, gamma, alpha float64) (B
 	}
 	d0 := distuv.UnitNormal.Quantile(1-delta/2) * sd / math.Sqrt(nm)
 	lo, hi := k.RewardLow, k.RewardHigh
-	return Bound{Low: max(lo, centre-r-d0), High: min(hi, centre+r+d0), Level: 1 - alpha, Method: name, Calibration: SignFlip,
+	return Bound{Low: max(lo, centre-r-d0), High: min(hi, centre+r+d0), Level: 1 - alpha, Method: name, Calibration: SignFlip, Markov: true,
 		Assumes: fmt.Sprintf("no guarantee unless the class holds q (linear in %d polynomial features); independent episodes; asymptotic (sign flips of whole episodes)", p)}, nil
 }
