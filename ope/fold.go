@@ -7,10 +7,11 @@ import (
 )
 
 // The in-memory Estimate of an estimator defined by its one-pass sums
-// (naive, the IS family, bch-tabular) is the fold of those sums over the
-// episodes of one dataset: one definition of each estimate, whether the
-// episodes come from memory, from shards (package stream) or from Beam's
-// workers.
+// (naive, the IS family, bch-tabular, and the tabular forms of
+// model-based, fqe, mwl, dualdice and mql) is the fold of those sums over
+// the episodes of one dataset: one definition of each estimate, whether
+// the episodes come from memory, from shards (package stream) or from
+// Beam's workers.
 
 // unitWeigher is implemented by sums that can give the per-unit weights
 // the diagnostics read (Result.Weights: KishESS, the weight warnings, the
@@ -50,9 +51,9 @@ func foldSums(e Summer, d *dataset.Dataset, gamma float64) (Result, Unit, error)
 
 // foldEstimate is the in-memory Estimate of naive and the IS family: the
 // discount and the episodes checked, then check (nil: none) on the log as
-// given, the log padded to its horizon when
-// episodes end in a terminal state (absorbing), the fold of the sums
-// (foldSums), and per-step weights kept for the logged steps only.
+// given, the log padded to its horizon when episodes end in a terminal
+// state (absorbing), the fold of the sums (foldSums), and per-step
+// weights kept for the logged steps only.
 func foldEstimate(e Summer, d *dataset.Dataset, gamma float64, est Estimand, check func(*dataset.Dataset) error) (Result, error) {
 	name := e.Name()
 	if err := checkGamma(gamma); err != nil {

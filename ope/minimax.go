@@ -127,13 +127,16 @@ func (e PairRatio) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 // are PairRatioSums: discrete states and actions, mwl or dualdice not in
 // their neural forms.
 func (e PairRatio) tabular(d *dataset.Dataset) bool {
+	var neural bool
 	switch l := e.Learner.(type) {
 	case ratio.MWL:
-		return !l.Neural && d.Discrete() && d.ActionDim == 0 && e.Target.Continuous == nil
+		neural = l.Neural
 	case ratio.DualDICE:
-		return !l.Neural && d.Discrete() && d.ActionDim == 0 && e.Target.Continuous == nil
+		neural = l.Neural
+	default:
+		return false
 	}
-	return false
+	return !neural && d.Discrete() && d.ActionDim == 0 && e.Target.Continuous == nil
 }
 
 // drawnProbs returns the logs and target a minimax learner fits: d and t
