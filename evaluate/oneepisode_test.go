@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -150,7 +151,7 @@ func TestRealRatioCoverage(t *testing.T) {
 
 // bch-kernel's row on real states carries its identification range
 // (identification_low and identification_high in the JSON, a line under
-// the table): on 40 episodes of the 1-d linear-Gaussian system it holds
+// the table, a note in the HTML report): on 40 episodes of the 1-d linear-Gaussian system it holds
 // the estimate and the average reward and is under twice the interval's
 // width, so no warning says the log does not pin the ratio down. On one
 // episode it is formed over blocks of steps.
@@ -177,8 +178,17 @@ func TestIdentificationRangeRow(t *testing.T) {
 		if err := rep.WriteJSON(&js); err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(text.String(), "bch-kernel: identification range [") || !strings.Contains(js.String(), `"identification_low":`) || !strings.Contains(js.String(), `"identification_high":`) {
-			t.Errorf("%v: the range is not in the text or the JSON:\n%s", shape, text.String())
+		page := filepath.Join(t.TempDir(), "report.html")
+		if err := rep.WriteHTML(page, nil); err != nil {
+			t.Fatal(err)
+		}
+		html, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(text.String(), "bch-kernel: identification range [") || !strings.Contains(js.String(), `"identification_low":`) ||
+			!strings.Contains(js.String(), `"identification_high":`) || !strings.Contains(string(html), "bch-kernel: identification range [") {
+			t.Errorf("%v: the range is not in the text, the JSON or the report:\n%s", shape, text.String())
 		}
 	}
 }

@@ -181,7 +181,11 @@ func boundText(row Row) string {
 	if row.BoundGuaranteed {
 		g = "guaranteed"
 	}
-	return fmt.Sprintf("[%s, %s] %s, %s", fmtBound(row.BoundLow), fmtBound(row.BoundHigh), row.BoundMethod, g)
+	text := fmt.Sprintf("[%s, %s] %s, %s", fmtBound(row.BoundLow), fmtBound(row.BoundHigh), row.BoundMethod, g)
+	if row.BoundBroken != "" {
+		text += "; it assumes " + row.BoundBroken + ": it decides no verdict"
+	}
+	return text
 }
 
 func newPolicyView(rep *Report, p PolicyInfo, lo, hi float64) (policyView, error) {
@@ -241,6 +245,10 @@ func newPolicyView(rep *Report, p PolicyInfo, lo, hi float64) (policyView, error
 			if row.MaxWeightShare != nil {
 				rv.Share = fmt.Sprintf("%.2f%%", 100**row.MaxWeightShare)
 			}
+		}
+		if row.IdentificationLow != nil {
+			pv.Notes = append(pv.Notes, fmt.Sprintf("%s: identification range [%s, %s], the estimates of every ratio of its class that the log does not reject (flow test, %g).",
+				row.Estimator, words.Num("%.6g", *row.IdentificationLow), words.Num("%.6g", *row.IdentificationHigh), ope.IdentificationAlpha))
 		}
 		pv.Rows = append(pv.Rows, rv)
 		forest = append(forest, fr)
