@@ -97,61 +97,92 @@ func (f FlowTest) Range(d *dataset.Dataset, gamma float64, m *KernelModel, alpha
 			copy(lastPhi, dst)
 		}
 	}
-	// Pass 1: sum_e g_e(theta) = c - A theta, and e, the rho-weighted
-	// mean of phi over the logged states (w's mean is e^T theta). Chunks
-	// of transitions are dealt to kernelloss.Groups partial sums, added
-	// in a fixed order, so the sums do not depend on the goroutines: A
-	// += X^T Rows a chunk, X's rows the rho-weighted psi(s') and Rows'
-	// phi(s') - beta phi(s) (phi(s_0) for a dummy).
+	// One pass: sum_e g_e(theta) = c - A theta; e, the rho-weighted mean
+	// of phi over the logged states (w's mean is e^T theta); and, for the
+	// threshold, each unit's g_e at the learner's own fit m, as Run forms
+	// it: g_e = (C_e + W_e / z) / n, C_e the dummies' constant part, W_e
+	// the part in w_m, z the mean of w_m. The units (an episode's
+	// transitions, or a block's, come together in ft) are dealt to
+	// kernelloss.Groups partial sums, added in a fixed order, so the sums
+	// do not depend on the goroutines; a unit's C_e and W_e are written by
+	// its group alone. A gathers chunks of transitions: A += X^T Rows a
+	// chunk, X's rows the rho-weighted psi(s') and Rows' phi(s') - beta
+	// phi(s) (phi(s_0) for a dummy), one matrix product a chunk.
+	spans := make([]int, ft.units+1)
+	for _, u := range ft.unit {
+		spans[u+1]++
+	}
+	for u := range ft.units {
+		spans[u+1] += spans[u]
+	}
 	type part struct {
 		A       *mat.Dense
 		c, mean []float64
-		zw      float64
+		zw, zm  float64
 	}
 	parts := make([]part, kernelloss.Groups)
-	chunks := (len(ft.s) + flowChunk - 1) / flowChunk
+	C, W := make([]float64, ft.units*D), make([]float64, ft.units*D)
 	kernelloss.Parallel(runtime.GOMAXPROCS(0), func(g int) {
 		psi, phi := newPsi(), newPhi()
 		pt := part{A: mat.NewDense(D, P, nil), c: make([]float64, D), mean: make([]float64, P)}
 		var prod mat.Dense
 		ps, pn, x := make([]float64, P), make([]float64, P), make([]float64, D)
 		X, Rows := mat.NewDense(flowChunk, D, nil), mat.NewDense(flowChunk, P, nil)
-		for ch := g; ch < chunks; ch += kernelloss.Groups {
-			lo, hi := ch*flowChunk, min(len(ft.s), (ch+1)*flowChunk)
-			for i := lo; i < hi; i++ {
-				k := i - lo
+		k := 0
+		flush := func() {
+			if k > 0 {
+				prod.Mul(X.Slice(0, k, 0, D).T(), Rows.Slice(0, k, 0, P))
+				pt.A.Add(pt.A, &prod)
+				k = 0
+			}
+		}
+		for u := g; u < ft.units; u += kernelloss.Groups {
+			cu, wu := C[u*D:(u+1)*D], W[u*D:(u+1)*D]
+			for i := spans[u]; i < spans[u+1]; i++ {
 				psi(ft.next[i], x)
+				row := Rows.RawRowView(k)
 				if ft.dummy[i] { // Delta = 1 - w(s_0)
 					floats.AddScaled(pt.c, ft.rho[i], x)
-					phi(ft.next[i], Rows.RawRowView(k))
+					floats.AddScaled(cu, ft.rho[i], x)
+					phi(ft.next[i], row)
+					floats.AddScaled(wu, -ft.rho[i]*floats.Dot(row, m.Coef), x)
 				} else { // Delta = beta w(s) - w(s')
 					phi(ft.s[i], ps)
 					floats.AddScaled(pt.mean, ft.rho[i], ps)
+					ws := floats.Dot(ps, m.Coef)
 					pt.zw += ft.rho[i]
+					pt.zm += ft.rho[i] * ws
 					phi(ft.next[i], pn)
-					floats.AddScaledTo(Rows.RawRowView(k), pn, -ft.beta[i], ps)
+					floats.AddScaledTo(row, pn, -ft.beta[i], ps)
+					floats.AddScaled(wu, ft.rho[i]*(ft.beta[i]*ws-floats.Dot(pn, m.Coef)), x)
 				}
 				floats.ScaleTo(X.RawRowView(k), ft.rho[i], x)
+				if k++; k == flowChunk {
+					flush()
+				}
 			}
-			prod.Mul(X.Slice(0, hi-lo, 0, D).T(), Rows.Slice(0, hi-lo, 0, P))
-			pt.A.Add(pt.A, &prod)
 		}
+		flush()
 		parts[g] = pt
 	})
 	n := float64(ft.units)
 	A := mat.NewDense(D, P, nil)
 	c := make([]float64, D)
 	mean := make([]float64, P)
-	var zw float64
+	var zw, zm float64
 	for _, pt := range parts {
 		A.Add(A, pt.A)
 		floats.Add(c, pt.c)
 		floats.Add(mean, pt.mean)
 		zw += pt.zw
+		zm += pt.zm
 	}
 	floats.Scale(1/zw, mean)
 	A.Scale(1/n, A)
 	floats.Scale(1/n, c)
+	G := C
+	floats.AddScaled(G, zw/zm, W)
+	floats.Scale(1/n, G)
 	cp := newClassProgramme(A, c, mean)
 	centre, err := cp.minimise(make([]float64, P), 1, nil)
 	if err != nil {
@@ -159,7 +190,6 @@ func (f FlowTest) Range(d *dataset.Dataset, gamma float64, m *KernelModel, alpha
 	}
 	// The threshold: the flips' quantile of the loss at the learner's own
 	// fit.
-	G := unitMoments(ft, newPsi, newPhi, D, m.Coef)
 	flips := f.flips()
 	losses := make([]float64, flips)
 	sum := make([]float64, D)
@@ -194,60 +224,9 @@ func (f FlowTest) Range(d *dataset.Dataset, gamma float64, m *KernelModel, alpha
 	return out, nil
 }
 
-// flowChunk is the number of transitions a pass over them takes at a
-// time (a group's share, and A's matrix product).
+// flowChunk is the number of transitions in one of the range's matrix
+// products.
 const flowChunk = 256
-
-// unitMoments returns the units' g_e (units x D, over n) of the flow
-// test at the ratio theta (coefficients of phi, any scale), w normalised
-// to mean 1 over the logged states, as Run forms them.
-func unitMoments(ft *flowTransitions, newPsi, newPhi func() func(obs, dst []float64), D int, theta []float64) []float64 {
-	P := len(theta)
-	n := float64(ft.units)
-	// g_e = (C_u + W_u / z) / n: C_u the dummies' constant parts, W_u
-	// the parts in w, z the mean of w; per group, added in order.
-	type part struct {
-		C, W  []float64
-		z, zw float64
-	}
-	parts := make([]part, kernelloss.Groups)
-	chunks := (len(ft.s) + flowChunk - 1) / flowChunk
-	kernelloss.Parallel(runtime.GOMAXPROCS(0), func(g int) {
-		psi, phi := newPsi(), newPhi()
-		pt := part{C: make([]float64, ft.units*D), W: make([]float64, ft.units*D)}
-		ps, pn, x := make([]float64, P), make([]float64, P), make([]float64, D)
-		for ch := g; ch < chunks; ch += kernelloss.Groups {
-			for i := ch * flowChunk; i < min(len(ft.s), (ch+1)*flowChunk); i++ {
-				u := ft.unit[i]
-				psi(ft.next[i], x)
-				if ft.dummy[i] {
-					floats.AddScaled(pt.C[u*D:(u+1)*D], ft.rho[i], x)
-					phi(ft.next[i], pn)
-					floats.AddScaled(pt.W[u*D:(u+1)*D], -ft.rho[i]*floats.Dot(pn, theta), x)
-					continue
-				}
-				phi(ft.s[i], ps)
-				phi(ft.next[i], pn)
-				ws := floats.Dot(ps, theta)
-				pt.z += ft.rho[i] * ws
-				pt.zw += ft.rho[i]
-				floats.AddScaled(pt.W[u*D:(u+1)*D], ft.rho[i]*(ft.beta[i]*ws-floats.Dot(pn, theta)), x)
-			}
-		}
-		parts[g] = pt
-	})
-	C, W := make([]float64, ft.units*D), make([]float64, ft.units*D)
-	var z, zw float64
-	for _, pt := range parts {
-		floats.Add(C, pt.C)
-		floats.Add(W, pt.W)
-		z += pt.z
-		zw += pt.zw
-	}
-	floats.AddScaled(C, zw/z, W)
-	floats.Scale(1/n, C)
-	return C
-}
 
 // estimateSums returns a = sum_j v_j r_j phi(s_j) and b = sum_j v_j
 // phi(s_j), v_j = gamma^t beta_j (times DiscountTail at an episode's last
