@@ -85,7 +85,7 @@ type Row struct {
 	// IdentificationLow and IdentificationHigh are bch-kernel's
 	// identification range on real states: the least and greatest
 	// estimate over the ratios of its class the flow test does not reject
-	// (ope.IdentificationRange).
+	// (ope.Identify).
 	IdentificationLow  *float64 `json:"identification_low,omitempty"`
 	IdentificationHigh *float64 `json:"identification_high,omitempty"`
 

@@ -8,41 +8,29 @@ import (
 	"github.com/ihope-ope/ihope/ratio"
 )
 
-// IdentificationAlpha is the level of the held-out flow test behind
-// IdentificationWarnings: an alternative ratio whose p-value exceeds it
-// passes (the log cannot reject it).
+// IdentificationAlpha is the level of the flow tests behind Identify: an
+// alternative ratio whose p-value exceeds it passes (the log cannot
+// reject it), and the identification range holds the ratios the test at
+// this level accepts.
 const IdentificationAlpha = 0.05
 
-// IdentificationWarnings says, for a density-ratio estimate on real
-// states (bch-kernel's estimate, with its interval [low, high]), when the
-// log cannot tell the ratio behind it from a ratio that gives another
-// value. The episodes are split in halves; on the second half the
-// held-out flow test (ratio.FlowTest, sign flips of whole episodes)
-// tests two alternatives:
+// heldOutWarnings says, for a density-ratio estimate on real states
+// (bch-kernel's, with its interval [low, high]), when the log cannot tell
+// the ratio behind it from a ratio that gives another value. The
+// episodes are split in halves; on the second half the held-out flow
+// test (ratio.FlowTest, sign flips of whole episodes) tests two
+// alternatives:
 //
 //   - w = 1, the behavior's own state distribution, whose estimate is the
-//     behavior-weighted mean reward;
+//     behavior-weighted mean reward (its warning is one);
 //   - at gamma < 1, the long-run (gamma = 1) ratio of learner fitted on
 //     the first half: the average-reward ratio in place of the discounted
-//     one.
+//     one (long).
 //
 // An alternative that passes (p > IdentificationAlpha) and whose estimate
 // on the whole log lies outside the interval gets a warning in plain
-// words: the kernel loss cannot locate the value between the two on this
-// log. It needs at least 8 episodes; fewer give no warning.
-func IdentificationWarnings(name string, d *dataset.Dataset, gamma, low, high float64, learner ratio.Kernel, seed uint64) ([]string, error) {
-	one, long, err := heldOutWarnings(name, d, gamma, low, high, learner, seed)
-	var out []string
-	for _, w := range []string{one, long} {
-		if w != "" {
-			out = append(out, w)
-		}
-	}
-	return out, err
-}
-
-// heldOutWarnings is IdentificationWarnings' two warnings, each "" when
-// it is not given: the ratio of 1's, and the long-run ratio's.
+// words ("" otherwise): the kernel loss cannot locate the value between
+// the two on this log. It needs at least 8 episodes; fewer give none.
 func heldOutWarnings(name string, d *dataset.Dataset, gamma, low, high float64, learner ratio.Kernel, seed uint64) (one, long string, err error) {
 	n := d.NumEpisodes()
 	if d.StateDim == 0 || n < 8 || math.IsNaN(low) || math.IsNaN(high) {
@@ -115,7 +103,7 @@ func heldOutWarnings(name string, d *dataset.Dataset, gamma, low, high float64, 
 	return one, long, nil
 }
 
-// IdentificationRange is bch-kernel's identification range on d
+// identificationRange is bch-kernel's identification range on d
 // (ratio.FlowTest.Range at IdentificationAlpha over the class of m, the
 // model behind its estimate, whose interval is [low, high]) and the
 // warning its row gets, in plain words, when the range is more than
@@ -124,7 +112,7 @@ func heldOutWarnings(name string, d *dataset.Dataset, gamma, low, high float64, 
 // the ratio, the range is about 1.6 times the interval's width; on
 // discounted Pendulum, where it does not (docs/methods.md), several
 // times.
-func IdentificationRange(name string, d *dataset.Dataset, gamma float64, m *ratio.KernelModel, low, high float64, seed uint64) (ratio.FlowRange, string, error) {
+func identificationRange(name string, d *dataset.Dataset, gamma float64, m *ratio.KernelModel, low, high float64, seed uint64) (ratio.FlowRange, string, error) {
 	r, err := ratio.FlowTest{Seed: seed}.Range(d, gamma, m, IdentificationAlpha)
 	if err != nil {
 		return r, "", err
@@ -142,15 +130,16 @@ func IdentificationRange(name string, d *dataset.Dataset, gamma float64, m *rati
 // Identification is what a log says about the ratio behind a bch-kernel
 // row (Identify).
 type Identification struct {
-	// Range is the identification range (IdentificationRange), nil when
-	// no fitted model was given or the range could not be formed.
+	// Range is the identification range (ratio.FlowTest.Range at
+	// IdentificationAlpha over the class of the row's fitted model), nil
+	// when no model was given or the range could not be formed.
 	Range *ratio.FlowRange
 	// Warnings say in plain words where the log cannot tell the row's
 	// ratio from ratios that give other values.
 	Warnings []string
 }
 
-// Identify runs IdentificationWarnings' held-out tests and, given the
+// Identify runs the held-out tests of heldOutWarnings and, given the
 // model m behind the row's estimate (nil: none), its identification
 // range and the range's warning. A range that warns leaves out the
 // warning of the ratio of 1: the constant is in the class, and the range
@@ -162,7 +151,7 @@ func Identify(name string, d *dataset.Dataset, gamma float64, m *ratio.KernelMod
 		return id, err
 	}
 	if m != nil && m.Dim() == d.StateDim {
-		if r, w, err := IdentificationRange(name, d, gamma, m, low, high, seed); err == nil {
+		if r, w, err := identificationRange(name, d, gamma, m, low, high, seed); err == nil {
 			id.Range = &r
 			if w != "" {
 				one = w

@@ -5,31 +5,45 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/ratio"
 	"github.com/ihope-ope/ihope/sim/lineargauss"
 	"github.com/ihope-ope/ihope/sim/rollout"
 )
 
-// IdentificationWarnings: where the target is the behavior, a ratio of 1
-// is right and passes the held-out flow test, and so does the long-run
-// ratio at gamma < 1; an interval that leaves out their estimates gets
+// Identify's held-out tests (no fitted model given: no range): where the
+// target is the behavior, a ratio of 1 is right and passes the held-out
+// flow test, and so does the long-run ratio at gamma < 1; an interval that leaves out their estimates gets
 // both warnings. Where the target differs (Problem1D), the test rejects a
 // ratio of 1 and nothing is said of the estimate's own interval.
 func TestIdentificationWarnings(t *testing.T) {
-	p := lineargauss.Problem1D()
-	same, err := rollout.SampleContinuous(rand.New(rand.NewPCG(3, 1)), p.System, p.Behavior, p.Behavior, 40, 200)
-	if err != nil {
-		t.Fatal(err)
+	same, _ := kernelLog(t, true)
+	id, err := ope.Identify("bch-kernel", same, 0.95, nil, 100, 101, ratio.Kernel{}, 1)
+	if err != nil || id.Range != nil {
+		t.Fatal(id, err)
 	}
-	ws, err := ope.IdentificationWarnings("bch-kernel", same, 0.95, 100, 101, ratio.Kernel{}, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := id.Warnings
 	if len(ws) != 2 || !strings.Contains(ws[0], "a ratio of 1") || !strings.Contains(ws[1], "the long-run one") {
 		t.Errorf("target = behavior, interval [100, 101]: warnings %q", ws)
 	}
-	d, err := rollout.SampleContinuous(rand.New(rand.NewPCG(3, 2)), p.System, p.Behavior, p.Target, 40, 200)
+	d, res := kernelLog(t, false)
+	id, err = ope.Identify("bch-kernel", d, 1, nil, res.Value-0.05, res.Value+0.05, ratio.Kernel{}, 1)
+	if ws = id.Warnings; err != nil || len(ws) != 0 {
+		t.Errorf("Problem1D: warnings %q (%v)", ws, err)
+	}
+}
+
+// kernelLog returns 40 episodes of 200 steps of Problem1D, its target the
+// behavior itself if same, and bch-kernel's estimate on them at gamma = 1.
+func kernelLog(t *testing.T, same bool) (*dataset.Dataset, ope.Result) {
+	t.Helper()
+	p := lineargauss.Problem1D()
+	target, stream := p.Target, uint64(2)
+	if same {
+		target, stream = p.Behavior, 1
+	}
+	d, err := rollout.SampleContinuous(rand.New(rand.NewPCG(3, stream)), p.System, p.Behavior, target, 40, 200)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,10 +51,7 @@ func TestIdentificationWarnings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ws, err = ope.IdentificationWarnings("bch-kernel", d, 1, res.Value-0.05, res.Value+0.05, ratio.Kernel{}, 1)
-	if err != nil || len(ws) != 0 {
-		t.Errorf("Problem1D: warnings %q (%v)", ws, err)
-	}
+	return d, res
 }
 
 // Identify: on a log that locates the ratio (Problem1D, 40 episodes) the
@@ -52,15 +63,7 @@ func TestIdentificationWarnings(t *testing.T) {
 // interval far from it, the ratio of 1's warning stays (the range, one
 // point, does not warn).
 func TestIdentify(t *testing.T) {
-	p := lineargauss.Problem1D()
-	d, err := rollout.SampleContinuous(rand.New(rand.NewPCG(3, 2)), p.System, p.Behavior, p.Target, 40, 200)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := ope.DensityRatio{Learner: ratio.Kernel{}}.Estimate(d, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, res := kernelLog(t, false)
 	km := res.Model.(*ratio.KernelModel)
 	id, err := ope.Identify("bch-kernel", d, 1, km, res.Value-0.05, res.Value+0.05, ratio.Kernel{}, 1)
 	if err != nil || id.Range == nil {
@@ -76,14 +79,7 @@ func TestIdentify(t *testing.T) {
 	if err != nil || len(id.Warnings) != 1 || !strings.Contains(id.Warnings[0], "the ratios of its class that pass the flow test") {
 		t.Errorf("Problem1D, a narrow interval: warnings %q (%v)", id.Warnings, err)
 	}
-	same, err := rollout.SampleContinuous(rand.New(rand.NewPCG(3, 1)), p.System, p.Behavior, p.Behavior, 40, 200)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err = ope.DensityRatio{Learner: ratio.Kernel{}}.Estimate(same, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	same, res := kernelLog(t, true)
 	id, err = ope.Identify("bch-kernel", same, 1, res.Model.(*ratio.KernelModel), 100, 100.001, ratio.Kernel{}, 1)
 	if err != nil || id.Range == nil || id.Range.High-id.Range.Low > 1e-9 || len(id.Warnings) != 1 || !strings.Contains(id.Warnings[0], "a ratio of 1") {
 		t.Errorf("target = behavior, interval [100, 100.001]: range %+v, warnings %q (%v)", id.Range, id.Warnings, err)
