@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/evaluate"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/research/benchmark"
@@ -16,15 +17,7 @@ import (
 // does not assume them: the value models err there by about 0.5 (their
 // interval far from the truth -0.6), step-wise WIS by 0.01.
 func TestEstimateWarnsNotMarkov(t *testing.T) {
-	w, err := benchmark.WorldNamed("modelfail")
-	if err != nil {
-		t.Fatal(err)
-	}
-	k := len(w.Targets) / 2
-	d, err := w.Sample(rand.New(rand.NewPCG(1, 0)), k)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, k, d := worldLog(t, "modelfail")
 	o := evaluate.Defaults()
 	o.Bootstrap = 100
 	ev, err := evaluate.New(o)
@@ -96,15 +89,7 @@ type boundRun struct {
 // long-run value) against the baseline -10.
 func boundVerdict(t *testing.T, name string) boundRun {
 	t.Helper()
-	w, err := benchmark.WorldNamed(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k := len(w.Targets) / 2
-	d, err := w.Sample(rand.New(rand.NewPCG(1, 0)), k)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, k, d := worldLog(t, name)
 	o := evaluate.Defaults()
 	o.Bootstrap, o.Gamma, o.Estimand, o.Estimators = 0, 0.9, "long-run", []string{"fqe"}
 	o.Bounds, o.RewardRange, o.BoundCalibration, o.Baseline = true, "-1,1", "sign-flip", "-10"
@@ -121,4 +106,20 @@ func boundVerdict(t *testing.T, name string) boundRun {
 		out.verdict = rep.Verdicts[0].Verdict
 	}
 	return out
+}
+
+// worldLog returns the benchmark world name, its middle target k and a
+// log of it (seed 1) recording that target's probabilities.
+func worldLog(t *testing.T, name string) (*benchmark.World, int, *dataset.Dataset) {
+	t.Helper()
+	w, err := benchmark.WorldNamed(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := len(w.Targets) / 2
+	d, err := w.Sample(rand.New(rand.NewPCG(1, 0)), k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w, k, d
 }
