@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
 
@@ -139,15 +139,16 @@ func (KernelBellman) Name() string { return "kernel-bellman" }
 func (KernelBellman) Estimand() Estimand { return LongRun }
 
 // Bounds returns the interval on the long-run (discounted, normalised)
-// value of the target on d at discount gamma < 1.
+// value of the target on d at discount gamma < 1, or on real states at
+// gamma = 1 its average reward.
 func (k KernelBellman) Bounds(d *dataset.Dataset, gamma float64) (Bound, error) {
 	const name = "kernel-bellman"
 	lo, hi := k.RewardLow, k.RewardHigh
 	if err := boundRange(name, lo, hi); err != nil {
 		return Bound{}, err
 	}
-	if !(gamma > 0 && gamma < 1) {
-		return Bound{}, fmt.Errorf("%s: discount %v: the tabular kernel Bellman interval needs gamma < 1 (at gamma = 1 the average reward's bias function has no range to state, and pairs the log never shows leave the value unbounded)", name, gamma)
+	if !(gamma > 0 && gamma <= 1) {
+		return Bound{}, fmt.Errorf("%s: discount %v outside (0, 1]", name, gamma)
 	}
 	alpha, err := boundAlpha(name, k.Alpha)
 	if err != nil {
@@ -158,6 +159,9 @@ func (k KernelBellman) Bounds(d *dataset.Dataset, gamma float64) (Bound, error) 
 	}
 	if !d.Discrete() {
 		return k.linearBounds(d, gamma, alpha)
+	}
+	if gamma == 1 {
+		return Bound{}, fmt.Errorf("%s: discount 1: the tabular kernel Bellman interval needs gamma < 1 (at gamma = 1 the average reward's bias function has no range to state, and pairs the log never shows leave the value unbounded); on real states the linear class has the average-reward form", name)
 	}
 	if d.NumActions == 0 {
 		return Bound{}, fmt.Errorf("%s: the tabular class needs discrete actions", name)
@@ -535,7 +539,11 @@ func (pr *kbProblem) startSD(q []float64) float64 {
 // c^T theta* -+ sqrt(lambda) ||A^-T c||, lambda the (1 - alpha/2)
 // quantile of ||sum_e eps_e zeta_e||^2 over sign flips of whole
 // episodes, and d0's term a normal quantile of the episodes' start
-// values.
+// values. At gamma = 1 the unknowns are theta and the average reward rho
+// (value.BellmanStats: the bordered system whose last row fixes the
+// differential q's constant), the interval is rho* -+ sqrt(lambda) ||u||
+// over u's loss rows, and there is no start term: all of alpha goes to
+// the loss.
 func (k KernelBellman) linearBounds(d *dataset.Dataset, gamma, alpha float64) (Bound, error) {
 	const name = "kernel-bellman"
 	if d.ActionDim > 0 && k.ValueTarget.Continuous == nil {
@@ -550,22 +558,21 @@ func (k KernelBellman) linearBounds(d *dataset.Dataset, gamma, alpha float64) (B
 		return Bound{}, fmt.Errorf("%s: %w", name, err)
 	}
 	p := len(st.C)
-	var u mat.VecDense
-	if err := u.SolveVec(st.A.T(), mat.NewVecDense(p, append([]float64(nil), st.C...))); err != nil {
-		return Bound{}, fmt.Errorf("%s: the loss's matrix is singular: %w", name, err)
-	}
 	centre := 0.0
 	for i, c := range st.C {
 		centre += c * st.Theta[i]
 	}
 	delta := alpha / 2
+	if gamma == 1 {
+		delta = alpha
+	}
 	flips := k.Flips
 	if flips == 0 {
 		flips = 2000
 	}
 	rng := rand.New(rand.NewPCG(k.Seed, kernelFlipStream))
 	vals := make([]float64, flips)
-	sum := make([]float64, p)
+	sum := make([]float64, st.Rows)
 	for f := range vals {
 		clear(sum)
 		for _, z := range st.Zeta {
@@ -582,7 +589,9 @@ func (k KernelBellman) linearBounds(d *dataset.Dataset, gamma, alpha float64) (B
 		}
 	}
 	lambda := upperQuantile(vals, 1-delta)
-	r := math.Sqrt(lambda) * mat.Norm(&u, 2)
+	// Only the loss's rows move within the ball; a row after them (the
+	// normalisation of the differential q at gamma = 1) holds exactly.
+	r := math.Sqrt(lambda) * floats.Norm(st.U[:st.Rows], 2)
 	nm := float64(len(st.Start))
 	sd := 0.0
 	if nm > 1 {

@@ -16,14 +16,33 @@ import (
 // so the linear kernel Bellman interval (sign flips) covers the exact
 // long-run value in at least 1 - alpha - 2.33 sqrt(alpha(1 - alpha)/seeds)
 // of the seeds at 90% (40 seeds; IHOPE_LONG=1: 200).
+//
+// At gamma = 1 (the average-reward form) the same holds for the exact
+// average reward, on the 1-d and the 2-d system.
 func TestKernelBellmanLinearCoverage(t *testing.T) {
-	const alpha, gamma = 0.1, 0.9
+	const alpha = 0.1
 	seeds := 40
 	if os.Getenv("IHOPE_LONG") != "" {
 		seeds = 200
 	}
-	p := lineargauss.Problem1D()
-	truth, err := p.System.Value(p.Target, gamma, 3000)
+	for _, c := range []struct {
+		name  string
+		p     *lineargauss.Problem
+		gamma float64
+	}{{"1-d", lineargauss.Problem1D(), 0.9}, {"1-d", lineargauss.Problem1D(), 1}, {"2-d", lineargauss.Problem2D(), 1}} {
+		kernelBellmanLinearCoverage(t, c.name, c.p, c.gamma, alpha, seeds)
+	}
+}
+
+func kernelBellmanLinearCoverage(t *testing.T, name string, p *lineargauss.Problem, gamma, alpha float64, seeds int) {
+	t.Helper()
+	var truth float64
+	var err error
+	if gamma == 1 {
+		truth, err = p.System.AverageReward(p.Target)
+	} else {
+		truth, err = p.System.Value(p.Target, gamma, 3000)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +67,7 @@ func TestKernelBellmanLinearCoverage(t *testing.T) {
 	}
 	floor := 1 - alpha - 2.33*math.Sqrt(alpha*(1-alpha)/float64(seeds))
 	if float64(covered)/float64(seeds) < floor {
-		t.Errorf("covered %d of %d, want at least %.3f", covered, seeds, floor)
+		t.Errorf("%s, gamma %v: covered %d of %d, want at least %.3f", name, gamma, covered, seeds, floor)
 	}
-	t.Logf("linear-Gaussian, gamma %v: covered %d/%d, mean width %.4f (truth %.5f)", gamma, covered, seeds, width, truth)
+	t.Logf("linear-Gaussian %s, gamma %v: covered %d/%d, mean width %.4f (truth %.5f)", name, gamma, covered, seeds, width, truth)
 }

@@ -20,31 +20,102 @@ import (
 //
 // psi_j = E_{a ~ pi(.|s'_j)} phi(s'_j, a), so that the loss's minimiser
 // is LSTD-Q's fixed point without its ridge, theta* = A^-1 b (L = 0).
+//
+// At gamma = 1 (the differential model of Linear) the unknowns are theta
+// and the average reward rho, R_j = r_j - rho + psi_j^T theta - phi_j^T
+// theta, and the loss ||b - A theta - f rho||^2, f = (1/n) sum_j phi_j.
+// With the constant function in the span of the features, theta + c 1
+// has the same loss for every c; the normalisation f^T theta = 0 (the
+// mean of q over the transitions is 0, as Linear's fit) removes that
+// direction. The stats are then those of the bordered system
+//
+//	[ A    f ] [ theta ]   [ b ]
+//	[ f^T  0 ] [ rho   ] = [ 0 ],
+//
+// whose last row is a constraint, not a row of the loss (Rows = p), and
+// the value functional is rho itself (C = e_rho; no start term: the
+// average reward does not depend on where episodes begin).
 type BellmanStats struct {
 	// A and B are the loss's matrix and vector; Theta = A^-1 B.
 	A     *mat.Dense
 	B     []float64
 	Theta []float64
+	// Rows is the number of the loss's rows: the first Rows entries of
+	// B - A Theta are the residual whose norm is the loss's root; any
+	// row after them is a constraint held exactly (gamma = 1).
+	Rows int
 	// C is the value functional: v(theta) = C^T theta = (1 - gamma) times
-	// the mean over episodes of psi(s0)^T theta, psi(s0) = E_pi phi(s0, .).
+	// the mean over episodes of psi(s0)^T theta, psi(s0) = E_pi phi(s0, .)
+	// (at gamma = 1, rho).
 	C []float64
 	// Zeta holds, per episode, (1/n) sum_{j in e} phi_j R_j(Theta): the
-	// episode's share of the loss's gradient vector, for sign flips.
+	// episode's share of the loss's gradient vector, for sign flips
+	// (Rows entries).
 	Zeta [][]float64
-	// Start holds, per episode, (1 - gamma) psi(s0)^T Theta.
+	// Start holds, per episode, (1 - gamma) psi(s0)^T Theta (0 at
+	// gamma = 1).
 	Start []float64
+	// U is A^-T C: the value moves by U^T (A delta) when theta moves by
+	// delta, so that the range of the value over ||B - A theta|| <= r
+	// is C^T Theta -+ r ||U|| (over U's first Rows entries).
+	U []float64
 	// N is the number of transitions in the loss.
 	N int
 }
 
+// pinvSolve returns x = A^+ b and u = A^+T c, A^+ the pseudo-inverse of A
+// (singular values below 1e-10 of the largest count as 0). Features
+// that are collinear on every state (Pendulum's cos^2 + sin^2 = 1 and
+// the constant; at gamma = 1 also the constant twice over) make A
+// singular, but no value functional sees those directions (c is
+// orthogonal to them), so the value and its range are those of any
+// solution, and the least-norm one is taken.
+func pinvSolve(a *mat.Dense, b, c []float64) (x, u []float64, err error) {
+	var svd mat.SVD
+	if !svd.Factorize(a, mat.SVDThin) {
+		return nil, nil, errors.New("value: linear: the singular value decomposition of the loss's matrix failed")
+	}
+	var um, vm mat.Dense
+	svd.UTo(&um)
+	svd.VTo(&vm)
+	sv := svd.Values(nil)
+	if !(sv[0] > 0) {
+		return nil, nil, errors.New("value: linear: the loss's matrix is zero")
+	}
+	n := len(b)
+	x, u = make([]float64, n), make([]float64, n)
+	for k, sk := range sv {
+		if sk <= 1e-10*sv[0] {
+			continue
+		}
+		// x += v_k (u_k^T b)/s_k and u += u_k (v_k^T c)/s_k.
+		var ub, vc float64
+		for i := range n {
+			ub += um.At(i, k) * b[i]
+			vc += vm.At(i, k) * c[i]
+		}
+		for i := range n {
+			x[i] += vm.At(i, k) * ub / sk
+			u[i] += um.At(i, k) * vc / sk
+		}
+	}
+	return x, u, nil
+}
+
 // BellmanStats returns the kernel Bellman statistics of d under the
 // model's features and target (d must be the log the model was fitted
-// on). Only stationary discounted models have them.
+// on). Only stationary models have them (discounted or differential).
 func (m *LinearModel) BellmanStats(d *dataset.Dataset) (*BellmanStats, error) {
-	if m.finite || m.Gamma >= 1 {
-		return nil, errors.New("value: linear: the kernel Bellman statistics are those of a stationary model at gamma < 1")
+	if m.finite {
+		return nil, errors.New("value: linear: the kernel Bellman statistics are those of a stationary model, not of finite-horizon values")
 	}
 	f, p, gamma := m.f, m.f.p, m.Gamma
+	average := gamma >= 1
+	// k is the number of unknowns: theta, and rho at gamma = 1.
+	k := p
+	if average {
+		gamma, k = 1, p+1
+	}
 	if err := m.target.compatible("linear", d, f.stateDim); err != nil {
 		return nil, err
 	}
@@ -79,7 +150,7 @@ func (m *LinearModel) BellmanStats(d *dataset.Dataset) (*BellmanStats, error) {
 		}
 		return nil
 	}
-	st := &BellmanStats{A: mat.NewDense(p, p, nil), B: make([]float64, p), C: make([]float64, p)}
+	st := &BellmanStats{A: mat.NewDense(k, k, nil), B: make([]float64, k), C: make([]float64, k), Rows: p}
 	a := st.A.RawMatrix()
 	m0 := float64(d.NumEpisodes())
 	for e := range d.NumEpisodes() {
@@ -90,14 +161,20 @@ func (m *LinearModel) BellmanStats(d *dataset.Dataset) (*BellmanStats, error) {
 					continue
 				}
 				row := a.Data[i*a.Stride : i*a.Stride+p]
-				for k := range row {
-					row[k] += x * (phi[k] - gamma*psi[k])
+				for c := range row {
+					row[c] += x * (phi[c] - gamma*psi[c])
+				}
+				if average { // rho's column: f
+					a.Data[i*a.Stride+p] += x
 				}
 				st.B[i] += x * r
 			}
 		})
 		if err != nil {
 			return nil, err
+		}
+		if average { // rho is the value: no start term
+			continue
 		}
 		// psi(s0): the target's expected features at the first state.
 		j, _ := d.Span(e)
@@ -120,19 +197,27 @@ func (m *LinearModel) BellmanStats(d *dataset.Dataset) (*BellmanStats, error) {
 	for i := range st.B {
 		st.B[i] /= n
 	}
-	var theta mat.VecDense
-	if err := theta.SolveVec(st.A, mat.NewVecDense(p, append([]float64(nil), st.B...))); err != nil {
-		return nil, fmt.Errorf("value: linear: the loss's matrix is singular (features the log cannot tell apart): %w", err)
+	if average { // the normalisation f^T theta = 0, and v = rho
+		for c := range p {
+			a.Data[p*a.Stride+c] = a.Data[c*a.Stride+p]
+		}
+		st.C[p] = 1
 	}
-	st.Theta = append([]float64(nil), theta.RawVector().Data...)
+	var err error
+	if st.Theta, st.U, err = pinvSolve(st.A, st.B, st.C); err != nil {
+		return nil, err
+	}
 	st.Zeta = make([][]float64, d.NumEpisodes())
 	st.Start = make([]float64, d.NumEpisodes())
 	for e := range d.NumEpisodes() {
 		z := make([]float64, p)
 		err := step(e, func(phi, psi []float64, r float64) {
 			res := r
-			for i, t := range st.Theta {
+			for i, t := range st.Theta[:p] {
 				res += (gamma*psi[i] - phi[i]) * t
+			}
+			if average {
+				res -= st.Theta[p]
 			}
 			for i, x := range phi {
 				z[i] += x * res / n
@@ -142,6 +227,9 @@ func (m *LinearModel) BellmanStats(d *dataset.Dataset) (*BellmanStats, error) {
 			return nil, err
 		}
 		st.Zeta[e] = z
+		if average {
+			continue
+		}
 		j, _ := d.Span(e)
 		var probs []float64
 		if f.numActions > 0 {
