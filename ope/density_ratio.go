@@ -1,12 +1,14 @@
 package ope
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sort"
 
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/ratio"
+	"github.com/ihope-ope/ihope/value"
 )
 
 // DensityRatio is the paper's estimator (Breaking the Curse of Horizon),
@@ -50,6 +52,12 @@ type DensityRatio struct {
 	// SampleSeed, and its model is evaluated on every step.
 	Reservoir  int
 	SampleSeed uint64
+	// ValueTest, if not nil, fits fqe's value model with these settings
+	// (long-run) and gives the fitted value to a learner that takes it
+	// as one more test function of its loss (ratio.ValueTested:
+	// bch-neural's networks). Where the value model cannot be fitted (no
+	// target distribution at the next states), the learner fits without.
+	ValueTest *FQE
 }
 
 var _ Estimator = DensityRatio{}
@@ -86,7 +94,13 @@ func (e DensityRatio) Estimate(d *dataset.Dataset, gamma float64) (Result, error
 	if _, ok := e.Learner.(ratio.Tabular); ok {
 		return e.foldTabular(a, gamma)
 	}
-	m, err := e.Learner.Fit(d, gamma)
+	learner, tested := e.Learner, Result{}
+	if vt, ok := learner.(ratio.ValueTested); ok && e.ValueTest != nil {
+		if v, next, fr, err := e.testValue(d, gamma); err == nil {
+			learner, tested = vt.WithValue(v, next), fr
+		}
+	}
+	m, err := learner.Fit(d, gamma)
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: %w", name, err)
 	}
@@ -132,6 +146,10 @@ func (e DensityRatio) Estimate(d *dataset.Dataset, gamma float64) (Result, error
 	res.Transient, res.TransientSE = halvesGap(a.logged, res.Weights)
 	res.Estimand = LongRun
 	res.Learner = e.Learner.Name()
+	if tested.Learner != "" { // the value test's model, as dr names its own
+		res.Learner += "/" + tested.Learner
+		res.ModelClass, res.Selection = tested.ModelClass, tested.Selection
+	}
 	if wr, ok := m.(ratio.Warner); ok {
 		for _, s := range wr.Warnings() {
 			res.Warnings = append(res.Warnings, name+": "+s)
@@ -141,6 +159,29 @@ func (e DensityRatio) Estimate(d *dataset.Dataset, gamma float64) (Result, error
 		res.Warnings = append(res.Warnings, w)
 	}
 	return res, nil
+}
+
+// testValue fits the value model of e.ValueTest on d (long-run, at
+// gamma) and returns its values at every logged state and next state,
+// with fqe's result (its learner and class).
+func (e DensityRatio) testValue(d *dataset.Dataset, gamma float64) (v, next []float64, fr Result, err error) {
+	f := *e.ValueTest
+	f.Estimand = LongRun
+	if l, ok := f.Value.(value.Linear); ok { // the stationary model, whatever the row's estimand
+		l.Finite = false
+		f.Value = l
+	}
+	if fr, err = f.Estimate(d, gamma); err != nil {
+		return nil, nil, fr, err
+	}
+	m, ok := fr.Model.(value.Model)
+	if !ok {
+		return nil, nil, fr, errors.New("fqe gave no value model")
+	}
+	if _, v, next, err = m.Values(d); err == nil && len(v) != d.NumSteps() {
+		err = fmt.Errorf("fqe's values cover %d steps of %d", len(v), d.NumSteps())
+	}
+	return v, next, fr, err
 }
 
 // earlyStepsWarning warns, for a single episode and gamma < 1, that an

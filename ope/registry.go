@@ -300,7 +300,8 @@ var registry = []Entry{
 		New: func(o Options) Estimator { return DensityRatio{Learner: o.Kernel} }},
 	{Name: "bch-neural", Markov: true, Targets: LongRun, Label: "density ratio, neural (paper)", Needs: NeedsRealStates | NeedsBehavior, Unit: UnitStep, Slow: true,
 		New: func(o Options) Estimator {
-			return DensityRatio{Learner: o.neuralRatio(), Reservoir: o.Reservoir, SampleSeed: o.Seed}
+			return DensityRatio{Learner: o.neuralRatio(), Reservoir: o.Reservoir, SampleSeed: o.Seed,
+				ValueTest: &FQE{Value: o.valueLearner(), Target: o.valueTarget(), SelectSeed: o.Seed, Degree: o.ValueDegree}}
 		}},
 	{Name: "dr", Markov: true, Label: "doubly robust (ratio + value model)", SlowOnRealStates: true, Needs: NeedsTargetDist | NeedsBehavior, Reads: ReadsCorrectedModel,
 		New: func(o Options) Estimator {

@@ -141,6 +141,17 @@ func (e Ensemble) Fit(d *dataset.Dataset, gamma float64) (Model, error) {
 	return &EnsembleModel{members: members}, nil
 }
 
+// WithValue implements ValueTested: every member is fitted with the
+// value as a test function, if its learner takes one.
+func (e Ensemble) WithValue(v, next []float64) Learner {
+	if vt, ok := e.Learner.(ValueTested); ok {
+		if sl, ok := vt.WithValue(v, next).(SeededLearner); ok {
+			e.Learner = sl
+		}
+	}
+	return e
+}
+
 // EnsembleModel is the mean of the ratios of an Ensemble's members.
 type EnsembleModel struct {
 	members []Model

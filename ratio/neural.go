@@ -394,11 +394,75 @@ func (l Neural) Fit(d *dataset.Dataset, gamma float64) (Model, error) {
 	return m, nil
 }
 
+// ValueTested is implemented by learners whose loss can take a fitted
+// value of the target as one more test function (Neural, and an Ensemble
+// of Neural networks).
+//
+// Why. The estimate's error under a ratio w is its flow residual against
+// the target's true value function: with f = V^pi the residual
+// E[(gamma beta w(s) - w(s')) f(s')] + (1 - gamma) E_d0[f] is exactly how
+// far the weighted rewards are from the value (the identity behind
+// doubly robust estimation). The kernel's test functions need not come
+// near V^pi: on discounted logs the loss can be lower at a ratio of the
+// long-run kind than at the discounted one (docs/methods.md), and the
+// networks land there. Adding a fitted V as a test direction, the kernel
+// k(x, y) + v(x) v(y) (v scaled to k's unit diagonal), makes the loss
+// penalise the one residual the estimate depends on. Measured over data
+// seeds 1-3 (bch-neural, 4 networks; mean |error| against the exact or
+// Monte Carlo truth of the long-run discounted value, gamma 0.99): the
+// point mass 0.131 -> 0.045, the 1-d linear-Gaussian system 0.018 ->
+// 0.012.
+type ValueTested interface {
+	Learner
+	// WithValue returns the learner with v (the fitted value at every
+	// logged state of d, in step order) and next (at every step's next
+	// state; NaN where unknown) as a test function. The learner must
+	// then be fitted on that d.
+	WithValue(v, next []float64) Learner
+}
+
+// WithValue implements ValueTested.
+func (l Neural) WithValue(v, next []float64) Learner {
+	ss := 0.0
+	for _, x := range v {
+		ss += x * x
+	}
+	vt := &valueTest{v: v, next: next, scale: math.Sqrt(ss / float64(len(v)))}
+	if !(vt.scale > 0) || math.IsInf(vt.scale, 0) || len(next) != len(v) {
+		return l // a zero (or broken) value tests nothing
+	}
+	return valueTested{l, vt}
+}
+
+var _ SeededLearner = valueTested{}
+
+// valueTested is a Neural learner with a value test function (WithValue).
+type valueTested struct {
+	Neural
+	vt *valueTest
+}
+
+// WithSeed returns the learner with another seed and the same value test.
+func (l valueTested) WithSeed(seed uint64) Learner {
+	l.Neural.Seed = seed
+	return l
+}
+
+// Fit learns w as Neural.Fit does, with the value test function.
+func (l valueTested) Fit(d *dataset.Dataset, gamma float64) (Model, error) {
+	return l.fitRand(rand.New(rand.NewPCG(l.Seed, neuralStream)), d, gamma, l.vt)
+}
+
 // FitRand learns w from the logged transitions of d with discount gamma
 // in (0, 1], drawing every random number (held-out split, initialisation,
 // bandwidth sample, minibatches) from rng. It needs real-valued states
 // (d.StateDim > 0).
 func (l Neural) FitRand(rng *rand.Rand, d *dataset.Dataset, gamma float64) (*NeuralModel, error) {
+	return l.fitRand(rng, d, gamma, nil)
+}
+
+// fitRand is FitRand with the value test function vt (nil for none).
+func (l Neural) fitRand(rng *rand.Rand, d *dataset.Dataset, gamma float64, vt *valueTest) (*NeuralModel, error) {
 	if !(gamma > 0 && gamma <= 1) {
 		return nil, fmt.Errorf("ratio: discount %v outside (0, 1]", gamma)
 	}
@@ -418,10 +482,13 @@ func (l Neural) FitRand(rng *rand.Rand, d *dataset.Dataset, gamma float64) (*Neu
 	// every learner of real states).
 	mean, scale := kernelloss.Scaling(d)
 
-	train, held := splitTransitions(rng, d, gamma, set.heldOut, mean, scale)
+	if vt != nil && len(vt.v) != d.NumSteps() {
+		return nil, fmt.Errorf("ratio: a value test function of %d steps for a log of %d", len(vt.v), d.NumSteps())
+	}
+	train, held := splitTransitions(rng, d, gamma, set.heldOut, mean, scale, vt)
 	if held != nil && held.len() < 2 {
 		// Too little to evaluate a pairwise loss on: hold nothing out.
-		train, held = splitTransitions(rng, d, gamma, -1, mean, scale)
+		train, held = splitTransitions(rng, d, gamma, -1, mean, scale, vt)
 	}
 	if train.len() < 2 {
 		return nil, fmt.Errorf("ratio: %d training transitions, need at least 2", train.len())

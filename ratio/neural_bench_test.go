@@ -17,7 +17,7 @@ func benchTrainer(b *testing.B, workers int) (*neuralTrainer, *transitions, *ran
 	c := arChain{dim: 2, a: 0.5, tau: 0.5, sigma: 0.5, shift: 0.4}
 	d := c.sample(rng, 100, 200)
 	mean, scale := kernelloss.Scaling(d)
-	train, _ := splitTransitions(rng, d, 0.95, -1, mean, scale)
+	train, _ := splitTransitions(rng, d, 0.95, -1, mean, scale, nil)
 	net, err := nn.New([]int{2, 64, 64, 1}, nn.Tanh, nn.Softplus)
 	if err != nil {
 		b.Fatal(err)

@@ -19,6 +19,7 @@ type transitions struct {
 	dummy   []bool    // dummy transition of the discounted case
 	weight  []float64 // sampling weight
 	cum     []float64 // cumulative weights; nil for uniform draws
+	test    []float64 // the value test function at next, scaled; nil for none
 }
 
 func (tr *transitions) len() int { return len(tr.beta) }
@@ -80,7 +81,7 @@ func checkNeuralData(d *dataset.Dataset) error {
 // splitTransitions builds the training and held-out transition sets,
 // scaled, with the dummies and sampling weights of the discounted case.
 // held is nil when heldOut < 0 or nothing is held out.
-func splitTransitions(rng *rand.Rand, d *dataset.Dataset, gamma, heldOut float64, mean, scale []float64) (train, held *transitions) {
+func splitTransitions(rng *rand.Rand, d *dataset.Dataset, gamma, heldOut float64, mean, scale []float64, vt *valueTest) (train, held *transitions) {
 	dim := d.StateDim
 	train = &transitions{d: dim}
 	if heldOut > 0 {
@@ -117,6 +118,9 @@ func splitTransitions(rng *rand.Rand, d *dataset.Dataset, gamma, heldOut float64
 		if gamma < 1 { // the dummy transition t = -1 into s_0, weight gamma^0
 			scaleTo(sx, d.ObsAt(lo))
 			dest(0).add(sx, sx, 0, 1, true)
+			if vt != nil {
+				dest(0).test = append(dest(0).test, finiteOr0(vt.v[lo]/vt.scale))
+			}
 		}
 		g := gamma // gamma^(t+1)
 		for j := lo; j < hi; j++ {
@@ -124,6 +128,9 @@ func splitTransitions(rng *rand.Rand, d *dataset.Dataset, gamma, heldOut float64
 				scaleTo(sx, d.ObsAt(j))
 				scaleTo(nx, next)
 				dest(j-lo).add(sx, nx, math.Exp(d.LogTarget[j]-d.LogBehavior[j]), g, false)
+				if vt != nil {
+					dest(j - lo).test = append(dest(j-lo).test, finiteOr0(vt.next[j]/vt.scale))
+				}
 			}
 			g *= gamma
 		}
@@ -154,4 +161,23 @@ func medianBandwidth(rng *rand.Rand, tr *transitions, n int) (float64, error) {
 		return 0, errors.New("ratio: all sampled next states coincide; set Neural.Bandwidth")
 	}
 	return h, nil
+}
+
+// valueTest is the fitted value of the target that Neural.WithValue adds
+// to the loss's test functions, at every logged state (v) and next state
+// (next) of the log it was fitted on, and scale, the root mean square of
+// v, which its values are divided by (so that the added test function
+// weighs as one of the kernel's, k(x, x) = 1).
+type valueTest struct {
+	v, next []float64
+	scale   float64
+}
+
+// finiteOr0 returns x, or 0 where x is not finite (a value model that
+// cannot read a state tests nothing there).
+func finiteOr0(x float64) float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return 0
+	}
+	return x
 }

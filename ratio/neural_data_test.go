@@ -39,7 +39,7 @@ func TestSplitTransitionsWeights(t *testing.T) {
 		// Algorithm 1: no dummy, uniform draws.
 		{1, []bool{false, false, false}, []float64{1, 1, 1}, []float64{2, 1, 0.5}},
 	} {
-		tr, held := splitTransitions(rand.New(rand.NewPCG(1, 0)), d, tc.gamma, -1, mean, scale)
+		tr, held := splitTransitions(rand.New(rand.NewPCG(1, 0)), d, tc.gamma, -1, mean, scale, nil)
 		if held != nil {
 			t.Fatalf("case %d: held-out transitions %v", k, held)
 		}
@@ -71,7 +71,7 @@ func TestSplitTransitionsHeldOut(t *testing.T) {
 		beta[i] = 1
 	}
 	one := mustNew(t, 0, 2, []dataset.Episode{neuralEpisode("long", long, beta)})
-	train, held := splitTransitions(rand.New(rand.NewPCG(1, 0)), one, 1, 0.1, []float64{0}, []float64{1})
+	train, held := splitTransitions(rand.New(rand.NewPCG(1, 0)), one, 1, 0.1, []float64{0}, []float64{1}, nil)
 	// One episode: its last 10% (2 of 20 steps) is held out.
 	if train.len() != 18 || held.len() != 2 || held.s[0] != 18 || held.s[1] != 19 {
 		t.Errorf("tail split: %d training, held-out states %v, want 18 and [18 19]", train.len(), held.s)
@@ -82,7 +82,7 @@ func TestSplitTransitionsHeldOut(t *testing.T) {
 		eps = append(eps, neuralEpisode(string(rune('A'+e)), []float64{float64(e), 0, 1}, []float64{1, 1}))
 	}
 	many := mustNew(t, 0, 2, eps)
-	train, held = splitTransitions(rand.New(rand.NewPCG(1, 0)), many, 0.9, 0.1, []float64{0}, []float64{1})
+	train, held = splitTransitions(rand.New(rand.NewPCG(1, 0)), many, 0.9, 0.1, []float64{0}, []float64{1}, nil)
 	// 30 episodes: 3 whole episodes (2 steps and a dummy each) are held out.
 	if train.len() != 27*3 || held.len() != 3*3 {
 		t.Errorf("episode split: %d training and %d held-out transitions, want 81 and 9", train.len(), held.len())

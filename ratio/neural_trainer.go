@@ -35,6 +35,7 @@ type neuralTrainer struct {
 	karg  [2][]float64 // kernel row scratch
 	split int          // kernel rows [0, split) are part 0
 	om    []float64    // weights of the batch rows; nil for unit weights
+	vt    []float64    // the value test function at the batch's next states; nil for none
 	opt   nn.Adam
 
 	// The helper goroutine (Workers = 2): run publishes the phase in slot
@@ -191,6 +192,12 @@ func (t *neuralTrainer) fill(tr *transitions, idx []int) {
 		}
 		t.beta[k] = tr.beta[i]
 		t.dummy[k] = tr.dummy[i]
+		if tr.test != nil {
+			if t.vt == nil {
+				t.vt = make([]float64, m)
+			}
+			t.vt[k] = tr.test[i]
+		}
 	}
 }
 
@@ -254,11 +261,23 @@ func (t *neuralTrainer) loss(grad, diag bool) (float64, error) {
 		}
 	}
 	t.run(phaseKernel)
+	// The value test function adds v v^T to the kernel (a rank-one
+	// term: the loss over the unit ball of the summed kernel's RKHS).
+	sv := 0.0
+	for i, v := range t.vt {
+		sv += v * t.delta[i]
+	}
 	D := 0.0
 	for i := range t.kg {
 		t.kg[i] = t.g[0][i] + t.g[1][i]
 		if diag {
 			t.kg[i] += t.delta[i] // K_ii = 1
+		}
+		if t.vt != nil {
+			t.kg[i] += t.vt[i] * sv
+			if !diag {
+				t.kg[i] -= t.vt[i] * t.vt[i] * t.delta[i]
+			}
 		}
 		D += t.delta[i] * t.kg[i]
 	}

@@ -63,6 +63,36 @@ func TestNeuralLossExact(t *testing.T) {
 	}
 }
 
+// With a value test function v the kernel is K + v v^T: on the batch of
+// TestNeuralLossExact (Delta = 1, -0.5, 0) with v = 2, 1, 5 at the next
+// states, the V-statistic gains (sum_i v_i Delta_i)^2 / 9 = 2.25/9 and
+// the U-statistic (that square less sum_i v_i^2 Delta_i^2) / 6 =
+// (2.25 - 4.25)/6.
+func TestNeuralLossValueTest(t *testing.T) {
+	tr := &transitions{d: 1}
+	for i, v := range []float64{0, 1, 3} {
+		tr.add([]float64{float64(i)}, []float64{v}, []float64{2, 0.5, 1}[i], 1, false)
+		tr.test = append(tr.test, []float64{2, 1, 5}[i])
+	}
+	for _, tc := range []struct {
+		diag bool
+		want float64
+	}{
+		{true, (1.25 - math.Exp(-0.5) + 2.25) / 9},
+		{false, (-math.Exp(-0.5) + 2.25 - 4.25) / 6},
+	} {
+		net, _ := nn.New([]int{1, 4, 1}, nn.Tanh, nn.Exp)
+		nt := testTrainer(t, net, tr, []int{0, 1, 2}, 1, 2)
+		got, err := nt.loss(false, tc.diag)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(got-tc.want) > 1e-15 {
+			t.Errorf("diag %v: loss %.17g, want %.17g", tc.diag, got, tc.want)
+		}
+	}
+}
+
 // TestNeuralLossGradient checks the gradient of the kernel loss with
 // respect to every network parameter, through the normalisation z and
 // both w(s_i) and w(s'_i), against central finite differences, with and
@@ -87,8 +117,19 @@ func TestNeuralLossGradient(t *testing.T) {
 		{[]int{2, 64, 64, 1}, nn.Softplus, 0.9, 40, true, false},
 		{[]int{2, 16, 8, 1}, nn.Exp, 0.7, 24, true, true},
 		{[]int{2, 16, 8, 1}, nn.Softplus, 0.9, 24, false, true},
+		{[]int{2, 16, 8, 1}, nn.Exp, 0.7, 24, true, false},    // with a value test (k >= 6)
+		{[]int{2, 16, 8, 1}, nn.Softplus, 1, 24, false, true}, // with a value test
 	} {
-		train, _ := splitTransitions(rng, d, tc.gamma, -1, mean, scale)
+		var vt *valueTest
+		if k >= 6 { // a value test function: any smooth function of the state
+			v, next := make([]float64, d.NumSteps()), make([]float64, d.NumSteps())
+			for j := range v {
+				v[j] = math.Sin(3 * d.ObsAt(j)[0])
+				next[j] = math.Cos(2 * d.ObsAt(j)[1])
+			}
+			vt = Neural{}.WithValue(v, next).(valueTested).vt
+		}
+		train, _ := splitTransitions(rng, d, tc.gamma, -1, mean, scale, vt)
 		net, _ := nn.New(tc.sizes, nn.Tanh, tc.out)
 		net.Init(rng, 1)
 		idx := make([]int, tc.m)
