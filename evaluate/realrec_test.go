@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
@@ -35,7 +36,8 @@ type realRecWorld struct {
 // 100,000-rollout truths), IHOPE_SEEDS seeds each (default 10). It prints
 // per world the log10 MSE of the recommended estimate (over the cells
 // where it chooses) beside every row's, and the cells where it chooses
-// none. IHOPE_LONG=1.
+// none. IHOPE_LONG=1; IHOPE_WORLDS=TEXT keeps the worlds whose name
+// holds TEXT ("point mass").
 func TestRecommendedRealStates(t *testing.T) {
 	if os.Getenv("IHOPE_LONG") != "1" {
 		t.Skip("IHOPE_LONG=1 runs it")
@@ -74,6 +76,9 @@ func TestRecommendedRealStates(t *testing.T) {
 		}, truth})
 	}
 	for _, w := range worlds {
+		if only := os.Getenv("IHOPE_WORLDS"); only != "" && !strings.Contains(w.name, only) {
+			continue
+		}
 		sq := map[string][]float64{}
 		none := 0
 		for seed := range seeds {
