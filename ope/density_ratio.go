@@ -55,8 +55,11 @@ type DensityRatio struct {
 	// ValueTest, if not nil, fits fqe's value model with these settings
 	// (long-run) and gives the fitted value to a learner that takes it
 	// as one more test function of its loss (ratio.ValueTested:
-	// bch-neural's networks). Where the value model cannot be fitted (no
-	// target distribution at the next states), the learner fits without.
+	// bch-neural's networks), in memory. Where the value model cannot be
+	// fitted (no target distribution at the next states), the learner
+	// fits without, and the row's learner says so ("neural", not
+	// "neural/linear"). A stream of shards trains on its sample with the
+	// plain loss.
 	ValueTest *FQE
 }
 
@@ -96,8 +99,10 @@ func (e DensityRatio) Estimate(d *dataset.Dataset, gamma float64) (Result, error
 	}
 	learner, tested := e.Learner, Result{}
 	if vt, ok := learner.(ratio.ValueTested); ok && e.ValueTest != nil {
-		if v, next, fr, err := e.testValue(d, gamma); err == nil {
-			learner, tested = vt.WithValue(v, next), fr
+		if v, next, fr, err := e.testValue(a, gamma); err == nil {
+			if l, took := vt.WithValue(v, next); took {
+				learner, tested = l, fr
+			}
 		}
 	}
 	m, err := learner.Fit(d, gamma)
@@ -161,12 +166,15 @@ func (e DensityRatio) Estimate(d *dataset.Dataset, gamma float64) (Result, error
 	return res, nil
 }
 
-// testValue fits the value model of e.ValueTest on d (long-run, at
-// gamma) and returns its values at every logged state and next state,
-// with fqe's result (its learner and class).
-func (e DensityRatio) testValue(d *dataset.Dataset, gamma float64) (v, next []float64, fr Result, err error) {
+// testValue fits the value model of e.ValueTest on the log the learner
+// reads (a.d, long-run, at gamma; the target wrapped for its absorbing
+// state, as dr wraps it) and returns its values at every logged state and
+// next state, with fqe's result (its learner and class).
+func (e DensityRatio) testValue(a absorbed, gamma float64) (v, next []float64, fr Result, err error) {
+	d := a.d
 	f := *e.ValueTest
 	f.Estimand = LongRun
+	f.Target = a.target(f.Target)
 	if l, ok := f.Value.(value.Linear); ok { // the stationary model, whatever the row's estimand
 		l.Finite = false
 		f.Value = l

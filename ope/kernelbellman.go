@@ -62,7 +62,8 @@ import (
 //     for d0's term: asymptotically valid over independent episodes, and
 //     much narrower.
 //
-// Alpha is split equally between the loss and d0's term.
+// Alpha is split equally between the loss and d0's term (on real states
+// at gamma = 1, which have no d0 term, all of it goes to the loss).
 //
 // References:
 //
@@ -135,7 +136,8 @@ type kbStep struct {
 // Name returns "kernel-bellman".
 func (KernelBellman) Name() string { return "kernel-bellman" }
 
-// Estimand returns LongRun: the interval is on (1 - gamma) E_d0[V(s0)].
+// Estimand returns LongRun: the interval is on (1 - gamma) E_d0[V(s0)]
+// (on real states at gamma = 1, the average reward).
 func (KernelBellman) Estimand() Estimand { return LongRun }
 
 // Bounds returns the interval on the long-run (discounted, normalised)
@@ -158,6 +160,9 @@ func (k KernelBellman) Bounds(d *dataset.Dataset, gamma float64) (Bound, error) 
 		return Bound{}, err
 	}
 	if !d.Discrete() {
+		if gamma == 1 && d.NumTerminal() > 0 {
+			return Bound{}, fmt.Errorf("%s: %d of %d episodes end in a terminal state: at gamma = 1 the long-run average of such a log is that of its absorbing state, not a value to bound", name, d.NumTerminal(), d.NumEpisodes())
+		}
 		return k.linearBounds(d, gamma, alpha)
 	}
 	if gamma == 1 {
@@ -557,7 +562,6 @@ func (k KernelBellman) linearBounds(d *dataset.Dataset, gamma, alpha float64) (B
 	if err != nil {
 		return Bound{}, fmt.Errorf("%s: %w", name, err)
 	}
-	p := len(st.C)
 	centre := 0.0
 	for i, c := range st.C {
 		centre += c * st.Theta[i]
@@ -600,5 +604,5 @@ func (k KernelBellman) linearBounds(d *dataset.Dataset, gamma, alpha float64) (B
 	d0 := distuv.UnitNormal.Quantile(1-delta/2) * sd / math.Sqrt(nm)
 	lo, hi := k.RewardLow, k.RewardHigh
 	return Bound{Low: max(lo, centre-r-d0), High: min(hi, centre+r+d0), Level: 1 - alpha, Method: name, Calibration: SignFlip, Markov: true,
-		Assumes: fmt.Sprintf("no guarantee unless the class holds q (linear in %d polynomial features); independent episodes; asymptotic (sign flips of whole episodes)", p)}, nil
+		Assumes: fmt.Sprintf("no guarantee unless the class holds q (linear in %d polynomial features); independent episodes; asymptotic (sign flips of whole episodes)", st.Rows)}, nil
 }

@@ -16,6 +16,9 @@ import (
 // (the plain fit misses the truth by about 0.15), the row names the value
 // model it was tested against and errs at most half as much.
 func TestNeuralValueTest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains four networks and fqe's class selection")
+	}
 	const gamma = 0.99
 	sys, target, behavior := pointmass.Problem()
 	d, err := sys.Sample(rand.New(rand.NewPCG(1, 31)), behavior, target, 200, 100)

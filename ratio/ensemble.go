@@ -143,13 +143,18 @@ func (e Ensemble) Fit(d *dataset.Dataset, gamma float64) (Model, error) {
 
 // WithValue implements ValueTested: every member is fitted with the
 // value as a test function, if its learner takes one.
-func (e Ensemble) WithValue(v, next []float64) Learner {
-	if vt, ok := e.Learner.(ValueTested); ok {
-		if sl, ok := vt.WithValue(v, next).(SeededLearner); ok {
-			e.Learner = sl
-		}
+func (e Ensemble) WithValue(v, next []float64) (Learner, bool) {
+	vt, ok := e.Learner.(ValueTested)
+	if !ok {
+		return e, false
 	}
-	return e
+	l, took := vt.WithValue(v, next)
+	sl, ok := l.(SeededLearner)
+	if !took || !ok {
+		return e, false
+	}
+	e.Learner = sl
+	return e, true
 }
 
 // EnsembleModel is the mean of the ratios of an Ensemble's members.

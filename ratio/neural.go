@@ -416,41 +416,49 @@ type ValueTested interface {
 	Learner
 	// WithValue returns the learner with v (the fitted value at every
 	// logged state of d, in step order) and next (at every step's next
-	// state; NaN where unknown) as a test function. The learner must
-	// then be fitted on that d.
-	WithValue(v, next []float64) Learner
+	// state; NaN where unknown) as a test function, and whether it took
+	// them (a value that is 0 or not finite everywhere tests nothing).
+	// The learner must then be fitted on that d.
+	WithValue(v, next []float64) (Learner, bool)
 }
 
-// WithValue implements ValueTested.
-func (l Neural) WithValue(v, next []float64) Learner {
-	ss := 0.0
+// WithValue implements ValueTested. The values are scaled by their root
+// mean square over the finite ones; a value that cannot be read at a
+// state (NaN) tests nothing there.
+func (l Neural) WithValue(v, next []float64) (Learner, bool) {
+	ss, n := 0.0, 0
 	for _, x := range v {
-		ss += x * x
+		if !math.IsNaN(x) && !math.IsInf(x, 0) {
+			ss += x * x
+			n++
+		}
 	}
-	vt := &valueTest{v: v, next: next, scale: math.Sqrt(ss / float64(len(v)))}
-	if !(vt.scale > 0) || math.IsInf(vt.scale, 0) || len(next) != len(v) {
-		return l // a zero (or broken) value tests nothing
+	if n == 0 || !(ss > 0) || math.IsInf(ss, 0) || len(next) != len(v) {
+		return l, false
 	}
-	return valueTested{l, vt}
+	return valueTested{l, &valueTest{v: v, next: next, scale: math.Sqrt(ss / float64(n))}}, true
 }
 
 var _ SeededLearner = valueTested{}
 
 // valueTested is a Neural learner with a value test function (WithValue).
 type valueTested struct {
-	Neural
-	vt *valueTest
+	net Neural
+	vt  *valueTest
 }
+
+// Name returns the learner's name, "neural".
+func (l valueTested) Name() string { return l.net.Name() }
 
 // WithSeed returns the learner with another seed and the same value test.
 func (l valueTested) WithSeed(seed uint64) Learner {
-	l.Neural.Seed = seed
+	l.net.Seed = seed
 	return l
 }
 
 // Fit learns w as Neural.Fit does, with the value test function.
 func (l valueTested) Fit(d *dataset.Dataset, gamma float64) (Model, error) {
-	return l.fitRand(rand.New(rand.NewPCG(l.Seed, neuralStream)), d, gamma, l.vt)
+	return l.net.fitRand(rand.New(rand.NewPCG(l.net.Seed, neuralStream)), d, gamma, l.vt)
 }
 
 // FitRand learns w from the logged transitions of d with discount gamma

@@ -204,8 +204,9 @@ func (t *neuralTrainer) fill(tr *transitions, idx []int) {
 // loss returns the kernel loss D of the current minibatch and, if grad is
 // set, leaves its gradient with respect to the parameters in t.grad. With
 // diag, D is the V-statistic (1/m^2) sum_{i,j} Delta_i Delta_j K_ij;
-// without, the U-statistic 1/(m(m-1)) sum_{i != j}. With N the
-// normalisation and g = K Delta (or (K - I) Delta),
+// without, the U-statistic 1/(m(m-1)) sum_{i != j}; with a value test
+// function v, K is k + v v^T. With N the normalisation and g = K Delta
+// (or K Delta less its diagonal),
 //
 //	dD/dDelta_i = 2 g_i / N
 //	dD/dz = -sum_i dD/dDelta_i u_i / z^2,  u_i = beta_i w(s_i) - w(s'_i)

@@ -127,7 +127,8 @@ func TestNeuralLossGradient(t *testing.T) {
 				v[j] = math.Sin(3 * d.ObsAt(j)[0])
 				next[j] = math.Cos(2 * d.ObsAt(j)[1])
 			}
-			vt = Neural{}.WithValue(v, next).(valueTested).vt
+			l, _ := Neural{}.WithValue(v, next)
+			vt = l.(valueTested).vt
 		}
 		train, _ := splitTransitions(rng, d, tc.gamma, -1, mean, scale, vt)
 		net, _ := nn.New(tc.sizes, nn.Tanh, tc.out)

@@ -3,6 +3,7 @@ package value
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -36,7 +37,9 @@ import (
 // the value functional is rho itself (C = e_rho; no start term: the
 // average reward does not depend on where episodes begin).
 type BellmanStats struct {
-	// A and B are the loss's matrix and vector; Theta = A^-1 B.
+	// A and B are the loss's matrix and vector (at gamma = 1 the
+	// bordered system); Theta = A^+ B, the least-norm solution
+	// (pinvSolve).
 	A     *mat.Dense
 	B     []float64
 	Theta []float64
@@ -65,11 +68,13 @@ type BellmanStats struct {
 
 // pinvSolve returns x = A^+ b and u = A^+T c, A^+ the pseudo-inverse of A
 // (singular values below 1e-10 of the largest count as 0). Features
-// that are collinear on every state (Pendulum's cos^2 + sin^2 = 1 and
-// the constant; at gamma = 1 also the constant twice over) make A
-// singular, but no value functional sees those directions (c is
-// orthogonal to them), so the value and its range are those of any
-// solution, and the least-norm one is taken.
+// that are collinear on every logged state (Pendulum's cos^2 + sin^2 and
+// the constant) make A singular without hiding the value: c, the value
+// functional, has no component along those directions, so the value and
+// its range are those of any solution, and the least-norm one is taken.
+// Where c does have such a component (the target takes an action the log
+// never shows, whose features no row of A holds), the log does not
+// identify the value in this class, and pinvSolve says so.
 func pinvSolve(a *mat.Dense, b, c []float64) (x, u []float64, err error) {
 	var svd mat.SVD
 	if !svd.Factorize(a, mat.SVDThin) {
@@ -84,8 +89,20 @@ func pinvSolve(a *mat.Dense, b, c []float64) (x, u []float64, err error) {
 	}
 	n := len(b)
 	x, u = make([]float64, n), make([]float64, n)
+	cnorm := 0.0
+	for _, v := range c {
+		cnorm += v * v
+	}
+	cnorm = math.Sqrt(cnorm)
 	for k, sk := range sv {
 		if sk <= 1e-10*sv[0] {
+			vc := 0.0
+			for i := range n {
+				vc += vm.At(i, k) * c[i]
+			}
+			if math.Abs(vc) > 1e-8*cnorm {
+				return nil, nil, errors.New("value: linear: the log does not identify the value in this class (the target reaches state-actions whose features the logged steps never span, such as an action the behavior never takes)")
+			}
 			continue
 		}
 		// x += v_k (u_k^T b)/s_k and u += u_k (v_k^T c)/s_k.

@@ -1,10 +1,13 @@
 package value
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
+	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/sim/lineargauss"
 	"github.com/ihope-ope/ihope/sim/rollout"
 )
@@ -57,6 +60,39 @@ func TestBellmanStatsAverage(t *testing.T) {
 		// transitions is 0.
 		if c := st.A.At(np, np); c != 0 {
 			t.Errorf("the normalisation row has %v on rho", c)
+		}
+	}
+}
+
+// A target that takes an action the log never shows leaves the value
+// unidentified in the linear class (no logged step spans that action's
+// features): the stats refuse, at gamma < 1 and at 1, instead of
+// returning the least-norm solution's narrow and wrong interval.
+func TestBellmanStatsUnidentified(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 1))
+	var b dataset.Builder
+	b.Init(0, 2, 1, 0)
+	for e := range 40 {
+		x := rng.NormFloat64()
+		for range 30 {
+			next := 0.8*x + 0.3*rng.NormFloat64()
+			b.Add(dataset.Step{Obs: []float64{x}, Action: 0, Reward: -x * x, HasNext: true, NextObs: []float64{next},
+				LogBehavior: 0, LogTarget: math.Log(0.5), TargetProbs: []float64{0.5, 0.5}, NextTargetProbs: []float64{0.5, 0.5}})
+			x = next
+		}
+		b.EndEpisode(fmt.Sprint(e))
+	}
+	d, err := b.Dataset()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, gamma := range []float64{0.9, 1} {
+		m, err := Linear{Ridge: 1e-6}.FitLinear(d, gamma, Target{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.BellmanStats(d); err == nil || !strings.Contains(err.Error(), "does not identify") {
+			t.Errorf("gamma %v: %v, want the value not identified", gamma, err)
 		}
 	}
 }
