@@ -479,3 +479,45 @@ func TestTerminalCoverage(t *testing.T) {
 	}
 	bootstrapMatchesRefits(t, "quit", d, 0.5, ests, false)
 }
+
+// bch-neural's value test reads fqe's value on the padded log its ratio
+// is fitted on (the absorbing state's indicator included): on quitMDP's
+// terminal log with one-hot states the row names the value model it was
+// tested against and gives the hand value to 0.01.
+func TestTerminalNeuralValueTest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains a network")
+	}
+	d := quitPopulation(t, true, true)
+	var eps []dataset.Episode
+	for e := range d.NumEpisodes() {
+		ep := d.Episode(e)
+		for k := range ep.Steps {
+			s := &ep.Steps[k]
+			s.Obs = []float64{float64(1 - s.State), float64(s.State)}
+			if s.HasNext {
+				s.NextObs = []float64{float64(1 - s.NextState), float64(s.NextState)}
+			}
+			s.State, s.NextState = -1, -1
+		}
+		eps = append(eps, ep)
+	}
+	r, err := dataset.New(0, 2, eps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	est, err := ope.New([]string{"bch-neural"}, ope.Options{Estimand: ope.LongRun, Restarts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := est[0].Estimate(r, 0.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Learner != "neural/linear" {
+		t.Errorf("learner %q, want neural/linear: the value test did not run on the padded log", res.Learner)
+	}
+	if math.Abs(res.Value-quitLongRunHalf) > 0.01 {
+		t.Errorf("bch-neural %.4f, hand value %.4f", res.Value, quitLongRunHalf)
+	}
+}
