@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -11,7 +12,9 @@ import (
 	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/ope"
 	"github.com/ihope-ope/ihope/policy"
+	"github.com/ihope-ope/ihope/ratio"
 	"github.com/ihope-ope/ihope/sim"
+	"github.com/ihope-ope/ihope/value"
 )
 
 // quitMDP is an episodic MDP worked by hand: states A = 0 and B = 1,
@@ -519,5 +522,61 @@ func TestTerminalNeuralValueTest(t *testing.T) {
 	}
 	if math.Abs(res.Value-quitLongRunHalf) > 0.01 {
 		t.Errorf("bch-neural %.4f, hand value %.4f", res.Value, quitLongRunHalf)
+	}
+}
+
+// The same on real actions, with a target given as a policy over action
+// vectors (the experiments' form): fqe draws the target's actions at the
+// padded log's states through the absorbing wrapper. Before it did,
+// the policy's network read a state one component too long and panicked.
+func TestTerminalNeuralValueTestRealActions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains a network")
+	}
+	rng := rand.New(rand.NewPCG(4, 2))
+	net := func(seed uint64) *policy.TruncGaussian {
+		m, err := policy.NewMLP(rand.New(rand.NewPCG(seed, 0)), 1, 4, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := policy.NewTruncGaussian(m, 0.5, []float64{-2}, []float64{2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	target, behavior := net(1), net(2)
+	var b dataset.Builder
+	b.Init(0, 0, 1, 1)
+	for e := range 30 {
+		x := rng.NormFloat64()
+		for k := range 20 {
+			u := behavior.Sample(rng, []float64{x})
+			next := 0.8*x + 0.3*u[0] + 0.2*rng.NormFloat64()
+			end := math.Abs(next) > 1.5 || k == 19
+			b.Add(dataset.Step{Obs: []float64{x}, ActionVec: u, Reward: -x * x, HasNext: true, NextObs: []float64{next},
+				LogBehavior: behavior.LogProb([]float64{x}, u), LogTarget: target.LogProb([]float64{x}, u),
+				Terminal: math.Abs(next) > 1.5})
+			if end {
+				break
+			}
+			x = next
+		}
+		b.EndEpisode(fmt.Sprint(e))
+	}
+	d, err := b.Dataset()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.NumTerminal() == 0 {
+		t.Fatal("no terminal episode")
+	}
+	res, err := ope.DensityRatio{Learner: ratio.Ensemble{Learner: ratio.Neural{}, Restarts: 1, Seed: 1},
+		ValueTest: &ope.FQE{Target: value.Target{Continuous: target, Seed: 1}}}.Estimate(d, 0.9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Learner != "neural/linear" {
+		t.Errorf("learner %q, want neural/linear", res.Learner)
 	}
 }
