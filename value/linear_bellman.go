@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -76,47 +77,32 @@ type BellmanStats struct {
 // never shows, whose features no row of A holds), the log does not
 // identify the value in this class, and pinvSolve says so.
 func pinvSolve(a *mat.Dense, b, c []float64) (x, u []float64, err error) {
-	var svd mat.SVD
-	if !svd.Factorize(a, mat.SVDThin) {
+	const rcond = 1e-10
+	var svd, svdT mat.SVD
+	if !svd.Factorize(a, mat.SVDThin) || !svdT.Factorize(a.T(), mat.SVDThin) {
 		return nil, nil, errors.New("value: linear: the singular value decomposition of the loss's matrix failed")
 	}
-	var um, vm mat.Dense
-	svd.UTo(&um)
-	svd.VTo(&vm)
-	sv := svd.Values(nil)
-	if !(sv[0] > 0) {
+	rank := svd.Rank(rcond)
+	if rank == 0 {
 		return nil, nil, errors.New("value: linear: the loss's matrix is zero")
 	}
 	n := len(b)
-	x, u = make([]float64, n), make([]float64, n)
-	cnorm := 0.0
-	for _, v := range c {
-		cnorm += v * v
-	}
-	cnorm = math.Sqrt(cnorm)
-	for k, sk := range sv {
-		if sk <= 1e-10*sv[0] {
-			vc := 0.0
-			for i := range n {
-				vc += vm.At(i, k) * c[i]
-			}
-			if math.Abs(vc) > 1e-8*cnorm {
-				return nil, nil, errors.New("value: linear: the log does not identify the value in this class (the target reaches state-actions whose features the logged steps never span, such as an action the behavior never takes)")
-			}
-			continue
-		}
-		// x += v_k (u_k^T b)/s_k and u += u_k (v_k^T c)/s_k.
-		var ub, vc float64
-		for i := range n {
-			ub += um.At(i, k) * b[i]
-			vc += vm.At(i, k) * c[i]
-		}
-		for i := range n {
-			x[i] += vm.At(i, k) * ub / sk
-			u[i] += um.At(i, k) * vc / sk
+	cv := mat.NewVecDense(n, slices.Clone(c))
+	// c's components along the right singular vectors the rank drops.
+	var v mat.Dense
+	svd.VTo(&v)
+	var vc mat.VecDense
+	vc.MulVec(v.T(), cv)
+	for k := rank; k < n; k++ {
+		if math.Abs(vc.AtVec(k)) > 1e-8*mat.Norm(cv, 2) {
+			return nil, nil, errors.New("value: linear: the log does not identify the value in this class (the target reaches state-actions whose features the logged steps never span, such as an action the behavior never takes)")
 		}
 	}
-	return x, u, nil
+	// x = A^+ b and u = (A^T)^+ c: least-norm least-squares solutions.
+	var xv, uv mat.VecDense
+	svd.SolveVecTo(&xv, mat.NewVecDense(n, slices.Clone(b)), rank)
+	svdT.SolveVecTo(&uv, cv, rank)
+	return xv.RawVector().Data, uv.RawVector().Data, nil
 }
 
 // BellmanStats returns the kernel Bellman statistics of d under the
