@@ -175,10 +175,6 @@ func (e DensityRatio) testValue(a absorbed, gamma float64) (v, next []float64, f
 	f := *e.ValueTest
 	f.Estimand = LongRun
 	f.Target = a.target(f.Target)
-	if l, ok := f.Value.(value.Linear); ok { // the stationary model, whatever the row's estimand
-		l.Finite = false
-		f.Value = l
-	}
 	if fr, err = f.Estimate(d, gamma); err != nil {
 		return nil, nil, fr, err
 	}

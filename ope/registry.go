@@ -165,6 +165,14 @@ func (o Options) valueLearner() value.Learner {
 	return nil
 }
 
+// longRun returns o under the long-run estimand: the options of the
+// stationary value model that bch-neural's value test and the kernel
+// Bellman interval fit, whatever the rows' estimand.
+func (o Options) longRun() Options {
+	o.Estimand = LongRun
+	return o
+}
+
 // ratioLearner is the ratio learner Options.RatioModel names, nil for the
 // data's choice.
 func (o Options) ratioLearner() ratio.Learner {
@@ -252,8 +260,7 @@ func hcopeBound(_ Options, s BoundSettings) Bounder {
 }
 
 func kernelBellmanBound(o Options, s BoundSettings) Bounder {
-	lin, _ := o.valueLearner().(value.Linear)
-	lin.Finite = false // the interval is on the long-run value
+	lin, _ := o.longRun().valueLearner().(value.Linear) // the interval is on the long-run value
 	return KernelBellman{RewardLow: s.RewardLow, RewardHigh: s.RewardHigh, Alpha: s.Alpha, Calibration: s.Calibration,
 		Seed: s.Seed, Target: o.Target, Linear: lin, ValueTarget: o.valueTarget()}
 }
@@ -301,7 +308,7 @@ var registry = []Entry{
 	{Name: "bch-neural", Markov: true, Targets: LongRun, Label: "density ratio, neural (paper)", Needs: NeedsRealStates | NeedsBehavior, Unit: UnitStep, Slow: true,
 		New: func(o Options) Estimator {
 			return DensityRatio{Learner: o.neuralRatio(), Reservoir: o.Reservoir, SampleSeed: o.Seed,
-				ValueTest: &FQE{Value: o.valueLearner(), Target: o.valueTarget(), SelectSeed: o.Seed, Degree: o.ValueDegree}}
+				ValueTest: &FQE{Value: o.longRun().valueLearner(), Target: o.valueTarget(), Estimand: LongRun, SelectSeed: o.Seed, Degree: o.ValueDegree}}
 		}},
 	{Name: "dr", Markov: true, Label: "doubly robust (ratio + value model)", SlowOnRealStates: true, Needs: NeedsTargetDist | NeedsBehavior, Reads: ReadsCorrectedModel,
 		New: func(o Options) Estimator {

@@ -404,12 +404,10 @@ func TestTerminalLongRunAverageRefused(t *testing.T) {
 	}
 }
 
-// The real-state learners see the absorbing state through its indicator
-// (dataset.Dataset.Absorbing): quitMDP's population log with the states
-// as one-hot vectors gives the hand values again, to 1e-5 (the linear
-// and kernel fits' small ridge penalties; linear fqe's features see the
-// indicator) and to 1e-3 for mql's kernel fit.
-func TestTerminalRealStates(t *testing.T) {
+// quitRealStates is quitMDP's terminal population log with its states as
+// one-hot vectors.
+func quitRealStates(t *testing.T) *dataset.Dataset {
+	t.Helper()
 	d := quitPopulation(t, true, true)
 	var eps []dataset.Episode
 	for e := range d.NumEpisodes() {
@@ -428,6 +426,16 @@ func TestTerminalRealStates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return r
+}
+
+// The real-state learners see the absorbing state through its indicator
+// (dataset.Dataset.Absorbing): quitMDP's population log with the states
+// as one-hot vectors gives the hand values again, to 1e-5 (the linear
+// and kernel fits' small ridge penalties; linear fqe's features see the
+// indicator) and to 1e-3 for mql's kernel fit.
+func TestTerminalRealStates(t *testing.T) {
+	r := quitRealStates(t)
 	for _, c := range []struct {
 		est   ope.Estimand
 		gamma float64
@@ -491,24 +499,7 @@ func TestTerminalNeuralValueTest(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains a network")
 	}
-	d := quitPopulation(t, true, true)
-	var eps []dataset.Episode
-	for e := range d.NumEpisodes() {
-		ep := d.Episode(e)
-		for k := range ep.Steps {
-			s := &ep.Steps[k]
-			s.Obs = []float64{float64(1 - s.State), float64(s.State)}
-			if s.HasNext {
-				s.NextObs = []float64{float64(1 - s.NextState), float64(s.NextState)}
-			}
-			s.State, s.NextState = -1, -1
-		}
-		eps = append(eps, ep)
-	}
-	r, err := dataset.New(0, 2, eps)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := quitRealStates(t)
 	est, err := ope.New([]string{"bch-neural"}, ope.Options{Estimand: ope.LongRun, Restarts: 1})
 	if err != nil {
 		t.Fatal(err)
