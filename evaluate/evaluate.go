@@ -748,10 +748,12 @@ func (c *Evaluator) intervals(rep *Report, d *dataset.Dataset, opts ope.Options,
 		switch {
 		case c.Refit:
 			refit = append(refit, i)
+		case (base.Poisson || blocks > 0) && rep.Estimates[rows[i]].fitted != nil:
+			// Before the sums: a bch-kernel fit with a value test sums
+			// its loss with that value (ope.FittedSums).
+			fitted = append(fitted, i)
 		case (base.Poisson || blocks > 0) && summable(en, d, opts, c.Gamma, blocks > 0):
 			summed = append(summed, i)
-		case (base.Poisson || blocks > 0) && rep.Estimates[rows[i]].fitted != nil:
-			fitted = append(fitted, i)
 		default:
 			refit = append(refit, i)
 		}
@@ -781,6 +783,11 @@ func (c *Evaluator) intervals(rep *Report, d *dataset.Dataset, opts ope.Options,
 		iv, err := c.fittedInterval(d, entries[i].New(opts), *row.fitted, blocks, stderr)
 		if err != nil {
 			refit = append(refit, i)
+			continue
+		}
+		if row.kernelRatio != nil { // bch-kernel's sums with its value test: no networks
+			applyInterval(rep, row, iv, c.Bootstrap)
+			row.Resampling = "sums"
 			continue
 		}
 		if len(row.RestartEstimates) > 1 {
@@ -973,13 +980,17 @@ func widenByTraining(iv ope.Interval, est, sd, alpha float64) ope.Interval {
 // fittedInterval is the interval of an estimator that trained a model on
 // d (res its Result): the model kept, its evaluation summed over Poisson
 // copies of the episodes, or of blocks of that many steps of d's one
-// episode (ope.FittedSums).
+// episode (ope.FittedSums). For bch-kernel with a value test it is the
+// interval of its sums, the loss with the value kept.
 func (c *Evaluator) fittedInterval(d *dataset.Dataset, est ope.Estimator, res ope.Result, blocks int, stderr io.Writer) (ope.Interval, error) {
 	s, ok, err := ope.FittedSums(est, res, d, c.Gamma, c.Bootstrap+1)
 	if err != nil || !ok {
 		return ope.Interval{}, fmt.Errorf("%s: no fitted sums (%v)", est.Name(), err)
 	}
 	label := est.Name() + ": bootstrap, its trained model kept"
+	if _, ok := s.(*ope.KernelRatioSums); ok {
+		label = est.Name() + ": bootstrap, Poisson copies of the sums"
+	}
 	if c.policyLabel != "" {
 		label = c.policyLabel + ": " + label
 	}

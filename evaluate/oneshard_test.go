@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ihope-ope/ihope/dataset"
@@ -82,6 +83,12 @@ func TestMemoryEqualsOneShard(t *testing.T) {
 					a, b := mem.Estimates[0], shard.Estimates[0]
 					if b.Estimate == nil {
 						continue // it failed as one shard; in memory it may not
+					}
+					if a.Model != b.Model && strings.HasPrefix(a.Model, b.Model+"/") {
+						// In memory bch-kernel tests its loss against fqe's
+						// fitted value ("kernel/linear"), which a stream has
+						// only after its second pass (ope.DensityRatio.ValueTest).
+						continue
 					}
 					tested[name]++
 

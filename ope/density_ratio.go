@@ -55,11 +55,12 @@ type DensityRatio struct {
 	// ValueTest, if not nil, fits fqe's value model with these settings
 	// (long-run) and gives the fitted value to a learner that takes it
 	// as one more test function of its loss (ratio.ValueTested:
-	// bch-neural's networks), in memory. Where the value model cannot be
-	// fitted (no target distribution at the next states), the learner
-	// fits without, and the row's learner says so ("neural", not
-	// "neural/linear"). A stream of shards trains on its sample with the
-	// plain loss.
+	// bch-neural's networks, bch-kernel's bumps), in memory. Where the
+	// value model cannot be fitted (no target distribution at the next
+	// states), the learner fits without, and the row's learner says so
+	// ("neural", not "neural/linear"). A stream of shards has no fitted
+	// value before its second pass: there bch-neural trains on its sample
+	// and bch-kernel sums its moments with the plain loss.
 	ValueTest *FQE
 }
 
@@ -98,10 +99,12 @@ func (e DensityRatio) Estimate(d *dataset.Dataset, gamma float64) (Result, error
 		return e.foldTabular(a, gamma)
 	}
 	learner, tested := e.Learner, Result{}
+	var kt *kernelTest
 	if vt, ok := learner.(ratio.ValueTested); ok && e.ValueTest != nil {
 		if v, next, fr, err := e.testValue(a, gamma); err == nil {
 			if l, took := vt.WithValue(v, next); took {
 				learner, tested = l, fr
+				kt = &kernelTest{v, next}
 			}
 		}
 	}
@@ -140,10 +143,10 @@ func (e DensityRatio) Estimate(d *dataset.Dataset, gamma float64) (Result, error
 	}
 	res.Restarts = restarts
 	res.Model = m
-	if _, ok := e.Learner.(ratio.Tabular); !ok {
-		if _, ok := e.Learner.(ratio.Kernel); !ok {
-			res.fitted = fitted // a learner that trains (NewSums: SampleSums)
-		}
+	if _, ok := e.Learner.(ratio.Kernel); !ok {
+		res.fitted = fitted // a learner that trains (NewSums: SampleSums)
+	} else if kt != nil {
+		res.fitted = kt // the value test its sums need (FittedSums)
 	}
 	// The halves of the logged steps: an episode's absorbing steps, reward
 	// 0 and at the end, are not a start transient.
@@ -165,6 +168,12 @@ func (e DensityRatio) Estimate(d *dataset.Dataset, gamma float64) (Result, error
 	}
 	return res, nil
 }
+
+// kernelTest is the value test of a bch-kernel fit: the fitted value at
+// every logged state and next state of the log it was fitted on.
+// FittedSums gives it to the sums whose copies make the row's interval,
+// so that they solve the loss the estimate solved.
+type kernelTest struct{ v, next []float64 }
 
 // testValue fits the value model of e.ValueTest on the log the learner
 // reads (a.d, long-run, at gamma; the target wrapped for its absorbing

@@ -148,6 +148,13 @@ func (o Options) valueTarget() value.Target {
 	return t
 }
 
+// valueTest is the value model the density ratios on real states
+// (bch-kernel, bch-neural) add to their loss's test functions
+// (DensityRatio.ValueTest): fqe's, long-run.
+func (o Options) valueTest() *FQE {
+	return &FQE{Value: o.longRun().valueLearner(), Target: o.valueTarget(), Estimand: LongRun, SelectSeed: o.Seed, Degree: o.ValueDegree}
+}
+
 // valueLearner is the value learner Options.ValueModel names for the
 // estimand, nil for the data's choice.
 func (o Options) valueLearner() value.Learner {
@@ -304,11 +311,10 @@ var registry = []Entry{
 	{Name: "bch-tabular", Markov: true, Targets: LongRun, Label: "density ratio, tabular (paper)", Needs: NeedsDiscreteStates | NeedsBehavior, Unit: UnitStep,
 		New: func(o Options) Estimator { return DensityRatio{Learner: o.Tabular} }},
 	{Name: "bch-kernel", Markov: true, Targets: LongRun, Label: "density ratio, kernel (closed form)", Needs: NeedsRealStates | NeedsBehavior, Unit: UnitStep, Slow: true,
-		New: func(o Options) Estimator { return DensityRatio{Learner: o.Kernel} }},
+		New: func(o Options) Estimator { return DensityRatio{Learner: o.Kernel, ValueTest: o.valueTest()} }},
 	{Name: "bch-neural", Markov: true, Targets: LongRun, Label: "density ratio, neural (paper)", Needs: NeedsRealStates | NeedsBehavior, Unit: UnitStep, Slow: true,
 		New: func(o Options) Estimator {
-			return DensityRatio{Learner: o.neuralRatio(), Reservoir: o.Reservoir, SampleSeed: o.Seed,
-				ValueTest: &FQE{Value: o.longRun().valueLearner(), Target: o.valueTarget(), Estimand: LongRun, SelectSeed: o.Seed, Degree: o.ValueDegree}}
+			return DensityRatio{Learner: o.neuralRatio(), Reservoir: o.Reservoir, SampleSeed: o.Seed, ValueTest: o.valueTest()}
 		}},
 	{Name: "dr", Markov: true, Label: "doubly robust (ratio + value model)", SlowOnRealStates: true, Needs: NeedsTargetDist | NeedsBehavior, Reads: ReadsCorrectedModel,
 		New: func(o Options) Estimator {

@@ -72,6 +72,7 @@ type KernelRatioSums struct {
 
 	ep       ratio.KernelEpisode
 	buf      []float64
+	test     *kernelTest // the value test EndFirst adds (kernelTestedSums)
 	topMin   int
 	topKnown bool
 }
@@ -128,6 +129,13 @@ func (s *KernelRatioSums) EndFirst() error {
 	f, err := s.First.Features()
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
+	}
+	if s.test != nil {
+		g, took := f.WithValue(s.test.v, s.test.next)
+		if !took {
+			return fmt.Errorf("%s: the value test does not match the log", name)
+		}
+		f = g
 	}
 	p := f.NumFeatures()
 	s.Features, s.First = f, nil

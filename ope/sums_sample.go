@@ -247,10 +247,20 @@ func (s *SampleSums) endWith(ns, nm int) {
 // It reports false for an estimator whose learner does not train
 // (its sums refit the final solve on every copy, which costs little) or
 // for a Result without its fitted model.
+//
+// bch-kernel does not train, but a fit with a value test (DensityRatio's
+// ValueTest) has a fitted value its sums need: for it FittedSums returns
+// its KernelRatioSums after the first pass over d, the value test added
+// to the features (ratio.KernelFeatures.WithValue), so that every copy
+// re-solves the loss the estimate solved, the features and the value
+// fixed by the whole log.
 func FittedSums(est Estimator, res Result, d *dataset.Dataset, gamma float64, copies int) (Sums, bool, error) {
 	e, ok := est.(DensityRatio)
 	if !ok || res.fitted == nil {
 		return nil, false, nil
+	}
+	if kt, ok := res.fitted.(*kernelTest); ok {
+		return kernelTestedSums(e, kt, d, gamma, copies)
 	}
 	m, ok := res.fitted.(ratio.Model)
 	if !ok {
@@ -401,4 +411,30 @@ func (s *SampleSums) Finish(c int) (Result, WeightSummary, error) {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: trained on a sample of %d episodes (%d steps) drawn in the stream's first pass (--reservoir), evaluated on every step; its bootstrap copies keep that model", s.name, s.sampleEps, s.sampleLength))
 	}
 	return res, ws, nil
+}
+
+// kernelTestedSums is FittedSums of a bch-kernel fit with the value test
+// kt: its sums after the first pass over d, with the test.
+func kernelTestedSums(e DensityRatio, kt *kernelTest, d *dataset.Dataset, gamma float64, copies int) (Sums, bool, error) {
+	l, ok := e.Learner.(ratio.Kernel)
+	if !ok {
+		return nil, false, nil
+	}
+	if err := checkSumsArgs(e.Name(), gamma, copies); err != nil {
+		return nil, false, err
+	}
+	s, err := newKernelRatioSums(l, gamma, copies)
+	if err != nil {
+		return nil, false, err
+	}
+	s.test = kt
+	for ep := range d.NumEpisodes() {
+		if err := s.AddFirst(d, ep); err != nil {
+			return nil, false, err
+		}
+	}
+	if err := s.EndFirst(); err != nil {
+		return nil, false, err
+	}
+	return s, true, nil
 }

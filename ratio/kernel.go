@@ -444,6 +444,35 @@ func (m *KernelModel) Warnings() []string {
 // (0, 1]. It needs real-valued states (d.StateDim > 0). The model is a
 // *KernelModel.
 func (l Kernel) Fit(d *dataset.Dataset, gamma float64) (Model, error) {
+	return l.fit(d, gamma, nil)
+}
+
+// WithValue implements ValueTested: the loss's kernel gains the fitted
+// value as one more test function, k(x, y) + v(x) v(y) with v scaled to
+// k's unit diagonal (as Neural.WithValue), in memory.
+func (l Kernel) WithValue(v, next []float64) (Learner, bool) {
+	vt, ok := newValueTest(v, next)
+	if !ok {
+		return l, false
+	}
+	return kernelValueTested{l, vt}, true
+}
+
+// kernelValueTested is a Kernel learner with a value test function.
+type kernelValueTested struct {
+	k  Kernel
+	vt *valueTest
+}
+
+// Name returns "kernel".
+func (l kernelValueTested) Name() string { return l.k.Name() }
+
+// Fit learns w as Kernel.Fit does, with the value test function.
+func (l kernelValueTested) Fit(d *dataset.Dataset, gamma float64) (Model, error) {
+	return l.k.fit(d, gamma, l.vt)
+}
+
+func (l Kernel) fit(d *dataset.Dataset, gamma float64, vt *valueTest) (Model, error) {
 	if !(gamma > 0 && gamma <= 1) {
 		return nil, fmt.Errorf("ratio: discount %v outside (0, 1]", gamma)
 	}
@@ -469,7 +498,7 @@ func (l Kernel) Fit(d *dataset.Dataset, gamma float64) (Model, error) {
 		return nil, err
 	}
 	phi, psi := f.maps()
-	kd := kernelTransitions(d, f)
+	kd := kernelTransitions(d, f, vt)
 	if kd.len() < 2 {
 		return nil, fmt.Errorf("ratio: %d transitions, need at least 2", kd.len())
 	}
@@ -597,6 +626,9 @@ type kernelData struct {
 	rho     []float64
 	dummy   []bool
 	fold    []int8
+	// test, if not nil, is the value test's entry of every transition:
+	// the fitted value at s' (at s_0 for a dummy) over its scale.
+	test []float64
 }
 
 func (kd *kernelData) len() int { return len(kd.rho) }
@@ -607,7 +639,11 @@ func (kd *kernelData) len() int { return len(kd.rho) }
 // f's (KernelFeatures.foldOf, kernelloss.FoldOf): an episode's is a hash
 // of its id, or with fewer than kernelFolds non-empty episodes step t of
 // an episode of T steps is in fold floor(kernelFolds t / T).
-func kernelTransitions(d *dataset.Dataset, f *KernelFeatures) *kernelData {
+//
+// With a value test vt (Kernel.WithValue), every transition also holds
+// the test's entry: the fitted value at its next state (at s_0 for a
+// dummy) over vt's scale, 0 where the value is not finite.
+func kernelTransitions(d *dataset.Dataset, f *KernelFeatures, vt *valueTest) *kernelData {
 	gamma, mean, scale := f.Gamma, f.Mean, f.Scale
 	dim := d.StateDim
 	kd := &kernelData{dim: dim}
@@ -637,6 +673,10 @@ func kernelTransitions(d *dataset.Dataset, f *KernelFeatures) *kernelData {
 		if gamma < 1 {
 			scaleTo(sx, d.ObsAt(lo))
 			add(sx, sx, 0, 1, true, fold(0))
+			if vt != nil {
+				x, _ := vt.entry(lo, true)
+				kd.test = append(kd.test, x)
+			}
 		}
 		g := gamma // gamma^(t+1)
 		for j := lo; j < hi; j++ {
@@ -644,6 +684,10 @@ func kernelTransitions(d *dataset.Dataset, f *KernelFeatures) *kernelData {
 				scaleTo(sx, d.ObsAt(j))
 				scaleTo(nx, next)
 				add(sx, nx, math.Exp(d.LogTarget[j]-d.LogBehavior[j]), g, false, fold(j-lo))
+				if vt != nil {
+					x, _ := vt.entry(j, false)
+					kd.test = append(kd.test, x)
+				}
 			}
 			g *= gamma
 		}
@@ -702,6 +746,12 @@ func stateMean(d *dataset.Dataset, gamma float64, mean, scale []float64, phi *bu
 // weight to a's normalisers. The in-memory accumulation and the second
 // pass over a stream (kernel_stream.go) both build their rows with it.
 func setLossRow(a *kernelloss.Quadratic, ch *kernelloss.Chunk, r int, rho, beta float64, fs, fn []float64) {
+	setLossRowNorm(a, ch, r, rho, beta, 1, fs, fn)
+}
+
+// setLossRowNorm is setLossRow for a test vector of norm norm (the random
+// features, of norm 1, and a value test's entry: sqrt(1 + v^2)).
+func setLossRowNorm(a *kernelloss.Quadratic, ch *kernelloss.Chunk, r int, rho, beta, norm float64, fs, fn []float64) {
 	dk, dw := len(ch.L)/len(ch.C), len(fn)
 	pr := ch.L[r*dk : (r+1)*dk]
 	for q := range pr {
@@ -720,9 +770,9 @@ func setLossRow(a *kernelloss.Quadratic, ch *kernelloss.Chunk, r int, rho, beta 
 		ch.C[r] = 0
 	}
 	for q := range rr {
-		rr[q] = rho * gr[q]
+		rr[q] = rho * norm * gr[q]
 	}
-	ch.RC[r] = rho * ch.C[r]
+	ch.RC[r] = rho * norm * ch.C[r]
 	a.Z += rho
 	a.Z2 += rho * rho
 	a.H0 += ch.RC[r] * ch.RC[r]
@@ -730,6 +780,9 @@ func setLossRow(a *kernelloss.Quadratic, ch *kernelloss.Chunk, r int, rho, beta 
 
 func accumulate(kd *kernelData, psi *fourier, phi *bumps, workers int) []*kernelloss.Quadratic {
 	dk, dw := psi.dim(), phi.size()
+	if kd.test != nil {
+		dk++ // the value test's entry, after the random features
+	}
 	return kernelloss.AccumulateFolds(kd.fold, kernelFolds, dk, dw, workers, func() func(a *kernelloss.Quadratic, rows []int) {
 		fs := make([]float64, dw) // phi(x_i)
 		fn := make([]float64, dw) // phi(x'_i)
@@ -739,7 +792,14 @@ func accumulate(kd *kernelData, psi *fourier, phi *bumps, workers int) []*kernel
 			for r, i := range rows {
 				rho, beta := kd.rho[i], kd.beta[i]
 				s, next := kd.s[i*kd.dim:(i+1)*kd.dim], kd.next[i*kd.dim:(i+1)*kd.dim]
-				psi.features(next, ch.L[r*dk:(r+1)*dk])
+				norm := 1.0
+				if kd.test != nil {
+					psi.features(next, ch.L[r*dk:(r+1)*dk-1])
+					ch.L[(r+1)*dk-1] = kd.test[i]
+					norm = math.Sqrt(1 + kd.test[i]*kd.test[i])
+				} else {
+					psi.features(next, ch.L[r*dk:(r+1)*dk])
+				}
 				if !kd.dummy[i] {
 					// Along an episode x_i is the previous x': reuse its features.
 					if prev >= 0 && slices.Equal(s, kd.next[prev*kd.dim:(prev+1)*kd.dim]) {
@@ -751,9 +811,9 @@ func accumulate(kd *kernelData, psi *fourier, phi *bumps, workers int) []*kernel
 				phi.features(next, fn)
 				prev = i
 				if kd.dummy[i] {
-					setLossRow(a, ch, r, rho, beta, nil, fn)
+					setLossRowNorm(a, ch, r, rho, beta, norm, nil, fn)
 				} else {
-					setLossRow(a, ch, r, rho, beta, fs, fn)
+					setLossRowNorm(a, ch, r, rho, beta, norm, fs, fn)
 				}
 			}
 			a.Accumulate(ch, len(rows))

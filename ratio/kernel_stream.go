@@ -191,6 +191,48 @@ type KernelFeatures struct {
 
 	phi *bumps
 	psi *fourier
+	// test, if not nil, is a value test of the log of that many steps
+	// (WithValue): one more entry of the loss's test vector.
+	test *valueTest
+}
+
+// WithValue returns a copy of f whose loss has one more test function,
+// the fitted value of the target (v at every logged state of the log of
+// f's first pass, next at every next state, in step order), as
+// Kernel.WithValue adds it in memory, and whether it took them. The copy
+// reads the values by step index: its second pass must run over that
+// same log in one piece (in memory; a stream of shards has no fitted
+// value before its second pass).
+func (f *KernelFeatures) WithValue(v, next []float64) (*KernelFeatures, bool) {
+	vt, ok := newValueTest(v, next)
+	if !ok || len(v) != f.Steps {
+		return f, false
+	}
+	g := *f
+	g.phi, g.psi, g.test = nil, nil, vt
+	return &g, true
+}
+
+// lossDim is the length of the loss's test vector: the random features,
+// and the value test's entry.
+func (f *KernelFeatures) lossDim() int {
+	_, psi := f.maps()
+	if f.test != nil {
+		return psi.dim() + 1
+	}
+	return psi.dim()
+}
+
+// testEntry is the value test's entry of a term whose next state is step
+// j's (next) or, for a dummy, step j's state itself, and the test vector's
+// norm with it.
+func (vt *valueTest) entry(j int, dummy bool) (x, norm float64) {
+	if dummy {
+		x = finiteOr0(vt.v[j] / vt.scale)
+	} else {
+		x = finiteOr0(vt.next[j] / vt.scale)
+	}
+	return x, math.Sqrt(1 + x*x)
 }
 
 // Features fixes the feature maps from the first pass.
@@ -279,11 +321,10 @@ type KernelMoments struct {
 
 // NewMoments returns zero sums.
 func (f *KernelFeatures) NewMoments() *KernelMoments {
-	_, psi := f.maps()
 	p := f.NumFeatures()
 	m := &KernelMoments{StateSum: make([]float64, p)}
 	for range kernelFolds {
-		m.Folds = append(m.Folds, kernelloss.NewQuadratic(psi.dim(), p))
+		m.Folds = append(m.Folds, kernelloss.NewQuadratic(f.lossDim(), p))
 	}
 	return m
 }
@@ -347,8 +388,14 @@ func (f *KernelFeatures) EpisodeRange(d *dataset.Dataset, e, a, b int, ep *Kerne
 	if err := checkEpisode(d, e); err != nil {
 		return err
 	}
-	phi, psi := f.maps()
-	dk, dw, dim := psi.dim(), phi.size(), len(f.Mean)
+	phi, _ := f.maps()
+	dk, dw, dim := f.lossDim(), phi.size(), len(f.Mean)
+	if f.test != nil && len(f.test.v) != d.NumSteps() {
+		return fmt.Errorf("ratio: the value test covers %d steps, the log has %d (it was fitted on another log)", len(f.test.v), d.NumSteps())
+	}
+	if ep.state != nil && len(ep.half[0].ch.L) != kernelloss.ChunkLen*dk {
+		ep.state = nil // formed for features of another size
+	}
 	if ep.state == nil {
 		ep.state = make([]float64, dw)
 		for h := range ep.half {
@@ -463,7 +510,7 @@ func (f *KernelFeatures) EpisodeRange(d *dataset.Dataset, e, a, b int, ep *Kerne
 // phi(x_t) of the episode's steps from step from on.
 func (f *KernelFeatures) accumulateTerms(d *dataset.Dataset, lo, from int, terms []kernelTerm, phiRows []float64, hf *episodeHalf) {
 	phi, psi := f.maps()
-	dk, dw := psi.dim(), phi.size()
+	dk, dw := f.lossDim(), phi.size()
 	for k := range hf.used {
 		if hf.used[k] {
 			hf.parts[k].Reset()
@@ -483,13 +530,23 @@ func (f *KernelFeatures) accumulateTerms(d *dataset.Dataset, lo, from int, terms
 			next, _ = d.NextObs(e, lo+tm.t)
 		}
 		f.scale(hf.x, next)
-		psi.features(hf.x, ch.L[n*dk:(n+1)*dk])
+		norm := 1.0
+		if f.test != nil {
+			psi.features(hf.x, ch.L[n*dk:(n+1)*dk-1])
+			if tm.t < 0 {
+				ch.L[(n+1)*dk-1], norm = f.test.entry(lo, true)
+			} else {
+				ch.L[(n+1)*dk-1], norm = f.test.entry(lo+tm.t, false)
+			}
+		} else {
+			psi.features(hf.x, ch.L[n*dk:(n+1)*dk])
+		}
 		phi.features(hf.x, hf.fn)
 		var fs []float64 // nil for the dummy: Delta = 1 - w(s_0)
 		if tm.t >= 0 {
 			fs = phiRows[(tm.t-from)*dw : (tm.t-from+1)*dw]
 		}
-		setLossRow(a, ch, n, tm.rho, tm.beta, fs, hf.fn)
+		setLossRowNorm(a, ch, n, tm.rho, tm.beta, norm, fs, hf.fn)
 	}
 	w.Flush()
 }

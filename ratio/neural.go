@@ -395,8 +395,8 @@ func (l Neural) Fit(d *dataset.Dataset, gamma float64) (Model, error) {
 }
 
 // ValueTested is implemented by learners whose loss can take a fitted
-// value of the target as one more test function (Neural, and an Ensemble
-// of Neural networks).
+// value of the target as one more test function (Neural, an Ensemble of
+// Neural networks, and Kernel).
 //
 // Why. The estimate's error under a ratio w is its flow residual against
 // the target's true value function: with f = V^pi the residual
@@ -426,6 +426,17 @@ type ValueTested interface {
 // mean square over the finite ones; a value that cannot be read at a
 // state (NaN) tests nothing there.
 func (l Neural) WithValue(v, next []float64) (Learner, bool) {
+	vt, ok := newValueTest(v, next)
+	if !ok {
+		return l, false
+	}
+	return valueTested{l, vt}, true
+}
+
+// newValueTest returns the value test of the values v and next, scaled
+// by v's root mean square over its finite entries, and false if they test
+// nothing (no finite non-zero value) or do not match.
+func newValueTest(v, next []float64) (*valueTest, bool) {
 	ss, n := 0.0, 0
 	for _, x := range v {
 		if !math.IsNaN(x) && !math.IsInf(x, 0) {
@@ -434,9 +445,9 @@ func (l Neural) WithValue(v, next []float64) (Learner, bool) {
 		}
 	}
 	if n == 0 || !(ss > 0) || math.IsInf(ss, 0) || len(next) != len(v) {
-		return l, false
+		return nil, false
 	}
-	return valueTested{l, &valueTest{v: v, next: next, scale: math.Sqrt(ss / float64(n))}}, true
+	return &valueTest{v: v, next: next, scale: math.Sqrt(ss / float64(n))}, true
 }
 
 var _ SeededLearner = valueTested{}
