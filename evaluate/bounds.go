@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -51,7 +52,12 @@ type Verdict struct {
 	// minus the sum of their alphas, so two bounds at 95% give 90%).
 	Method string  `json:"bound_method,omitempty"`
 	Level  float64 `json:"level"`
-	Why    string  `json:"why"`
+	// Guaranteed says whether the bound that decided holds in finite
+	// samples under its assumptions; a verdict of "bootstrap" (the
+	// paired bootstrap of the recommended estimator, where no bound
+	// decides) never is.
+	Guaranteed bool   `json:"guaranteed"`
+	Why        string `json:"why"`
 }
 
 // parseRewardRange reads --reward-range LO,HI.
@@ -233,10 +239,10 @@ func (c *Evaluator) verdicts(rep *Report, d *dataset.Dataset) error {
 				switch verdict {
 				case ope.Better:
 					better = append(better, what)
-					v.Method = row.BoundMethod
+					v.Method, v.Guaranteed = row.BoundMethod, row.BoundGuaranteed
 				case ope.Worse:
 					worse = append(worse, what)
-					v.Method = row.BoundMethod
+					v.Method, v.Guaranteed = row.BoundMethod, row.BoundGuaranteed
 				}
 			}
 		}
@@ -255,10 +261,115 @@ func (c *Evaluator) verdicts(rep *Report, d *dataset.Dataset) error {
 			v.Why = fmt.Sprintf("worse than %s: shown by %s", label, strings.Join(worse, ", "))
 		default:
 			v.Why = fmt.Sprintf("not shown: every bound on %s value overlaps %s (more data, a narrower bound, or a policy further from the baseline)", who, label)
+			if bv, ok := bootstrapVerdict(rep, name, c.Baseline, label, c.Alpha, risk); ok {
+				v = bv
+			}
 		}
 		rep.Verdicts = append(rep.Verdicts, v)
 	}
 	return nil
+}
+
+// bootstrapVerdict is the verdict of target policy name against the
+// baseline where no bound decides: bootstrap intervals, without a
+// guarantee. Against another target policy they are paired: an
+// estimator's rows of both policies, whose resample r weighs the episodes
+// alike, give the difference's percentile interval; biases the two
+// policies' estimates share cancel in it, and a policy against itself
+// differs by exactly 0 on every resample. Against a value it is the row's
+// own interval. The estimator is the recommended one (rep.Recommended);
+// where none is recommended (the candidates disagree), every estimator of
+// the report's estimand whose rows pair, each at level 1 - alpha/k for k
+// of them (Bonferroni, so that together they hold at 1 - alpha). Better
+// (worse) when some interval lies above (below) 0 and none below (above).
+// The level is 1 minus alpha and the alphas of the bounds consulted
+// before (risk), by the union bound. It reports false when there is no
+// such verdict: no rows that pair, or the baseline "behavior" (whose value
+// no estimator's row holds).
+func bootstrapVerdict(rep *Report, name, baseline, label string, alpha, risk float64) (Verdict, bool) {
+	if baseline == "behavior" {
+		return Verdict{}, false
+	}
+	var ests []string
+	recommended := false
+	for _, r := range rep.Recommended {
+		if r.Policy == name && r.Estimator != nil {
+			ests, recommended = []string{*r.Estimator}, true
+		}
+	}
+	if !recommended {
+		for _, r := range rep.Estimates {
+			if r.Policy == name && r.Estimate != nil && r.Estimand == rep.Data.Estimand && !slices.Contains(ests, r.Estimator) {
+				ests = append(ests, r.Estimator)
+			}
+		}
+	}
+	rowOf := func(policy, est string) *Row {
+		for i := range rep.Estimates {
+			if r := &rep.Estimates[i]; r.Policy == policy && r.Estimator == est && r.Estimate != nil {
+				return r
+			}
+		}
+		return nil
+	}
+	value, err := strconv.ParseFloat(baseline, 64)
+	isValue := err == nil
+	var above, below int
+	var parts []string
+	a := alpha / float64(len(ests)) // Bonferroni over the estimators consulted
+	if isValue {
+		a = alpha // the rows' own intervals, at their level
+	}
+	for _, est := range ests {
+		t := rowOf(name, est)
+		if t == nil || t.CILow == nil {
+			continue
+		}
+		var diff, lo, hi float64
+		if isValue {
+			diff, lo, hi = *t.Estimate-value, *t.CILow-value, *t.CIHigh-value
+		} else {
+			b := rowOf(baseline, est)
+			if b == nil || b.Estimand != t.Estimand || len(t.resamples) == 0 || len(t.resamples) != len(b.resamples) {
+				continue
+			}
+			d := make([]float64, len(t.resamples))
+			for r := range d {
+				d[r] = t.resamples[r] - b.resamples[r]
+			}
+			iv := ope.IntervalOf(d, make([]error, len(d)), a)
+			diff, lo, hi = *t.Estimate-*b.Estimate, iv.Low, iv.High
+		}
+		parts = append(parts, fmt.Sprintf("%s %s [%s, %s]", est, words.Num("%+.4g", diff), words.Num("%.4g", lo), words.Num("%.4g", hi)))
+		if lo > 0 {
+			above++
+		}
+		if hi < 0 {
+			below++
+		}
+	}
+	if len(parts) == 0 {
+		return Verdict{}, false
+	}
+	what := "the bootstrap interval of the recommended estimator's difference from it"
+	if !isValue {
+		what = "the paired bootstrap (the same resamples of both policies) of the recommended estimator's difference"
+	}
+	if !recommended {
+		what = strings.Replace(what, "the recommended estimator's difference", "every estimator's difference (none is recommended: each interval at 1 - alpha/k for k estimators, none may say the opposite)", 1)
+	}
+	detail := fmt.Sprintf("%s: %s; no guarantee (a bootstrap interval, not a bound: an estimator's bias is not in it)", what, strings.Join(parts, ", "))
+	v := Verdict{Policy: name, Baseline: label, Verdict: ope.NotShown, Method: "bootstrap", Level: max(0, 1-alpha-risk)}
+	switch {
+	case above > 0 && below == 0:
+		v.Verdict, v.Why = ope.Better, fmt.Sprintf("better than %s by %s", label, detail)
+	case below > 0 && above == 0:
+		v.Verdict, v.Why = ope.Worse, fmt.Sprintf("worse than %s by %s", label, detail)
+	default:
+		v.Method = ""
+		v.Why = fmt.Sprintf("not shown: every bound overlaps %s, and so does %s", label, detail)
+	}
+	return v, true
 }
 
 // policyNames returns the target policies of rep in order: its named

@@ -101,6 +101,11 @@ type Row struct {
 	// kernelRatio is bch-kernel's fitted ratio, whose class the
 	// identification range searches.
 	kernelRatio *ratio.KernelModel
+	// resamples are the row's bootstrap estimates in resample order,
+	// kept when none failed: resample r of every target policy weighs the
+	// episodes alike (the multiplicities are the seed's and the episode
+	// id's), so two policies' rows pair (the verdict's paired bootstrap).
+	resamples []float64
 }
 
 type DataSummary struct {
@@ -246,12 +251,12 @@ func (c *Evaluator) Evaluate(d *dataset.Dataset, file string, targets []Target, 
 	if err != nil {
 		return nil, err
 	}
-	if err := c.verdicts(rep, d); err != nil {
-		return nil, err
-	}
 	c.behavior.apply(rep)
 	rep.Data.File = file
 	recommend(rep)
+	if err := c.verdicts(rep, d); err != nil { // after the recommendation, which a bootstrap verdict reads
+		return nil, err
+	}
 	if rep.Warnings == nil {
 		rep.Warnings = []string{} // [] in JSON, never null
 	}
@@ -1035,6 +1040,9 @@ func applyInterval(rep *Report, row *Row, iv ope.Interval, B int) {
 	}
 	row.Resamples = B
 	row.BootstrapFailures = iv.Failures
+	if iv.Failures == 0 && len(iv.Estimates) == B {
+		row.resamples = iv.Estimates
+	}
 	if iv.Failures > 0 {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: failed on %d of %d bootstrap resamples (first: %v); the interval uses the others",
 			row.Estimator, iv.Failures, B, iv.FirstFailure))
