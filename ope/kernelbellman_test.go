@@ -1,6 +1,7 @@
 package ope
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -11,8 +12,10 @@ import (
 	"github.com/ihope-ope/ihope/mdp"
 	"github.com/ihope-ope/ihope/policy"
 	"github.com/ihope-ope/ihope/sim"
+	"github.com/ihope-ope/ihope/sim/pendulum"
 	"github.com/ihope-ope/ihope/sim/rollout"
 	"github.com/ihope-ope/ihope/sim/taxi"
+	"github.com/ihope-ope/ihope/value"
 )
 
 // randomWorld returns a finite MDP of nS states and nA actions with
@@ -306,5 +309,31 @@ func BenchmarkHCOPETaxi(b *testing.B) {
 		if _, err := (HCOPE{RewardLow: -1, RewardHigh: 20}).Bounds(d, 1); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkKernelBellmanPendulum is the real-state interval on the
+// README's Pendulum log (150 episodes of 1000 steps, behavior pi+), q
+// linear in the default quadratic features, the target's own draws, at
+// gamma 0.99 and at the average reward.
+func BenchmarkKernelBellmanPendulum(b *testing.B) {
+	behavior, err := pendulum.Behavior(1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	target := pendulum.DefaultTarget()
+	d, err := rollout.SampleContinuous(rand.New(rand.NewPCG(3, 0)), pendulum.Pendulum{}, behavior, target, 150, 1000)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, gamma := range []float64{0.99, 1} {
+		b.Run(fmt.Sprintf("gamma=%g", gamma), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := (KernelBellman{RewardLow: -17, RewardHigh: 0, Linear: value.Linear{}, ValueTarget: value.Target{Continuous: target, Seed: 1}}).Bounds(d, gamma); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
