@@ -21,7 +21,9 @@ def _flags(options):
     """Keyword options as command-line flags: snake_case -> --kebab-case,
     True -> a bare flag, False/None -> nothing, a list -> comma-separated
     (or the flag repeated for --column, --target-policy, --reference), a
-    dict -> NAME=VALUE pairs, a float -> its exact repr."""
+    dict -> NAME=VALUE pairs, a float -> its exact repr. A value is joined
+    to its flag (--flag=value), so that one starting with "-" (a negative
+    --baseline, --reward-range=-1,20) is not read as a flag."""
     out = []
     for key, value in options.items():
         flag = "--" + key.replace("_", "-")
@@ -30,14 +32,14 @@ def _flags(options):
         if value is True:
             out.append(flag)
         elif isinstance(value, dict):
-            out += [a for k, v in value.items() for a in (flag, "%s=%s" % (k, _text(v)))]
+            out += ["%s=%s=%s" % (flag, k, _text(v)) for k, v in value.items()]
         elif isinstance(value, (list, tuple)):
             if key in _REPEATED:
-                out += [a for v in value for a in (flag, _text(v))]
+                out += ["%s=%s" % (flag, _text(v)) for v in value]
             else:
-                out += [flag, ",".join(_text(v) for v in value)]
+                out.append("%s=%s" % (flag, ",".join(_text(v) for v in value)))
         else:
-            out += [flag, _text(value)]
+            out.append("%s=%s" % (flag, _text(value)))
     return out
 
 

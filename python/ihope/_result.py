@@ -9,6 +9,8 @@ import pandas as pd
 _FIRST = ["policy", "estimator", "estimate", "estimand", "ci_low", "ci_high"]
 # ihope estimate --json's "recommended": one object per target policy.
 RECOMMENDED_COLUMNS = ["policy", "estimator", "estimate", "ci_low", "ci_high", "why"]
+# ihope estimate --bounds --baseline ... --json's "verdicts": one per target policy.
+VERDICT_COLUMNS = ["policy", "baseline", "verdict", "bound_method", "level", "guaranteed", "why"]
 
 
 def _frame(rows, first):
@@ -25,6 +27,9 @@ class Estimate:
         of ``ihope estimate --json``'s rows (ess, weight_unit, note, ...).
     recommended: DataFrame, the estimate to report per target policy
         (policy, estimator, estimate, ci_low, ci_high, why).
+    verdicts: DataFrame, with bounds=True and baseline=...: per target
+        policy better, worse or not shown against the baseline (policy,
+        baseline, verdict, bound_method, level, guaranteed, why).
     warnings: list of str.  data: dict, the data summary.
     ranking: dict or None (several target policies).  raw: the JSON object.
     report_html: the HTML report (str), or None with report=False.
@@ -47,6 +52,13 @@ class Estimate:
         if not rows:
             return pd.DataFrame(columns=RECOMMENDED_COLUMNS)
         return _frame(rows, RECOMMENDED_COLUMNS)
+
+    @property
+    def verdicts(self):
+        rows = self.raw.get("verdicts")
+        if not rows:
+            return pd.DataFrame(columns=VERDICT_COLUMNS)
+        return _frame(rows, VERDICT_COLUMNS)
 
     def save_report(self, path):
         """Writes the HTML report to path."""

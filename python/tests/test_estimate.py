@@ -138,6 +138,20 @@ def test_recommended():
     assert rec["estimator"].tolist() == ["dr", None] and rec["estimate"].iloc[0] == -0.15
 
 
+def test_verdicts(taxi_csv):
+    assert list(ihope.Estimate({"estimates": []}).verdicts.columns) == [
+        "policy", "baseline", "verdict", "bound_method", "level", "guaranteed", "why"]
+    r = ihope.estimate(taxi_csv, bootstrap=50, estimators=["model-based", "wis-trajectory"], report=False,
+                       bounds=True, reward_range="-1,20", baseline="0")
+    v = r.verdicts
+    assert len(v) == 1 and v["baseline"].iloc[0] == "0"
+    # every reward of Taxi's log is -1 or 20 and the target's value is
+    # negative: better than 0 is never shown
+    assert v["verdict"].iloc[0] in ("worse", "not shown")
+    method = r.raw["verdicts"][0].get("bound_method", "")
+    assert bool(v["guaranteed"].iloc[0]) == (method not in ("", "bootstrap"))
+
+
 def test_options_reach_the_binary(taxi_csv):
     a = ihope.estimate(taxi_csv, bootstrap=20, seed=9, alpha=0.1, estimators=["wis-stepwise"], report=False)
     assert a.bootstrap == {"resamples": 20, "alpha": 0.1, "method": "episodes (Poisson)", "seed": 9}
