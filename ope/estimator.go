@@ -19,8 +19,8 @@ type Estimator interface {
 	Estimate(d *dataset.Dataset, gamma float64) (Result, error)
 }
 
-// Trained reports whether r holds a model its learner trained, which
-// FittedSums can evaluate over bootstrap copies.
+// Trained reports whether r holds what FittedSums needs: a model its
+// learner trained, or a bch-kernel fit's value test.
 func (r Result) Trained() bool { return r.fitted != nil }
 
 // Result is an estimate with the weights behind it.
@@ -38,8 +38,10 @@ type Result struct {
 	// the model-based one; nil for the others.
 	Model any
 	// fitted is the learner's whole fitted model where it trains (every
-	// network of bch-neural's ensemble, before the middle half is kept):
-	// FittedSums evaluates it over bootstrap copies.
+	// network of bch-neural's ensemble, before the middle half is kept),
+	// or the value test of a bch-kernel fit (kernelTest): FittedSums
+	// evaluates the one, or re-solves the loss with the other, over
+	// bootstrap copies.
 	fitted any
 	// Warnings are what the estimator has to say about its own fit, in
 	// plain words, each starting with its name.

@@ -498,7 +498,8 @@ func (l Kernel) fit(d *dataset.Dataset, gamma float64, vt *valueTest) (Model, er
 		return nil, err
 	}
 	phi, psi := f.maps()
-	kd := kernelTransitions(d, f, vt)
+	f.test = vt // the second pass's loss, as a stream's with KernelFeatures.WithValue
+	kd := kernelTransitions(d, f)
 	if kd.len() < 2 {
 		return nil, fmt.Errorf("ratio: %d transitions, need at least 2", kd.len())
 	}
@@ -640,11 +641,11 @@ func (kd *kernelData) len() int { return len(kd.rho) }
 // of its id, or with fewer than kernelFolds non-empty episodes step t of
 // an episode of T steps is in fold floor(kernelFolds t / T).
 //
-// With a value test vt (Kernel.WithValue), every transition also holds
+// With a value test (f's, Kernel.WithValue), every transition also holds
 // the test's entry: the fitted value at its next state (at s_0 for a
-// dummy) over vt's scale, 0 where the value is not finite.
-func kernelTransitions(d *dataset.Dataset, f *KernelFeatures, vt *valueTest) *kernelData {
-	gamma, mean, scale := f.Gamma, f.Mean, f.Scale
+// dummy) over the test's scale, 0 where the value is not finite.
+func kernelTransitions(d *dataset.Dataset, f *KernelFeatures) *kernelData {
+	gamma, mean, scale, vt := f.Gamma, f.Mean, f.Scale, f.test
 	dim := d.StateDim
 	kd := &kernelData{dim: dim}
 	sx := make([]float64, dim)
@@ -674,8 +675,7 @@ func kernelTransitions(d *dataset.Dataset, f *KernelFeatures, vt *valueTest) *ke
 			scaleTo(sx, d.ObsAt(lo))
 			add(sx, sx, 0, 1, true, fold(0))
 			if vt != nil {
-				x, _ := vt.entry(lo, true)
-				kd.test = append(kd.test, x)
+				kd.test = append(kd.test, vt.entry(lo, true))
 			}
 		}
 		g := gamma // gamma^(t+1)
@@ -685,8 +685,7 @@ func kernelTransitions(d *dataset.Dataset, f *KernelFeatures, vt *valueTest) *ke
 				scaleTo(nx, next)
 				add(sx, nx, math.Exp(d.LogTarget[j]-d.LogBehavior[j]), g, false, fold(j-lo))
 				if vt != nil {
-					x, _ := vt.entry(j, false)
-					kd.test = append(kd.test, x)
+					kd.test = append(kd.test, vt.entry(j, false))
 				}
 			}
 			g *= gamma
@@ -735,23 +734,14 @@ func stateMean(d *dataset.Dataset, gamma float64, mean, scale []float64, phi *bu
 	return out[:dw]
 }
 
-// accumulate returns the sums of the transitions of every fold, in one
-// pass over the data: l_i = psi(x'_i), h_i = beta_i phi(x_i) - phi(x'_i)
-// and c_i = 0 for a transition, h_i = -phi(x_0) and c_i = 1 for a dummy
-// (|psi| = 1).
 // setLossRow completes row r of ch, one term of the loss with weight rho
-// whose random features of s' are in ch.L: the row is scaled by rho, and
+// whose test vector (lossVector) is in ch.L: the row is scaled by rho, and
 // Delta is 1 - w(s_0) for a dummy (fs nil) or beta w(s) - w(s') for a
 // step, from the bumps' features fs of s and fn of s'. It adds the term's
 // weight to a's normalisers. The in-memory accumulation and the second
 // pass over a stream (kernel_stream.go) both build their rows with it.
-func setLossRow(a *kernelloss.Quadratic, ch *kernelloss.Chunk, r int, rho, beta float64, fs, fn []float64) {
-	setLossRowNorm(a, ch, r, rho, beta, 1, fs, fn)
-}
-
-// setLossRowNorm is setLossRow for a test vector of norm norm (the random
-// features, of norm 1, and a value test's entry: sqrt(1 + v^2)).
-func setLossRowNorm(a *kernelloss.Quadratic, ch *kernelloss.Chunk, r int, rho, beta, norm float64, fs, fn []float64) {
+// norm is the norm of the term's test vector (lossVector).
+func setLossRow(a *kernelloss.Quadratic, ch *kernelloss.Chunk, r int, rho, beta, norm float64, fs, fn []float64) {
 	dk, dw := len(ch.L)/len(ch.C), len(fn)
 	pr := ch.L[r*dk : (r+1)*dk]
 	for q := range pr {
@@ -778,6 +768,26 @@ func setLossRowNorm(a *kernelloss.Quadratic, ch *kernelloss.Chunk, r int, rho, b
 	a.H0 += ch.RC[r] * ch.RC[r]
 }
 
+// lossVector writes to row the loss's test vector of a term whose scaled
+// next state is x: the random features psi(x) and, if tested, the value
+// test's entry t after them (row one longer). It returns the vector's
+// norm, 1 for the random features alone and sqrt(1 + t^2) with the
+// test. The in-memory accumulation and the stream's second pass both
+// form their rows with it.
+func lossVector(psi *fourier, x, row []float64, tested bool, t float64) float64 {
+	if !tested {
+		psi.features(x, row)
+		return 1
+	}
+	psi.features(x, row[:len(row)-1])
+	row[len(row)-1] = t
+	return math.Sqrt(1 + t*t)
+}
+
+// accumulate returns the sums of the transitions of every fold, in one
+// pass over the data: l_i = psi(x'_i) (and the value test's entry, with
+// one), h_i = beta_i phi(x_i) - phi(x'_i) and c_i = 0 for a transition,
+// h_i = -phi(x_0) and c_i = 1 for a dummy.
 func accumulate(kd *kernelData, psi *fourier, phi *bumps, workers int) []*kernelloss.Quadratic {
 	dk, dw := psi.dim(), phi.size()
 	if kd.test != nil {
@@ -792,14 +802,11 @@ func accumulate(kd *kernelData, psi *fourier, phi *bumps, workers int) []*kernel
 			for r, i := range rows {
 				rho, beta := kd.rho[i], kd.beta[i]
 				s, next := kd.s[i*kd.dim:(i+1)*kd.dim], kd.next[i*kd.dim:(i+1)*kd.dim]
-				norm := 1.0
+				var t float64
 				if kd.test != nil {
-					psi.features(next, ch.L[r*dk:(r+1)*dk-1])
-					ch.L[(r+1)*dk-1] = kd.test[i]
-					norm = math.Sqrt(1 + kd.test[i]*kd.test[i])
-				} else {
-					psi.features(next, ch.L[r*dk:(r+1)*dk])
+					t = kd.test[i]
 				}
+				norm := lossVector(psi, next, ch.L[r*dk:(r+1)*dk], kd.test != nil, t)
 				if !kd.dummy[i] {
 					// Along an episode x_i is the previous x': reuse its features.
 					if prev >= 0 && slices.Equal(s, kd.next[prev*kd.dim:(prev+1)*kd.dim]) {
@@ -811,9 +818,9 @@ func accumulate(kd *kernelData, psi *fourier, phi *bumps, workers int) []*kernel
 				phi.features(next, fn)
 				prev = i
 				if kd.dummy[i] {
-					setLossRowNorm(a, ch, r, rho, beta, norm, nil, fn)
+					setLossRow(a, ch, r, rho, beta, norm, nil, fn)
 				} else {
-					setLossRowNorm(a, ch, r, rho, beta, norm, fs, fn)
+					setLossRow(a, ch, r, rho, beta, norm, fs, fn)
 				}
 			}
 			a.Accumulate(ch, len(rows))

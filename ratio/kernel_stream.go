@@ -223,18 +223,6 @@ func (f *KernelFeatures) lossDim() int {
 	return psi.dim()
 }
 
-// testEntry is the value test's entry of a term whose next state is step
-// j's (next) or, for a dummy, step j's state itself, and the test vector's
-// norm with it.
-func (vt *valueTest) entry(j int, dummy bool) (x, norm float64) {
-	if dummy {
-		x = finiteOr0(vt.v[j] / vt.scale)
-	} else {
-		x = finiteOr0(vt.next[j] / vt.scale)
-	}
-	return x, math.Sqrt(1 + x*x)
-}
-
 // Features fixes the feature maps from the first pass.
 func (p *KernelPrep) Features() (*KernelFeatures, error) {
 	if p.States.N == 0 {
@@ -530,23 +518,17 @@ func (f *KernelFeatures) accumulateTerms(d *dataset.Dataset, lo, from int, terms
 			next, _ = d.NextObs(e, lo+tm.t)
 		}
 		f.scale(hf.x, next)
-		norm := 1.0
+		var t float64
 		if f.test != nil {
-			psi.features(hf.x, ch.L[n*dk:(n+1)*dk-1])
-			if tm.t < 0 {
-				ch.L[(n+1)*dk-1], norm = f.test.entry(lo, true)
-			} else {
-				ch.L[(n+1)*dk-1], norm = f.test.entry(lo+tm.t, false)
-			}
-		} else {
-			psi.features(hf.x, ch.L[n*dk:(n+1)*dk])
+			t = f.test.entry(lo+max(tm.t, 0), tm.t < 0)
 		}
+		norm := lossVector(psi, hf.x, ch.L[n*dk:(n+1)*dk], f.test != nil, t)
 		phi.features(hf.x, hf.fn)
 		var fs []float64 // nil for the dummy: Delta = 1 - w(s_0)
 		if tm.t >= 0 {
 			fs = phiRows[(tm.t-from)*dw : (tm.t-from+1)*dw]
 		}
-		setLossRowNorm(a, ch, n, tm.rho, tm.beta, norm, fs, hf.fn)
+		setLossRow(a, ch, n, tm.rho, tm.beta, norm, fs, hf.fn)
 	}
 	w.Flush()
 }

@@ -433,23 +433,6 @@ func (l Neural) WithValue(v, next []float64) (Learner, bool) {
 	return valueTested{l, vt}, true
 }
 
-// newValueTest returns the value test of the values v and next, scaled
-// by v's root mean square over its finite entries, and false if they test
-// nothing (no finite non-zero value) or do not match.
-func newValueTest(v, next []float64) (*valueTest, bool) {
-	ss, n := 0.0, 0
-	for _, x := range v {
-		if !math.IsNaN(x) && !math.IsInf(x, 0) {
-			ss += x * x
-			n++
-		}
-	}
-	if n == 0 || !(ss > 0) || math.IsInf(ss, 0) || len(next) != len(v) {
-		return nil, false
-	}
-	return &valueTest{v: v, next: next, scale: math.Sqrt(ss / float64(n))}, true
-}
-
 var _ SeededLearner = valueTested{}
 
 // valueTested is a Neural learner with a value test function (WithValue).

@@ -119,7 +119,7 @@ func splitTransitions(rng *rand.Rand, d *dataset.Dataset, gamma, heldOut float64
 			scaleTo(sx, d.ObsAt(lo))
 			dest(0).add(sx, sx, 0, 1, true)
 			if vt != nil {
-				dest(0).test = append(dest(0).test, finiteOr0(vt.v[lo]/vt.scale))
+				dest(0).test = append(dest(0).test, vt.entry(lo, true))
 			}
 		}
 		g := gamma // gamma^(t+1)
@@ -129,7 +129,7 @@ func splitTransitions(rng *rand.Rand, d *dataset.Dataset, gamma, heldOut float64
 				scaleTo(nx, next)
 				dest(j-lo).add(sx, nx, math.Exp(d.LogTarget[j]-d.LogBehavior[j]), g, false)
 				if vt != nil {
-					dest(j - lo).test = append(dest(j-lo).test, finiteOr0(vt.next[j]/vt.scale))
+					dest(j - lo).test = append(dest(j-lo).test, vt.entry(j, false))
 				}
 			}
 			g *= gamma
@@ -163,14 +163,40 @@ func medianBandwidth(rng *rand.Rand, tr *transitions, n int) (float64, error) {
 	return h, nil
 }
 
-// valueTest is the fitted value of the target that Neural.WithValue adds
-// to the loss's test functions, at every logged state (v) and next state
-// (next) of the log it was fitted on, and scale, the root mean square of
-// v, which its values are divided by (so that the added test function
-// weighs as one of the kernel's, k(x, x) = 1).
+// valueTest is the fitted value of the target that WithValue (Neural,
+// Kernel) adds to the loss's test functions, at every logged state (v)
+// and next state (next) of the log it was fitted on, and scale, the root
+// mean square of v, which its values are divided by (so that the added
+// test function weighs as one of the kernel's, k(x, x) = 1).
 type valueTest struct {
 	v, next []float64
 	scale   float64
+}
+
+// newValueTest returns the value test of the values v and next, scaled
+// by v's root mean square over its finite entries, and false if they test
+// nothing (no finite non-zero value) or do not match.
+func newValueTest(v, next []float64) (*valueTest, bool) {
+	ss, n := 0.0, 0
+	for _, x := range v {
+		if !math.IsNaN(x) && !math.IsInf(x, 0) {
+			ss += x * x
+			n++
+		}
+	}
+	if n == 0 || !(ss > 0) || math.IsInf(ss, 0) || len(next) != len(v) {
+		return nil, false
+	}
+	return &valueTest{v: v, next: next, scale: math.Sqrt(ss / float64(n))}, true
+}
+
+// entry is the value test's entry of a term whose next state is step
+// j's next state or, for a dummy, step j's state itself.
+func (vt *valueTest) entry(j int, dummy bool) float64 {
+	if dummy {
+		return finiteOr0(vt.v[j] / vt.scale)
+	}
+	return finiteOr0(vt.next[j] / vt.scale)
 }
 
 // finiteOr0 returns x, or 0 where x is not finite (a value model that
