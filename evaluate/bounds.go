@@ -272,20 +272,22 @@ func (c *Evaluator) verdicts(rep *Report, d *dataset.Dataset) error {
 
 // bootstrapVerdict is the verdict of target policy name against the
 // baseline where no bound decides: bootstrap intervals, without a
-// guarantee. Against another target policy they are paired: an
-// estimator's rows of both policies, whose resample r weighs the episodes
-// alike, give the difference's percentile interval; biases the two
+// guarantee. An estimator's resamples of the target's value, minus the
+// baseline (a value, or the same estimator's resamples of the baseline
+// policy: resample r weighs the episodes alike for every policy, so they
+// pair), give the difference's percentile interval; biases the two
 // policies' estimates share cancel in it, and a policy against itself
-// differs by exactly 0 on every resample. Against a value it is the row's
-// own interval. The estimator is the recommended one (rep.Recommended);
-// where none is recommended (the candidates disagree), every estimator of
-// the report's estimand whose rows pair, each at level 1 - alpha/k for k
-// of them (Bonferroni, so that together they hold at 1 - alpha). Better
-// (worse) when some interval lies above (below) 0 and none below (above).
-// The level is 1 minus alpha and the alphas of the bounds consulted
-// before (risk), by the union bound. It reports false when there is no
-// such verdict: no rows that pair, or the baseline "behavior" (whose value
-// no estimator's row holds).
+// differs by exactly 0 on every resample. The estimator is the
+// recommended one (rep.Recommended); where none is recommended (the
+// candidates disagree), every estimator of the report's estimand, each at
+// level 1 - alpha/k for k of them (Bonferroni, so that together they
+// hold at 1 - alpha). Rows whose resamples keep a trained model
+// ("fitted": too narrow, and left out of the recommendation too) are not
+// read. Better (worse) when some interval lies above (below) 0 and none
+// below (above). The level is 1 minus alpha and the alphas of the bounds
+// consulted before (risk), by the union bound. It reports false when
+// there is no such verdict: no rows with resamples that pair, or the
+// baseline "behavior" (whose value no estimator's row holds).
 func bootstrapVerdict(rep *Report, name, baseline, label string, alpha, risk float64) (Verdict, bool) {
 	if baseline == "behavior" {
 		return Verdict{}, false
@@ -306,7 +308,7 @@ func bootstrapVerdict(rep *Report, name, baseline, label string, alpha, risk flo
 	}
 	rowOf := func(policy, est string) *Row {
 		for i := range rep.Estimates {
-			if r := &rep.Estimates[i]; r.Policy == policy && r.Estimator == est && r.Estimate != nil {
+			if r := &rep.Estimates[i]; r.Policy == policy && r.Estimator == est && r.Estimate != nil && len(r.resamples) > 0 && r.Resampling != "fitted" {
 				return r
 			}
 		}
@@ -314,49 +316,48 @@ func bootstrapVerdict(rep *Report, name, baseline, label string, alpha, risk flo
 	}
 	value, err := strconv.ParseFloat(baseline, 64)
 	isValue := err == nil
+	a := alpha / float64(len(ests)) // Bonferroni over the estimators read
 	var above, below int
 	var parts []string
-	a := alpha / float64(len(ests)) // Bonferroni over the estimators consulted
-	if isValue {
-		a = alpha // the rows' own intervals, at their level
-	}
 	for _, est := range ests {
 		t := rowOf(name, est)
-		if t == nil || t.CILow == nil {
+		if t == nil {
 			continue
 		}
-		var diff, lo, hi float64
-		if isValue {
-			diff, lo, hi = *t.Estimate-value, *t.CILow-value, *t.CIHigh-value
-		} else {
+		d, diff := make([]float64, len(t.resamples)), *t.Estimate-value
+		for r, v := range t.resamples {
+			d[r] = v - value
+		}
+		if !isValue {
 			b := rowOf(baseline, est)
-			if b == nil || b.Estimand != t.Estimand || len(t.resamples) == 0 || len(t.resamples) != len(b.resamples) {
+			if b == nil || b.Estimand != t.Estimand || len(b.resamples) != len(t.resamples) {
 				continue
 			}
-			d := make([]float64, len(t.resamples))
-			for r := range d {
-				d[r] = t.resamples[r] - b.resamples[r]
+			for r, v := range t.resamples {
+				d[r] = v - b.resamples[r]
 			}
-			iv := ope.IntervalOf(d, make([]error, len(d)), a)
-			diff, lo, hi = *t.Estimate-*b.Estimate, iv.Low, iv.High
+			diff = *t.Estimate - *b.Estimate
 		}
-		parts = append(parts, fmt.Sprintf("%s %s [%s, %s]", est, words.Num("%+.4g", diff), words.Num("%.4g", lo), words.Num("%.4g", hi)))
-		if lo > 0 {
+		iv := ope.IntervalOf(d, make([]error, len(d)), a)
+		parts = append(parts, fmt.Sprintf("%s %s [%s, %s]", est, words.Num("%+.4g", diff), words.Num("%.4g", iv.Low), words.Num("%.4g", iv.High)))
+		if iv.Low > 0 {
 			above++
 		}
-		if hi < 0 {
+		if iv.High < 0 {
 			below++
 		}
 	}
 	if len(parts) == 0 {
 		return Verdict{}, false
 	}
-	what := "the bootstrap interval of the recommended estimator's difference from it"
+	what := "the bootstrap"
 	if !isValue {
-		what = "the paired bootstrap (the same resamples of both policies) of the recommended estimator's difference"
+		what = "the paired bootstrap (the same resamples of both policies)"
 	}
-	if !recommended {
-		what = strings.Replace(what, "the recommended estimator's difference", "every estimator's difference (none is recommended: each interval at 1 - alpha/k for k estimators, none may say the opposite)", 1)
+	if recommended {
+		what += " of the recommended estimator's difference"
+	} else {
+		what += " of every estimator's difference (none is recommended: each interval at 1 - alpha/k for k estimators, none may say the opposite)"
 	}
 	detail := fmt.Sprintf("%s: %s; no guarantee (a bootstrap interval, not a bound: an estimator's bias is not in it)", what, strings.Join(parts, ", "))
 	v := Verdict{Policy: name, Baseline: label, Verdict: ope.NotShown, Method: "bootstrap", Level: max(0, 1-alpha-risk)}

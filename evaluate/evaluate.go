@@ -785,12 +785,12 @@ func (c *Evaluator) intervals(rep *Report, d *dataset.Dataset, opts ope.Options,
 	}
 	for _, i := range fitted {
 		row := &rep.Estimates[rows[i]]
-		iv, err := c.fittedInterval(d, entries[i].New(opts), *row.fitted, blocks, stderr)
+		iv, trained, err := c.fittedInterval(d, entries[i].New(opts), *row.fitted, blocks, stderr)
 		if err != nil {
 			refit = append(refit, i)
 			continue
 		}
-		if row.kernelRatio != nil { // bch-kernel's sums with its value test: no networks
+		if !trained { // bch-kernel's sums with its value test: no networks
 			applyInterval(rep, row, iv, c.Bootstrap)
 			row.Resampling = "sums"
 			continue
@@ -985,16 +985,18 @@ func widenByTraining(iv ope.Interval, est, sd, alpha float64) ope.Interval {
 // fittedInterval is the interval of an estimator that trained a model on
 // d (res its Result): the model kept, its evaluation summed over Poisson
 // copies of the episodes, or of blocks of that many steps of d's one
-// episode (ope.FittedSums). For bch-kernel with a value test it is the
-// interval of its sums, the loss with the value kept.
-func (c *Evaluator) fittedInterval(d *dataset.Dataset, est ope.Estimator, res ope.Result, blocks int, stderr io.Writer) (ope.Interval, error) {
+// episode (ope.FittedSums); trained is true. For bch-kernel with a value
+// test it is the interval of its sums, the loss re-solved on every copy
+// with the value kept, and trained is false.
+func (c *Evaluator) fittedInterval(d *dataset.Dataset, est ope.Estimator, res ope.Result, blocks int, stderr io.Writer) (iv ope.Interval, trained bool, err error) {
 	s, ok, err := ope.FittedSums(est, res, d, c.Gamma, c.Bootstrap+1)
 	if err != nil || !ok {
-		return ope.Interval{}, fmt.Errorf("%s: no fitted sums (%v)", est.Name(), err)
+		return ope.Interval{}, false, fmt.Errorf("%s: no fitted sums (%v)", est.Name(), err)
 	}
-	label := est.Name() + ": bootstrap, its trained model kept"
-	if _, ok := s.(*ope.KernelRatioSums); ok {
-		label = est.Name() + ": bootstrap, Poisson copies of the sums"
+	_, trained = s.(*ope.SampleSums)
+	label := est.Name() + ": bootstrap, Poisson copies of the sums"
+	if trained {
+		label = est.Name() + ": bootstrap, its trained model kept"
 	}
 	if c.policyLabel != "" {
 		label = c.policyLabel + ": " + label
@@ -1015,13 +1017,13 @@ func (c *Evaluator) fittedInterval(d *dataset.Dataset, est ope.Estimator, res op
 			err = s.Add(d, e, mult)
 		}
 		if err != nil {
-			return ope.Interval{}, err
+			return ope.Interval{}, false, err
 		}
 		if progress != nil {
 			progress(0)
 		}
 	}
-	return ope.SumsInterval(est.Name(), s, c.Bootstrap, c.Alpha), nil
+	return ope.SumsInterval(est.Name(), s, c.Bootstrap, c.Alpha), trained, nil
 }
 
 // applyInterval fills in row's interval from B resamples, and warns of a
