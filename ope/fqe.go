@@ -20,8 +20,8 @@ import (
 // target_prob_k columns) but no behavior probabilities. With Value nil the
 // learner is chosen from the data: value.Tabular for discrete states and
 // actions, otherwise value.Select, the linear model whose polynomial
-// degree (2 to 6) is chosen by its held-out TD residual over folds of
-// episodes shuffled by SelectSeed, then refitted on all the data
+// degree (2 to 6) is chosen by its held-out projected Bellman error over
+// folds of episodes shuffled by SelectSeed, then refitted on all the data
 // (ope/selection.go; value.Linear, a fixed degree 2, before).
 //
 // Result.Model is the value.Model, Result.Learner its learner's name;

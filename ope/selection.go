@@ -8,8 +8,8 @@ import (
 // ClassScore is one function class a learner on real states chose among
 // (Result.Selection): its name ("poly2" ... "poly6" for the linear value
 // model behind fqe, dr and mql), its held-out score (for the value
-// models, the mean squared held-out TD residual of value.Select; lower
-// is better) and that score's standard error, clustered by episode.
+// models, the held-out projected Bellman error of value.Select; lower
+// is better) and that score's standard error, a jackknife over episodes.
 type ClassScore struct {
 	Model string
 	Score float64

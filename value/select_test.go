@@ -1,31 +1,42 @@
 package value
 
 import (
+	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
+
+	"gonum.org/v1/gonum/mat"
 
 	"github.com/ihope-ope/ihope/sim/lineargauss"
 	"github.com/ihope-ope/ihope/sim/pointmass"
 	"github.com/ihope-ope/ihope/sim/rollout"
 )
 
-// argmin checks that the winner is the candidate of least held-out score.
-func checkArgmin(t *testing.T, sel Selection) {
+// checkOneSE checks that the winner is the first candidate whose score
+// is within one standard error of the least score.
+func checkOneSE(t *testing.T, sel Selection) {
 	t.Helper()
-	best := sel.Scores[0]
+	least := sel.Scores[0]
 	for _, s := range sel.Scores[1:] {
-		if s.Score < best.Score {
-			best = s
+		if s.Score < least.Score {
+			least = s
 		}
 	}
-	if sel.Winner != best.Name {
-		t.Errorf("winner %s, but %s has the least held-out score (%v)", sel.Winner, best.Name, sel.Scores)
+	for _, s := range sel.Scores {
+		if s.Score <= least.Score+least.SE {
+			if sel.Winner != s.Name {
+				t.Errorf("winner %s, but %s is the first within one SE of the least score (%v)", sel.Winner, s.Name, sel.Scores)
+			}
+			return
+		}
 	}
 }
 
-// On the point mass, whose q is not quadratic, the held-out TD residual
-// prefers degree 3 or more; the winner is the argmin of the scores; the
+// On the point mass, whose q is not quadratic, the held-out projected
+// Bellman error prefers degree 3 or more (degree 4 on every seed of the
+// table in docs/estimators.md); the winner follows the one-SE rule; the
 // same seed gives the same selection.
 func TestSelectPointMass(t *testing.T) {
 	sys, target, behavior := pointmass.Problem()
@@ -45,7 +56,7 @@ func TestSelectPointMass(t *testing.T) {
 		if len(sel.Scores) != 5 {
 			t.Fatalf("seed %d: %d scores, want 5 (degrees 2..6 within 10,000/20 features)", c.seed, len(sel.Scores))
 		}
-		checkArgmin(t, sel)
+		checkOneSE(t, sel)
 		if deg := l.(Linear).Degree; deg < 3 {
 			t.Errorf("seed %d gamma %g: chose degree %d (%v), want >= 3", c.seed, c.gamma, deg, sel.Scores)
 		}
@@ -56,30 +67,120 @@ func TestSelectPointMass(t *testing.T) {
 	}
 }
 
-// On the linear-Gaussian system q is exactly quadratic: no higher degree
-// beats degree 2 by more than two standard errors of its score.
+// On the linear-Gaussian systems q is exactly quadratic: degree 2 wins,
+// and no candidate's score is significantly below 0. The projected
+// Bellman error is a squared norm, and its within-fold U-statistic is
+// unbiased for it; pairs of episodes across folds, whose models were
+// each fitted on the other's episode, biased the scores of larger
+// classes below 0 (to -2.8 SE for degree 6 in 2-d), and the argmin then
+// chose degree 6.
 func TestSelectLinearGaussQuadratic(t *testing.T) {
-	p := lineargauss.Problem1D()
-	for seed := uint64(1); seed <= 2; seed++ {
-		rng := rand.New(rand.NewPCG(seed, 0))
-		d, err := rollout.SampleContinuous(rng, p.System, p.Behavior, p.Target, 60, 100)
+	for _, c := range []struct {
+		p     *lineargauss.Problem
+		seed  uint64
+		gamma float64
+	}{{lineargauss.Problem1D(), 1, 0.99}, {lineargauss.Problem1D(), 2, 1}, {lineargauss.Problem2D(), 3, 0.99}, {lineargauss.Problem2D(), 4, 1}} {
+		rng := rand.New(rand.NewPCG(c.seed, 0))
+		d, err := rollout.SampleContinuous(rng, c.p.System, c.p.Behavior, c.p.Target, 40, 200)
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, sel, err := Select{Seed: seed}.Choose(d, 0.99, Target{Continuous: p.Target, Seed: 9})
+		_, sel, err := Select{Seed: c.seed}.Choose(d, c.gamma, Target{Continuous: c.p.Target, Seed: 9})
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkArgmin(t, sel)
-		two := sel.Scores[0]
-		if two.Name != "poly2" {
-			t.Fatalf("first candidate %s", two.Name)
+		checkOneSE(t, sel)
+		if sel.Winner != "poly2" || len(sel.Scores) < 4 {
+			t.Errorf("seed %d, %d-d, gamma %g: chose %s among %d candidates, want poly2 (%v)", c.seed, d.StateDim, c.gamma, sel.Winner, len(sel.Scores), sel.Scores)
 		}
-		for _, s := range sel.Scores[1:] {
-			if s.Score < two.Score-2*two.SE {
-				t.Errorf("seed %d: %s beats poly2 by more than 2 SE: %v", seed, s.Name, sel.Scores)
+		for _, s := range sel.Scores {
+			if s.Score < -2*s.SE {
+				t.Errorf("seed %d, %d-d, gamma %g: %s scores %.3g, %.1f SE below 0", c.seed, d.StateDim, c.gamma, s.Name, s.Score, -s.Score/s.SE)
 			}
 		}
+	}
+}
+
+// The U-statistic of projectedScores, computed from whitened sums,
+// equals the direct sum over pairs of distinct episodes of one fold of
+// g_e^T Sigma^-1 g_f, with Sigma inverted as a whole.
+func TestProjectedScoreDirect(t *testing.T) {
+	sys, target, behavior := pointmass.Problem()
+	d, err := sys.Sample(rand.New(rand.NewPCG(5, 0)), behavior, target, 12, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := newProjectedScores(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(6, 0))
+	delta := make([]float64, d.NumSteps())
+	for j := range delta {
+		delta[j] = rng.NormFloat64() + 0.3*d.Obs[j*d.StateDim]
+		if j%17 == 0 {
+			delta[j] = math.NaN() // no next state
+		}
+	}
+	p := len(ps.l) * ps.f.P
+	g := make([][]float64, len(ps.n))
+	for i := range g {
+		g[i] = make([]float64, p)
+	}
+	// Three folds of four episodes; the groups are the episodes.
+	for k := range 3 {
+		var eps []int
+		for e := range d.NumEpisodes() {
+			if e%3 == k {
+				eps = append(eps, e)
+			}
+		}
+		held := d.Subset(eps)
+		var dh []float64
+		for _, e := range eps {
+			lo, hi := d.Span(e)
+			dh = append(dh, delta[lo:hi]...)
+		}
+		ps.accumulate(g, k, held, dh, true)
+	}
+	gs := make([][]float64, len(g))
+	for i := range g {
+		gs[i] = slices.Clone(g[i])
+	}
+	got, se := ps.score(gs)
+
+	// Sigma as one matrix, from the factors' products, and its inverse.
+	sigma := mat.NewDense(p, p, nil)
+	P := ps.f.P
+	for b, l := range ps.l {
+		var blk mat.Dense
+		blk.Mul(l, l.T())
+		for i := range P {
+			for j := range P {
+				sigma.Set(b*P+i, b*P+j, blk.At(i, j))
+			}
+		}
+	}
+	var inv mat.Dense
+	if err := inv.Inverse(sigma); err != nil {
+		t.Fatal(err)
+	}
+	var num, den float64
+	for e := range g {
+		for f := range g {
+			if e == f || ps.fold[e] != ps.fold[f] {
+				continue
+			}
+			num += mat.Inner(mat.NewVecDense(p, g[e]), &inv, mat.NewVecDense(p, g[f]))
+			den += ps.n[e] * ps.n[f]
+		}
+	}
+	want := num / den
+	if math.Abs(got-want) > 1e-6*math.Abs(want) {
+		t.Errorf("score %.10g, direct sum over pairs %.10g", got, want)
+	}
+	if !(se > 0) {
+		t.Errorf("standard error %v", se)
 	}
 }
 

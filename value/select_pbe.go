@@ -1,0 +1,226 @@
+package value
+
+import (
+	"errors"
+	"math"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/ihope-ope/ihope/dataset"
+)
+
+// projectedScores is Select's criterion: the held-out projected Bellman
+// error of every candidate onto a rich test class F, estimated without
+// the double-sampling term.
+//
+// F is the span of the polynomial features of the largest degree the
+// default candidates allow on d (Linear's features, see LinearCandidates).
+// For a candidate's cross-fitted residuals delta_j (see Select) the
+// criterion is
+//
+//	||Pi_F (B q - q)||^2 = E[phi delta]^T Sigma^-1 E[phi delta],   Sigma = E[phi phi^T],
+//
+// the squared norm of the Bellman error's projection on F. It bounds
+// what the estimate depends on: the value error of q is E_mu[w (B q - q)]
+// for the density ratio w (Uehara, Huang and Jiang 2020, Lemma 1 of
+// MQL), so that |error| <= ||w||_mu ||Pi_F (B q - q)|| when w is in F.
+// The residual enters linearly, so the estimate
+//
+//	U = sum_{e != f} g_e^T Sigma^-1 g_f / (N^2 - sum_e n_e^2),   g_e = sum_{j in e} phi_j delta_j,
+//
+// a U-statistic over pairs of distinct episodes (copies of an episode in
+// a resample are one), is unbiased for it: no conditional variance of
+// r + gamma v(s') enters, unlike the held-out squared TD residual, whose
+// variance term rewards candidates with a flat v (the flaw that BVFT,
+// Xie and Jiang 2021, and LSTD-Tournament, Liu et al. 2025, remove by
+// projecting on pairs of candidates; here the projection is on one class
+// that holds them all). Its standard error is the jackknife over
+// episodes. Sigma is estimated on all of d, with a ridge of 1e-8 of its
+// mean diagonal for features collinear on every state (Pendulum's
+// cos^2 + sin^2 = 1).
+type projectedScores struct {
+	f      *linFeatures
+	l      []*mat.TriDense // Cholesky factor of Sigma per block of phi
+	groups map[string]int  // episode id -> group
+	n      []float64       // transitions with a next state per group
+	fold   []int           // the fold that holds each group out
+}
+
+// newProjectedScores builds F and Sigma on d.
+func newProjectedScores(d *dataset.Dataset) (*projectedScores, error) {
+	deg := 2
+	for _, c := range LinearCandidates(d, false) {
+		deg = max(deg, c.Learner.(Linear).Degree)
+	}
+	f, err := newLinFeatures(d, featureSpec{kind: "poly", degree: deg})
+	if err != nil {
+		return nil, err
+	}
+	nb := max(f.numActions, 1)
+	P := f.P
+	const batch = 256
+	bufs := make([][]float64, nb)
+	rows := make([]int, nb)
+	sig := make([][]float64, nb)
+	for b := range nb {
+		bufs[b], sig[b] = make([]float64, batch*P), make([]float64, P*P)
+	}
+	flush := func(b int) {
+		if rows[b] == 0 {
+			return
+		}
+		blas64.Syrk(blas.Trans, 1, blas64.General{Rows: rows[b], Cols: P, Stride: P, Data: bufs[b][:rows[b]*P]}, 1,
+			blas64.Symmetric{N: P, Stride: P, Data: sig[b], Uplo: blas.Upper})
+		rows[b] = 0
+	}
+	sc := f.newScratch(realTarget{})
+	for j := range d.NumSteps() {
+		b := f.stateAction(sc.x, sc, d, j)
+		copy(bufs[b][rows[b]*P:], sc.x)
+		if rows[b]++; rows[b] == batch {
+			flush(b)
+		}
+	}
+	ps := &projectedScores{f: f, l: make([]*mat.TriDense, nb), groups: map[string]int{}}
+	var trace float64
+	for b := range nb {
+		flush(b)
+		for i := range P {
+			trace += sig[b][i*P+i]
+		}
+	}
+	ridge := 1e-8 * trace / float64(nb*P)
+	if !(ridge > 0) {
+		ridge = 1e-12
+	}
+	for b := range nb {
+		for i := range P {
+			sig[b][i*P+i] += ridge
+		}
+		var c mat.Cholesky
+		if !c.Factorize(mat.NewSymDense(P, sig[b])) {
+			return nil, errors.New("value: select: the test features' second moment is not positive definite")
+		}
+		ps.l[b] = new(mat.TriDense)
+		c.LTo(ps.l[b])
+	}
+	for _, e := range d.IDOrder() {
+		if _, ok := ps.groups[d.IDs[e]]; !ok {
+			ps.groups[d.IDs[e]] = len(ps.groups)
+		}
+	}
+	ps.n, ps.fold = make([]float64, len(ps.groups)), make([]int, len(ps.groups))
+	return ps, nil
+}
+
+// accumulate adds a fold's residuals to g (one vector of phi's length per
+// group): g[group of j] += phi_j delta_j over the held-out steps j of
+// held with a known next state (delta not NaN).
+func (ps *projectedScores) accumulate(g [][]float64, k int, held *dataset.Dataset, delta []float64, count bool) {
+	P := ps.f.P
+	sc := ps.f.newScratch(realTarget{})
+	for e := range held.NumEpisodes() {
+		grp := ps.groups[held.IDs[e]]
+		lo, hi := held.Span(e)
+		for j := lo; j < hi; j++ {
+			if math.IsNaN(delta[j]) {
+				continue
+			}
+			b := ps.f.stateAction(sc.x, sc, held, j)
+			dst := g[grp][b*P : (b+1)*P]
+			for i, x := range sc.x {
+				dst[i] += delta[j] * x
+			}
+			if count {
+				ps.n[grp]++
+			}
+		}
+		if count {
+			ps.fold[grp] = k
+		}
+	}
+}
+
+// score returns the U-statistic of the groups' sums g and its jackknife
+// standard error (see projectedScores): the pairs are those of distinct
+// episodes within one fold, whose residuals come from one model fitted
+// on other episodes, so that given the model they are independent.
+// Pairs across folds are not: each model was fitted on the other's
+// episode, and their products are biased downwards by about the number
+// of features over the number of steps (on the linear-Gaussian systems
+// every degree above 2 scored below 0, the more so the higher).
+func (ps *projectedScores) score(g [][]float64) (score, se float64) {
+	P := ps.f.P
+	nb := len(ps.l)
+	m := len(g)
+	K := 0
+	for _, k := range ps.fold {
+		K = max(K, k+1)
+	}
+	h := make([]float64, nb*P)
+	H := make([][]float64, K) // per fold: the sum of its groups' whitened sums
+	for k := range H {
+		H[k] = make([]float64, nb*P)
+	}
+	S, N, Q := make([]float64, K), make([]float64, K), make([]float64, K)
+	self := make([]float64, m) // ||h_e||^2
+	for e, ge := range g {
+		for b := range nb {
+			v := mat.NewVecDense(P, h[b*P:(b+1)*P])
+			if err := v.SolveVec(ps.l[b], mat.NewVecDense(P, ge[b*P:(b+1)*P])); err != nil {
+				return math.NaN(), math.NaN()
+			}
+		}
+		k := ps.fold[e]
+		for i, x := range h {
+			H[k][i] += x
+			self[e] += x * x
+		}
+		g[e] = append(g[e][:0], h...) // keep h_e for the jackknife
+		S[k] += self[e]
+		N[k] += ps.n[e]
+		Q[k] += ps.n[e] * ps.n[e]
+	}
+	sq := func(a []float64) float64 {
+		s := 0.0
+		for _, x := range a {
+			s += x * x
+		}
+		return s
+	}
+	var U, den float64
+	u := make([]float64, K)
+	for k := range K {
+		u[k] = sq(H[k]) - S[k]
+		U += u[k]
+		den += N[k]*N[k] - Q[k]
+	}
+	if !(den > 0) {
+		return math.NaN(), math.NaN()
+	}
+	score = U / den
+	if m < 3 {
+		return score, math.NaN()
+	}
+	loo := make([]float64, m)
+	var mean float64
+	for e := range m {
+		k, n := ps.fold[e], ps.n[e]
+		var rest float64
+		for i, x := range H[k] {
+			r := x - g[e][i]
+			rest += r * r
+		}
+		uk := rest - (S[k] - self[e])
+		dk := (N[k]-n)*(N[k]-n) - (Q[k] - n*n)
+		loo[e] = (U - u[k] + uk) / (den - (N[k]*N[k] - Q[k]) + dk)
+		mean += loo[e] / float64(m)
+	}
+	var ss float64
+	for _, l := range loo {
+		ss += (l - mean) * (l - mean)
+	}
+	return score, math.Sqrt(ss * float64(m-1) / float64(m))
+}
