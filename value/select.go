@@ -79,14 +79,14 @@ const selectStream = 0x6c696e73656c
 // best fixed degree at gamma 1; the projected error chose degree 4 on
 // every seed and erred as the best fixed degree did.
 //
-// The choice is the one-standard-error rule: the first candidate (the
-// simplest, in the order of Candidates) whose score is within one
-// standard error of the least score (oneSE). Held-out scores of nested
-// classes differ by less than their noise wherever the smaller class is
-// enough (degree 2 on the linear-Gaussian systems, whose q is
-// quadratic), and the argmin then picks a larger class by chance, at a
-// cost in variance. A failed fit, or a score that is not finite, is
-// never chosen; if every candidate fails, their errors are returned.
+// The winner is the candidate of least score: Select returns the argmin
+// of its own held-out scores (a failed fit, or a score that is not
+// finite, is never chosen; if every candidate fails, their errors are
+// returned). The one-standard-error rule (the simplest class within one
+// SE of the least) was tried: on the point mass degree 4's score was as
+// noisy as it was small on 2 seeds of 20, and the rule fell back to
+// degree 2 (error 0.1) where the argmin kept degree 4; on the
+// linear-Gaussian systems the two erred alike.
 //
 // With Candidates nil the classes are LinearCandidates(d, Finite):
 // polynomial degrees 2 to 6 within the feature cap. With fewer than two
@@ -265,8 +265,8 @@ func (s Select) Choose(d *dataset.Dataset, gamma float64, pi Target) (Learner, S
 		return nil, Selection{}, err
 	}
 	sel := Selection{Scores: make([]Score, 0, len(cands))}
-	scored := []int{} // the candidates with a score, in order
-	counted := false  // ps.n holds the groups' transitions
+	best, bestScore := -1, math.Inf(1)
+	counted := false // ps.n holds the groups' transitions
 	for c, cd := range cands {
 		for k := range K {
 			if fitErr[c][k] != nil {
@@ -290,38 +290,15 @@ func (s Select) Choose(d *dataset.Dataset, gamma float64, pi Target) (Learner, S
 			continue
 		}
 		sel.Scores = append(sel.Scores, Score{Name: cd.Name, Score: sc, SE: se})
-		scored = append(scored, c)
+		if sc < bestScore {
+			best, bestScore = c, sc
+		}
 	}
-	if len(scored) == 0 {
+	if best < 0 {
 		return nil, Selection{}, errors.Join(errs...)
 	}
-	best := scored[oneSE(sel.Scores)]
 	sel.Winner = cands[best].Name
 	return cands[best].Learner, sel, nil
-}
-
-// oneSE returns the index of the first score within one standard error
-// of the least: the simplest class the held-out evidence cannot tell from
-// the best (Hastie, Tibshirani and Friedman, The Elements of Statistical
-// Learning, Section 7.10). A standard error that is not known counts as
-// zero.
-func oneSE(scores []Score) int {
-	least := 0
-	for i, s := range scores {
-		if s.Score < scores[least].Score {
-			least = i
-		}
-	}
-	bar := scores[least].Score
-	if se := scores[least].SE; se > 0 {
-		bar += se
-	}
-	for i, s := range scores {
-		if s.Score <= bar {
-			return i
-		}
-	}
-	return least
 }
 
 // selectFolds returns the fold of every episode of d and the number of

@@ -205,7 +205,6 @@ func (ps *projectedScores) score(g [][]float64) (score, se float64) {
 		return score, math.NaN()
 	}
 	loo := make([]float64, m)
-	var mean float64
 	for e := range m {
 		k, n := ps.fold[e], ps.n[e]
 		var rest float64
@@ -216,11 +215,20 @@ func (ps *projectedScores) score(g [][]float64) (score, se float64) {
 		uk := rest - (S[k] - self[e])
 		dk := (N[k]-n)*(N[k]-n) - (Q[k] - n*n)
 		loo[e] = (U - u[k] + uk) / (den - (N[k]*N[k] - Q[k]) + dk)
-		mean += loo[e] / float64(m)
 	}
-	var ss float64
+	return score, jackknifeSE(loo)
+}
+
+// jackknifeSE is the jackknife standard error of an estimate from its
+// leave-one-out values, sqrt((m-1)/m sum (loo - mean)^2).
+func jackknifeSE(loo []float64) float64 {
+	m := float64(len(loo))
+	var mean, ss float64
+	for _, l := range loo {
+		mean += l / m
+	}
 	for _, l := range loo {
 		ss += (l - mean) * (l - mean)
 	}
-	return score, math.Sqrt(ss * float64(m-1) / float64(m))
+	return math.Sqrt(ss * (m - 1) / m)
 }

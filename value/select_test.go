@@ -14,30 +14,25 @@ import (
 	"github.com/ihope-ope/ihope/sim/rollout"
 )
 
-// checkOneSE checks that the winner is the first candidate whose score
-// is within one standard error of the least score.
-func checkOneSE(t *testing.T, sel Selection) {
+// checkArgmin checks that the winner is the candidate of least held-out
+// score.
+func checkArgmin(t *testing.T, sel Selection) {
 	t.Helper()
-	least := sel.Scores[0]
+	best := sel.Scores[0]
 	for _, s := range sel.Scores[1:] {
-		if s.Score < least.Score {
-			least = s
+		if s.Score < best.Score {
+			best = s
 		}
 	}
-	for _, s := range sel.Scores {
-		if s.Score <= least.Score+least.SE {
-			if sel.Winner != s.Name {
-				t.Errorf("winner %s, but %s is the first within one SE of the least score (%v)", sel.Winner, s.Name, sel.Scores)
-			}
-			return
-		}
+	if sel.Winner != best.Name {
+		t.Errorf("winner %s, but %s has the least held-out score (%v)", sel.Winner, best.Name, sel.Scores)
 	}
 }
 
 // On the point mass, whose q is not quadratic, the held-out projected
 // Bellman error prefers degree 3 or more (degree 4 on every seed of the
-// table in docs/estimators.md); the winner follows the one-SE rule; the
-// same seed gives the same selection.
+// table in docs/estimators.md); the winner is the argmin of the
+// scores; the same seed gives the same selection.
 func TestSelectPointMass(t *testing.T) {
 	sys, target, behavior := pointmass.Problem()
 	for _, c := range []struct {
@@ -56,7 +51,7 @@ func TestSelectPointMass(t *testing.T) {
 		if len(sel.Scores) != 5 {
 			t.Fatalf("seed %d: %d scores, want 5 (degrees 2..6 within 10,000/20 features)", c.seed, len(sel.Scores))
 		}
-		checkOneSE(t, sel)
+		checkArgmin(t, sel)
 		if deg := l.(Linear).Degree; deg < 3 {
 			t.Errorf("seed %d gamma %g: chose degree %d (%v), want >= 3", c.seed, c.gamma, deg, sel.Scores)
 		}
@@ -67,13 +62,14 @@ func TestSelectPointMass(t *testing.T) {
 	}
 }
 
-// On the linear-Gaussian systems q is exactly quadratic: degree 2 wins,
-// and no candidate's score is significantly below 0. The projected
+// On the linear-Gaussian systems q is exactly quadratic: no candidate
+// beats degree 2 by more than 2 standard errors of its score, and no
+// candidate's score is significantly below 0. The projected
 // Bellman error is a squared norm, and its within-fold U-statistic is
 // unbiased for it; pairs of episodes across folds, whose models were
 // each fitted on the other's episode, biased the scores of larger
 // classes below 0 (to -2.8 SE for degree 6 in 2-d), and the argmin then
-// chose degree 6.
+// chose degree 5 or 6 on 16 of 20 linear-Gaussian cells.
 func TestSelectLinearGaussQuadratic(t *testing.T) {
 	for _, c := range []struct {
 		p     *lineargauss.Problem
@@ -89,11 +85,15 @@ func TestSelectLinearGaussQuadratic(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkOneSE(t, sel)
-		if sel.Winner != "poly2" || len(sel.Scores) < 4 {
-			t.Errorf("seed %d, %d-d, gamma %g: chose %s among %d candidates, want poly2 (%v)", c.seed, d.StateDim, c.gamma, sel.Winner, len(sel.Scores), sel.Scores)
+		checkArgmin(t, sel)
+		two := sel.Scores[0]
+		if two.Name != "poly2" || len(sel.Scores) < 4 {
+			t.Fatalf("candidates %v", sel.Scores)
 		}
 		for _, s := range sel.Scores {
+			if s.Score < two.Score-2*two.SE {
+				t.Errorf("seed %d, %d-d, gamma %g: %s beats poly2 by more than 2 SE: %v", c.seed, d.StateDim, c.gamma, s.Name, sel.Scores)
+			}
 			if s.Score < -2*s.SE {
 				t.Errorf("seed %d, %d-d, gamma %g: %s scores %.3g, %.1f SE below 0", c.seed, d.StateDim, c.gamma, s.Name, s.Score, -s.Score/s.SE)
 			}
