@@ -9,6 +9,7 @@ import (
 
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/sim/lineargauss"
+	"github.com/ihope-ope/ihope/sim/rollout"
 )
 
 // synthLog returns n steps in episodes of 1000 of random logs with real
@@ -122,4 +123,32 @@ func BenchmarkLinearValues(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkSelect times Select.Choose on 150 episodes of 1,000 steps of
+// the 2-d linear-Gaussian system (real actions, one target draw per next
+// state): 5 folds of the 5 degrees (up to 56 joint monomials), and
+// alone the held-out criterion's test class (Sigma on all the steps, 56
+// features) that the choice builds once.
+func BenchmarkSelect(b *testing.B) {
+	p := lineargauss.Problem2D()
+	d, err := rollout.SampleContinuous(rand.New(rand.NewPCG(1, 0)), p.System, p.Behavior, p.Target, 150, 1000)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pi := Target{Continuous: p.Target, Samples: 1}
+	b.Run("choose", func(b *testing.B) {
+		for b.Loop() {
+			if _, _, err := (Select{Seed: 1}).Choose(d, 0.99, pi); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("test-class", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := newProjectedScores(d); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
