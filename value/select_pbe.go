@@ -28,10 +28,12 @@ import (
 // MQL), so that |error| <= ||w||_mu ||Pi_F (B q - q)|| when w is in F.
 // The residual enters linearly, so the estimate
 //
-//	U = sum_{e != f} g_e^T Sigma^-1 g_f / (N^2 - sum_e n_e^2),   g_e = sum_{j in e} phi_j delta_j,
+//	U = sum_k sum_{e != f in fold k} g_e^T Sigma^-1 g_f / sum_k (N_k^2 - sum_{e in k} n_e^2),   g_e = sum_{j in e} phi_j delta_j,
 //
-// a U-statistic over pairs of distinct episodes (copies of an episode in
-// a resample are one), is unbiased for it: no conditional variance of
+// a U-statistic over pairs of distinct episodes held out in one fold
+// (copies of an episode in a resample are one; n_e steps of episode e,
+// N_k of fold k), is unbiased for it given each fold's model (see score):
+// no conditional variance of
 // r + gamma v(s') enters, unlike the held-out squared TD residual, whose
 // variance term rewards candidates with a flat v (the flaw that BVFT,
 // Xie and Jiang 2021, and LSTD-Tournament, Liu et al. 2025, remove by
@@ -85,8 +87,12 @@ func newProjectedScores(d *dataset.Dataset) (*projectedScores, error) {
 	}
 	ps := &projectedScores{f: f, l: make([]*mat.TriDense, nb), groups: map[string]int{}}
 	var trace float64
+	inv := 1 / float64(max(d.NumSteps(), 1))
 	for b := range nb {
 		flush(b)
+		for i := range sig[b] {
+			sig[b][i] *= inv // the mean, so that a score is in squared reward units
+		}
 		for i := range P {
 			trace += sig[b][i*P+i]
 		}
