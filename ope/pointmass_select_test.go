@@ -78,7 +78,7 @@ func TestPointMassSelection(t *testing.T) {
 	}
 }
 
-// The 20-seed table of docs/pending-linsel.md (IHOPE_LONG=1): mean
+// The 20-seed table of docs/estimators.md (IHOPE_LONG=1): mean
 // |error| of fqe, dr (selected, and with degree 2 before), mql, step-wise
 // WIS and the oracle class.
 func TestPointMassSelectionTable(t *testing.T) {
