@@ -146,7 +146,7 @@ func BenchmarkSelect(b *testing.B) {
 	})
 	b.Run("test-class", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := newProjectedScores(d); err != nil {
+			if _, err := newProjectedScores(d, make([]int, d.NumEpisodes())); err != nil {
 				b.Fatal(err)
 			}
 		}

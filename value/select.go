@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 
 	"golang.org/x/sync/errgroup"
 
@@ -233,15 +234,11 @@ func (s Select) Choose(d *dataset.Dataset, gamma float64, pi Target) (Learner, S
 		}
 		train[k], held[k] = d.Subset(tr), d.Subset(he)
 	}
-	// delta[c][k] are candidate c's residuals on the held-out fold k.
-	delta := make([][][]float64, len(cands))
-	errs := make([]error, len(cands))
+	// delta[c][k] are candidate c's residuals on the held-out fold k,
+	// fitErr[c][k] why they could not be had.
+	delta, fitErr := make([][][]float64, len(cands)), make([][]error, len(cands))
 	for c := range cands {
-		delta[c] = make([][]float64, K)
-	}
-	fitErr := make([][]error, len(cands))
-	for c := range cands {
-		fitErr[c] = make([]error, K)
+		delta[c], fitErr[c] = make([][]float64, K), make([]error, K)
 	}
 	var g errgroup.Group
 	g.SetLimit(runtime.GOMAXPROCS(0))
@@ -260,32 +257,23 @@ func (s Select) Choose(d *dataset.Dataset, gamma float64, pi Target) (Learner, S
 		}
 	}
 	_ = g.Wait()
-	ps, err := newProjectedScores(d)
+	ps, err := newProjectedScores(d, folds)
 	if err != nil {
 		return nil, Selection{}, err
 	}
 	sel := Selection{Scores: make([]Score, 0, len(cands))}
 	best, bestScore := -1, math.Inf(1)
-	counted := false // ps.n holds the groups' transitions
+	var errs []error
 	for c, cd := range cands {
+		if i := slices.IndexFunc(fitErr[c], func(e error) bool { return e != nil }); i >= 0 {
+			errs = append(errs, fitErr[c][i]) // its first failed fold
+			continue                          // a failed class gets no score and is not chosen
+		}
+		sums := ps.newSums()
 		for k := range K {
-			if fitErr[c][k] != nil {
-				errs[c] = fitErr[c][k]
-				break
-			}
+			ps.accumulate(sums, held[k], delta[c][k])
 		}
-		if errs[c] != nil {
-			continue // a failed class gets no score and is not chosen
-		}
-		gs := make([][]float64, len(ps.n))
-		for i := range gs {
-			gs[i] = make([]float64, len(ps.l)*ps.f.P)
-		}
-		for k := range K {
-			ps.accumulate(gs, k, held[k], delta[c][k], !counted)
-		}
-		counted = true
-		sc, se := ps.score(gs)
+		sc, se := ps.score(sums)
 		if math.IsNaN(sc) || math.IsInf(sc, 0) {
 			continue
 		}

@@ -46,12 +46,21 @@ type projectedScores struct {
 	f      *linFeatures
 	l      []*mat.TriDense // Cholesky factor of Sigma per block of phi
 	groups map[string]int  // episode id -> group
-	n      []float64       // transitions with a next state per group
 	fold   []int           // the fold that holds each group out
+	K      int             // folds
 }
 
-// newProjectedScores builds F and Sigma on d.
-func newProjectedScores(d *dataset.Dataset) (*projectedScores, error) {
+// groupSums are a candidate's held-out sums per group (episode id):
+// g[group] = sum_j phi_j delta_j over its steps with a next state, n
+// their number.
+type groupSums struct {
+	g [][]float64
+	n []float64
+}
+
+// newProjectedScores builds F and Sigma on d, whose episode e is held out
+// in fold[e] (selectFolds).
+func newProjectedScores(d *dataset.Dataset, fold []int) (*projectedScores, error) {
 	deg := 2
 	for _, c := range LinearCandidates(d, false) {
 		deg = max(deg, c.Learner.(Linear).Degree)
@@ -115,16 +124,26 @@ func newProjectedScores(d *dataset.Dataset) (*projectedScores, error) {
 	for _, e := range d.IDOrder() {
 		if _, ok := ps.groups[d.IDs[e]]; !ok {
 			ps.groups[d.IDs[e]] = len(ps.groups)
+			ps.fold = append(ps.fold, fold[e])
+			ps.K = max(ps.K, fold[e]+1)
 		}
 	}
-	ps.n, ps.fold = make([]float64, len(ps.groups)), make([]int, len(ps.groups))
 	return ps, nil
 }
 
-// accumulate adds a fold's residuals to g (one vector of phi's length per
-// group): g[group of j] += phi_j delta_j over the held-out steps j of
-// held with a known next state (delta not NaN).
-func (ps *projectedScores) accumulate(g [][]float64, k int, held *dataset.Dataset, delta []float64, count bool) {
+// newSums returns zero sums, one vector of phi's length per group.
+func (ps *projectedScores) newSums() groupSums {
+	s := groupSums{g: make([][]float64, len(ps.fold)), n: make([]float64, len(ps.fold))}
+	for i := range s.g {
+		s.g[i] = make([]float64, len(ps.l)*ps.f.P)
+	}
+	return s
+}
+
+// accumulate adds a fold's residuals to s: g[group of j] += phi_j
+// delta_j over the held-out steps j of held with a known next state
+// (delta not NaN).
+func (ps *projectedScores) accumulate(s groupSums, held *dataset.Dataset, delta []float64) {
 	P := ps.f.P
 	sc := ps.f.newScratch(realTarget{})
 	for e := range held.NumEpisodes() {
@@ -135,16 +154,11 @@ func (ps *projectedScores) accumulate(g [][]float64, k int, held *dataset.Datase
 				continue
 			}
 			b := ps.f.stateAction(sc.x, sc, held, j)
-			dst := g[grp][b*P : (b+1)*P]
+			dst := s.g[grp][b*P : (b+1)*P]
 			for i, x := range sc.x {
 				dst[i] += delta[j] * x
 			}
-			if count {
-				ps.n[grp]++
-			}
-		}
-		if count {
-			ps.fold[grp] = k
+			s.n[grp]++
 		}
 	}
 }
@@ -157,37 +171,34 @@ func (ps *projectedScores) accumulate(g [][]float64, k int, held *dataset.Datase
 // episode, and their products are biased downwards by about the number
 // of features over the number of steps (on the linear-Gaussian systems
 // every degree above 2 scored below 0, the more so the higher).
-func (ps *projectedScores) score(g [][]float64) (score, se float64) {
+func (ps *projectedScores) score(s groupSums) (score, se float64) {
 	P := ps.f.P
 	nb := len(ps.l)
-	m := len(g)
-	K := 0
-	for _, k := range ps.fold {
-		K = max(K, k+1)
-	}
-	h := make([]float64, nb*P)
+	m := len(s.g)
+	K := ps.K
+	h := make([][]float64, m) // the groups' whitened sums, L^-1 g_e
 	H := make([][]float64, K) // per fold: the sum of its groups' whitened sums
 	for k := range H {
 		H[k] = make([]float64, nb*P)
 	}
 	S, N, Q := make([]float64, K), make([]float64, K), make([]float64, K)
 	self := make([]float64, m) // ||h_e||^2
-	for e, ge := range g {
+	for e, ge := range s.g {
+		h[e] = make([]float64, nb*P)
 		for b := range nb {
-			v := mat.NewVecDense(P, h[b*P:(b+1)*P])
+			v := mat.NewVecDense(P, h[e][b*P:(b+1)*P])
 			if err := v.SolveVec(ps.l[b], mat.NewVecDense(P, ge[b*P:(b+1)*P])); err != nil {
 				return math.NaN(), math.NaN()
 			}
 		}
 		k := ps.fold[e]
-		for i, x := range h {
+		for i, x := range h[e] {
 			H[k][i] += x
 			self[e] += x * x
 		}
-		g[e] = append(g[e][:0], h...) // keep h_e for the jackknife
 		S[k] += self[e]
-		N[k] += ps.n[e]
-		Q[k] += ps.n[e] * ps.n[e]
+		N[k] += s.n[e]
+		Q[k] += s.n[e] * s.n[e]
 	}
 	sq := func(a []float64) float64 {
 		s := 0.0
@@ -212,10 +223,10 @@ func (ps *projectedScores) score(g [][]float64) (score, se float64) {
 	}
 	loo := make([]float64, m)
 	for e := range m {
-		k, n := ps.fold[e], ps.n[e]
+		k, n := ps.fold[e], s.n[e]
 		var rest float64
 		for i, x := range H[k] {
-			r := x - g[e][i]
+			r := x - h[e][i]
 			rest += r * r
 		}
 		uk := rest - (S[k] - self[e])

@@ -4,7 +4,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
-	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -110,7 +109,11 @@ func TestProjectedScoreDirect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ps, err := newProjectedScores(d)
+	fold := make([]int, d.NumEpisodes()) // three folds of four episodes; the groups are the episodes
+	for e := range fold {
+		fold[e] = e % 3
+	}
+	ps, err := newProjectedScores(d, fold)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,15 +126,11 @@ func TestProjectedScoreDirect(t *testing.T) {
 		}
 	}
 	p := len(ps.l) * ps.f.P
-	g := make([][]float64, len(ps.n))
-	for i := range g {
-		g[i] = make([]float64, p)
-	}
-	// Three folds of four episodes; the groups are the episodes.
+	sums := ps.newSums()
 	for k := range 3 {
 		var eps []int
 		for e := range d.NumEpisodes() {
-			if e%3 == k {
+			if fold[e] == k {
 				eps = append(eps, e)
 			}
 		}
@@ -141,13 +140,10 @@ func TestProjectedScoreDirect(t *testing.T) {
 			lo, hi := d.Span(e)
 			dh = append(dh, delta[lo:hi]...)
 		}
-		ps.accumulate(g, k, held, dh, true)
+		ps.accumulate(sums, held, dh)
 	}
-	gs := make([][]float64, len(g))
-	for i := range g {
-		gs[i] = slices.Clone(g[i])
-	}
-	got, se := ps.score(gs)
+	got, se := ps.score(sums)
+	g := sums.g
 
 	// Sigma as one matrix, from the factors' products, and its inverse.
 	sigma := mat.NewDense(p, p, nil)
@@ -172,7 +168,7 @@ func TestProjectedScoreDirect(t *testing.T) {
 				continue
 			}
 			num += mat.Inner(mat.NewVecDense(p, g[e]), &inv, mat.NewVecDense(p, g[f]))
-			den += ps.n[e] * ps.n[f]
+			den += sums.n[e] * sums.n[f]
 		}
 	}
 	want := num / den
