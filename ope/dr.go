@@ -149,8 +149,10 @@ func (e DR) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	// A learner that chooses its class (value.Select) chooses once, on
 	// every episode, and the winner is cross-fitted: choosing again in
 	// each fold would cost K selections and could give each fold another
-	// class. The bootstrap reruns the whole, so its intervals count the
-	// choice's variability.
+	// class. ihope estimate's bootstrap refits the class the whole log
+	// chose (evaluate's resampleOptions), so its intervals hold the class
+	// fixed; ope.Bootstrap on this estimator reruns the whole, choice
+	// included.
 	vl, sel, err := chooseValue(vl, d, gamma, e.Target)
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: value model: %w", name, err)

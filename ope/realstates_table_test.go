@@ -354,6 +354,22 @@ func TestRealStatesSelectionTable(t *testing.T) {
 			if len(rep.Recommended) == 1 && rep.Recommended[0].Estimate != nil {
 				abs["recommended"] = append(abs["recommended"], math.Abs(*rep.Recommended[0].Estimate-w.truth[ope.Estimand(rep.Data.Estimand)]))
 			}
+			// Every row of the seed, against its estimand's truth, and
+			// what the recommendation chose: the table's means hide
+			// which row it followed.
+			var seen []string
+			for _, r := range rep.Estimates {
+				if r.Estimate == nil || r.CILow == nil {
+					continue
+				}
+				tr := w.truth[ope.Estimand(r.Estimand)]
+				seen = append(seen, fmt.Sprintf("%s %+.4f [%+.4f, %+.4f]", r.Estimator, *r.Estimate-tr, *r.CILow-tr, *r.CIHigh-tr))
+			}
+			chosen := "none"
+			if len(rep.Recommended) == 1 && rep.Recommended[0].Estimator != nil {
+				chosen = *rep.Recommended[0].Estimator
+			}
+			t.Logf("%s, seed %d: errors (interval minus truth): %s; recommended %s", w.name, seed+1, strings.Join(seen, ", "), chosen)
 			opts := ope.Options{TargetContinuous: draws, Estimand: ope.LongRun, Seed: 1}
 			wis, err := ope.New([]string{"wis-stepwise"}, opts)
 			if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/sim/lineargauss"
 	"github.com/ihope-ope/ihope/sim/pointmass"
 	"github.com/ihope-ope/ihope/sim/rollout"
@@ -201,6 +202,96 @@ func TestLinearCandidatesCap(t *testing.T) {
 		}
 		if !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%d steps: candidates %v, want %v", c.n*c.T, got, c.want)
+		}
+	}
+}
+
+// The fold fits of one pass (Linear.fitFolds: each fold's moments summed
+// once, the training moments the sum of the others') agree with fitting
+// each training set anew, up to the standardisation (all of d against
+// the training set), which the polynomial span absorbs but for the
+// relative ridge: without a ridge the values on the held-out fold agree
+// to 1e-6 of their scale, for discrete and real actions, stationary and
+// finite-horizon; with the default ridge (1e-6 of the mean diagonal,
+// which penalises other directions after another standardisation) to
+// 1e-3 (measured: 4e-4 at degree 4 on 2,000 steps, 3e-5 at degree 3).
+func TestFitFoldsMatchSeparateFits(t *testing.T) {
+	sys, target, behavior := pointmass.Problem()
+	pm, err := sys.Sample(rand.New(rand.NewPCG(4, 0)), behavior, target, 40, 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := lineargauss.Problem1D()
+	lg, err := rollout.SampleContinuous(rand.New(rand.NewPCG(4, 0)), p.System, p.Behavior, p.Target, 30, 60)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		d     *dataset.Dataset
+		pi    Target
+		gamma float64
+		l     Linear
+		tol   float64
+	}{
+		{"point mass, degree 4, gamma 0.99", pm, Target{}, 0.99, Linear{Degree: 4, Ridge: -1}, 1e-6},
+		{"point mass, degree 3, gamma 1", pm, Target{}, 1, Linear{Degree: 3, Ridge: -1}, 1e-6},
+		{"point mass, degree 3, finite", pm, Target{}, 0.99, Linear{Degree: 3, Finite: true, Ridge: -1, BackupRidge: -1}, 1e-6},
+		{"linear-Gaussian, degree 3, real actions", lg, Target{Continuous: p.Target, Samples: 2, Seed: 5}, 0.99, Linear{Degree: 3, Ridge: -1}, 1e-6},
+		{"point mass, degree 4, default ridge", pm, Target{}, 0.99, Linear{Degree: 4}, 1e-3},
+		{"linear-Gaussian, degree 3, default ridge", lg, Target{Continuous: p.Target, Samples: 2, Seed: 5}, 1, Linear{Degree: 3}, 1e-3},
+	} {
+		const K = 3
+		folds, _ := selectFolds(c.d, K, 7)
+		held, train, maxLen := make([]*dataset.Dataset, K), make([]*dataset.Dataset, K), make([]int, K)
+		for k := range K {
+			var he, tr []int
+			for e, f := range folds {
+				if f == k {
+					he = append(he, e)
+				} else {
+					tr = append(tr, e)
+					maxLen[k] = max(maxLen[k], c.d.Len(e))
+				}
+			}
+			held[k], train[k] = c.d.Subset(he), c.d.Subset(tr)
+		}
+		ms, errs := c.l.fitFolds(c.d, held, maxLen, c.gamma, c.pi)
+		for k := range K {
+			if errs[k] != nil {
+				t.Fatalf("%s: fold %d: %v", c.name, k, errs[k])
+			}
+			want, err := c.l.Fit(train[k], c.gamma, c.pi)
+			if err != nil {
+				t.Fatal(err)
+			}
+			q, v, next, err := ms[k].Values(held[k])
+			if err != nil {
+				t.Fatal(err)
+			}
+			wq, wv, wnext, err := want.Values(held[k])
+			if err != nil {
+				t.Fatal(err)
+			}
+			scale := 0.0
+			for _, x := range wq {
+				scale = math.Max(scale, math.Abs(x))
+			}
+			worst := 0.0
+			for _, pair := range [][2][]float64{{q, wq}, {v, wv}, {next, wnext}} {
+				for j := range pair[0] {
+					if math.IsNaN(pair[1][j]) {
+						continue
+					}
+					worst = math.Max(worst, math.Abs(pair[0][j]-pair[1][j]))
+				}
+			}
+			if !(worst <= c.tol*scale) {
+				t.Errorf("%s: fold %d: one pass and a separate fit differ by %.3g (values up to %.3g)", c.name, k, worst, scale)
+			}
+			if rw, rg := want.Rho(), ms[k].Rho(); !math.IsNaN(rw) && math.Abs(rw-rg) > c.tol*scale {
+				t.Errorf("%s: fold %d: rho %v, separate fit %v", c.name, k, rg, rw)
+			}
 		}
 	}
 }
