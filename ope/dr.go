@@ -271,7 +271,7 @@ func largeCorrection(d *dataset.Dataset, gamma float64, est Estimand, v []float6
 }
 
 // neuralValueHint is the advice a misfit warning ends with when the value
-// model is the linear one (quadratic features) on real states at
+// model is the linear one (polynomial features) on real states at
 // gamma < 1, where the neural learner applies (under the long run only:
 // it has no time-indexed form): on three unseen nonlinear worlds (a 2-d
 // nonlinear system, mountain car, cart-pole; 800 episodes of 100 steps,
@@ -287,7 +287,7 @@ func neuralValueHint(d *dataset.Dataset, gamma float64, est Estimand, learner st
 	if est != LongRun {
 		how = "the long-run value (--estimand long-run, another estimand) with --value-model neural, which has no horizon form, fits"
 	}
-	return "; on real states " + how + " what quadratic features cannot (on three nonlinear worlds, under the long run, it cut dr's mean error from 0.073 to 0.017)"
+	return "; on real states " + how + " what polynomial features cannot (on three nonlinear worlds, under the long run, it cut dr's mean error from 0.073 with quadratic features to 0.017; on discounted Pendulum, where no degree fits, it gave -1.498 against the truth -1.451)"
 }
 
 // correctionCollapse warns when the weights u of dr's correction
