@@ -60,11 +60,11 @@ const selectStream = 0x6c696e73656c
 // (Dataset.IDOrder), shuffled by a PCG seeded by Seed, and dealt into K =
 // Folds folds (DefaultSelectFolds; at most the number of distinct ids).
 // Every candidate is fitted on K - 1 folds and scored on the held-out
-// one, each fold in turn, so that every episode is held out once. A
-// Linear candidate's K fits share one pass over the data (fitFolds: the
-// moments of each fold summed once, with the features standardised over
-// all of d), which halved the time and cut the memory by two thirds
-// (BenchmarkSelect: 1.73 s and 271 MB before, 0.81 s and 87 MB).
+// one, each fold in turn, so that every episode is held out once. The
+// Linear candidates' fits share one pass over the data (fitFolds: the
+// moments of each fold summed once, for the largest polynomial degree,
+// with the features standardised over all of d; a smaller degree's
+// moments are a block of those).
 //
 // The criterion is the held-out projected Bellman error of the fitted
 // model on a rich polynomial test class F (projectedScores): with the
@@ -227,7 +227,7 @@ func (s Select) Choose(d *dataset.Dataset, gamma float64, pi Target) (Learner, S
 		return cands[0].Learner, Selection{Winner: cands[0].Name}, nil
 	}
 	// held[k] are fold k's episodes; train[k] the others, built only for
-	// a candidate that fits each training set anew (not a foldFitter).
+	// a candidate that fits each training set anew (not a Linear).
 	held, maxLen, inFold := make([]*dataset.Dataset, K), make([]int, K), make([][]int, K)
 	for e, f := range folds {
 		inFold[f] = append(inFold[f], e)
@@ -273,15 +273,46 @@ func (s Select) Choose(d *dataset.Dataset, gamma float64, pi Target) (Learner, S
 	}
 	var g errgroup.Group
 	g.SetLimit(runtime.GOMAXPROCS(0))
+	// The Linear candidates are fitted together from one pass over the
+	// data per group: the polynomial ones that differ in degree only share
+	// the moments of the largest degree (fitFolds); the others each have
+	// their own pass. Their residuals are scored while the next group's
+	// pass runs.
+	type group struct {
+		idx []int
+		ls  []Linear
+	}
+	var groups []group
+	at := map[Linear]int{}
 	for c := range cands {
-		if ff, ok := cands[c].Learner.(foldFitter); ok {
-			// One pass over the data for the K fits (in parallel
-			// inside); their residuals are scored while the next
-			// candidate's pass runs.
-			ms, errs := ff.fitFolds(d, held, maxLen, gamma, pi)
+		l, ok := cands[c].Learner.(Linear)
+		if !ok {
+			continue
+		}
+		if l.Features != "" && l.Features != "poly" {
+			groups = append(groups, group{[]int{c}, []Linear{l}})
+			continue
+		}
+		key := l
+		key.Degree, key.Features = 0, ""
+		i, seen := at[key]
+		if !seen {
+			i = len(groups)
+			at[key] = i
+			groups = append(groups, group{})
+		}
+		groups[i].idx, groups[i].ls = append(groups[i].idx, c), append(groups[i].ls, l)
+	}
+	for _, gr := range groups {
+		ms, errs := fitFolds(d, held, maxLen, gamma, pi, gr.ls)
+		for i, c := range gr.idx {
 			for k := range K {
-				g.Go(func() error { residuals(c, k, ms[k], errs[k]); return nil })
+				g.Go(func() error { residuals(c, k, ms[i][k], errs[i][k]); return nil })
 			}
+		}
+	}
+	for c := range cands {
+		if _, ok := cands[c].Learner.(Linear); ok {
 			continue
 		}
 		train := trainSets()

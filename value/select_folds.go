@@ -9,23 +9,20 @@ import (
 	"github.com/ihope-ope/ihope/dataset"
 )
 
-// foldFitter is implemented by the learners whose fits on the training
-// sets of Select's folds can share one pass over the data (Linear).
-// fitFolds returns the K models, model k fitted on every fold but
-// held[k] (the held-out episodes of fold k), and why a fit failed; maxLen
-// is the longest training episode of each fold (a Finite fit's
-// horizons).
-type foldFitter interface {
-	fitFolds(d *dataset.Dataset, held []*dataset.Dataset, maxLen []int, gamma float64, pi Target) ([]Model, []error)
-}
-
-var _ foldFitter = Linear{}
-
-// fitFolds fits LSTD-Q on the K training sets of a K-fold split in one
-// pass over the data: the moments of each held-out fold are summed once,
-// and fold k's training moments are the sum of the other folds'. Fitting
-// each training set anew passes K - 1 times over the data per candidate
-// (4 with Select's 5 folds).
+// fitFolds fits LSTD-Q for every Linear of ls on the K training sets of a
+// K-fold split in one pass over the data: the moments of each held-out
+// fold (held[k]) are summed once, and fold k's training moments are the
+// sum of the other folds'. Fitting each training set anew passes K - 1
+// times over the data per learner (4 with Select's 5 folds). It returns
+// the K models of each learner (model k fitted on every fold but k; maxLen
+// is the longest training episode of each fold, a Finite fit's horizons)
+// and why a fit failed.
+//
+// The learners of ls must differ in Degree only, and when there are
+// several their features must be "poly": the moments are summed once, for
+// the largest degree, and a smaller degree's are their leading block
+// (linWorker.sub), since newMonomials lists the terms of every degree after
+// those of the lower ones.
 //
 // The features are standardised over the whole of d, not over each
 // training set. The polynomial features of one degree span the same
@@ -33,36 +30,57 @@ var _ foldFitter = Linear{}
 // from separate ones only through the relative ridge (1e-6 of the mean
 // diagonal) and rounding; random Fourier features take their median
 // distance from all of d.
-func (l Linear) fitFolds(d *dataset.Dataset, held []*dataset.Dataset, maxLen []int, gamma float64, pi Target) ([]Model, []error) {
+func fitFolds(d *dataset.Dataset, held []*dataset.Dataset, maxLen []int, gamma float64, pi Target, ls []Linear) ([][]Model, [][]error) {
 	K := len(held)
-	models, errs := make([]Model, K), make([]error, K)
-	fail := func(err error) ([]Model, []error) {
-		for k := range errs {
-			errs[k] = err
+	models, errs := make([][]Model, len(ls)), make([][]error, len(ls))
+	for i := range ls {
+		models[i], errs[i] = make([]Model, K), make([]error, K)
+	}
+	fail := func(i int, err error) {
+		for k := range errs[i] {
+			errs[i][k] = err
+		}
+	}
+	failAll := func(err error) ([][]Model, [][]error) {
+		for i := range ls {
+			fail(i, err)
 		}
 		return models, errs
 	}
 	if err := checkDiscount("linear", gamma); err != nil {
-		return fail(err)
-	}
-	set, err := l.settings()
-	if err != nil {
-		return fail(err)
+		return failAll(err)
 	}
 	tgt, err := newRealTarget("linear", d, pi)
 	if err != nil {
-		return fail(err)
+		return failAll(err)
 	}
 	if d.NumSteps() == 0 {
-		return fail(errors.New("value: linear: the logs have no steps"))
+		return failAll(errors.New("value: linear: the logs have no steps"))
 	}
-	f, err := newLinFeatures(d, set.spec)
-	if err != nil {
-		return fail(err)
+	sets, feats := make([]linearSettings, len(ls)), make([]*linFeatures, len(ls))
+	top := -1 // the learner of the largest degree, whose moments are summed
+	for i, l := range ls {
+		if sets[i], err = l.settings(); err == nil {
+			feats[i], err = newLinFeatures(d, sets[i].spec)
+		}
+		if err != nil {
+			fail(i, err)
+			continue
+		}
+		if len(ls) > 1 && sets[i].spec.kind != "poly" {
+			return failAll(fmt.Errorf("value: linear: features %q have no nested degrees", sets[i].spec.kind))
+		}
+		if top < 0 || sets[i].spec.degree > sets[top].spec.degree {
+			top = i
+		}
 	}
+	if top < 0 {
+		return models, errs
+	}
+	l, f := ls[top], feats[top]
 	ws := make([]*linWorker, K)
 	var g errgroup.Group
-	g.SetLimit(set.workers)
+	g.SetLimit(sets[top].workers)
 	for k := range K {
 		g.Go(func() error {
 			ws[k] = newLinWorker(f, tgt, gamma, l.Finite)
@@ -73,7 +91,7 @@ func (l Linear) fitFolds(d *dataset.Dataset, held []*dataset.Dataset, maxLen []i
 	_ = g.Wait()
 	for k, w := range ws {
 		if w.err != nil {
-			return fail(fmt.Errorf("fold %d's episodes: %w", k, w.err))
+			return failAll(fmt.Errorf("fold %d's episodes: %w", k, w.err))
 		}
 	}
 	for k := range K {
@@ -83,12 +101,51 @@ func (l Linear) fitFolds(d *dataset.Dataset, held []*dataset.Dataset, maxLen []i
 				acc.add(w)
 			}
 		}
-		m, err := fromMoments(set, l.Finite, f, tgt, gamma, acc, maxLen[k])
-		if err != nil {
-			errs[k] = err
-			continue
+		for i := range ls {
+			if feats[i] == nil {
+				continue
+			}
+			w := acc
+			if i != top {
+				w = acc.sub(feats[i])
+			}
+			m, err := fromMoments(sets[i], ls[i].Finite, feats[i], tgt, gamma, w, maxLen[k])
+			if err != nil {
+				errs[i][k] = err
+				continue
+			}
+			models[i][k] = m
 		}
-		models[k] = m
 	}
 	return models, errs
+}
+
+// sub returns the moments of the features f of a smaller polynomial
+// degree than w's, on the same data and standardisation: f's P features
+// per block are the first P of each of w's blocks, so every moment of f
+// is an entry of w's (see linWorker for the layout of a row).
+func (w *linWorker) sub(f *linFeatures) *linWorker {
+	s := newLinWorker(f, w.target, w.gamma, w.finite)
+	P, p, Pw, pw := f.P, f.p, w.f.P, w.f.p
+	for k := range w.K {
+		src, dst := w.m[k*w.Pp*w.Qp:(k+1)*w.Pp*w.Qp], s.m[k*s.Pp*s.Qp:(k+1)*s.Pp*s.Qp]
+		for i := range P {
+			from, to := src[i*w.Qp:(i+1)*w.Qp], dst[i*s.Qp:(i+1)*s.Qp]
+			if w.finite { // [x, psi, r, 1]
+				copy(to[:P], from[:P])
+				for b := range w.K {
+					copy(to[P+b*P:P+(b+1)*P], from[Pw+b*Pw:Pw+b*Pw+P])
+				}
+				to[P+p], to[P+p+1] = from[Pw+pw], from[Pw+pw+1]
+				continue
+			}
+			for b := range w.K { // [phi - gamma psi, r, 1]
+				copy(to[b*P:(b+1)*P], from[b*Pw:b*Pw+P])
+			}
+			to[p], to[p+1] = from[pw], from[pw+1]
+		}
+		copy(s.gdiag[k*P:(k+1)*P], w.gdiag[k*Pw:k*Pw+P])
+	}
+	s.n, s.skipped, s.noNext = w.n, w.skipped, w.noNext
+	return s
 }

@@ -256,7 +256,8 @@ func TestFitFoldsMatchSeparateFits(t *testing.T) {
 			}
 			held[k], train[k] = c.d.Subset(he), c.d.Subset(tr)
 		}
-		ms, errs := c.l.fitFolds(c.d, held, maxLen, c.gamma, c.pi)
+		all, allErrs := fitFolds(c.d, held, maxLen, c.gamma, c.pi, []Linear{c.l})
+		ms, errs := all[0], allErrs[0]
 		for k := range K {
 			if errs[k] != nil {
 				t.Fatalf("%s: fold %d: %v", c.name, k, errs[k])
@@ -291,6 +292,74 @@ func TestFitFoldsMatchSeparateFits(t *testing.T) {
 			}
 			if rw, rg := want.Rho(), ms[k].Rho(); !math.IsNaN(rw) && math.Abs(rw-rg) > c.tol*scale {
 				t.Errorf("%s: fold %d: rho %v, separate fit %v", c.name, k, rg, rw)
+			}
+		}
+	}
+}
+
+// A smaller degree's fold fits from the moments of a larger degree
+// (fitFolds with several degrees: the leading block of each moment) are
+// those of its own pass, to rounding, stationary and finite-horizon, for
+// discrete and real actions.
+func TestFitFoldsNestedDegrees(t *testing.T) {
+	sys, target, behavior := pointmass.Problem()
+	pm, err := sys.Sample(rand.New(rand.NewPCG(5, 0)), behavior, target, 30, 40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := lineargauss.Problem2D()
+	lg, err := rollout.SampleContinuous(rand.New(rand.NewPCG(5, 0)), p.System, p.Behavior, p.Target, 30, 40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		d      *dataset.Dataset
+		pi     Target
+		gamma  float64
+		finite bool
+	}{
+		{"point mass, gamma 0.99", pm, Target{}, 0.99, false},
+		{"point mass, finite", pm, Target{}, 0.99, true},
+		{"point mass, gamma 1", pm, Target{}, 1, false},
+		{"linear-Gaussian 2-d, real actions", lg, Target{Continuous: p.Target, Samples: 1, Seed: 3}, 0.99, false},
+		{"linear-Gaussian 2-d, real actions, finite", lg, Target{Continuous: p.Target, Samples: 1, Seed: 3}, 0.99, true},
+	} {
+		const K = 3
+		folds, _ := selectFolds(c.d, K, 2)
+		held, maxLen := make([]*dataset.Dataset, K), make([]int, K)
+		for k := range K {
+			var he []int
+			for e, f := range folds {
+				if f == k {
+					he = append(he, e)
+				} else {
+					maxLen[k] = max(maxLen[k], c.d.Len(e))
+				}
+			}
+			held[k] = c.d.Subset(he)
+		}
+		ls := []Linear{{Degree: 2, Finite: c.finite}, {Degree: 4, Finite: c.finite}, {Degree: 3, Finite: c.finite}}
+		nested, nestedErrs := fitFolds(c.d, held, maxLen, c.gamma, c.pi, ls)
+		for i, l := range ls {
+			alone, aloneErrs := fitFolds(c.d, held, maxLen, c.gamma, c.pi, []Linear{l})
+			for k := range K {
+				if nestedErrs[i][k] != nil || aloneErrs[0][k] != nil {
+					t.Fatalf("%s, degree %d, fold %d: %v, %v", c.name, l.Degree, k, nestedErrs[i][k], aloneErrs[0][k])
+				}
+				q, _, _, err := nested[i][k].Values(held[k])
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, _, _, err := alone[0][k].Values(held[k])
+				if err != nil {
+					t.Fatal(err)
+				}
+				for j := range q {
+					if math.Abs(q[j]-want[j]) > 1e-8*(1+math.Abs(want[j])) {
+						t.Fatalf("%s, degree %d, fold %d, step %d: q %v from the nested moments, %v from its own", c.name, l.Degree, k, j, q[j], want[j])
+					}
+				}
 			}
 		}
 	}
