@@ -228,18 +228,7 @@ func (s Select) Choose(d *dataset.Dataset, gamma float64, pi Target) (Learner, S
 	}
 	// held[k] are fold k's episodes; train[k] the others, built only for
 	// a candidate that fits each training set anew (not a Linear).
-	held, maxLen, inFold := make([]*dataset.Dataset, K), make([]int, K), make([][]int, K)
-	for e, f := range folds {
-		inFold[f] = append(inFold[f], e)
-	}
-	for k := range K {
-		held[k] = d.Subset(inFold[k])
-		for e, f := range folds {
-			if f != k {
-				maxLen[k] = max(maxLen[k], d.Len(e))
-			}
-		}
-	}
+	held, maxLen, inFold := splitFolds(d, folds, K)
 	var train []*dataset.Dataset
 	trainSets := func() []*dataset.Dataset {
 		if train == nil {
@@ -355,6 +344,26 @@ func (s Select) Choose(d *dataset.Dataset, gamma float64, pi Target) (Learner, S
 	}
 	sel.Winner = cands[best].Name
 	return cands[best].Learner, sel, nil
+}
+
+// splitFolds returns the episodes of each of the K folds (fold[e] is
+// episode e's), as datasets (held) and as indices (inFold), and the
+// longest episode outside each fold (maxLen: the horizons of a Finite
+// fit on the other folds).
+func splitFolds(d *dataset.Dataset, fold []int, K int) (held []*dataset.Dataset, maxLen []int, inFold [][]int) {
+	held, maxLen, inFold = make([]*dataset.Dataset, K), make([]int, K), make([][]int, K)
+	for e, f := range fold {
+		inFold[f] = append(inFold[f], e)
+	}
+	for k := range K {
+		held[k] = d.Subset(inFold[k])
+		for e, f := range fold {
+			if f != k {
+				maxLen[k] = max(maxLen[k], d.Len(e))
+			}
+		}
+	}
+	return held, maxLen, inFold
 }
 
 // selectFolds returns the fold of every episode of d and the number of

@@ -206,6 +206,24 @@ func TestLinearCandidatesCap(t *testing.T) {
 	}
 }
 
+// foldTestLogs are small logs of the fold-fit tests: 40 x 50 steps of the
+// point mass (5 discrete actions) and 30 x 60 of the 2-d linear-Gaussian
+// system (real actions), whose problem it returns for its target.
+func foldTestLogs(t *testing.T, seed uint64) (pm, lg *dataset.Dataset, p *lineargauss.Problem) {
+	t.Helper()
+	sys, target, behavior := pointmass.Problem()
+	pm, err := sys.Sample(rand.New(rand.NewPCG(seed, 0)), behavior, target, 40, 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p = lineargauss.Problem2D()
+	lg, err = rollout.SampleContinuous(rand.New(rand.NewPCG(seed, 0)), p.System, p.Behavior, p.Target, 30, 60)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pm, lg, p
+}
+
 // The fold fits of one pass (Linear.fitFolds: each fold's moments summed
 // once, the training moments the sum of the others') agree with fitting
 // each training set anew, up to the standardisation (all of d against
@@ -216,16 +234,7 @@ func TestLinearCandidatesCap(t *testing.T) {
 // which penalises other directions after another standardisation) to
 // 1e-3 (measured: 4e-4 at degree 4 on 2,000 steps, 3e-5 at degree 3).
 func TestFitFoldsMatchSeparateFits(t *testing.T) {
-	sys, target, behavior := pointmass.Problem()
-	pm, err := sys.Sample(rand.New(rand.NewPCG(4, 0)), behavior, target, 40, 50)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := lineargauss.Problem1D()
-	lg, err := rollout.SampleContinuous(rand.New(rand.NewPCG(4, 0)), p.System, p.Behavior, p.Target, 30, 60)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pm, lg, p := foldTestLogs(t, 4)
 	for _, c := range []struct {
 		name  string
 		d     *dataset.Dataset
@@ -243,18 +252,16 @@ func TestFitFoldsMatchSeparateFits(t *testing.T) {
 	} {
 		const K = 3
 		folds, _ := selectFolds(c.d, K, 7)
-		held, train, maxLen := make([]*dataset.Dataset, K), make([]*dataset.Dataset, K), make([]int, K)
+		held, maxLen, _ := splitFolds(c.d, folds, K)
+		train := make([]*dataset.Dataset, K)
 		for k := range K {
-			var he, tr []int
+			var tr []int
 			for e, f := range folds {
-				if f == k {
-					he = append(he, e)
-				} else {
+				if f != k {
 					tr = append(tr, e)
-					maxLen[k] = max(maxLen[k], c.d.Len(e))
 				}
 			}
-			held[k], train[k] = c.d.Subset(he), c.d.Subset(tr)
+			train[k] = c.d.Subset(tr)
 		}
 		all, allErrs := fitFolds(c.d, held, maxLen, c.gamma, c.pi, []Linear{c.l})
 		ms, errs := all[0], allErrs[0]
@@ -302,16 +309,7 @@ func TestFitFoldsMatchSeparateFits(t *testing.T) {
 // those of its own pass, to rounding, stationary and finite-horizon, for
 // discrete and real actions.
 func TestFitFoldsNestedDegrees(t *testing.T) {
-	sys, target, behavior := pointmass.Problem()
-	pm, err := sys.Sample(rand.New(rand.NewPCG(5, 0)), behavior, target, 30, 40)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := lineargauss.Problem2D()
-	lg, err := rollout.SampleContinuous(rand.New(rand.NewPCG(5, 0)), p.System, p.Behavior, p.Target, 30, 40)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pm, lg, p := foldTestLogs(t, 5)
 	for _, c := range []struct {
 		name   string
 		d      *dataset.Dataset
@@ -327,18 +325,7 @@ func TestFitFoldsNestedDegrees(t *testing.T) {
 	} {
 		const K = 3
 		folds, _ := selectFolds(c.d, K, 2)
-		held, maxLen := make([]*dataset.Dataset, K), make([]int, K)
-		for k := range K {
-			var he []int
-			for e, f := range folds {
-				if f == k {
-					he = append(he, e)
-				} else {
-					maxLen[k] = max(maxLen[k], c.d.Len(e))
-				}
-			}
-			held[k] = c.d.Subset(he)
-		}
+		held, maxLen, _ := splitFolds(c.d, folds, K)
 		ls := []Linear{{Degree: 2, Finite: c.finite}, {Degree: 4, Finite: c.finite}, {Degree: 3, Finite: c.finite}}
 		nested, nestedErrs := fitFolds(c.d, held, maxLen, c.gamma, c.pi, ls)
 		for i, l := range ls {
