@@ -301,6 +301,25 @@ func (l Linear) Fit(d *dataset.Dataset, gamma float64, pi Target) (Model, error)
 	return m, nil
 }
 
+// prepare returns what a fit of l on d needs besides the data's moments:
+// its settings, the target's reader and the feature map (standardised over
+// d), or why d cannot be fitted.
+func (l Linear) prepare(d *dataset.Dataset, pi Target) (linearSettings, realTarget, *linFeatures, error) {
+	set, err := l.settings()
+	if err != nil {
+		return set, realTarget{}, nil, err
+	}
+	tgt, err := newRealTarget("linear", d, pi)
+	if err != nil {
+		return set, tgt, nil, err
+	}
+	if d.NumSteps() == 0 {
+		return set, tgt, nil, errors.New("value: linear: the logs have no steps")
+	}
+	f, err := newLinFeatures(d, set.spec)
+	return set, tgt, f, err
+}
+
 // FitLinear is Fit returning the concrete model.
 func (l Linear) FitLinear(d *dataset.Dataset, gamma float64, pi Target) (*LinearModel, error) {
 	if err := checkDiscount("linear", gamma); err != nil {
@@ -309,18 +328,7 @@ func (l Linear) FitLinear(d *dataset.Dataset, gamma float64, pi Target) (*Linear
 	if d == nil {
 		return nil, errors.New("value: linear: no data")
 	}
-	set, err := l.settings()
-	if err != nil {
-		return nil, err
-	}
-	tgt, err := newRealTarget("linear", d, pi)
-	if err != nil {
-		return nil, err
-	}
-	if d.NumSteps() == 0 {
-		return nil, errors.New("value: linear: the logs have no steps")
-	}
-	f, err := newLinFeatures(d, set.spec)
+	set, tgt, f, err := l.prepare(d, pi)
 	if err != nil {
 		return nil, err
 	}

@@ -52,14 +52,26 @@ func newLinWorker(f *linFeatures, t realTarget, gamma float64, finite bool) *lin
 	w.Qp = (w.Q + 3) &^ 3
 	w.m = make([]float64, w.K*w.Pp*w.Qp)
 	w.gdiag = make([]float64, f.p)
+	return w
+}
+
+// scratch allocates the chunk and the feature scratch of a worker that
+// reads transitions, once: a worker that only holds sums (the training
+// moments of Select's folds, a smaller degree's block of them, a
+// stream's copies) never needs them, and they are larger than its
+// moments for short chunks of many features.
+func (w *linWorker) scratch() *linScratch {
+	if w.sc != nil {
+		return w.sc
+	}
 	w.blk = make([]int, linChunk)
 	w.xb, w.rb = make([]float64, linChunk*w.Pp), make([]float64, linChunk*w.Qp)
 	if w.K > 1 {
 		w.xs, w.rs = make([]float64, linChunk*w.Pp), make([]float64, linChunk*w.Qp)
 		w.cnt, w.start = make([]int, w.K), make([]int, w.K)
 	}
-	w.sc = f.newScratch(t)
-	return w
+	w.sc = w.f.newScratch(w.target)
+	return w.sc
 }
 
 // accumulate adds the transitions of steps [lo, hi) of d.
@@ -67,7 +79,7 @@ func (w *linWorker) accumulate(d *dataset.Dataset, lo, hi int) {
 	if lo >= hi {
 		return
 	}
-	f, sc := w.f, w.sc
+	f, sc := w.f, w.scratch()
 	P, p := f.P, f.p
 	e := episodeOfStep(d, lo)
 	for j := lo; j < hi; j++ {

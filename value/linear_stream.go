@@ -281,8 +281,9 @@ func (s *LinearStream) Episode(d *dataset.Dataset, e int, ep *LinearEpisode) err
 	if w.err != nil {
 		return w.err
 	}
-	s.f.expected(w.sc, d.ObsAt(lo), d.TargetProbsAt(lo))
-	ep.Psi0 = append(ep.Psi0[:0], w.sc.psi...)
+	sc := w.scratch()
+	s.f.expected(sc, d.ObsAt(lo), d.TargetProbsAt(lo))
+	ep.Psi0 = append(ep.Psi0[:0], sc.psi...)
 	return nil
 }
 

@@ -272,10 +272,12 @@ func (s Select) Choose(d *dataset.Dataset, gamma float64, pi Target) (Learner, S
 		ls  []Linear
 	}
 	var groups []group
+	var others []int // the candidates that fit each training set anew
 	at := map[Linear]int{}
 	for c := range cands {
 		l, ok := cands[c].Learner.(Linear)
 		if !ok {
+			others = append(others, c)
 			continue
 		}
 		if l.Features != "" && l.Features != "poly" {
@@ -300,10 +302,7 @@ func (s Select) Choose(d *dataset.Dataset, gamma float64, pi Target) (Learner, S
 			}
 		}
 	}
-	for c := range cands {
-		if _, ok := cands[c].Learner.(Linear); ok {
-			continue
-		}
+	for _, c := range others {
 		train := trainSets()
 		for k := range K {
 			g.Go(func() error {

@@ -1,7 +1,6 @@
 package value
 
 import (
-	"errors"
 	"fmt"
 
 	"golang.org/x/sync/errgroup"
@@ -50,20 +49,12 @@ func fitFolds(d *dataset.Dataset, held []*dataset.Dataset, maxLen []int, gamma f
 	if err := checkDiscount("linear", gamma); err != nil {
 		return failAll(err)
 	}
-	tgt, err := newRealTarget("linear", d, pi)
-	if err != nil {
-		return failAll(err)
-	}
-	if d.NumSteps() == 0 {
-		return failAll(errors.New("value: linear: the logs have no steps"))
-	}
 	sets, feats := make([]linearSettings, len(ls)), make([]*linFeatures, len(ls))
-	top := -1 // the learner of the largest degree, whose moments are summed
+	var tgt realTarget // the same for every learner: it reads d and pi only
+	top := -1          // the learner of the largest degree, whose moments are summed
 	for i, l := range ls {
-		if sets[i], err = l.settings(); err == nil {
-			feats[i], err = newLinFeatures(d, sets[i].spec)
-		}
-		if err != nil {
+		var err error
+		if sets[i], tgt, feats[i], err = l.prepare(d, pi); err != nil {
 			fail(i, err)
 			continue
 		}
