@@ -13,10 +13,15 @@ func TestRecommend(t *testing.T) {
 	row := func(name string, v, lo, hi float64) ope.Row {
 		return ope.Row{Estimator: name, Estimand: ope.Horizon, Estimate: v, Low: lo, High: hi}
 	}
+	long := func(name string, v, lo, hi float64) ope.Row {
+		r := row(name, v, lo, hi)
+		r.Estimand = ope.LongRun
+		return r
+	}
 	for _, c := range []struct {
 		name string
-		rows []ope.Row
-		want string // "" for none
+		rows []ope.Row // the first row's estimand is the one asked for
+		want string    // "" for none
 		why  string
 	}{
 		{"one row is the choice", []ope.Row{row("dr", 0.5, 0.4, 0.6)}, "dr", "only estimator"},
@@ -50,8 +55,17 @@ func TestRecommend(t *testing.T) {
 			row("wis-stepwise", 0.5, 0.4, 0.6)}, "wis-stepwise", "only estimator"},
 		{"no interval, no candidate", []ope.Row{row("dr", 0.5, nan, nan)}, "", "no estimator of the horizon value"},
 		{"equal rows count once", []ope.Row{row("mwl", 0.5, 0.4, 0.6), row("mql", 0.5, 0.4, 0.6)}, "mwl", "only estimator"},
+		// The point mass at gamma = 1, seed 1 (errors against the truth):
+		// widest first, dualdice would stop the walk before mwl.
+		{"long-run: the learned ratios narrower first, past a narrow biased one", []ope.Row{
+			long("fqe", 0.0041, -0.0109, 0.0193), long("dr", 0.0037, -0.0039, 0.0131), long("mql", 0.0072, -0.0015, 0.0154),
+			long("dualdice", -0.0174, -0.0269, -0.0148), long("mwl", 0.0026, -0.0005, 0.0057)},
+			"mwl", "the next in that order, dualdice, misses them"},
+		{"horizon: the IS rows wider first, a wide one that misses dr stops the walk", []ope.Row{
+			row("dr", 0.095, 0.059, 0.131), row("mis", 0.516, 0.397, 0.576), row("wis-stepwise", 0.009, -0.033, 0.112)},
+			"", "disagree beyond their intervals"},
 	} {
-		rec := ope.Recommend(c.rows, ope.Horizon, 0, 1)
+		rec := ope.Recommend(c.rows, c.rows[0].Estimand, -1, 1)
 		if rec.Estimator != c.want || !strings.Contains(rec.Why, c.why) {
 			t.Errorf("%s: chose %q (%s), want %q with %q", c.name, rec.Estimator, rec.Why, c.want, c.why)
 		}
