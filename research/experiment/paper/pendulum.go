@@ -40,7 +40,7 @@ func init() {
 	experiment.Register(&experiment.Experiment{
 		Name: "pendulum-average",
 		Description: "Figure 3(a,b): Pendulum, average reward; MSE vs mixing ratio alpha, vs T " +
-			"(four networks per cell, about 100 s of CPU a cell: 3 seeds took 41 minutes on 2 cores)",
+			"(four networks per cell, about 93 s of CPU a cell: 5 seeds took 54 minutes on 2 cores)",
 		Seeds:      50,
 		QuickSeeds: 2,
 		Panels:     func(quick bool) ([]experiment.Panel, error) { return pendulumPanels(quick, 1) },
