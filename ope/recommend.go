@@ -100,10 +100,11 @@ func Recommend(rows []Row, estimand Estimand, lo, hi float64) Recommendation {
 	}
 	width := func(r Row) float64 { return r.High - r.Low }
 	slices.SortStableFunc(cands, func(a, b Row) int {
-		if fa, fb := biasOrder(a), biasOrder(b); fa != fb {
+		fa, fb := biasOrder(a), biasOrder(b)
+		if fa != fb {
 			return fa - fb
 		}
-		return widthOrder(width(a), width(b), biasOrder(a), estimand)
+		return widthOrder(width(a), width(b), fa, estimand)
 	})
 	// Intervals meet up to rounding: two fits of one model (model-based
 	// and the tabular fqe) can differ in the last digits.
@@ -200,13 +201,13 @@ func BiasedBootstrap(bias, half float64) bool { return math.Abs(bias) > max(half
 // quarter of the interval's width.
 func TrainingDominates(restartSD, half float64) bool { return restartSD > half/2 }
 
-// widthOrder compares two candidates of one family by the widths of
-// their intervals, wa and wb (a negative result puts a first). The value models,
-// dr and the importance weights of the horizon value go wider first: a
-// narrow IS interval comes from few heavy weights and is as often wrong as
-// right, and the wider one checks it (on the benchmark's Taxi, step-wise
-// WIS and mis meeting dr decide cells correctly that narrowest-first
-// decides wrongly: log10 MSE -3.07 against -2.88). The learned ratios of
+// widthOrder compares two candidates of one family (biasOrder) by the
+// widths of their intervals, wa and wb (a negative result puts a first).
+// The value models, dr and the importance weights of the horizon value go
+// wider first: a narrow IS interval comes from few heavy weights and is
+// as often wrong as right, and the wider one checks it (on the
+// benchmark's Taxi, a wide mis that misses dr leaves a cell undecided
+// that narrowest-first decides wrongly: log10 MSE -3.07 against -2.88). The learned ratios of
 // the long-run value go narrower first, Lepski's own order (variance
 // increasing): on the point mass the narrow, biased dualdice, placed
 // before mwl, stopped the walk before mwl, the narrowest and most

@@ -224,7 +224,7 @@ func foldTestLogs(t *testing.T, seed uint64) (pm, lg *dataset.Dataset, p *linear
 	return pm, lg, p
 }
 
-// The fold fits of one pass (Linear.fitFolds: each fold's moments summed
+// The fold fits of one pass (fitFolds: each fold's moments summed
 // once, the training moments the sum of the others') agree with fitting
 // each training set anew, up to the standardisation (all of d against
 // the training set), which the polynomial span absorbs but for the
