@@ -23,6 +23,11 @@ const (
 	// ReadsCorrectedModel: a value model's reading corrected by a ratio
 	// (dr); Result.Learner is "ratio/value".
 	ReadsCorrectedModel
+	// ReadsMinimaxModel: a q-function fitted by a minimax loss, read at
+	// the start states (mql): as biased as its function class, like a
+	// value model, but not the model dr corrects, so the comparisons of
+	// a value model with its corrected reading leave it out.
+	ReadsMinimaxModel
 )
 
 // Row is what the comparisons of a report's rows read of one estimator's

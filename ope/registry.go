@@ -329,7 +329,7 @@ var registry = []Entry{
 			return PairRatio{Learner: ratio.MWL{Neural: o.RatioModel == "neural", Network: o.minimaxNeural()},
 				Target: o.valueTarget(), Normalise: true, Reservoir: o.Reservoir, SampleSeed: o.Seed, RealStates: o.RealStates}
 		}},
-	{Name: "mql", Markov: true, Targets: LongRun, Label: "minimax Q-learning", SlowOnRealStates: true, Needs: NeedsTargetDist,
+	{Name: "mql", Markov: true, Targets: LongRun, Label: "minimax Q-learning", SlowOnRealStates: true, Needs: NeedsTargetDist, Reads: ReadsMinimaxModel,
 		New: func(o Options) Estimator {
 			return MinimaxQ{Value: value.MQL{Neural: o.ValueModel == "neural", Network: o.minimaxNeural()}, Target: o.valueTarget(),
 				Reservoir: o.Reservoir, SampleSeed: o.Seed, RealStates: o.RealStates}
