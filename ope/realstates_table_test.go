@@ -264,14 +264,19 @@ func pointMassWorld(t *testing.T, gamma float64) (realWorld, func(seed uint64) (
 // It reports the bars (density ratios at or below WIS; fqe and dr
 // within 1.5 times the oracle; bch-neural at or below WIS or warned
 // wherever its interval misses) as errors. IHOPE_LONG=1;
-// IHOPE_WORLDS=TEXT keeps the worlds whose name holds TEXT.
+// IHOPE_WORLDS=TEXT keeps the worlds whose name holds TEXT;
+// IHOPE_TABLE_SEEDS is the last seed (20), IHOPE_TABLE_FIRST the first (1).
 func TestRealStatesSelectionTable(t *testing.T) {
 	if os.Getenv("IHOPE_LONG") != "1" {
 		t.Skip("set IHOPE_LONG=1 to run (about an hour on two cores)")
 	}
-	// IHOPE_TABLE_FIRST starts at a later seed (a run split over
-	// processes: each seed's line in the -v log has every row's error).
+	// IHOPE_TABLE_FIRST starts at a later seed, so that seeds first to
+	// IHOPE_TABLE_SEEDS run (a run split over processes: each seed's
+	// line in the -v log has every row's error).
 	seeds, first := envInt(t, "IHOPE_TABLE_SEEDS", 20), max(1, envInt(t, "IHOPE_TABLE_FIRST", 1))
+	if first > seeds {
+		t.Fatalf("IHOPE_TABLE_FIRST=%d is past IHOPE_TABLE_SEEDS=%d, the last seed", first, seeds)
+	}
 	type cell struct {
 		w      realWorld
 		sample func(seed uint64) (*dataset.Dataset, error)

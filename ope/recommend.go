@@ -36,7 +36,8 @@ type Recommendation struct {
 //  3. A value model whose interval misses that of a model corrected by a
 //     ratio (dr) is left out: dr adds to a value model its Bellman
 //     residuals weighted by the ratio, so their gap measures the model's
-//     own bias.
+//     own bias (mql's q is not the model dr corrects, but dr is less
+//     biased than either; biasOrder).
 //  4. The order is walked while each interval meets every earlier one;
 //     the choice is the narrowest interval walked.
 //  5. If the second candidate already misses the first, nothing confirms
@@ -118,7 +119,11 @@ func Recommend(rows []Row, estimand Estimand, lo, hi float64) Recommendation {
 			}
 		}
 		if biased != "" {
-			rec.Excluded = append(rec.Excluded, fmt.Sprintf("%s: its interval misses %s's, which corrects its model by the ratio: the model is biased on this log", v.Estimator, biased))
+			why := "which corrects its model by the ratio: the model is biased on this log"
+			if e, _ := Lookup(v.Estimator); e.Reads == ReadsMinimaxModel {
+				why = "less biased than any value model: its function class is biased on this log"
+			}
+			rec.Excluded = append(rec.Excluded, fmt.Sprintf("%s: its interval misses %s's, %s", v.Estimator, biased, why))
 			continue
 		}
 		kept = append(kept, v)
@@ -162,7 +167,7 @@ func Recommend(rows []Row, estimand Estimand, lo, hi float64) Recommendation {
 		}
 	}
 	rec.set(cands[pick])
-	rec.Why = fmt.Sprintf("%s has the narrowest interval of the %d estimators, ordered from more bias to less (fqe, dr, the ratio and IS family), whose intervals all meet (Lepski's rule)", cands[pick].Estimator, walked)
+	rec.Why = fmt.Sprintf("%s has the narrowest interval of the %d estimators, ordered from more bias to less (the value models, dr, the ratio and IS family), whose intervals all meet (Lepski's rule)", cands[pick].Estimator, walked)
 	if walked < len(cands) {
 		rec.Why += fmt.Sprintf("; the next in that order, %s, misses them", cands[walked].Estimator)
 	}

@@ -252,7 +252,8 @@ type Entry struct {
 	// Reads says what kind of number it gives, for the comparisons of
 	// rows (compare.go): the target's value weighed from the logs (the
 	// zero value), the behavior's own value (naive), a value model's
-	// (fqe), or a value model's corrected by a ratio (dr).
+	// (fqe), a value model's corrected by a ratio (dr), or a q fitted by
+	// a minimax loss (mql).
 	Reads Reading
 	// New builds the estimator from options.
 	New func(o Options) Estimator
