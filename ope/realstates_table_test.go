@@ -268,7 +268,7 @@ func pointMassWorld(t *testing.T, gamma float64) (realWorld, func(seed uint64) (
 // IHOPE_TABLE_SEEDS is the last seed (20), IHOPE_TABLE_FIRST the first (1).
 func TestRealStatesSelectionTable(t *testing.T) {
 	if os.Getenv("IHOPE_LONG") != "1" {
-		t.Skip("set IHOPE_LONG=1 to run (about an hour on two cores)")
+		t.Skip("set IHOPE_LONG=1 to run (hours: each Pendulum row took 1.5 h on one core)")
 	}
 	// IHOPE_TABLE_FIRST starts at a later seed, so that seeds first to
 	// IHOPE_TABLE_SEEDS run (a run split over processes: each seed's
