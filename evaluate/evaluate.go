@@ -649,8 +649,11 @@ func (c *Evaluator) runOne(en ope.Entry, d *dataset.Dataset, opts ope.Options, s
 	row.Model = res.Learner
 	if res.ModelClass != "" {
 		// The class the learner chose from the data, and every
-		// candidate's held-out score (issue 29).
-		row.Model += "(" + res.ModelClass + ")"
+		// candidate's held-out score (issue 29); a class that is its
+		// learner (the network Select escalated to) is named once.
+		if !strings.HasSuffix(row.Model, res.ModelClass) {
+			row.Model += "(" + res.ModelClass + ")"
+		}
 		row.modelClass = res.ModelClass
 		for _, c := range res.Selection {
 			row.Selection = append(row.Selection, ClassScore{Model: c.Model, Score: c.Score, SE: c.SE})
@@ -1414,6 +1417,9 @@ func resampleOptions(opts ope.Options, row Row) ope.Options {
 	var deg int
 	if _, err := fmt.Sscanf(row.modelClass, "poly%d", &deg); err == nil {
 		opts.ValueDegree = deg
+	}
+	if row.modelClass == "neural" && opts.ValueModel == "" {
+		opts.ValueModel = "neural" // the network Select escalated to
 	}
 	return opts
 }

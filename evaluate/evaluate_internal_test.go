@@ -375,15 +375,19 @@ func TestRowSelection(t *testing.T) {
 	}
 }
 
-// The resamples refit the class the whole log chose, and only a chosen
-// polynomial degree is fixed.
+// The resamples refit the class the whole log chose: a chosen polynomial
+// degree, or the network the selection escalated to (not a network the
+// user asked for, which is already fixed); nothing else is fixed.
 func TestResampleOptions(t *testing.T) {
 	for _, c := range []struct {
-		model, class string
-		want         int
-	}{{"linear(poly4)", "poly4", 4}, {"kernel/linear(poly6)", "poly6", 6}, {"linear", "", 0}, {"tabular", "", 0}, {"marginal/tabular", "", 0}} {
-		if got := resampleOptions(ope.Options{}, Row{Model: c.model, modelClass: c.class}).ValueDegree; got != c.want {
-			t.Errorf("%s: degree %d, want %d", c.model, got, c.want)
+		model, class, asked string
+		want                int
+		wantModel           string
+	}{{"linear(poly4)", "poly4", "", 4, ""}, {"kernel/linear(poly6)", "poly6", "", 6, ""}, {"linear", "", "", 0, ""}, {"tabular", "", "", 0, ""},
+		{"marginal/tabular", "", "", 0, ""}, {"neural", "neural", "", 0, "neural"}, {"kernel/neural", "neural", "", 0, "neural"}, {"linear(poly3)", "poly3", "linear", 3, "linear"}} {
+		o := resampleOptions(ope.Options{ValueModel: c.asked}, Row{Model: c.model, modelClass: c.class})
+		if o.ValueDegree != c.want || o.ValueModel != c.wantModel {
+			t.Errorf("%s: degree %d, value model %q; want %d, %q", c.model, o.ValueDegree, o.ValueModel, c.want, c.wantModel)
 		}
 	}
 }

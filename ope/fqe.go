@@ -22,7 +22,9 @@ import (
 // actions, otherwise value.Select, the linear model whose polynomial
 // degree (2 to 6) is chosen by its held-out projected Bellman error over
 // folds of episodes shuffled by SelectSeed, then refitted on all the data
-// (ope/selection.go; value.Linear, a fixed degree 2, before).
+// (ope/selection.go; value.Linear, a fixed degree 2, before); for the
+// discounted long-run value, a network joins the candidates where no
+// degree passes the held-out test (value.Select's escalation).
 //
 // Result.Model is the value.Model, Result.Learner its learner's name;
 // where the class was chosen, Result.ModelClass names the winner and
@@ -117,7 +119,9 @@ func (e FQE) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 // autoValue is the value learner the data call for: exact tabular for
 // discrete states and actions, otherwise linear features whose
 // polynomial degree is chosen from the data (value.Select, its folds
-// shuffled by seed). The fixed degree-2 model misfit every world whose q
+// shuffled by seed), escalating to a network (value.Neural, seeded by
+// seed) where no degree passes the held-out Bellman test at gamma < 1
+// (value.Misfit). The fixed degree-2 model misfit every world whose q
 // is not quadratic: on the point mass of sim/pointmass (200 episodes of
 // 100 steps, 6 seeds, long run) fqe's mean |error| was 0.109 (gamma =
 // 0.99) and 0.141 (gamma = 1); selected, 0.032 and 0.015 (degree 4 won
@@ -130,7 +134,7 @@ func autoValue(d *dataset.Dataset, est Estimand, seed uint64, degree int) value.
 	if degree > 0 {
 		return value.Linear{Degree: degree, Finite: finite}
 	}
-	return value.Select{Finite: finite, Seed: seed}
+	return value.Select{Finite: finite, Seed: seed, Escalate: []value.Candidate{{Name: "neural", Learner: value.Neural{Seed: seed}}}}
 }
 
 // ErrStationaryHorizon is what fqe and dr refuse (wrapped, with the

@@ -1,6 +1,8 @@
 package ope
 
 import (
+	"sync"
+
 	"github.com/ihope-ope/ihope/dataset"
 	"github.com/ihope-ope/ihope/value"
 )
@@ -31,12 +33,89 @@ func candidates(sel value.Selection) []ClassScore {
 // chooseValue returns the learner fqe and dr fit: l itself, or, when l
 // chooses its class from the data (value.Chooser, the default on real
 // states), the winner of its held-out selection on d and the selection.
+//
+// A default selection that scored its costly classes (value.Select's
+// Escalate: a network trained on every fold) is remembered for the log,
+// so that fqe, dr and the ratios' value test, which each choose on the
+// same log, train those networks once.
 func chooseValue(l value.Learner, d *dataset.Dataset, gamma float64, pi value.Target) (value.Learner, value.Selection, error) {
 	c, ok := l.(value.Chooser)
 	if !ok {
 		return l, value.Selection{}, nil
 	}
-	return c.Choose(d, gamma, pi)
+	s, isSelect := l.(value.Select)
+	if !isSelect || s.Candidates != nil {
+		return c.Choose(d, gamma, pi)
+	}
+	key := selectionKey{d, gamma, s.Finite, s.Folds, s.Seed, len(s.Escalate)}
+	if w, sel, ok := selections.get(key, pi); ok {
+		return w, sel, nil
+	}
+	w, sel, err := s.Choose(d, gamma, pi)
+	if err == nil && len(sel.Scores) > len(value.LinearCandidates(d, s.Finite)) {
+		selections.put(key, pi, w, sel)
+	}
+	return w, sel, err
+}
+
+// selectionKey is what a default value.Select's choice depends on beside
+// the target: the log (by identity), the discount and the Select.
+type selectionKey struct {
+	d        *dataset.Dataset
+	gamma    float64
+	finite   bool
+	folds    int
+	seed     uint64
+	escalate int
+}
+
+// selectionCache keeps the last few escalated selections (chooseValue).
+// It holds their logs, so an address is not reused while it is kept.
+type selectionCache struct {
+	mu      sync.Mutex
+	entries []selectionEntry
+}
+
+type selectionEntry struct {
+	key    selectionKey
+	pi     value.Target
+	winner value.Learner
+	sel    value.Selection
+}
+
+const selectionCacheSize = 4
+
+var selections selectionCache
+
+func (c *selectionCache) get(k selectionKey, pi value.Target) (value.Learner, value.Selection, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range c.entries {
+		if e.key == k && sameTarget(e.pi, pi) {
+			return e.winner, e.sel, true
+		}
+	}
+	return nil, value.Selection{}, false
+}
+
+func (c *selectionCache) put(k selectionKey, pi value.Target, w value.Learner, sel value.Selection) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.entries) == selectionCacheSize {
+		c.entries = c.entries[1:]
+	}
+	c.entries = append(c.entries, selectionEntry{k, pi, w, sel})
+}
+
+// sameTarget reports whether two targets are the same values; a policy
+// whose type cannot be compared counts as different.
+func sameTarget(a, b value.Target) (same bool) {
+	defer func() {
+		if recover() != nil {
+			same = false
+		}
+	}()
+	return a == b
 }
 
 // setSelection records a selection on a result.

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"sync/atomic"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -81,11 +82,18 @@ func TestSelectLinearGaussQuadratic(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, sel, err := Select{Seed: c.seed}.Choose(d, c.gamma, Target{Continuous: c.p.Target, Seed: 9})
+		// The quadratic class passes the held-out test, so a costly
+		// class (Escalate) is not fitted.
+		var fits atomic.Int64
+		costly := []Candidate{{Name: "costly", Learner: countingLearner{Linear{Degree: 2}, &fits}}}
+		_, sel, err := Select{Seed: c.seed, Escalate: costly}.Choose(d, c.gamma, Target{Continuous: c.p.Target, Seed: 9})
 		if err != nil {
 			t.Fatal(err)
 		}
 		checkArgmin(t, sel)
+		if Misfit(sel) || fits.Load() > 0 {
+			t.Errorf("seed %d, %d-d, gamma %g: the quadratic class fails the held-out test (%v) or the costly class was fitted (%d fits)", c.seed, d.StateDim, c.gamma, sel.Scores, fits.Load())
+		}
 		two := sel.Scores[0]
 		if two.Name != "poly2" || len(sel.Scores) < 4 {
 			t.Fatalf("candidates %v", sel.Scores)
@@ -97,6 +105,66 @@ func TestSelectLinearGaussQuadratic(t *testing.T) {
 			if s.Score < -2*s.SE {
 				t.Errorf("seed %d, %d-d, gamma %g: %s scores %.3g, %.1f SE below 0", c.seed, d.StateDim, c.gamma, s.Name, s.Score, -s.Score/s.SE)
 			}
+		}
+	}
+}
+
+// countingLearner is a Linear that counts its fits.
+type countingLearner struct {
+	Linear
+	fits *atomic.Int64
+}
+
+func (l countingLearner) Fit(d *dataset.Dataset, gamma float64, pi Target) (Model, error) {
+	l.fits.Add(1)
+	return l.Linear.Fit(d, gamma, pi)
+}
+
+// Where the chosen class fails the held-out test (value.Misfit) on a
+// discounted, stationary fit, the Escalate classes are scored on the same
+// folds after the others and win if their score is less; at gamma = 1,
+// or for a finite-horizon fit, they are never fitted. On the point mass
+// with only degrees 2 and 3 (q is not quadratic; degree 4 scores least,
+// docs/estimators.md) the test fails, and degree 4 as the costly class
+// wins.
+func TestSelectEscalates(t *testing.T) {
+	sys, target, behavior := pointmass.Problem()
+	d, err := sys.Sample(rand.New(rand.NewPCG(3, 0)), behavior, target, 100, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	low := []Candidate{{Name: "poly2", Learner: Linear{Degree: 2}}, {Name: "poly3", Learner: Linear{Degree: 3}}}
+	for _, c := range []struct {
+		gamma  float64
+		finite bool
+		want   string
+	}{{0.99, false, "four"}, {1, false, ""}, {0.99, true, ""}} {
+		var fits atomic.Int64
+		cands := low
+		if c.finite {
+			cands = []Candidate{{Name: "poly2", Learner: Linear{Degree: 2, Finite: true}}, {Name: "poly3", Learner: Linear{Degree: 3, Finite: true}}}
+		}
+		s := Select{Candidates: cands, Finite: c.finite, Seed: 3,
+			Escalate: []Candidate{{Name: "four", Learner: countingLearner{Linear{Degree: 4, Finite: c.finite}, &fits}}}}
+		_, sel, err := s.Choose(d, c.gamma, Target{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		two := Selection{Winner: "poly2", Scores: sel.Scores[:2]}
+		if sel.Scores[1].Score < sel.Scores[0].Score {
+			two.Winner = "poly3"
+		}
+		if !Misfit(two) {
+			t.Fatalf("gamma %g: degrees 2 and 3 pass the held-out test on the point mass: %v", c.gamma, sel.Scores)
+		}
+		switch {
+		case c.want == "" && (fits.Load() > 0 || len(sel.Scores) != 2):
+			t.Errorf("gamma %g, finite %v: the costly class was fitted %d times (%v)", c.gamma, c.finite, fits.Load(), sel.Scores)
+		case c.want != "" && (sel.Winner != c.want || len(sel.Scores) != 3 || fits.Load() != DefaultSelectFolds):
+			t.Errorf("gamma %g: winner %s among %v after %d fits, want %s fitted on each of %d folds", c.gamma, sel.Winner, sel.Scores, fits.Load(), c.want, DefaultSelectFolds)
+		}
+		if c.want != "" {
+			checkArgmin(t, sel)
 		}
 	}
 }
