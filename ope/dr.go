@@ -101,6 +101,9 @@ type DR struct {
 	SelectSeed uint64
 	// Degree, if not 0, fixes the degree value.Select would choose.
 	Degree int
+	// Network is FQE.Network: the network the choice from the data
+	// escalates to where no degree holds q (nil: none).
+	Network *value.Neural
 }
 
 var _ Estimator = DR{}
@@ -141,7 +144,7 @@ func (e DR) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	e.Target = a.target(e.Target)
 	vl := e.Value
 	if vl == nil {
-		vl = autoValue(d, est, e.SelectSeed, e.Degree)
+		vl = autoValue(d, est, e.SelectSeed, e.Degree, e.Network)
 	}
 	if err := checkValueEstimand(name, vl, est); err != nil {
 		return Result{}, err

@@ -55,6 +55,11 @@ type FQE struct {
 	SelectSeed uint64
 	// Degree, if not 0, fixes the degree value.Select would choose.
 	Degree int
+	// Network, if not nil, is the network the choice from the data
+	// (Value nil on real states) escalates to for the discounted
+	// long-run value where no degree holds q (value.Select.Escalate;
+	// ope.New sets it, with its seed, unless Options.ValuePolynomialOnly).
+	Network *value.Neural
 }
 
 var _ Estimator = FQE{}
@@ -79,7 +84,7 @@ func (e FQE) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	d = a.d
 	l := e.Value
 	if l == nil {
-		l = autoValue(d, est, e.SelectSeed, e.Degree)
+		l = autoValue(d, est, e.SelectSeed, e.Degree, e.Network)
 	}
 	if err := checkValueEstimand(name, l, est); err != nil {
 		return Result{}, err
@@ -119,14 +124,13 @@ func (e FQE) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 // autoValue is the value learner the data call for: exact tabular for
 // discrete states and actions, otherwise linear features whose
 // polynomial degree is chosen from the data (value.Select, its folds
-// shuffled by seed), escalating to a network (value.Neural, seeded by
-// seed) where no degree passes the held-out Bellman test at gamma < 1
-// (value.Misfit). The fixed degree-2 model misfit every world whose q
+// shuffled by seed), escalating to network, if not nil, where no degree
+// passes the held-out Bellman test at gamma < 1 (value.Misfit). The fixed degree-2 model misfit every world whose q
 // is not quadratic: on the point mass of sim/pointmass (200 episodes of
 // 100 steps, 6 seeds, long run) fqe's mean |error| was 0.109 (gamma =
 // 0.99) and 0.141 (gamma = 1); selected, 0.032 and 0.015 (degree 4 won
 // every seed).
-func autoValue(d *dataset.Dataset, est Estimand, seed uint64, degree int) value.Learner {
+func autoValue(d *dataset.Dataset, est Estimand, seed uint64, degree int, network *value.Neural) value.Learner {
 	finite := est == Horizon
 	if d.Discrete() && d.ActionDim == 0 {
 		return value.Tabular{Finite: finite}
@@ -134,7 +138,11 @@ func autoValue(d *dataset.Dataset, est Estimand, seed uint64, degree int) value.
 	if degree > 0 {
 		return value.Linear{Degree: degree, Finite: finite}
 	}
-	return value.Select{Finite: finite, Seed: seed, Escalate: []value.Candidate{{Name: "neural", Learner: value.Neural{Seed: seed}}}}
+	s := value.Select{Finite: finite, Seed: seed}
+	if network != nil {
+		s.Escalate = []value.Candidate{{Name: "neural", Learner: *network}}
+	}
+	return s
 }
 
 // ErrStationaryHorizon is what fqe and dr refuse (wrapped, with the

@@ -115,8 +115,14 @@ type Options struct {
 	// folds (0: 2; 1: none).
 	Folds int
 	// ValueNeural holds the neural value learner's settings (its Seed is
-	// overridden by Seed).
+	// overridden by Seed): ValueModel "neural"'s, and the network the
+	// value model chosen from the data escalates to (FQE.Network).
 	ValueNeural value.Neural
+	// ValuePolynomialOnly keeps the value model chosen from the data
+	// among the polynomial degrees: no network where none holds q (the
+	// paper's experiments, whose figures were drawn so, and whose many
+	// cells would each train it).
+	ValuePolynomialOnly bool
 	// Reservoir is the number of steps of the sample of whole episodes
 	// the learners that train (bch-neural, the neural forms of fqe, mwl,
 	// dualdice and mql) train on over a stream of shards (package
@@ -152,7 +158,7 @@ func (o Options) valueTarget() value.Target {
 // (bch-kernel, bch-neural) add to their loss's test functions
 // (DensityRatio.ValueTest): fqe's, long-run.
 func (o Options) valueTest() *FQE {
-	return &FQE{Value: o.longRun().valueLearner(), Target: o.valueTarget(), Estimand: LongRun, SelectSeed: o.Seed, Degree: o.ValueDegree}
+	return &FQE{Value: o.longRun().valueLearner(), Target: o.valueTarget(), Estimand: LongRun, SelectSeed: o.Seed, Degree: o.ValueDegree, Network: o.valueNetwork()}
 }
 
 // valueLearner is the value learner Options.ValueModel names for the
@@ -170,6 +176,18 @@ func (o Options) valueLearner() value.Learner {
 		return n
 	}
 	return nil
+}
+
+// valueNetwork is the network the value model chosen from the data
+// escalates to (FQE.Network): ValueNeural seeded by Seed, nil with
+// ValuePolynomialOnly.
+func (o Options) valueNetwork() *value.Neural {
+	if o.ValuePolynomialOnly {
+		return nil
+	}
+	n := o.ValueNeural
+	n.Seed = o.Seed
+	return &n
 }
 
 // longRun returns o under the long-run estimand: the options of the
@@ -308,7 +326,7 @@ var registry = []Entry{
 		New: func(o Options) Estimator { return &ModelBased{Target: o.Target, Estimand: o.Estimand} }, Bound: kernelBellmanBound},
 	{Name: "fqe", Markov: true, Label: "fitted Q evaluation", SlowOnRealStates: true, Needs: NeedsTargetDist, Reads: ReadsValueModel,
 		New: func(o Options) Estimator {
-			return FQE{Value: o.valueLearner(), Target: o.valueTarget(), Estimand: o.Estimand, Reservoir: o.Reservoir, SampleSeed: o.Seed, SelectSeed: o.Seed, Degree: o.ValueDegree}
+			return FQE{Value: o.valueLearner(), Target: o.valueTarget(), Estimand: o.Estimand, Reservoir: o.Reservoir, SampleSeed: o.Seed, SelectSeed: o.Seed, Degree: o.ValueDegree, Network: o.valueNetwork()}
 		}, Bound: kernelBellmanBound},
 	{Name: "mis", Markov: true, Targets: Horizon, Label: "marginalized IS (time-indexed ratios)", Needs: NeedsDiscreteStates | NeedsBehavior, Unit: UnitStep,
 		New: func(o Options) Estimator { return MIS{} }},
@@ -323,7 +341,7 @@ var registry = []Entry{
 	{Name: "dr", Markov: true, Label: "doubly robust (ratio + value model)", SlowOnRealStates: true, Needs: NeedsTargetDist | NeedsBehavior, Reads: ReadsCorrectedModel,
 		New: func(o Options) Estimator {
 			return DR{Ratio: o.ratioLearner(), Kernel: o.Kernel, Value: o.valueLearner(), Target: o.valueTarget(),
-				Estimand: o.Estimand, Folds: o.Folds, SelectSeed: o.Seed, Degree: o.ValueDegree}
+				Estimand: o.Estimand, Folds: o.Folds, SelectSeed: o.Seed, Degree: o.ValueDegree, Network: o.valueNetwork()}
 		}},
 	{Name: "mwl", Markov: true, Targets: LongRun, Label: "minimax weight learning (state-action ratio)", SlowOnRealStates: true, Needs: NeedsTargetDist, Unit: UnitStep,
 		New: func(o Options) Estimator {

@@ -2,6 +2,7 @@ package ope_test
 
 import (
 	"errors"
+	"github.com/ihope-ope/ihope/value"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -355,6 +356,27 @@ func TestRegistryEstimand(t *testing.T) {
 	for _, name := range ope.Names() {
 		if ran[name] < 2 {
 			t.Errorf("%s ran %d times, want both estimands on one world at least", name, ran[name])
+		}
+	}
+}
+
+// ope.New's fqe, dr and the ratios' value test escalate to a network
+// seeded by Options.Seed where no polynomial degree holds q (FQE.Network);
+// Options.ValuePolynomialOnly keeps them polynomial.
+func TestNewValueNetwork(t *testing.T) {
+	for _, only := range []bool{false, true} {
+		es, err := ope.New([]string{"fqe", "dr", "bch-kernel"}, ope.Options{Seed: 7, ValuePolynomialOnly: only})
+		if err != nil {
+			t.Fatal(err)
+		}
+		nets := []*value.Neural{es[0].(ope.FQE).Network, es[1].(ope.DR).Network, es[2].(ope.DensityRatio).ValueTest.Network}
+		for i, n := range nets {
+			switch {
+			case only && n != nil:
+				t.Errorf("%s: a network with ValuePolynomialOnly", es[i].Name())
+			case !only && (n == nil || n.Seed != 7):
+				t.Errorf("%s: network %+v, want one seeded 7", es[i].Name(), n)
+			}
 		}
 	}
 }

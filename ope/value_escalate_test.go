@@ -56,7 +56,9 @@ func TestValueEscalatesOnPendulum(t *testing.T) {
 	if !value.Misfit(polys) {
 		t.Fatalf("the polynomial classes pass the held-out test on Pendulum: %v", polys)
 	}
-	fqe, err := ope.FQE{Target: pi, Estimand: ope.LongRun, SelectSeed: 1}.Estimate(d, gamma)
+	// The network of ope.New's default: value.Neural seeded by the seed.
+	net := &value.Neural{Seed: 1}
+	fqe, err := ope.FQE{Target: pi, Estimand: ope.LongRun, SelectSeed: 1, Network: net}.Estimate(d, gamma)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +76,7 @@ func TestValueEscalatesOnPendulum(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dr, err := ope.DR{Target: pi, Estimand: ope.LongRun, SelectSeed: 1}.Estimate(d, gamma)
+	dr, err := ope.DR{Target: pi, Estimand: ope.LongRun, SelectSeed: 1, Network: net}.Estimate(d, gamma)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,8 +32,12 @@ func tabularEstimators(sampler sim.Discrete, target *policy.Tabular, oracleSeed 
 
 // estimators builds the named estimators from the registry. The names are
 // the paper's, fixed in this package, so an unknown one is a programmer's
-// mistake.
+// mistake. The value models stay polynomial (ope.Options.
+// ValuePolynomialOnly): the figures were drawn so, and the network a
+// misfit would escalate to (bch-kernel's value test on discounted
+// Pendulum) would train in every cell.
 func estimators(o ope.Options, names ...string) []ope.Estimator {
+	o.ValuePolynomialOnly = true
 	ests, err := ope.New(names, o)
 	if err != nil {
 		panic(err)
