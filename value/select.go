@@ -103,9 +103,11 @@ const selectStream = 0x6c696e73656c
 // default escalates to a network (value.Neural), which costs some 5 fits
 // of 10 to 25 s each and is tried only where the cheap classes failed:
 // on discounted Pendulum it scored 0.07 to 0.09 against degree 6's 1.4
-// to 1.5, and fqe erred 0.03 to 0.06 against 1.4 to 1.9 (docs/methods.md). With fewer than two
-// distinct episodes there are no folds, and the first candidate is used
-// without a score.
+// to 1.5, and fqe erred 0.03 to 0.06 against 1.4 to 1.9 (docs/methods.md).
+// A class that fails to fit gets no score, as any candidate.
+//
+// With fewer than two distinct episodes there are no folds, and the
+// first candidate is used without a score.
 //
 // The name is the candidates' (Linear's "linear" for the default set),
 // so that a row reports the learner as before and its class in
