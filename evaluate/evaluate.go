@@ -618,6 +618,9 @@ func (c *Evaluator) runOne(en ope.Entry, d *dataset.Dataset, opts ope.Options, s
 	finish := func() {}
 	if en.SlowOn(d) && progress.IsTerminal(stderr) {
 		opts.Neural.Progress, finish = trainingProgress(stderr, en.Name, opts)
+		// The value network (--value-model neural, or the one the
+		// selection escalates to) moves the same bar.
+		opts.ValueNeural.Progress = opts.Neural.Progress
 	}
 	est := en.New(opts)
 	t0 := time.Now()
