@@ -59,7 +59,9 @@ func chooseValue(l value.Learner, d *dataset.Dataset, gamma float64, pi value.Ta
 }
 
 // selectionKey is what a default value.Select's choice depends on beside
-// the target: the log (by identity), the discount and the Select.
+// the target: the log (by identity), the discount and the Select. The
+// network's own settings are not in it: the estimators of one run share
+// them (Options.ValueNeural), and its seed is the Select's.
 type selectionKey struct {
 	d        *dataset.Dataset
 	gamma    float64
