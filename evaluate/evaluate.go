@@ -1421,8 +1421,8 @@ func resampleOptions(opts ope.Options, row Row) ope.Options {
 	if _, err := fmt.Sscanf(row.modelClass, "poly%d", &deg); err == nil {
 		opts.ValueDegree = deg
 	}
-	if row.modelClass == "neural" && opts.ValueModel == "" {
-		opts.ValueModel = "neural" // the network Select escalated to
+	if net := (value.Neural{}).Name(); row.modelClass == net && opts.ValueModel == "" {
+		opts.ValueModel = net // the network Select escalated to
 	}
 	return opts
 }

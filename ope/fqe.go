@@ -125,11 +125,11 @@ func (e FQE) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 // discrete states and actions, otherwise linear features whose
 // polynomial degree is chosen from the data (value.Select, its folds
 // shuffled by seed), escalating to network, if not nil, where no degree
-// passes the held-out Bellman test at gamma < 1 (value.Misfit). The fixed degree-2 model misfit every world whose q
-// is not quadratic: on the point mass of sim/pointmass (200 episodes of
-// 100 steps, 6 seeds, long run) fqe's mean |error| was 0.109 (gamma =
-// 0.99) and 0.141 (gamma = 1); selected, 0.032 and 0.015 (degree 4 won
-// every seed).
+// passes the held-out Bellman test at gamma < 1 (value.Misfit). The fixed
+// degree-2 model misfit every world whose q is not quadratic: on the
+// point mass of sim/pointmass (200 episodes of 100 steps, 6 seeds, long
+// run) fqe's mean |error| was 0.109 (gamma = 0.99) and 0.141 (gamma = 1);
+// selected, 0.032 and 0.015 (degree 4 won every seed).
 func autoValue(d *dataset.Dataset, est Estimand, seed uint64, degree int, network *value.Neural) value.Learner {
 	finite := est == Horizon
 	if d.Discrete() && d.ActionDim == 0 {
@@ -140,7 +140,7 @@ func autoValue(d *dataset.Dataset, est Estimand, seed uint64, degree int, networ
 	}
 	s := value.Select{Finite: finite, Seed: seed}
 	if network != nil {
-		s.Escalate = []value.Candidate{{Name: "neural", Learner: *network}}
+		s.Escalate = []value.Candidate{{Name: network.Name(), Learner: *network}}
 	}
 	return s
 }
