@@ -349,6 +349,7 @@ func (c *Evaluator) estimate(d *dataset.Dataset, target *Target, stderr io.Write
 	if err != nil {
 		return nil, err
 	}
+	opts.ValueChoices = &ope.ValueChoices{} // this run's escalated value model, chosen once
 	sum := dataset.Summarize(d)
 	rep.Data = newDataSummary(d, sum, c.Gamma)
 	rep.Data.Estimand = string(opts.Estimand)

@@ -104,6 +104,8 @@ type DR struct {
 	// Network is FQE.Network: the network the choice from the data
 	// escalates to where no degree holds q (nil: none).
 	Network *value.Neural
+	// Choices is FQE.Choices.
+	Choices *ValueChoices
 }
 
 var _ Estimator = DR{}
@@ -156,7 +158,7 @@ func (e DR) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 	// chose (evaluate's resampleOptions), so its intervals hold the class
 	// fixed; ope.Bootstrap on this estimator reruns the whole, choice
 	// included.
-	vl, sel, err := chooseValue(vl, d, gamma, e.Target)
+	vl, sel, err := chooseValue(vl, d, gamma, e.Target, e.Choices)
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: value model: %w", name, err)
 	}

@@ -60,6 +60,9 @@ type FQE struct {
 	// long-run value where no degree holds q (value.Select.Escalate;
 	// ope.New sets it, with its seed, unless Options.ValuePolynomialOnly).
 	Network *value.Neural
+	// Choices, if not nil, shares an escalated selection with the other
+	// estimators of a run (Options.ValueChoices).
+	Choices *ValueChoices
 }
 
 var _ Estimator = FQE{}
@@ -90,7 +93,7 @@ func (e FQE) Estimate(d *dataset.Dataset, gamma float64) (Result, error) {
 		return Result{}, err
 	}
 	pi := a.target(e.Target)
-	l, sel, err := chooseValue(l, d, gamma, pi)
+	l, sel, err := chooseValue(l, d, gamma, pi, e.Choices)
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: %w", name, err)
 	}

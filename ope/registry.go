@@ -123,6 +123,11 @@ type Options struct {
 	// paper's experiments, whose figures were drawn so, and whose many
 	// cells would each train it).
 	ValuePolynomialOnly bool
+	// ValueChoices, if not nil, lets fqe, dr and the ratios' value test
+	// built from these options share the selection that escalated to
+	// the network, so that it trains once per log (ihope estimate sets
+	// one per run).
+	ValueChoices *ValueChoices
 	// Reservoir is the number of steps of the sample of whole episodes
 	// the learners that train (bch-neural, the neural forms of fqe, mwl,
 	// dualdice and mql) train on over a stream of shards (package
@@ -158,7 +163,7 @@ func (o Options) valueTarget() value.Target {
 // (bch-kernel, bch-neural) add to their loss's test functions
 // (DensityRatio.ValueTest): fqe's, long-run.
 func (o Options) valueTest() *FQE {
-	return &FQE{Value: o.longRun().valueLearner(), Target: o.valueTarget(), Estimand: LongRun, SelectSeed: o.Seed, Degree: o.ValueDegree, Network: o.valueNetwork()}
+	return &FQE{Value: o.longRun().valueLearner(), Target: o.valueTarget(), Estimand: LongRun, SelectSeed: o.Seed, Degree: o.ValueDegree, Network: o.valueNetwork(), Choices: o.ValueChoices}
 }
 
 // valueLearner is the value learner Options.ValueModel names for the
@@ -326,7 +331,7 @@ var registry = []Entry{
 		New: func(o Options) Estimator { return &ModelBased{Target: o.Target, Estimand: o.Estimand} }, Bound: kernelBellmanBound},
 	{Name: "fqe", Markov: true, Label: "fitted Q evaluation", SlowOnRealStates: true, Needs: NeedsTargetDist, Reads: ReadsValueModel,
 		New: func(o Options) Estimator {
-			return FQE{Value: o.valueLearner(), Target: o.valueTarget(), Estimand: o.Estimand, Reservoir: o.Reservoir, SampleSeed: o.Seed, SelectSeed: o.Seed, Degree: o.ValueDegree, Network: o.valueNetwork()}
+			return FQE{Value: o.valueLearner(), Target: o.valueTarget(), Estimand: o.Estimand, Reservoir: o.Reservoir, SampleSeed: o.Seed, SelectSeed: o.Seed, Degree: o.ValueDegree, Network: o.valueNetwork(), Choices: o.ValueChoices}
 		}, Bound: kernelBellmanBound},
 	{Name: "mis", Markov: true, Targets: Horizon, Label: "marginalized IS (time-indexed ratios)", Needs: NeedsDiscreteStates | NeedsBehavior, Unit: UnitStep,
 		New: func(o Options) Estimator { return MIS{} }},
@@ -341,7 +346,7 @@ var registry = []Entry{
 	{Name: "dr", Markov: true, Label: "doubly robust (ratio + value model)", SlowOnRealStates: true, Needs: NeedsTargetDist | NeedsBehavior, Reads: ReadsCorrectedModel,
 		New: func(o Options) Estimator {
 			return DR{Ratio: o.ratioLearner(), Kernel: o.Kernel, Value: o.valueLearner(), Target: o.valueTarget(),
-				Estimand: o.Estimand, Folds: o.Folds, SelectSeed: o.Seed, Degree: o.ValueDegree, Network: o.valueNetwork()}
+				Estimand: o.Estimand, Folds: o.Folds, SelectSeed: o.Seed, Degree: o.ValueDegree, Network: o.valueNetwork(), Choices: o.ValueChoices}
 		}},
 	{Name: "mwl", Markov: true, Targets: LongRun, Label: "minimax weight learning (state-action ratio)", SlowOnRealStates: true, Needs: NeedsTargetDist, Unit: UnitStep,
 		New: func(o Options) Estimator {

@@ -361,13 +361,18 @@ func TestRegistryEstimand(t *testing.T) {
 }
 
 // ope.New's fqe, dr and the ratios' value test escalate to a network
-// seeded by Options.Seed where no polynomial degree holds q (FQE.Network);
-// Options.ValuePolynomialOnly keeps them polynomial.
+// seeded by Options.Seed where no polynomial degree holds q (FQE.Network)
+// and share the run's ValueChoices; Options.ValuePolynomialOnly keeps
+// them polynomial.
 func TestNewValueNetwork(t *testing.T) {
 	for _, only := range []bool{false, true} {
-		es, err := ope.New([]string{"fqe", "dr", "bch-kernel"}, ope.Options{Seed: 7, ValuePolynomialOnly: only})
+		choices := &ope.ValueChoices{}
+		es, err := ope.New([]string{"fqe", "dr", "bch-kernel"}, ope.Options{Seed: 7, ValuePolynomialOnly: only, ValueChoices: choices})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if es[0].(ope.FQE).Choices != choices || es[1].(ope.DR).Choices != choices || es[2].(ope.DensityRatio).ValueTest.Choices != choices {
+			t.Error("fqe, dr and the value test do not share the run's ValueChoices")
 		}
 		nets := []*value.Neural{es[0].(ope.FQE).Network, es[1].(ope.DR).Network, es[2].(ope.DensityRatio).ValueTest.Network}
 		for i, n := range nets {

@@ -34,26 +34,26 @@ func candidates(sel value.Selection) []ClassScore {
 // chooses its class from the data (value.Chooser, the default on real
 // states), the winner of its held-out selection on d and the selection.
 //
-// A default selection that scored its costly classes (value.Select's
-// Escalate: a network trained on every fold) is remembered for the log,
-// so that fqe, dr and the ratios' value test, which each choose on the
-// same log, train those networks once.
-func chooseValue(l value.Learner, d *dataset.Dataset, gamma float64, pi value.Target) (value.Learner, value.Selection, error) {
+// With choices not nil, a default selection that scored its costly
+// classes (value.Select's Escalate: a network trained on every fold) is
+// remembered for the log, so that fqe, dr and the ratios' value test of
+// one run, which each choose on the same log, train those networks once.
+func chooseValue(l value.Learner, d *dataset.Dataset, gamma float64, pi value.Target, choices *ValueChoices) (value.Learner, value.Selection, error) {
 	c, ok := l.(value.Chooser)
 	if !ok {
 		return l, value.Selection{}, nil
 	}
 	s, isSelect := l.(value.Select)
-	if !isSelect || s.Candidates != nil {
+	if !isSelect || s.Candidates != nil || choices == nil {
 		return c.Choose(d, gamma, pi)
 	}
 	key := selectionKey{d, gamma, s.Finite, s.Folds, s.Seed, len(s.Escalate)}
-	if w, sel, ok := selections.get(key, pi); ok {
+	if w, sel, ok := choices.get(key, pi); ok {
 		return w, sel, nil
 	}
 	w, sel, err := s.Choose(d, gamma, pi)
 	if err == nil && len(sel.Scores) > len(value.LinearCandidates(d, s.Finite)) {
-		selections.put(key, pi, w, sel)
+		choices.put(key, pi, w, sel)
 	}
 	return w, sel, err
 }
@@ -71,9 +71,11 @@ type selectionKey struct {
 	escalate int
 }
 
-// selectionCache keeps the last few escalated selections (chooseValue).
-// It holds their logs, so an address is not reused while it is kept.
-type selectionCache struct {
+// ValueChoices keeps the last few escalated selections of the value
+// model among the estimators of one run (Options.ValueChoices,
+// chooseValue); the zero value is ready. It holds their logs, so an
+// address is not reused while it is kept, and it goes with the run.
+type ValueChoices struct {
 	mu      sync.Mutex
 	entries []selectionEntry
 }
@@ -87,9 +89,7 @@ type selectionEntry struct {
 
 const selectionCacheSize = 4
 
-var selections selectionCache
-
-func (c *selectionCache) get(k selectionKey, pi value.Target) (value.Learner, value.Selection, bool) {
+func (c *ValueChoices) get(k selectionKey, pi value.Target) (value.Learner, value.Selection, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, e := range c.entries {
@@ -100,7 +100,7 @@ func (c *selectionCache) get(k selectionKey, pi value.Target) (value.Learner, va
 	return nil, value.Selection{}, false
 }
 
-func (c *selectionCache) put(k selectionKey, pi value.Target, w value.Learner, sel value.Selection) {
+func (c *ValueChoices) put(k selectionKey, pi value.Target, w value.Learner, sel value.Selection) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.entries) == selectionCacheSize {

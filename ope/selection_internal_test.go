@@ -20,7 +20,7 @@ func (p sliceGreedy) Sample(_ *rand.Rand, s int) int { return p[s] }
 // fold seed, another target, or a target whose type cannot be compared
 // (which must not panic); it keeps the last selectionCacheSize entries.
 func TestSelectionCache(t *testing.T) {
-	var c selectionCache
+	var c ValueChoices
 	d1, d2 := &dataset.Dataset{}, &dataset.Dataset{}
 	pi := value.Target{Seed: 1}
 	k := selectionKey{d: d1, gamma: 0.99, seed: 1, escalate: 1}

@@ -56,9 +56,10 @@ func TestValueEscalatesOnPendulum(t *testing.T) {
 	if !value.Misfit(polys) {
 		t.Fatalf("the polynomial classes pass the held-out test on Pendulum: %v", polys)
 	}
-	// The network of ope.New's default: value.Neural seeded by the seed.
-	net := &value.Neural{Seed: 1}
-	fqe, err := ope.FQE{Target: pi, Estimand: ope.LongRun, SelectSeed: 1, Network: net}.Estimate(d, gamma)
+	// The network of ope.New's default, value.Neural seeded by the seed,
+	// and one run's shared choice, so that dr reuses fqe's.
+	net, choices := &value.Neural{Seed: 1}, &ope.ValueChoices{}
+	fqe, err := ope.FQE{Target: pi, Estimand: ope.LongRun, SelectSeed: 1, Network: net, Choices: choices}.Estimate(d, gamma)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +77,7 @@ func TestValueEscalatesOnPendulum(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dr, err := ope.DR{Target: pi, Estimand: ope.LongRun, SelectSeed: 1, Network: net}.Estimate(d, gamma)
+	dr, err := ope.DR{Target: pi, Estimand: ope.LongRun, SelectSeed: 1, Network: net, Choices: choices}.Estimate(d, gamma)
 	if err != nil {
 		t.Fatal(err)
 	}
