@@ -126,8 +126,9 @@ type Options struct {
 	// ValueChoices, if not nil, lets fqe, dr and the ratios' value test
 	// built from these options share the selection that escalated to
 	// the network, so that it trains once per log (ihope estimate sets
-	// one per run).
-	ValueChoices *ValueChoices
+	// one per run). It is the run's state, not an option: it does not
+	// travel to a stream's workers.
+	ValueChoices *ValueChoices `json:"-"`
 	// Reservoir is the number of steps of the sample of whole episodes
 	// the learners that train (bch-neural, the neural forms of fqe, mwl,
 	// dualdice and mql) train on over a stream of shards (package
