@@ -104,7 +104,7 @@ func (e DensityRatio) Estimate(d *dataset.Dataset, gamma float64) (Result, error
 		if v, next, fr, err := e.testValue(a, gamma); err == nil {
 			if l, took := vt.WithValue(v, next); took {
 				learner, tested = l, fr
-				kt = &kernelTest{v, next}
+				kt = &kernelTest{v, next, ratio.StartMean(d, v)}
 			}
 		}
 	}
@@ -170,10 +170,14 @@ func (e DensityRatio) Estimate(d *dataset.Dataset, gamma float64) (Result, error
 }
 
 // kernelTest is the value test of a bch-kernel fit: the fitted value at
-// every logged state and next state of the log it was fitted on.
+// every logged state and next state of the log it was fitted on, and its
+// mean at the episodes' first states.
 // FittedSums gives it to the sums whose copies make the row's interval,
 // so that they solve the loss the estimate solved.
-type kernelTest struct{ v, next []float64 }
+type kernelTest struct {
+	v, next []float64
+	start   float64 // ratio.StartMean of v
+}
 
 // testValue fits the value model of e.ValueTest on the log the learner
 // reads (a.d, long-run, at gamma; the target wrapped for its absorbing

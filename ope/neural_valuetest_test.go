@@ -48,10 +48,10 @@ func TestNeuralValueTest(t *testing.T) {
 	}
 }
 
-// bch-kernel adds fqe's fitted value to its loss's test functions too
+// bch-kernel adds fqe's fitted value to its loss too, as MWL's moment
 // (ratio.Kernel.WithValue): on the discounted point mass the plain fit
 // is pulled towards the long-run value (data seed 1: -0.097 against a
-// truth of -0.249), the tested one is not. The sums that make its
+// truth of -0.249), the tested one is not (-0.234). The sums that make its
 // interval (ope.FittedSums: the value test added to the features of the
 // second pass, ratio.KernelFeatures.WithValue, a second code path for
 // the test's entries) solve the same loss: copy 0 of one multiplicity

@@ -131,7 +131,7 @@ func (s *KernelRatioSums) EndFirst() error {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	if s.test != nil {
-		g, took := f.WithValue(s.test.v, s.test.next)
+		g, took := f.WithValue(s.test.v, s.test.next, s.test.start)
 		if !took {
 			return fmt.Errorf("%s: the value test does not match the log", name)
 		}

@@ -447,9 +447,10 @@ func (l Kernel) Fit(d *dataset.Dataset, gamma float64) (Model, error) {
 	return l.fit(d, gamma, nil)
 }
 
-// WithValue implements ValueTested: the loss's kernel gains the fitted
-// value as one more test function, k(x, y) + v(x) v(y) with v scaled to
-// k's unit diagonal (as Neural.WithValue), in memory.
+// WithValue implements ValueTested: the loss gains the fitted value as
+// one more test, in MWL's form (the moment whose zero makes the ratio's
+// estimate equal v's; valueTest.coef), its coefficients scaled to unit
+// root mean square (valueTest.forKernel), in memory.
 func (l Kernel) WithValue(v, next []float64) (Learner, bool) {
 	vt, ok := newValueTest(v, next)
 	if !ok {
@@ -498,7 +499,9 @@ func (l Kernel) fit(d *dataset.Dataset, gamma float64, vt *valueTest) (Model, er
 		return nil, err
 	}
 	phi, psi := f.maps()
-	f.test = vt // the second pass's loss, as a stream's with KernelFeatures.WithValue
+	if vt != nil {
+		f.test = vt.forKernel(gamma, StartMean(d, vt.v)) // the second pass's loss, as a stream's with KernelFeatures.WithValue
+	}
 	kd := kernelTransitions(d, f)
 	if kd.len() < 2 {
 		return nil, fmt.Errorf("ratio: %d transitions, need at least 2", kd.len())
@@ -627,8 +630,8 @@ type kernelData struct {
 	rho     []float64
 	dummy   []bool
 	fold    []int8
-	// test, if not nil, is the value test's entry of every transition:
-	// the fitted value at s' (at s_0 for a dummy) over its scale.
+	// test, if not nil, is the value test's coefficient of every term
+	// (valueTest.coef; 0 for a dummy).
 	test []float64
 }
 
@@ -675,7 +678,7 @@ func kernelTransitions(d *dataset.Dataset, f *KernelFeatures) *kernelData {
 			scaleTo(sx, d.ObsAt(lo))
 			add(sx, sx, 0, 1, true, fold(0))
 			if vt != nil {
-				kd.test = append(kd.test, vt.entry(lo, true))
+				kd.test = append(kd.test, 0)
 			}
 		}
 		g := gamma // gamma^(t+1)
@@ -683,9 +686,14 @@ func kernelTransitions(d *dataset.Dataset, f *KernelFeatures) *kernelData {
 			if next, ok := d.NextObs(e, j); ok && g > 0 {
 				scaleTo(sx, d.ObsAt(j))
 				scaleTo(nx, next)
-				add(sx, nx, math.Exp(d.LogTarget[j]-d.LogBehavior[j]), g, false, fold(j-lo))
+				beta := math.Exp(d.LogTarget[j] - d.LogBehavior[j])
+				add(sx, nx, beta, g, false, fold(j-lo))
 				if vt != nil {
-					kd.test = append(kd.test, vt.entry(j, false))
+					tail := 1.0
+					if j == hi-1 {
+						tail = d.DiscountTail(e, gamma)
+					}
+					kd.test = append(kd.test, vt.coef(j, gamma, beta, tail))
 				}
 			}
 			g *= gamma
@@ -768,20 +776,38 @@ func setLossRow(a *kernelloss.Quadratic, ch *kernelloss.Chunk, r int, rho, beta,
 	a.H0 += ch.RC[r] * ch.RC[r]
 }
 
+// setValueRow writes row r of ch: the value test's entry of a
+// transition's loss term of weight rho, Delta = u w(x) with u its
+// coefficient (valueTest.coef), from the bumps' features fs of x. The row
+// tests the entry after the random features only. It adds to a's H0 and
+// not to its weights Z, Z2: it is the same term as the row before it,
+// whose test vector it completes.
+func setValueRow(a *kernelloss.Quadratic, ch *kernelloss.Chunk, r int, rho, u float64, fs []float64) {
+	dk, dw := len(ch.L)/len(ch.C), len(fs)
+	pr := ch.L[r*dk : (r+1)*dk]
+	clear(pr)
+	pr[dk-1] = rho
+	gr, rr := ch.G[r*dw:(r+1)*dw], ch.R[r*dw:(r+1)*dw]
+	for k, x := range fs {
+		gr[k] = u * x
+		rr[k] = rho * gr[k]
+	}
+	ch.C[r], ch.RC[r] = 0, 0
+}
+
 // lossVector writes to row the loss's test vector of a term whose scaled
-// next state is x: the random features psi(x) and, if tested, the value
-// test's entry t after them (row one longer). It returns the vector's
-// norm, 1 for the random features alone and sqrt(1 + t^2) with the
-// test. The in-memory accumulation and the stream's second pass both
-// form their rows with it.
-func lossVector(psi *fourier, x, row []float64, tested bool, t float64) float64 {
+// next state is x: the random features psi(x) and, if tested, a 0 after
+// them (the value test's entry, which setValueRow's row holds). It
+// returns the vector's norm, 1. The in-memory accumulation and the
+// stream's second pass both form their rows with it.
+func lossVector(psi *fourier, x, row []float64, tested bool) float64 {
 	if !tested {
 		psi.features(x, row)
 		return 1
 	}
 	psi.features(x, row[:len(row)-1])
-	row[len(row)-1] = t
-	return math.Sqrt(1 + t*t)
+	row[len(row)-1] = 0
+	return 1
 }
 
 // accumulate returns the sums of the transitions of every fold, in one
@@ -793,20 +819,18 @@ func accumulate(kd *kernelData, psi *fourier, phi *bumps, workers int) []*kernel
 	if kd.test != nil {
 		dk++ // the value test's entry, after the random features
 	}
+	tested := kd.test != nil
 	return kernelloss.AccumulateFolds(kd.fold, kernelFolds, dk, dw, workers, func() func(a *kernelloss.Quadratic, rows []int) {
-		fs := make([]float64, dw) // phi(x_i)
-		fn := make([]float64, dw) // phi(x'_i)
-		ch := kernelloss.NewChunk(kernelloss.ChunkLen, dk, dw)
+		fs := make([]float64, dw)                                // phi(x_i)
+		fn := make([]float64, dw)                                // phi(x'_i)
+		ch := kernelloss.NewChunk(2*kernelloss.ChunkLen, dk, dw) // with a value test, two rows a term
 		return func(a *kernelloss.Quadratic, rows []int) {
 			prev := -1 // the previous row, whose phi(x') is in fn
-			for r, i := range rows {
+			n := 0
+			for _, i := range rows {
 				rho, beta := kd.rho[i], kd.beta[i]
 				s, next := kd.s[i*kd.dim:(i+1)*kd.dim], kd.next[i*kd.dim:(i+1)*kd.dim]
-				var t float64
-				if kd.test != nil {
-					t = kd.test[i]
-				}
-				norm := lossVector(psi, next, ch.L[r*dk:(r+1)*dk], kd.test != nil, t)
+				norm := lossVector(psi, next, ch.L[n*dk:(n+1)*dk], tested)
 				if !kd.dummy[i] {
 					// Along an episode x_i is the previous x': reuse its features.
 					if prev >= 0 && slices.Equal(s, kd.next[prev*kd.dim:(prev+1)*kd.dim]) {
@@ -817,13 +841,18 @@ func accumulate(kd *kernelData, psi *fourier, phi *bumps, workers int) []*kernel
 				}
 				phi.features(next, fn)
 				prev = i
-				if kd.dummy[i] {
-					setLossRow(a, ch, r, rho, beta, norm, nil, fn)
-				} else {
-					setLossRow(a, ch, r, rho, beta, norm, fs, fn)
+				var from []float64 // nil for the dummy: Delta = 1 - w(s_0)
+				if !kd.dummy[i] {
+					from = fs
+				}
+				setLossRow(a, ch, n, rho, beta, norm, from, fn)
+				n++
+				if tested && from != nil {
+					setValueRow(a, ch, n, rho, kd.test[i], from)
+					n++
 				}
 			}
-			a.Accumulate(ch, len(rows))
+			a.Accumulate(ch, n)
 		}
 	})
 }

@@ -198,18 +198,19 @@ type KernelFeatures struct {
 
 // WithValue returns a copy of f whose loss has one more test function,
 // the fitted value of the target (v at every logged state of the log of
-// f's first pass, next at every next state, in step order), as
-// Kernel.WithValue adds it in memory, and whether it took them. The copy
+// f's first pass, next at every next state, in step order, and start,
+// v's StartMean on that log), as Kernel.WithValue adds it in memory, and
+// whether it took them. The copy
 // reads the values by step index: its second pass must run over that
 // same log in one piece (in memory; a stream of shards has no fitted
 // value before its second pass).
-func (f *KernelFeatures) WithValue(v, next []float64) (*KernelFeatures, bool) {
+func (f *KernelFeatures) WithValue(v, next []float64, start float64) (*KernelFeatures, bool) {
 	vt, ok := newValueTest(v, next)
 	if !ok || len(v) != f.Steps {
 		return f, false
 	}
 	g := *f
-	g.phi, g.psi, g.test = nil, nil, vt
+	g.phi, g.psi, g.test = nil, nil, vt.forKernel(f.Gamma, start)
 	return &g, true
 }
 
@@ -509,6 +510,7 @@ func (f *KernelFeatures) accumulateTerms(d *dataset.Dataset, lo, from int, terms
 	w := kernelloss.FoldChunk{Chunk: ch, Folds: hf.parts[:], Used: hf.used[:], D: dk, P: dw,
 		Add: func(q *kernelloss.Quadratic, ch *kernelloss.Chunk, n int) { q.Accumulate(ch, n) }}
 	e := episodeOfStart(d, lo)
+	_, end := d.Span(e)
 	for _, tm := range terms {
 		n, a := w.Row(tm.fold)
 		var next []float64
@@ -518,17 +520,21 @@ func (f *KernelFeatures) accumulateTerms(d *dataset.Dataset, lo, from int, terms
 			next, _ = d.NextObs(e, lo+tm.t)
 		}
 		f.scale(hf.x, next)
-		var t float64
-		if f.test != nil {
-			t = f.test.entry(lo+max(tm.t, 0), tm.t < 0)
-		}
-		norm := lossVector(psi, hf.x, ch.L[n*dk:(n+1)*dk], f.test != nil, t)
+		norm := lossVector(psi, hf.x, ch.L[n*dk:(n+1)*dk], f.test != nil)
 		phi.features(hf.x, hf.fn)
 		var fs []float64 // nil for the dummy: Delta = 1 - w(s_0)
 		if tm.t >= 0 {
 			fs = phiRows[(tm.t-from)*dw : (tm.t-from+1)*dw]
 		}
 		setLossRow(a, ch, n, tm.rho, tm.beta, norm, fs, hf.fn)
+		if f.test != nil && fs != nil {
+			n, q := w.Row(tm.fold)
+			tail := 1.0
+			if lo+tm.t == end-1 {
+				tail = d.DiscountTail(e, f.Gamma)
+			}
+			setValueRow(q, ch, n, tm.rho, f.test.coef(lo+tm.t, f.Gamma, tm.beta, tail), fs)
+		}
 	}
 	w.Flush()
 }
