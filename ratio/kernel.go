@@ -779,10 +779,10 @@ func setLossRow(a *kernelloss.Quadratic, ch *kernelloss.Chunk, r int, rho, beta,
 // setValueRow writes row r of ch: the value test's entry of a
 // transition's loss term of weight rho, Delta = u w(x) with u its
 // coefficient (valueTest.coef), from the bumps' features fs of x. The row
-// tests the entry after the random features only. It adds to a's H0 and
-// not to its weights Z, Z2: it is the same term as the row before it,
-// whose test vector it completes.
-func setValueRow(a *kernelloss.Quadratic, ch *kernelloss.Chunk, r int, rho, u float64, fs []float64) {
+// tests the entry after the random features only. It adds nothing to the
+// sums' weights Z, Z2 (it is the same term as the row before it, whose
+// test vector it completes) nor to H0 (it has no constant).
+func setValueRow(ch *kernelloss.Chunk, r int, rho, u float64, fs []float64) {
 	dk, dw := len(ch.L)/len(ch.C), len(fs)
 	pr := ch.L[r*dk : (r+1)*dk]
 	clear(pr)
@@ -821,9 +821,10 @@ func accumulate(kd *kernelData, psi *fourier, phi *bumps, workers int) []*kernel
 	}
 	tested := kd.test != nil
 	return kernelloss.AccumulateFolds(kd.fold, kernelFolds, dk, dw, workers, func() func(a *kernelloss.Quadratic, rows []int) {
-		fs := make([]float64, dw)                                // phi(x_i)
-		fn := make([]float64, dw)                                // phi(x'_i)
-		ch := kernelloss.NewChunk(2*kernelloss.ChunkLen, dk, dw) // with a value test, two rows a term
+		fs := make([]float64, dw) // phi(x_i)
+		fn := make([]float64, dw) // phi(x'_i)
+		// With a value test a term takes two rows (setValueRow).
+		ch := kernelloss.NewChunk(2*kernelloss.ChunkLen, dk, dw)
 		return func(a *kernelloss.Quadratic, rows []int) {
 			prev := -1 // the previous row, whose phi(x') is in fn
 			n := 0
@@ -848,7 +849,7 @@ func accumulate(kd *kernelData, psi *fourier, phi *bumps, workers int) []*kernel
 				setLossRow(a, ch, n, rho, beta, norm, from, fn)
 				n++
 				if tested && from != nil {
-					setValueRow(a, ch, n, rho, kd.test[i], from)
+					setValueRow(ch, n, rho, kd.test[i], from)
 					n++
 				}
 			}

@@ -528,12 +528,12 @@ func (f *KernelFeatures) accumulateTerms(d *dataset.Dataset, lo, from int, terms
 		}
 		setLossRow(a, ch, n, tm.rho, tm.beta, norm, fs, hf.fn)
 		if f.test != nil && fs != nil {
-			n, q := w.Row(tm.fold)
+			n, _ := w.Row(tm.fold)
 			tail := 1.0
 			if lo+tm.t == end-1 {
 				tail = d.DiscountTail(e, f.Gamma)
 			}
-			setValueRow(q, ch, n, tm.rho, f.test.coef(lo+tm.t, f.Gamma, tm.beta, tail), fs)
+			setValueRow(ch, n, tm.rho, f.test.coef(lo+tm.t, f.Gamma, tm.beta, tail), fs)
 		}
 	}
 	w.Flush()
