@@ -510,7 +510,6 @@ func (f *KernelFeatures) accumulateTerms(d *dataset.Dataset, lo, from int, terms
 	w := kernelloss.FoldChunk{Chunk: ch, Folds: hf.parts[:], Used: hf.used[:], D: dk, P: dw,
 		Add: func(q *kernelloss.Quadratic, ch *kernelloss.Chunk, n int) { q.Accumulate(ch, n) }}
 	e := episodeOfStart(d, lo)
-	_, end := d.Span(e)
 	for _, tm := range terms {
 		n, a := w.Row(tm.fold)
 		var next []float64
@@ -520,20 +519,16 @@ func (f *KernelFeatures) accumulateTerms(d *dataset.Dataset, lo, from int, terms
 			next, _ = d.NextObs(e, lo+tm.t)
 		}
 		f.scale(hf.x, next)
-		norm := lossVector(psi, hf.x, ch.L[n*dk:(n+1)*dk], f.test != nil)
+		lossVector(psi, hf.x, ch.L[n*dk:(n+1)*dk], f.test != nil)
 		phi.features(hf.x, hf.fn)
 		var fs []float64 // nil for the dummy: Delta = 1 - w(s_0)
 		if tm.t >= 0 {
 			fs = phiRows[(tm.t-from)*dw : (tm.t-from+1)*dw]
 		}
-		setLossRow(a, ch, n, tm.rho, tm.beta, norm, fs, hf.fn)
+		setLossRow(a, ch, n, tm.rho, tm.beta, fs, hf.fn)
 		if f.test != nil && fs != nil {
 			n, _ := w.Row(tm.fold)
-			tail := 1.0
-			if lo+tm.t == end-1 {
-				tail = d.DiscountTail(e, f.Gamma)
-			}
-			setValueRow(ch, n, tm.rho, f.test.coef(lo+tm.t, f.Gamma, tm.beta, tail), fs)
+			setValueRow(ch, n, tm.rho, f.test.coef(d, e, lo+tm.t, f.Gamma, tm.beta), fs)
 		}
 	}
 	w.Flush()
