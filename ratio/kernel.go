@@ -896,8 +896,11 @@ func accumulate(kd *kernelData, psi *fourier, phi *bumps, workers int) []*kernel
 	return kernelloss.AccumulateFolds(kd.fold, kernelFolds, dk, dw, workers, func() func(a *kernelloss.Quadratic, rows []int) {
 		fs := make([]float64, dw) // phi(x_i)
 		fn := make([]float64, dw) // phi(x'_i)
-		// With a value test a term takes two rows (setValueRow).
-		ch := kernelloss.NewChunk(2*kernelloss.ChunkLen, dk, dw)
+		rows := kernelloss.ChunkLen
+		if tested {
+			rows *= 2 // a term's second row holds the value test (setValueRow)
+		}
+		ch := kernelloss.NewChunk(rows, dk, dw)
 		return func(a *kernelloss.Quadratic, rows []int) {
 			prev := -1 // the previous row, whose phi(x') is in fn
 			n := 0
