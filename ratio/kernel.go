@@ -896,11 +896,11 @@ func accumulate(kd *kernelData, psi *fourier, phi *bumps, workers int) []*kernel
 	return kernelloss.AccumulateFolds(kd.fold, kernelFolds, dk, dw, workers, func() func(a *kernelloss.Quadratic, rows []int) {
 		fs := make([]float64, dw) // phi(x_i)
 		fn := make([]float64, dw) // phi(x'_i)
-		rows := kernelloss.ChunkLen
+		capacity := kernelloss.ChunkLen
 		if tested {
-			rows *= 2 // a term's second row holds the value test (setValueRow)
+			capacity *= 2 // a term's second row holds the value test (setValueRow)
 		}
-		ch := kernelloss.NewChunk(rows, dk, dw)
+		ch := kernelloss.NewChunk(capacity, dk, dw)
 		return func(a *kernelloss.Quadratic, rows []int) {
 			prev := -1 // the previous row, whose phi(x') is in fn
 			n := 0
